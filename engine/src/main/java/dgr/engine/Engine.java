@@ -1,0 +1,36 @@
+package dgr.engine;
+
+/**
+ * An executor for one stage of one model: runs one {@link Batch} over the stage's layer span.
+ * Knows nothing of HTTP, owners or tenants. Not thread-safe: one scheduler loop drives it.
+ *
+ * <p>Contract (DESIGN.md 1): every output element is reduced in a fixed order that does not depend
+ * on the batch's size, on the other rows, or on which thread computed it.
+ */
+public interface Engine extends AutoCloseable {
+    EngineId id();
+
+    EngineFeatures features();
+
+    Recipe recipe();
+
+    StateLayout stateLayout();
+
+    /** Schema of this stage's boundary input (when not first) and output (when not last). */
+    BoundarySchema boundarySchema();
+
+    ModelInfo info();
+
+    /** A new empty state slot for one session. */
+    StateSlot openSlot();
+
+    /**
+     * Runs the batch. Rows' K/V (or V4 state) are appended to their slots. Throws
+     * {@link IllegalArgumentException} for rows that break the batch rules (position not at the
+     * slot's length, position past the context, token out of range) before touching any slot.
+     */
+    ForwardResult forward(Batch batch);
+
+    @Override
+    void close();
+}

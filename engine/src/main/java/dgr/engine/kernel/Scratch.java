@@ -1,0 +1,19 @@
+package dgr.engine.kernel;
+
+/**
+ * One worker's preallocated buffers, so kernels allocate nothing per call. Each worker of a
+ * {@link WorkerPool} owns exactly one.
+ */
+public final class Scratch {
+    /** A decoded weight row (at least the widest matrix's columns). */
+    public final float[] row;
+    /** Attention scores (at least the context length). */
+    public final float[] scores;
+    /** Eight lanes for the fixed-order final reduction of a SIMD accumulator. */
+    public final float[] lanes = new float[16];
+
+    public Scratch(int maxCols, int maxContext) {
+        this.row = new float[maxCols];
+        this.scores = new float[maxContext];
+    }
+}

@@ -1,0 +1,42 @@
+package dgr.engine.kernel;
+
+import dgr.gguf.GgmlType;
+import dgr.gguf.TensorInfo;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A weight matrix as the kernels see it: {@code rows} rows of {@code cols} values of {@code type},
+ * row after row in ggml block layout (no copy of the mapped file). Output element {@code o} of a
+ * matmul is row {@code o} dotted with the activation row.
+ */
+public record WeightMatrix(String name, GgmlType type, int rows, int cols, long rowBytes, MemorySegment data) {
+
+    public WeightMatrix {
+        if (cols % 32 != 0) {
+            throw new IllegalArgumentException("tensor '" + name + "': " + cols
+                    + " columns is not a multiple of 32 (dgr kernels reduce in 32-value chunks)");
+        }
+        if (data.byteSize() < rowBytes * rows) {
+            throw new IllegalArgumentException("tensor '" + name + "': data holds " + data.byteSize()
+                    + " bytes, expected " + rowBytes * rows);
+        }
+    }
+
+    /** Wraps a 2-D GGUF tensor ({@code ne = {cols, rows}}); checks its type is one the kernels read. */
+    public static WeightMatrix of(TensorInfo t) {
+        if (t.shape().length < 1 || t.shape().length > 2) {
+            throw new IllegalArgumentException("tensor '" + t.name() + "' has shape " + t.shapeString() + ", expected a matrix");
+        }
+        if (!RowDecoder.supports(t.type())) {
+            throw new IllegalArgumentException("tensor '" + t.name() + "' has type " + t.type()
+                    + ", which dgr's kernels do not read (supported: " + RowDecoder.SUPPORTED + ")");
+        }
+        int cols = Math.toIntExact(t.cols());
+        int rows = Math.toIntExact(t.rows());
+        return new WeightMatrix(t.name(), t.type(), rows, cols, t.type().bytesFor(cols), t.data());
+    }
+
+    public long rowOffset(int row) {
+        return row * rowBytes;
+    }
+}

@@ -1,0 +1,274 @@
+package dgr.gguf;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * One GGUF v3 file, memory-mapped through {@code java.lang.foreign} (no copy, files larger than
+ * 2 GiB fine). Every count, length and offset is checked against the file size before it is used,
+ * so a corrupt file gives a {@link GgufFormatException} naming what is wrong, never an
+ * OutOfMemoryError. Close it to unmap.
+ */
+public final class GgufFile implements AutoCloseable {
+    public static final int MAGIC = 0x46554747; // "GGUF" read little-endian
+    public static final int DEFAULT_ALIGNMENT = 32;
+    /** Deepest array nesting we follow; real files use 1, this only stops hostile recursion. */
+    private static final int MAX_ARRAY_DEPTH = 8;
+    private static final int MAX_DIMS = 4; // GGML_MAX_DIMS
+
+    private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong I64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfDouble F64 = ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private final Path path;
+    private final Arena arena;
+    private final MemorySegment file;
+    private final int version;
+    private final Metadata metadata;
+    private final List<TensorInfo> tensors;
+    private final Map<String, TensorInfo> byName;
+    private final long dataOffset;
+    private final int alignment;
+
+    private GgufFile(Path path, Arena arena, MemorySegment file) {
+        this.path = path;
+        this.arena = arena;
+        this.file = file;
+        Cursor c = new Cursor(file, path);
+        int magic = c.i32("magic");
+        if (magic != MAGIC) {
+            if (Integer.reverseBytes(magic) == MAGIC) {
+                throw c.error("big-endian GGUF files are not supported (dgr reads little-endian only)");
+            }
+            throw c.error(String.format("bad magic 0x%08x: not a GGUF file", magic));
+        }
+        version = c.i32("version");
+        if (version != 3) {
+            if (Integer.reverseBytes(version) == 3 || Integer.reverseBytes(version) == 2) {
+                throw c.error("big-endian GGUF files are not supported (dgr reads little-endian only)");
+            }
+            throw c.error("GGUF version " + version + " is not supported (dgr reads version 3; "
+                    + "convert older files with llama.cpp's tools)");
+        }
+        long nTensors = c.i64("tensor count");
+        long nKv = c.i64("metadata count");
+        // Each tensor info takes at least 8+4+8+4+8 bytes, each KV at least 8+4+1.
+        if (nTensors < 0 || nTensors > c.remaining() / 32) throw c.error("absurd tensor count " + nTensors);
+        if (nKv < 0 || nKv > c.remaining() / 13) throw c.error("absurd metadata count " + nKv);
+
+        Map<String, MetaValue> kv = new LinkedHashMap<>();
+        for (long i = 0; i < nKv; i++) {
+            String key = c.string("metadata key #" + i);
+            if (kv.containsKey(key)) throw c.error("duplicate metadata key '" + key + "'");
+            GgufValueType t = GgufValueType.byId(c.i32("type of '" + key + "'"), key);
+            kv.put(key, new MetaValue(t, c.value(t, key, 0)));
+        }
+        metadata = new Metadata(kv);
+        long align = metadata.getLong("general.alignment", DEFAULT_ALIGNMENT);
+        if (align <= 0 || align > (1 << 20) || Long.bitCount(align) != 1) {
+            throw new GgufFormatException(path + ": general.alignment " + align + " is not a power of two");
+        }
+        alignment = (int) align;
+
+        record Raw(String name, GgmlType type, long[] shape, long offset) {}
+        List<Raw> raws = new ArrayList<>();
+        Set<String> names = new HashSet<>();
+        for (long i = 0; i < nTensors; i++) {
+            String name = c.string("tensor name #" + i);
+            if (!names.add(name)) throw c.error("duplicate tensor name '" + name + "'");
+            int nDims = c.i32("n_dims of '" + name + "'");
+            if (nDims < 1 || nDims > MAX_DIMS) throw c.error("tensor '" + name + "' has " + nDims + " dimensions (1.." + MAX_DIMS + " allowed)");
+            long[] shape = new long[nDims];
+            long count = 1;
+            for (int d = 0; d < nDims; d++) {
+                shape[d] = c.i64("dimension of '" + name + "'");
+                if (shape[d] <= 0) throw c.error("tensor '" + name + "' has dimension " + shape[d]);
+                try {
+                    count = Math.multiplyExact(count, shape[d]);
+                } catch (ArithmeticException e) {
+                    throw c.error("tensor '" + name + "' has an absurd element count");
+                }
+            }
+            GgmlType type = GgmlType.byId(c.i32("type of '" + name + "'"), name);
+            if (shape[0] % type.blockValues != 0) {
+                throw c.error("tensor '" + name + "' row length " + shape[0] + " is not a multiple of "
+                        + type + "'s block size " + type.blockValues);
+            }
+            long offset = c.i64("offset of '" + name + "'");
+            raws.add(new Raw(name, type, shape, offset));
+        }
+        dataOffset = alignUp(c.pos, alignment);
+        long dataSize = file.byteSize() - dataOffset;
+        if (nTensors > 0 && dataSize < 0) throw new GgufFormatException(path + ": truncated: tensor data section is missing");
+        List<TensorInfo> list = new ArrayList<>();
+        Map<String, TensorInfo> map = new LinkedHashMap<>();
+        for (Raw r : raws) {
+            long bytes;
+            try {
+                bytes = r.type.bytesFor(count(r.shape));
+            } catch (ArithmeticException e) {
+                throw new GgufFormatException(path + ": tensor '" + r.name + "' is absurdly large");
+            }
+            if (r.offset < 0 || r.offset % alignment != 0) {
+                throw new GgufFormatException(path + ": tensor '" + r.name + "' data offset " + r.offset
+                        + " is misaligned (alignment " + alignment + ")");
+            }
+            if (r.offset > dataSize || bytes > dataSize - r.offset) {
+                throw new GgufFormatException(path + ": tensor '" + r.name + "' data [" + r.offset + ", "
+                        + (r.offset + bytes) + ") runs past the end of the file (data section holds "
+                        + Math.max(0, dataSize) + " bytes; file truncated?)");
+            }
+            TensorInfo ti = new TensorInfo(r.name, r.type, r.shape, r.offset,
+                    file.asSlice(dataOffset + r.offset, bytes).asReadOnly());
+            list.add(ti);
+            map.put(r.name, ti);
+        }
+        tensors = Collections.unmodifiableList(list);
+        byName = Collections.unmodifiableMap(map);
+    }
+
+    private static long count(long[] shape) {
+        long n = 1;
+        for (long d : shape) n = Math.multiplyExact(n, d);
+        return n;
+    }
+
+    static long alignUp(long x, long a) {
+        return (x + a - 1) / a * a;
+    }
+
+    /** Opens and validates one file. The caller closes it. */
+    public static GgufFile open(Path path) {
+        Arena arena = Arena.ofShared();
+        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
+            long size = ch.size();
+            MemorySegment seg = size == 0 ? MemorySegment.ofArray(new byte[0])
+                    : ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
+            return new GgufFile(path, arena, seg);
+        } catch (NoSuchFileException e) {
+            arena.close();
+            throw new GgufFormatException(path + ": no such file");
+        } catch (IOException e) {
+            arena.close();
+            throw new GgufFormatException(path + ": cannot read: " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    public Path path() { return path; }
+    public int version() { return version; }
+    public Metadata metadata() { return metadata; }
+    public List<TensorInfo> tensors() { return tensors; }
+    public int alignment() { return alignment; }
+    public long dataOffset() { return dataOffset; }
+    public long fileSize() { return file.byteSize(); }
+
+    public TensorInfo tensor(String name) {
+        TensorInfo t = byName.get(name);
+        if (t == null) throw new GgufFormatException(path + ": missing tensor '" + name + "'");
+        return t;
+    }
+
+    public TensorInfo tensorOrNull(String name) { return byName.get(name); }
+
+    @Override
+    public void close() {
+        arena.close();
+    }
+
+    /** Bounds-checked little-endian reader over the mapped header. */
+    private static final class Cursor {
+        final MemorySegment seg;
+        final Path path;
+        long pos;
+
+        Cursor(MemorySegment seg, Path path) {
+            this.seg = seg;
+            this.path = path;
+        }
+
+        long remaining() { return seg.byteSize() - pos; }
+
+        GgufFormatException error(String msg) {
+            return new GgufFormatException(path + ": " + msg + " (at byte " + pos + ")");
+        }
+
+        void need(long n, String what) {
+            if (n < 0 || n > remaining()) {
+                throw error("truncated: reading " + what + " needs " + n + " bytes, " + remaining() + " left");
+            }
+        }
+
+        int i32(String what) { need(4, what); int v = seg.get(I32, pos); pos += 4; return v; }
+        long i64(String what) { need(8, what); long v = seg.get(I64, pos); pos += 8; return v; }
+
+        String string(String what) {
+            long len = i64("length of " + what);
+            if (len < 0 || len > remaining()) throw error("absurd string length " + len + " for " + what);
+            byte[] b = seg.asSlice(pos, len).toArray(ValueLayout.JAVA_BYTE);
+            pos += len;
+            try {
+                return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                        .onUnmappableCharacter(CodingErrorAction.REPORT).decode(java.nio.ByteBuffer.wrap(b)).toString();
+            } catch (CharacterCodingException e) {
+                // Some vocabularies hold invalid UTF-8 pieces; keep them lossily rather than reject the file.
+                return new String(b, StandardCharsets.UTF_8);
+            }
+        }
+
+        Object value(GgufValueType t, String key, int depth) {
+            String what = "value of '" + key + "'";
+            return switch (t) {
+                case UINT8 -> { need(1, what); yield (int) (seg.get(ValueLayout.JAVA_BYTE, pos++) & 0xff); }
+                case INT8 -> { need(1, what); yield seg.get(ValueLayout.JAVA_BYTE, pos++); }
+                case UINT16 -> { need(2, what); int v = seg.get(I16, pos) & 0xffff; pos += 2; yield v; }
+                case INT16 -> { need(2, what); short v = seg.get(I16, pos); pos += 2; yield v; }
+                case UINT32 -> Integer.toUnsignedLong(i32(what));
+                case INT32 -> i32(what);
+                case FLOAT32 -> { need(4, what); float v = seg.get(F32, pos); pos += 4; yield v; }
+                case BOOL -> {
+                    need(1, what);
+                    byte b = seg.get(ValueLayout.JAVA_BYTE, pos++);
+                    if (b != 0 && b != 1) throw error("metadata key '" + key + "' has bool value " + b);
+                    yield b == 1;
+                }
+                case STRING -> string(what);
+                case UINT64 -> i64(what);
+                case INT64 -> i64(what);
+                case FLOAT64 -> { need(8, what); double v = seg.get(F64, pos); pos += 8; yield v; }
+                case ARRAY -> {
+                    if (depth >= MAX_ARRAY_DEPTH) throw error("metadata key '" + key + "' nests arrays too deeply");
+                    GgufValueType et = GgufValueType.byId(i32("array type of '" + key + "'"), key);
+                    long n = i64("array length of '" + key + "'");
+                    long minEach = et.size > 0 ? et.size : 8; // strings and arrays need at least their 8-byte length
+                    if (n < 0 || n > remaining() / minEach) throw error("absurd array length " + n + " for '" + key + "'");
+                    List<Object> els = new ArrayList<>((int) n);
+                    for (long i = 0; i < n; i++) els.add(value(et, key, depth + 1));
+                    yield new MetaValue.MetaArray(et, Collections.unmodifiableList(els));
+                }
+            };
+        }
+    }
+}

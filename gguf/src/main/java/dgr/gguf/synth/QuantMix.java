@@ -1,0 +1,73 @@
+package dgr.gguf.synth;
+
+import dgr.gguf.GgmlType;
+import java.util.Locale;
+
+/**
+ * Which ggml type each tensor of a llama model gets for a quantization name, the way llama.cpp's
+ * {@code llama-quantize} chooses: a plain type name makes every 2-D matrix that type ("--pure"),
+ * the {@code _M} mixes spend more bits on the output head and on some {@code attn_v} and
+ * {@code ffn_down} layers. 1-D norm weights always stay F32.
+ */
+public record QuantMix(String name, GgmlType base, int fileType) {
+
+    public static QuantMix parse(String s) {
+        String n = s.trim().toUpperCase(Locale.ROOT);
+        return switch (n) {
+            case "Q3_K_M" -> new QuantMix(n, GgmlType.Q3_K, 12);
+            case "Q4_K_M" -> new QuantMix(n, GgmlType.Q4_K, 15);
+            case "Q5_K_M" -> new QuantMix(n, GgmlType.Q5_K, 17);
+            default -> {
+                GgmlType t;
+                try {
+                    t = GgmlType.valueOf(n);
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("unknown quantization '" + s + "'; use one of F32, F16, BF16, Q8_0, "
+                            + "Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, Q3_K_M, Q4_K_M, Q5_K_M");
+                }
+                if (t == GgmlType.Q8_1 || t == GgmlType.I8 || t == GgmlType.I16 || t == GgmlType.I32
+                        || t == GgmlType.I64 || t == GgmlType.F64) {
+                    throw new IllegalArgumentException("quantization " + t + " is not a weight format");
+                }
+                yield new QuantMix(n, t, pureFileType(t));
+            }
+        };
+    }
+
+    /** llama.cpp's {@code general.file_type} (LLAMA_FTYPE_*) for pure files. */
+    private static int pureFileType(GgmlType t) {
+        return switch (t) {
+            case F32 -> 0; case F16 -> 1; case Q4_0 -> 2; case Q4_1 -> 3; case Q8_0 -> 7; case Q5_0 -> 8;
+            case Q5_1 -> 9; case Q2_K -> 10; case Q3_K -> 12; case Q4_K -> 15; case Q5_K -> 17; case Q6_K -> 18;
+            case BF16 -> 32;
+            default -> 0; // Q8_K has no llama.cpp file type; 0 is what gguf-py leaves for unknown mixes
+        };
+    }
+
+    private boolean isMix() { return name.endsWith("_M"); }
+
+    /**
+     * The type of one 2-D matrix. {@code layer} is -1 for non-block tensors; {@code tiedOutput} is
+     * true for token_embd when the model has no separate output head (llama.cpp then treats it as the
+     * output).
+     */
+    public GgmlType typeFor(String tensor, int layer, int nLayer, boolean tiedOutput) {
+        if (!isMix()) return base;
+        boolean output = tensor.equals("output.weight") || (tiedOutput && tensor.equals("token_embd.weight"));
+        if (output) return GgmlType.Q6_K;
+        if (base == GgmlType.Q3_K) { // Q3_K_M
+            if (tensor.endsWith("attn_v.weight")) return layer < 2 ? GgmlType.Q5_K : GgmlType.Q4_K;
+            if (tensor.endsWith("attn_output.weight") || tensor.endsWith("ffn_down.weight")) return GgmlType.Q4_K;
+            return base;
+        }
+        if (tensor.endsWith("attn_v.weight") || tensor.endsWith("ffn_down.weight")) {
+            return useMoreBits(layer, nLayer) ? GgmlType.Q6_K : base;
+        }
+        return base;
+    }
+
+    /** llama.cpp's use_more_bits: the first and last eighth of the layers, and every third between. */
+    static boolean useMoreBits(int i, int n) {
+        return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
+    }
+}

@@ -1,0 +1,143 @@
+package dgr.gguf.synth;
+
+import dgr.gguf.GgmlType;
+import dgr.gguf.GgufWriter;
+import dgr.gguf.MetaValue;
+import dgr.gguf.codec.BlockCodec;
+import dgr.gguf.codec.Codecs;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.stream.IntStream;
+
+/**
+ * Writes a synthetic model: a preset's shape, seeded Gaussian weights (same seed, same bytes, on
+ * any number of threads: every row has its own seed), a real tokenizer. Tensors are generated,
+ * quantized and written a slab of rows at a time, so memory stays bounded whatever the model size.
+ *
+ * <p>Scale: every matrix is N(0, 0.02²) and norm weights are 1 + 0.02·N(0,1), the same recipe as the
+ * conformance llama-tiny. With RMSNorm in front of every projection, activations stay O(1) and the
+ * logits spread by about 0.02·√n_embd, neither flat nor saturated.
+ */
+public final class Synth {
+    private static final float STD = 0.02f;
+    /** Rows generated per slab: bounds memory to about SLAB_VALUES floats plus their bytes. */
+    private static final int SLAB_VALUES = 1 << 22;
+
+    private Synth() {}
+
+    public record Result(Path path, long parameters, long bytes) {}
+
+    public static Result write(SynthPreset p, QuantMix quant, long seed, Path out) {
+        Map<String, MetaValue> tok = Vocabularies.tokenizerMetadata(p.vocab());
+        int vocab = ((MetaValue.MetaArray) tok.get("tokenizer.ggml.tokens").value()).elements().size();
+        String a = p.architecture();
+        GgufWriter w = new GgufWriter();
+        w.put("general.architecture", MetaValue.of(a));
+        w.put("general.name", MetaValue.of("dgr-synth " + p.name()));
+        w.put("general.description", MetaValue.of("synthetic " + p.name() + " (" + quant.name() + ", seed " + seed
+                + ") written by dgr synth; random weights, real tokenizer"));
+        w.put("general.file_type", MetaValue.u32(quant.fileType()));
+        w.put("general.quantization_version", MetaValue.u32(2));
+        w.put("dgr.synth.preset", MetaValue.of(p.name()));
+        w.put("dgr.synth.seed", MetaValue.u64(seed));
+        w.put(a + ".vocab_size", MetaValue.u32(vocab));
+        w.put(a + ".context_length", MetaValue.u32(p.contextLength()));
+        w.put(a + ".embedding_length", MetaValue.u32(p.nEmbd()));
+        w.put(a + ".block_count", MetaValue.u32(p.nLayer()));
+        w.put(a + ".feed_forward_length", MetaValue.u32(p.nFf()));
+        w.put(a + ".rope.dimension_count", MetaValue.u32(p.headDim()));
+        w.put(a + ".attention.head_count", MetaValue.u32(p.nHead()));
+        w.put(a + ".attention.head_count_kv", MetaValue.u32(p.nHeadKv()));
+        w.put(a + ".attention.layer_norm_rms_epsilon", MetaValue.f32(1e-5f));
+        w.put(a + ".rope.freq_base", MetaValue.f32(p.ropeFreqBase()));
+        w.putAll(tok);
+
+        long[] params = {0};
+        int[] index = {0};
+        java.util.function.BiConsumer<String, long[]> matrix = (name, shape) -> {
+            int layer = layerOf(name);
+            GgmlType t = quant.typeFor(name, layer, p.nLayer(), p.tiedEmbeddings());
+            if (shape[0] % t.blockValues != 0) {
+                throw new IllegalArgumentException("tensor " + name + " row length " + shape[0]
+                        + " is not a multiple of " + t + "'s block size " + t.blockValues);
+            }
+            long tensorSeed = mix(seed, index[0]++);
+            params[0] += shape[0] * shape[1];
+            w.tensor(name, t, shape, sink -> writeMatrix(sink, t, (int) shape[0], (int) shape[1], tensorSeed));
+        };
+        java.util.function.Consumer<String> norm = name -> {
+            long tensorSeed = mix(seed, index[0]++);
+            params[0] += p.nEmbd();
+            w.tensor(name, GgmlType.F32, new long[] {p.nEmbd()}, sink -> writeNorm(sink, p.nEmbd(), tensorSeed));
+        };
+        int kvDim = p.nHeadKv() * p.headDim();
+        matrix.accept("token_embd.weight", new long[] {p.nEmbd(), vocab});
+        norm.accept("output_norm.weight");
+        if (!p.tiedEmbeddings()) matrix.accept("output.weight", new long[] {p.nEmbd(), vocab});
+        for (int i = 0; i < p.nLayer(); i++) {
+            String b = "blk." + i + ".";
+            norm.accept(b + "attn_norm.weight");
+            matrix.accept(b + "attn_q.weight", new long[] {p.nEmbd(), p.nEmbd()});
+            matrix.accept(b + "attn_k.weight", new long[] {p.nEmbd(), kvDim});
+            matrix.accept(b + "attn_v.weight", new long[] {p.nEmbd(), kvDim});
+            matrix.accept(b + "attn_output.weight", new long[] {p.nEmbd(), p.nEmbd()});
+            norm.accept(b + "ffn_norm.weight");
+            matrix.accept(b + "ffn_gate.weight", new long[] {p.nEmbd(), p.nFf()});
+            matrix.accept(b + "ffn_down.weight", new long[] {p.nFf(), p.nEmbd()});
+            matrix.accept(b + "ffn_up.weight", new long[] {p.nEmbd(), p.nFf()});
+        }
+        w.write(out);
+        return new Result(out, params[0], out.toFile().length());
+    }
+
+    private static int layerOf(String name) {
+        if (!name.startsWith("blk.")) return -1;
+        return Integer.parseInt(name.substring(4, name.indexOf('.', 4)));
+    }
+
+    /** splitmix64 of (seed, i): independent streams per tensor and per row. */
+    static long mix(long seed, long i) {
+        long z = seed + 0x9E3779B97F4A7C15L * (i + 1);
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        return z ^ (z >>> 31);
+    }
+
+    private static void writeMatrix(GgufWriter.ByteSink sink, GgmlType t, int cols, int rows, long tensorSeed)
+            throws java.io.IOException {
+        BlockCodec codec = Codecs.of(t);
+        int rowBytes = Math.toIntExact(t.bytesFor(cols));
+        int slabRows = Math.max(1, Math.min(rows, SLAB_VALUES / cols));
+        byte[] slab = new byte[slabRows * rowBytes];
+        for (int r0 = 0; r0 < rows; r0 += slabRows) {
+            int n = Math.min(slabRows, rows - r0);
+            int base = r0;
+            MemorySegment seg = MemorySegment.ofArray(slab);
+            IntStream.range(0, n).parallel().forEach(i -> {
+                float[] row = new float[cols];
+                SplittableRandom rnd = new SplittableRandom(mix(tensorSeed, base + i));
+                for (int c = 0; c < cols; c++) row[c] = (float) (rnd.nextGaussian() * STD);
+                codec.quantize(row, 0, cols, seg, (long) i * rowBytes);
+            });
+            sink.put(ByteBuffer.wrap(slab, 0, n * rowBytes));
+        }
+    }
+
+    private static void writeNorm(GgufWriter.ByteSink sink, int n, long tensorSeed) throws java.io.IOException {
+        SplittableRandom rnd = new SplittableRandom(tensorSeed);
+        ByteBuffer b = ByteBuffer.allocate(n * 4).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < n; i++) b.putFloat((float) (1 + STD * rnd.nextGaussian()));
+        b.flip();
+        sink.put(b);
+    }
+
+    /** Names the presets and quantizations for help texts. */
+    public static List<String> presetNames() {
+        return SynthPreset.ALL.stream().map(SynthPreset::name).toList();
+    }
+
+}

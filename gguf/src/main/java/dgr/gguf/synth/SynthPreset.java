@@ -1,0 +1,32 @@
+package dgr.gguf.synth;
+
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * A synthetic model shape. Weights are seeded random; the tokenizer is a real vocabulary shipped
+ * in the jar ({@code vocab}: a resource under {@code dgr/vocab/}).
+ */
+public record SynthPreset(String name, String architecture, int nEmbd, int nLayer, int nHead, int nHeadKv,
+                          int nFf, int contextLength, float ropeFreqBase, boolean tiedEmbeddings, String vocab) {
+
+    /** Fast enough for unit tests: the conformance llama-tiny shape, 1025-token GPT-2 vocabulary. */
+    public static final SynthPreset LLAMA_TINY =
+            new SynthPreset("llama-tiny", "llama", 256, 2, 4, 2, 768, 2048, 10000f, false, "tiny-gpt2");
+    /** The stories110M shape with Llama-2's SentencePiece vocabulary. */
+    public static final SynthPreset LLAMA_110M =
+            new SynthPreset("llama-110m", "llama", 768, 12, 12, 12, 2048, 2048, 10000f, false, "llama-spm");
+    /** Llama-3.2-1B's shape and Llama-3's byte-level BPE vocabulary (128256 tokens), tied embeddings. */
+    public static final SynthPreset LLAMA_1B =
+            new SynthPreset("llama-1b", "llama", 2048, 16, 32, 8, 8192, 4096, 500000f, true, "llama-bpe");
+
+    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B);
+
+    public int headDim() { return nEmbd / nHead; }
+
+    public static SynthPreset byName(String name) {
+        for (SynthPreset p : ALL) if (p.name.equals(name.toLowerCase(Locale.ROOT))) return p;
+        throw new IllegalArgumentException("unknown preset '" + name + "'; known: "
+                + ALL.stream().map(SynthPreset::name).toList());
+    }
+}

@@ -1,0 +1,15 @@
+package dgr.runtime;
+
+/** Why a session's stream ended; {@link #wireName()} is what OpenAI-style clients see. */
+public enum FinishReason {
+    /** An end-of-generation token or a stop string. */
+    STOP,
+    /** {@code maxTokens} generated. */
+    LENGTH,
+    /** Cancelled by its owner, by its deadline, or by the scheduler closing. */
+    CANCELLED,
+    /** The engine or the session's sampler failed; the message says how. */
+    ERROR;
+
+    public String wireName() { return name().toLowerCase(); }
+}

@@ -1,0 +1,62 @@
+package dgr.runtime;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * What an owner asks the scheduler to run: already-tokenized prompt ids (tokenization is the
+ * node's job), the session's own sampler, stop conditions and stream.
+ *
+ * @param tenant   whose service counter this session's tokens go to (an API key, a user)
+ * @param prompt   prompt token ids (at least one)
+ * @param sampler  the session's own sampler
+ * @param stop     stop conditions
+ * @param decoder  streaming detokenizer, or null (then token events carry no text and stop strings
+ *                 are refused)
+ * @param timeout  deadline measured from submission, or null for none; on expiry the session is
+ *                 cancelled with message "deadline exceeded"
+ * @param listener the session's stream
+ */
+public record SessionRequest(String tenant, int[] prompt, TokenSampler sampler, StopConditions stop,
+                             TextDecoder decoder, Duration timeout, SessionListener listener) {
+    public SessionRequest {
+        Objects.requireNonNull(tenant, "tenant");
+        Objects.requireNonNull(sampler, "sampler");
+        Objects.requireNonNull(stop, "stop");
+        Objects.requireNonNull(listener, "listener");
+        prompt = prompt.clone();
+    }
+
+    /** A greedy request with no decoder, no deadline and no stream (tests, benchmark warm-up). */
+    public static SessionRequest of(String tenant, int[] prompt, int maxTokens) {
+        return new SessionRequest(tenant, prompt, GreedySampler.INSTANCE, StopConditions.maxTokens(maxTokens), null,
+                null, SessionListener.NONE);
+    }
+
+    public SessionRequest withSampler(TokenSampler s) {
+        return new SessionRequest(tenant, prompt, s, stop, decoder, timeout, listener);
+    }
+
+    public SessionRequest withStop(StopConditions s) {
+        return new SessionRequest(tenant, prompt, sampler, s, decoder, timeout, listener);
+    }
+
+    public SessionRequest withDecoder(TextDecoder d) {
+        return new SessionRequest(tenant, prompt, sampler, stop, d, timeout, listener);
+    }
+
+    public SessionRequest withTimeout(Duration t) {
+        return new SessionRequest(tenant, prompt, sampler, stop, decoder, t, listener);
+    }
+
+    public SessionRequest withListener(SessionListener l) {
+        return new SessionRequest(tenant, prompt, sampler, stop, decoder, timeout, l);
+    }
+
+    @Override
+    public int[] prompt() { return prompt.clone(); }
+
+    int promptLength() { return prompt.length; }
+
+    int promptToken(int i) { return prompt[i]; }
+}
