@@ -80,7 +80,7 @@ public final class GgufFile implements AutoCloseable {
         for (long i = 0; i < nKv; i++) {
             String key = c.string("metadata key #" + i);
             if (kv.containsKey(key)) throw c.error("duplicate metadata key '" + key + "'");
-            GgufValueType t = GgufValueType.byId(c.i32("type of '" + key + "'"), key);
+            GgufValueType t = c.valueType("type of '" + key + "'", key);
             kv.put(key, new MetaValue(t, c.value(t, key, 0)));
         }
         metadata = new Metadata(kv);
@@ -109,7 +109,13 @@ public final class GgufFile implements AutoCloseable {
                     throw c.error("tensor '" + name + "' has an absurd element count");
                 }
             }
-            GgmlType type = GgmlType.byId(c.i32("type of '" + name + "'"), name);
+            int typeId = c.i32("type of '" + name + "'");
+            GgmlType type;
+            try {
+                type = GgmlType.byId(typeId, name);
+            } catch (GgufFormatException e) {
+                throw c.error(e.getMessage()); // same words, plus the file and byte position
+            }
             if (shape[0] % type.blockValues != 0) {
                 throw c.error("tensor '" + name + "' row length " + shape[0] + " is not a multiple of "
                         + type + "'s block size " + type.blockValues);
@@ -227,6 +233,8 @@ public final class GgufFile implements AutoCloseable {
         String string(String what) {
             long len = i64("length of " + what);
             if (len < 0 || len > remaining()) throw error("absurd string length " + len + " for " + what);
+            // A Java byte[] caps a single string at 2 GiB; only a corrupt multi-GiB file gets here.
+            if (len > Integer.MAX_VALUE - 8) throw error("string of " + len + " bytes for " + what + " is too long");
             byte[] b = seg.asSlice(pos, len).toArray(ValueLayout.JAVA_BYTE);
             pos += len;
             try {
@@ -235,6 +243,15 @@ public final class GgufFile implements AutoCloseable {
             } catch (CharacterCodingException e) {
                 // Some vocabularies hold invalid UTF-8 pieces; keep them lossily rather than reject the file.
                 return new String(b, StandardCharsets.UTF_8);
+            }
+        }
+
+        GgufValueType valueType(String what, String key) {
+            int id = i32(what);
+            try {
+                return GgufValueType.byId(id, key);
+            } catch (GgufFormatException e) {
+                throw error(e.getMessage());
             }
         }
 
@@ -260,11 +277,13 @@ public final class GgufFile implements AutoCloseable {
                 case FLOAT64 -> { need(8, what); double v = seg.get(F64, pos); pos += 8; yield v; }
                 case ARRAY -> {
                     if (depth >= MAX_ARRAY_DEPTH) throw error("metadata key '" + key + "' nests arrays too deeply");
-                    GgufValueType et = GgufValueType.byId(i32("array type of '" + key + "'"), key);
+                    GgufValueType et = valueType("array type of '" + key + "'", key);
                     long n = i64("array length of '" + key + "'");
                     long minEach = et.size > 0 ? et.size : 8; // strings and arrays need at least their 8-byte length
                     if (n < 0 || n > remaining() / minEach) throw error("absurd array length " + n + " for '" + key + "'");
-                    List<Object> els = new ArrayList<>((int) n);
+                    // The length is only bounded by the file size; grow as elements really parse
+                    // rather than trusting it for an up-front allocation (8 bytes per slot).
+                    List<Object> els = new ArrayList<>((int) Math.min(n, 4096));
                     for (long i = 0; i < n; i++) els.add(value(et, key, depth + 1));
                     yield new MetaValue.MetaArray(et, Collections.unmodifiableList(els));
                 }

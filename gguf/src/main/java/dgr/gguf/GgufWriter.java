@@ -11,9 +11,11 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Writes a GGUF v3 file: metadata in insertion order, then the tensor table, then each tensor's
@@ -39,10 +41,19 @@ public final class GgufWriter {
 
     private final Map<String, MetaValue> metadata = new LinkedHashMap<>();
     private final List<Pending> tensors = new ArrayList<>();
+    private final Set<String> tensorNames = new HashSet<>();
     private int alignment = GgufFile.DEFAULT_ALIGNMENT;
 
     public GgufWriter put(String key, MetaValue value) {
-        if (key.equals("general.alignment")) alignment = Math.toIntExact(value.asLong());
+        if (key.equals("general.alignment")) {
+            long a = value.asLong();
+            // Refuse here what every reader (ours and llama.cpp's) would refuse, instead of
+            // writing a file nobody can open (or dividing by zero while padding).
+            if (a <= 0 || a > (1 << 20) || Long.bitCount(a) != 1) {
+                throw new IllegalArgumentException("general.alignment must be a power of two up to 2^20, got " + a);
+            }
+            alignment = (int) a;
+        }
         metadata.put(key, value);
         return this;
     }
@@ -53,6 +64,7 @@ public final class GgufWriter {
     }
 
     public GgufWriter tensor(String name, GgmlType type, long[] shape, TensorSource source) {
+        if (!tensorNames.add(name)) throw new IllegalArgumentException("tensor '" + name + "' added twice");
         tensors.add(new Pending(name, type, shape.clone(), source));
         return this;
     }
@@ -63,7 +75,7 @@ public final class GgufWriter {
     }
 
     public void write(Path path) {
-        Path tmp = path.resolveSibling(path.getFileName() + ".tmp");
+        Path tmp = path.resolveSibling(path.getFileName() + "." + ProcessHandle.current().pid() + "." + Thread.currentThread().threadId() + ".tmp");
         try {
             if (path.getParent() != null) Files.createDirectories(path.getParent());
             try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
@@ -104,7 +116,9 @@ public final class GgufWriter {
             sizes[i] = t.type.bytesFor(n);
             offset = GgufFile.alignUp(offset + sizes[i], alignment);
         }
-        out.pad(alignment);
+        // A file without tensors has no data section to align (llama.cpp's vocab-only files end
+        // right after the metadata), so only pad when tensor data follows.
+        if (!tensors.isEmpty()) out.pad(alignment);
         for (int i = 0; i < tensors.size(); i++) {
             Pending t = tensors.get(i);
             long before = out.written;

@@ -133,5 +133,19 @@ public record SchedulerConfig(SchedulingPolicy policy, int maxBatchRows, int max
         return ceilDiv(maxBatchRows, k) * (maxPrefillWaitIterations + 1) - 1;
     }
 
+    /**
+     * The most one backlogged tenant's service can exceed another's (docs/scheduler.md): {@code (N + 1) × U},
+     * where {@code N} is the most sessions running at once ({@code maxBatchRows}, or fewer when the
+     * budget holds fewer reservations) and {@code U} the most service one session can take
+     * ({@code promptTokenWeight × maxPromptTokens + generatedTokenWeight × maxTokens}); the extra
+     * {@code U} is the credit a tenant may bring back from idle. Holds from an empty start while both
+     * tenants keep sessions submitted; over an arbitrary window the bound is twice it.
+     */
+    public long fairnessBound(int maxPromptTokens, int maxTokens, long smallestReservationBytes) {
+        long n = Math.min(maxBatchRows, stateBudgetBytes / Math.max(1, smallestReservationBytes));
+        long u = (long) promptTokenWeight * maxPromptTokens + (long) generatedTokenWeight * maxTokens;
+        return (n + 1) * u;
+    }
+
     private static int ceilDiv(int a, int b) { return (a + b - 1) / b; }
 }

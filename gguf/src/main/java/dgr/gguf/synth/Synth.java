@@ -32,6 +32,7 @@ public final class Synth {
     public record Result(Path path, long parameters, long bytes) {}
 
     public static Result write(SynthPreset p, QuantMix quant, long seed, Path out) {
+        if (p.architecture().equals("deepseek4")) return Dsv4Synth.write(Dsv4Synth.byName(p.name()), quant, seed, out);
         Map<String, MetaValue> tok = Vocabularies.tokenizerMetadata(p.vocab());
         int vocab = ((MetaValue.MetaArray) tok.get("tokenizer.ggml.tokens").value()).elements().size();
         String a = p.architecture();

@@ -20,7 +20,15 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset LLAMA_1B =
             new SynthPreset("llama-1b", "llama", 2048, 16, 32, 8, 8192, 4096, 500000f, true, "llama-bpe");
 
-    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B);
+    /**
+     * DeepSeek-V4 shapes. Only the name and architecture matter here: {@link Synth#write} hands them to
+     * {@link Dsv4Synth}, whose {@link Dsv4Synth.Shape} holds the full V4 shape (these fields give
+     * n_embd, main layers, heads, 1 latent KV head, the expert width and the vocabulary).
+     */
+    public static final SynthPreset DSV4_TINY = new SynthPreset("dsv4-tiny", "deepseek4", 256, 4, 4, 1, 128, 4096, 10000f, false, "tiny-gpt2");
+    public static final SynthPreset DSV4_SMALL = new SynthPreset("dsv4-small", "deepseek4", 512, 8, 8, 1, 256, 4096, 10000f, false, "tiny-gpt2");
+
+    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, DSV4_TINY, DSV4_SMALL);
 
     public int headDim() { return nEmbd / nHead; }
 

@@ -1,0 +1,226 @@
+package dgr.bench;
+
+import dgr.bench.load.Level;
+import dgr.bench.load.LoadRunner;
+import dgr.bench.metrics.LevelAnalyzer;
+import dgr.bench.metrics.LevelMetrics;
+import dgr.bench.metrics.Summary;
+import dgr.bench.report.BenchResult;
+import dgr.bench.report.Environment;
+import dgr.bench.report.LaneStatus;
+import dgr.bench.report.ReportWriter;
+import dgr.bench.report.ResultWriter;
+import dgr.bench.report.RunResult;
+import dgr.bench.report.SaturationFile;
+import dgr.bench.saturation.KneeDetector;
+import dgr.bench.saturation.Recommendation;
+import dgr.bench.saturation.SaturationAnalysis;
+import dgr.bench.target.HttpTarget;
+import dgr.bench.target.InProcessTarget;
+import dgr.bench.target.IterationSample;
+import dgr.bench.target.RequestRecord;
+import dgr.bench.target.ServerObservation;
+import dgr.bench.target.Target;
+import dgr.bench.target.TargetInfo;
+import dgr.bench.workload.PromptFile;
+import dgr.bench.workload.Workload;
+import dgr.engine.ArtifactHash;
+import dgr.engine.Engine;
+import dgr.engine.Engines;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The saturation and fairness benchmark: for each target (a model in-process, or a server), a
+ * warm-up, a closed-loop concurrency sweep and optional open-loop rate levels, then the saturation
+ * analysis, and the four outputs (bench-result.json, saturation.json, report.md, report.html).
+ */
+public final class Bench {
+    /** Exit status when a fairness or starvation check failed. */
+    public static final int EXIT_CHECK_FAILED = 3;
+
+    /** What a run produced; {@code exitCode} is 0, or {@link #EXIT_CHECK_FAILED}. */
+    public record Outcome(BenchResult result, SaturationFile saturation, int exitCode) {}
+
+    private static final List<String> LANES = List.of("dense", "v4");
+    /** Random prompt ids over HTTP stay below this when the server does not report its vocabulary. */
+    private static final int HTTP_VOCAB_FALLBACK = 1000;
+
+    private final BenchConfig config;
+    private final PrintStream log;
+
+    /** @param log progress and notes (stderr), or null for silence */
+    public Bench(BenchConfig config, PrintStream log) {
+        this.config = config;
+        this.log = log;
+    }
+
+    public Outcome run() throws InterruptedException {
+        Environment env = Environment.capture(config.dgrVersion(), config.commandLine());
+        long origin = System.nanoTime();
+        List<RunResult> runs = new ArrayList<>();
+        Map<String, LaneStatus> lanes = new LinkedHashMap<>();
+        var prompts = config.prompts() == null ? List.<PromptFile.Entry>of() : PromptFile.read(config.prompts());
+        if (config.url() != null) {
+            String sha = config.models().isEmpty() ? null : ArtifactHash.sha256(config.models().getFirst());
+            try (Target t = new HttpTarget(config.url(), config.servedModel(), config.apiKey(),
+                    config.lane() == null ? "dense" : config.lane(), sha, config.ignoreEos())) {
+                runs.add(measure(t, prompts, origin, env));
+                lanes.put(t.info().lane(), new LaneStatus(t.info().lane(), "measured", "over HTTP at " + config.url()));
+            }
+        } else {
+            for (Path model : config.models()) {
+                Engine engine;
+                try {
+                    engine = Engines.load(model, config.engine());
+                } catch (IllegalArgumentException e) {
+                    // An architecture this build cannot run yet (deepseek4 before its engine lands).
+                    String lane = e.getMessage() != null && e.getMessage().contains("deepseek4") ? "v4" : "dense";
+                    lanes.putIfAbsent(lane, new LaneStatus(lane, "not measured", e.getMessage()));
+                    note("not measured: " + e.getMessage());
+                    continue;
+                }
+                String lane = TargetInfo.laneOf(engine.info().architecture());
+                if (config.lane() != null && !config.lane().equals(lane)) {
+                    engine.close();
+                    throw new IllegalArgumentException(model + " is a " + lane + "-lane model (architecture "
+                            + engine.info().architecture() + "), but --lane " + config.lane() + " was asked");
+                }
+                try (Target t = new InProcessTarget(engine, config.scheduler(), model.toString())) {
+                    runs.add(measure(t, prompts, origin, env));
+                    lanes.put(lane, new LaneStatus(lane, "measured", "in-process, recipe " + t.info().recipeId()));
+                }
+            }
+        }
+        for (String lane : LANES) {
+            if (config.lane() != null && !config.lane().equals(lane)) continue;
+            lanes.putIfAbsent(lane, new LaneStatus(lane, "not measured", lane.equals("v4")
+                    ? "no deepseek4 model was given, or this build's engines cannot load deepseek4 yet"
+                    : "no llama model was given"));
+        }
+        List<LaneStatus> laneList = List.copyOf(lanes.values());
+        BenchResult result = new BenchResult(env, configRecord(), runs, laneList);
+        SaturationFile sat = new SaturationFile(SaturationFile.SCHEMA_VERSION, "dgr bench " + config.dgrVersion(),
+                env.startedAt(), env.machine(), runs.stream().map(RunResult::recommendation).filter(r -> r != null).toList(),
+                laneList.stream().filter(l -> !l.status().equals("measured")).toList());
+        Path out = config.out();
+        new ResultWriter().writeResult(result, out.resolve("bench-result.json"));
+        new ResultWriter().writeSaturation(sat, out.resolve("saturation.json"));
+        new ReportWriter().write(result, out);
+        long failed = result.failedChecks();
+        note("wrote " + out.resolve("bench-result.json") + ", saturation.json, report.md, report.html"
+                + (failed > 0 ? "; " + failed + " fairness/starvation check(s) FAILED" : ""));
+        return new Outcome(result, sat, failed > 0 ? EXIT_CHECK_FAILED : 0);
+    }
+
+    private RunResult measure(Target target, List<PromptFile.Entry> prompts, long origin, Environment env)
+            throws InterruptedException {
+        TargetInfo info = target.info();
+        note("measuring " + info.kind() + " " + info.endpoint() + " (" + info.lane() + " lane, recipe " + info.recipeId() + ")");
+        int vocab = info.vocabSize() > 0 ? info.vocabSize() : HTTP_VOCAB_FALLBACK;
+        Workload workload = new Workload(config.promptTokens(), config.maxTokens(), prompts, vocab, config.seed());
+        LoadRunner runner = new LoadRunner(target, origin, log);
+        List<RequestRecord> all = new ArrayList<>();
+        Map<String, List<IterationSample>> iterations = new LinkedHashMap<>();
+        List<LevelMetrics> levels = new ArrayList<>();
+        LevelAnalyzer analyzer = new LevelAnalyzer(info, config.slo(), config.thresholds());
+
+        Double idleProbe = null;
+        LoadRunner.Probe probe = null;
+        if (config.probe()) {
+            probe = new LoadRunner.Probe(workload.probe(4, 4), config.probeEvery());
+            List<Double> e2el = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                RequestRecord r = target.send(-1 - i, "idle-probe", "probe", -1, probe.template(), origin);
+                if (r.ok()) e2el.add(r.e2elMs());
+            }
+            Summary s = Summary.of(e2el.stream().mapToDouble(Double::doubleValue).toArray());
+            idleProbe = s == null ? null : s.p50();
+        }
+
+        boolean explicitTenants = !config.tenants().oneTenantPerClient();
+        List<Integer> sweep = config.concurrency();
+        if (explicitTenants && config.tenants().clients() > 0 && !sweep.contains(config.tenants().clients())) {
+            // A tenant mix fixes how many clients run; the sweep is that one level.
+            sweep = List.of(config.tenants().clients());
+        }
+        if (config.warmup() > 0) {
+            int c = Math.min(config.warmup(), sweep.isEmpty() ? 1 : sweep.stream().mapToInt(Integer::intValue).max().orElse(1));
+            Level w = new Level("warmup", true, c, 0, config.warmup(), config.duration());
+            target.beginLevel();
+            List<RequestRecord> recs = runner.run(w, workload, config.tenants().assign(c), null, config.seed());
+            target.endLevel(recs, origin);
+            all.addAll(recs);
+        }
+        List<Level> plan = new ArrayList<>();
+        for (int c : sweep) plan.add(Level.closed(c, config.requestsPerLevel(), config.duration()));
+        for (double r : config.rates()) plan.add(Level.open(r, config.requestsPerLevel(), config.duration()));
+        for (Level level : plan) {
+            int clients = level.closedLoop() ? level.concurrency() : Math.max(1, config.tenants().clients());
+            List<String> tenants = config.tenants().assign(clients);
+            Map<String, Integer> clientsByTenant = new LinkedHashMap<>();
+            for (String t : tenants) clientsByTenant.merge(t, 1, Integer::sum);
+            target.beginLevel();
+            List<RequestRecord> recs = runner.run(level, workload, tenants, probe, config.seed());
+            ServerObservation obs = target.endLevel(recs, origin);
+            Long heap = Environment.heapAfterGc();
+            Long rss = Environment.processRssBytes();
+            LevelMetrics m = analyzer.analyze(level, recs, obs, clientsByTenant, explicitTenants, idleProbe, heap, rss);
+            levels.add(m);
+            all.addAll(recs);
+            if (!obs.iterations().isEmpty()) iterations.put(level.label(), obs.iterations());
+            note(String.format("%-6s output %.1f tok/s, TTFT p95 %s ms, ITL p95 %s ms, occupancy %s%s", level.label(),
+                    m.outputThroughput(), m.ttftMs() == null ? "-" : String.format("%.1f", m.ttftMs().p95()),
+                    m.itlMs() == null ? "-" : String.format("%.1f", m.itlMs().p95()),
+                    m.batch().occupancy() == null ? "unavailable" : String.format("%.2f", m.batch().occupancy()),
+                    m.fairness().checks().stream().anyMatch(c -> c.failed()) ? ", CHECK FAILED: "
+                            + m.fairness().checks().stream().filter(c -> c.failed()).map(c -> c.name()).toList() : ""));
+        }
+        Recommendation rec = null;
+        if (levels.stream().anyMatch(l -> l.mode().equals("closed"))) {
+            double sessionTokens = config.promptTokens().mean() + config.maxTokens().mean();
+            rec = new SaturationAnalysis(new KneeDetector(config.kneeSlopeRatio()), config.recommendFactor(), config.slo())
+                    .analyze(info, levels, sessionTokens, env.startedAt(), env.machine());
+            note("recommendation: max concurrency " + rec.recommendedMaxConcurrency() + " (" + rec.recommendationBasis() + ")");
+        }
+        return new RunResult(info, levels, rec, all, iterations, idleProbe);
+    }
+
+    /** The settings as recorded in bench-result.json. */
+    private Map<String, Object> configRecord() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("models", config.models().stream().map(Path::toString).toList());
+        m.put("url", config.url());
+        m.put("lane", config.lane());
+        m.put("concurrency", config.concurrency());
+        m.put("rates", config.rates());
+        m.put("prompt_tokens", config.promptTokens().toString());
+        m.put("max_tokens", config.maxTokens().toString());
+        m.put("prompts", config.prompts() == null ? null : config.prompts().toString());
+        m.put("requests_per_level", config.requestsPerLevel());
+        m.put("duration_s", config.duration().toMillis() / 1000.0);
+        m.put("warmup", config.warmup());
+        m.put("seed", config.seed());
+        m.put("tenants", config.tenants().toString());
+        m.put("probe", config.probe());
+        m.put("slo_ttft_p95_ms", config.slo().ttftP95Ms());
+        m.put("slo_itl_p95_ms", config.slo().itlP95Ms());
+        m.put("knee_slope_ratio", config.kneeSlopeRatio());
+        m.put("recommend_factor", config.recommendFactor());
+        m.put("thresholds", config.thresholds());
+        m.put("scheduler", config.url() == null ? config.scheduler() : null);
+        m.put("engine", config.url() == null ? config.engine() : null);
+        return m;
+    }
+
+    private void note(String s) {
+        if (log != null) log.println("bench: " + s);
+    }
+
+    static Duration ms(long v) { return Duration.ofMillis(v); }
+}

@@ -1,0 +1,62 @@
+package dgr.cli;
+
+import dgr.engine.Engine;
+import dgr.engine.EngineOptions;
+import dgr.engine.Engines;
+import java.nio.file.Path;
+import picocli.CommandLine.Option;
+
+/** Options shared by the commands that load a model: which file, which engine, how many threads. */
+final class ModelOptions {
+    @Option(names = {"-m", "--model"}, description = "GGUF model file (default: the built-in llama-tiny Q4_0)")
+    Path model;
+
+    @Option(names = "--engine", defaultValue = "simd", description = "simd (java-simd/1) or scalar (java-scalar/1)")
+    String engine;
+
+    @Option(names = {"-t", "--threads"}, description = "threads per forward pass (default: all cores)")
+    Integer threads;
+
+    @Option(names = {"-c", "--ctx-size"}, description = "context length per session (default: the model's, capped at 4096)")
+    Integer contextLength;
+
+    Path modelPath() {
+        return model != null ? model : DefaultModel.path();
+    }
+
+    EngineOptions engineOptions() {
+        EngineOptions o = EngineOptions.defaults();
+        o = switch (engine) {
+            case "simd" -> o.withKind(EngineOptions.Kind.SIMD);
+            case "scalar" -> o.withKind(EngineOptions.Kind.SCALAR);
+            default -> throw new IllegalArgumentException("--engine must be simd or scalar, not '" + engine + "'");
+        };
+        if (threads != null) {
+            if (threads < 1) throw new IllegalArgumentException("--threads must be at least 1");
+            o = o.withThreads(threads);
+        }
+        if (contextLength != null) {
+            if (contextLength < 1) throw new IllegalArgumentException("--ctx-size must be at least 1");
+            o = o.withContextLength(contextLength);
+        }
+        return o;
+    }
+
+    Engine load() {
+        return Engines.load(modelPath(), engineOptions());
+    }
+
+    /** Parses "1,2,3" (spaces allowed) into token ids with a precise error. */
+    static int[] parseTokens(String s) {
+        String[] parts = s.trim().split("[,\\s]+");
+        int[] ids = new int[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            try {
+                ids[i] = Integer.parseInt(parts[i]);
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("--tokens: '" + parts[i] + "' is not a token id");
+            }
+        }
+        return ids;
+    }
+}

@@ -1,0 +1,29 @@
+package dgr.engine;
+
+import dgr.engine.deepseek4.Dsv4Engine;
+import dgr.engine.llama.LlamaEngine;
+import dgr.gguf.GgufArtifact;
+import java.nio.file.Path;
+
+/** Builds the engine for a GGUF artifact from its {@code general.architecture}. */
+public final class Engines {
+    private Engines() {}
+
+    public static Engine load(Path gguf, EngineOptions opts) {
+        GgufArtifact a = GgufArtifact.open(gguf);
+        try {
+            String arch = a.metadata().getString("general.architecture", "");
+            return switch (arch) {
+                // llama.cpp writes "llama" for Llama 1-3, Mistral, TinyLlama and SmolLM; "mistral" is
+                // accepted for converters that name it (same tensors, keys under "mistral.").
+                case "llama", "mistral" -> new LlamaEngine(a, ArtifactHash.sha256(a.parts().getFirst().path()), opts);
+                case "deepseek4" -> new Dsv4Engine(a, ArtifactHash.sha256(a.parts().getFirst().path()), opts);
+                default -> throw new IllegalArgumentException("unsupported architecture '" + arch + "' in " + gguf
+                        + "; dgr supports llama, deepseek4");
+            };
+        } catch (RuntimeException e) {
+            a.close();
+            throw e;
+        }
+    }
+}

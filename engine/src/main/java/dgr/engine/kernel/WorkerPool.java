@@ -1,0 +1,106 @@
+package dgr.engine.kernel;
+
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A persistent pool of platform threads that runs one {@link Job} at a time on all workers (the
+ * caller is worker 0). Workers spin briefly for the next job, then park, so an idle engine does
+ * not burn a core. Dispatching allocates nothing.
+ */
+public final class WorkerPool implements AutoCloseable {
+    /** Work split by the job itself: worker {@code w} of {@code n} does its own fixed share. */
+    @FunctionalInterface
+    public interface Job {
+        void run(int worker, int workers);
+    }
+
+    private static final int SPINS_BEFORE_PARK = 20_000;
+
+    private final int size;
+    private final Thread[] threads;
+    private final AtomicInteger pending = new AtomicInteger();
+    private volatile int generation;
+    private volatile boolean closed;
+    private volatile Job job;
+    private volatile RuntimeException failure;
+    private final AtomicIntegerArray sleeping;
+
+    public WorkerPool(int size, String name) {
+        if (size < 1) throw new IllegalArgumentException("threads must be >= 1, got " + size);
+        this.size = size;
+        this.threads = new Thread[size];
+        this.sleeping = new AtomicIntegerArray(size);
+        for (int i = 1; i < size; i++) {
+            int w = i;
+            Thread t = Thread.ofPlatform().daemon().name(name + "-" + i).unstarted(() -> loop(w));
+            threads[i] = t;
+            t.start();
+        }
+    }
+
+    public int size() {
+        return size;
+    }
+
+    /** Runs {@code j} on every worker and returns when all are done; rethrows a worker's failure. */
+    public void run(Job j) {
+        if (closed) throw new IllegalStateException("worker pool is closed");
+        if (size == 1) {
+            j.run(0, 1);
+            return;
+        }
+        job = j;
+        failure = null;
+        pending.set(size - 1);
+        generation++;
+        for (int i = 1; i < size; i++) if (sleeping.get(i) != 0) LockSupport.unpark(threads[i]);
+        RuntimeException mine = null;
+        try {
+            j.run(0, size);
+        } catch (RuntimeException e) {
+            mine = e;
+        }
+        while (pending.get() != 0) Thread.onSpinWait();
+        job = null;
+        if (mine != null) throw mine;
+        if (failure != null) throw failure;
+    }
+
+    private void loop(int w) {
+        int seen = 0;
+        while (true) {
+            int spins = 0;
+            while (generation == seen && !closed) {
+                if (++spins < SPINS_BEFORE_PARK) {
+                    Thread.onSpinWait();
+                } else {
+                    sleeping.set(w, 1);
+                    if (generation == seen && !closed) LockSupport.park(this);
+                    sleeping.set(w, 0);
+                }
+            }
+            if (closed) return;
+            seen = generation;
+            try {
+                job.run(w, size);
+            } catch (RuntimeException | Error e) {
+                failure = e instanceof RuntimeException re ? re : new IllegalStateException(e);
+            } finally {
+                pending.decrementAndGet();
+            }
+        }
+    }
+
+    /** The share {@code [from, to)} of {@code n} items that worker {@code w} of {@code workers} owns. */
+    public static int from(int n, int w, int workers) {
+        return (int) ((long) n * w / workers);
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        for (int i = 1; i < size; i++) LockSupport.unpark(threads[i]);
+    }
+}

@@ -1,0 +1,92 @@
+package dgr.engine.llama;
+
+import dgr.engine.StateSlot;
+
+/**
+ * One session's K/V on a llama stage. Page {@code p} of layer {@code l} holds K (or V) of tokens
+ * {@code [p·PAGE, (p+1)·PAGE)}, {@code kvDim} floats per token.
+ */
+final class KvSlot implements StateSlot {
+    private final LlamaEngine owner;
+    private final KvLayout layout;
+    private final KvPagePool pool;
+    private final int capacity;
+    private final float[][][] k;
+    private final float[][][] v;
+    private int pages;
+    private int length;
+    private boolean closed;
+    /** Forward-pass stamp: the last batch this slot appeared in, to catch non-consecutive runs. */
+    long batchStamp = -1;
+
+    KvSlot(LlamaEngine owner, KvLayout layout, KvPagePool pool, int capacity) {
+        this.owner = owner;
+        this.layout = layout;
+        this.pool = pool;
+        this.capacity = capacity;
+        int maxPages = (capacity + KvLayout.PAGE_TOKENS - 1) / KvLayout.PAGE_TOKENS;
+        this.k = new float[layout.layers()][maxPages][];
+        this.v = new float[layout.layers()][maxPages][];
+    }
+
+    LlamaEngine owner() { return owner; }
+
+    /** Makes room for positions below {@code tokens}. */
+    void ensure(int tokens) {
+        int need = (tokens + KvLayout.PAGE_TOKENS - 1) / KvLayout.PAGE_TOKENS;
+        for (; pages < need; pages++) {
+            for (int l = 0; l < k.length; l++) {
+                k[l][pages] = pool.take();
+                v[l][pages] = pool.take();
+            }
+        }
+    }
+
+    float[] kPage(int layer, int pos) { return k[layer][pos / KvLayout.PAGE_TOKENS]; }
+
+    float[] vPage(int layer, int pos) { return v[layer][pos / KvLayout.PAGE_TOKENS]; }
+
+    static int pageOffset(int pos, int kvDim) { return (pos % KvLayout.PAGE_TOKENS) * kvDim; }
+
+    void setLength(int n) { length = n; }
+
+    @Override
+    public int length() { return length; }
+
+    @Override
+    public int capacity() { return capacity; }
+
+    @Override
+    public long bytes() { return layout.bytesForTokens(length); }
+
+    @Override
+    public void truncate(int n) {
+        if (n < 0) throw new IllegalArgumentException("truncate to " + n);
+        if (n >= length) return;
+        length = n;
+        int keep = (n + KvLayout.PAGE_TOKENS - 1) / KvLayout.PAGE_TOKENS;
+        release(keep);
+    }
+
+    private void release(int keep) {
+        for (; pages > keep; pages--) {
+            for (int l = 0; l < k.length; l++) {
+                pool.give(k[l][pages - 1]);
+                pool.give(v[l][pages - 1]);
+                k[l][pages - 1] = null;
+                v[l][pages - 1] = null;
+            }
+        }
+    }
+
+    @Override
+    public boolean isClosed() { return closed; }
+
+    @Override
+    public void close() {
+        if (closed) return;
+        closed = true;
+        length = 0;
+        release(0);
+    }
+}

@@ -1,0 +1,53 @@
+package dgr.engine.llama;
+
+import dgr.gguf.GgufArtifact;
+import dgr.gguf.Metadata;
+import dgr.gguf.TensorInfo;
+
+/**
+ * Hyper-parameters of a llama-architecture model, read from GGUF metadata under the
+ * architecture's prefix ({@code llama.*}).
+ *
+ * @param headDim      per-head width of Q, K and V ({@code key_length}, default n_embd / n_head)
+ * @param trainContext the context the model was trained with ({@code context_length})
+ */
+public record LlamaConfig(String architecture, int nEmbd, int nLayers, int nFf, int nHead, int nHeadKv, int headDim,
+                          float rmsEps, int vocabSize, int trainContext, RopeConfig rope) {
+
+    public LlamaConfig {
+        if (nHead % nHeadKv != 0) {
+            throw new IllegalArgumentException("head_count " + nHead + " is not a multiple of head_count_kv " + nHeadKv);
+        }
+        if (headDim % 8 != 0) throw new IllegalArgumentException("head dimension " + headDim + " is not a multiple of 8");
+    }
+
+    public int qDim() { return nHead * headDim; }
+
+    public int kvDim() { return nHeadKv * headDim; }
+
+    public static LlamaConfig from(GgufArtifact a) {
+        Metadata md = a.metadata();
+        String arch = md.getString("general.architecture");
+        String p = arch + ".";
+        int nEmbd = md.getInt(p + "embedding_length");
+        int nHead = md.getInt(p + "attention.head_count");
+        int nHeadKv = md.getInt(p + "attention.head_count_kv", nHead);
+        int headDim = md.getInt(p + "attention.key_length", nEmbd / nHead);
+        int vLen = md.getInt(p + "attention.value_length", headDim);
+        if (vLen != headDim) {
+            throw new IllegalArgumentException(a.path() + ": key_length " + headDim + " != value_length " + vLen
+                    + " is not supported by the llama engine");
+        }
+        TensorInfo embd = a.tensor("token_embd.weight");
+        int vocab = md.has(p + "vocab_size") ? md.getInt(p + "vocab_size")
+                : md.has("tokenizer.ggml.tokens") ? md.getArray("tokenizer.ggml.tokens").size()
+                : Math.toIntExact(embd.rows());
+        if (embd.rows() != vocab) {
+            throw new IllegalArgumentException(a.path() + ": token_embd.weight has " + embd.rows()
+                    + " rows but the vocabulary has " + vocab + " tokens");
+        }
+        return new LlamaConfig(arch, nEmbd, md.getInt(p + "block_count"), md.getInt(p + "feed_forward_length"),
+                nHead, nHeadKv, headDim, md.getFloat(p + "attention.layer_norm_rms_epsilon", 1e-5f), vocab,
+                md.getInt(p + "context_length", 2048), RopeConfig.from(a, p, headDim));
+    }
+}

@@ -1,0 +1,359 @@
+package dgr.engine.llama;
+
+import dgr.engine.Batch;
+import dgr.engine.BoundarySchema;
+import dgr.engine.Engine;
+import dgr.engine.EngineFeatures;
+import dgr.engine.EngineId;
+import dgr.engine.EngineOptions;
+import dgr.engine.ForwardResult;
+import dgr.engine.ModelInfo;
+import dgr.engine.Recipe;
+import dgr.engine.StateLayout;
+import dgr.engine.StateSlot;
+import dgr.engine.kernel.Kernels;
+import dgr.engine.kernel.RowDecoder;
+import dgr.engine.kernel.Scratch;
+import dgr.engine.kernel.WeightMatrix;
+import dgr.engine.kernel.WorkerPool;
+import dgr.gguf.GgufArtifact;
+import dgr.gguf.TensorInfo;
+
+/**
+ * The dense llama forward pass over a layer span, for a batch of rows from many sessions.
+ *
+ * <p>Per layer: RMSNorm and Q/K/V for all rows (one batched matmul each), RoPE, K/V appended to
+ * each row's slot, then attention per (row, head) over that row's own slot positions 0..pos,
+ * output projection, SwiGLU FFN, residuals. Matmuls are split across workers by output rows only,
+ * attention by (row, head) items, and every per-row step (norm, RoPE, softmax) runs the same
+ * sequence for a row whatever else is in the batch, so results are batch-invariant to the bit.
+ * All buffers are sized for {@code maxRows} at construction; a forward pass allocates nothing
+ * beyond new K/V pages when a slot grows past its pages.
+ */
+public final class LlamaEngine implements Engine {
+    private final GgufArtifact artifact;
+    private final LlamaConfig cfg;
+    private final LlamaWeights w;
+    private final EngineId id;
+    private final Recipe recipe;
+    private final KvLayout layout;
+    private final BoundarySchema boundary;
+    private final ModelInfo info;
+    private final EngineFeatures features;
+    private final Kernels kernels;
+    private final WorkerPool pool;
+    private final Scratch[] scratch;
+    private final Rope rope;
+    private final KvPagePool pages;
+    private final int first, end, context, maxRows;
+    private final boolean firstStage, lastStage;
+
+    // Activations, [row][width] row-major, sized for maxRows.
+    private final float[] x, xb, q, k, v, att, tmp, gate, up, hb, outIn, logits;
+    private final int[] outIndex;
+    private final KvSlot[] rowSlot;
+    private final int[] rowPos;
+    private int nRows, nOut;
+    private long stamp;
+    private boolean closed;
+
+    private final MatJob matJob = new MatJob();
+    private final AttentionJob attentionJob = new AttentionJob();
+    private final Result result = new Result();
+
+    public LlamaEngine(GgufArtifact artifact, String artifactSha256, EngineOptions opts) {
+        this.artifact = artifact;
+        this.cfg = LlamaConfig.from(artifact);
+        this.first = opts.firstLayer();
+        this.end = opts.endLayer() < 0 ? cfg.nLayers() : opts.endLayer();
+        if (first < 0 || first >= end || end > cfg.nLayers()) {
+            throw new IllegalArgumentException("layer span [" + first + ", " + end + ") is not inside the model's "
+                    + cfg.nLayers() + " layers");
+        }
+        if (opts.maxRows() < 1) throw new IllegalArgumentException("maxRows must be >= 1, got " + opts.maxRows());
+        this.firstStage = first == 0;
+        this.lastStage = end == cfg.nLayers();
+        this.context = opts.contextLength() > 0 ? opts.contextLength()
+                : Math.min(cfg.trainContext(), EngineOptions.DEFAULT_CONTEXT_CAP);
+        this.maxRows = opts.maxRows();
+        this.w = LlamaWeights.load(artifact, cfg, first, end);
+        boolean simd = opts.kind() == EngineOptions.Kind.SIMD;
+        this.kernels = Kernels.of(simd);
+        this.id = simd ? EngineId.JAVA_SIMD : EngineId.JAVA_SCALAR;
+        this.layout = new KvLayout(end - first, cfg.nHeadKv(), cfg.headDim());
+        this.boundary = new BoundarySchema(cfg.architecture(), cfg.nEmbd(), "f32", 1);
+        this.recipe = new Recipe(artifactSha256, cfg.architecture(), first, end, cfg.nLayers(), context, "f32",
+                cfg.rope().canonical());
+        long params = 0;
+        for (TensorInfo t : artifact.tensors()) params += t.elementCount();
+        this.info = new ModelInfo(cfg.architecture(), artifact.metadata().getString("general.name", ""),
+                cfg.vocabSize(), context, cfg.nLayers(), cfg.nEmbd(), params, artifact.metadata());
+        int threads = Math.max(1, opts.threads());
+        this.features = new EngineFeatures(true, maxRows, threads);
+        this.rope = new Rope(cfg.rope(), context);
+        this.pages = new KvPagePool(KvLayout.PAGE_TOKENS * cfg.kvDim());
+        int e = cfg.nEmbd(), r = maxRows;
+        x = new float[r * e];
+        xb = new float[r * e];
+        q = new float[r * cfg.qDim()];
+        k = new float[r * cfg.kvDim()];
+        v = new float[r * cfg.kvDim()];
+        att = new float[r * cfg.qDim()];
+        tmp = new float[r * e];
+        gate = new float[r * cfg.nFf()];
+        up = new float[r * cfg.nFf()];
+        hb = new float[r * cfg.nFf()];
+        outIn = lastStage ? new float[r * e] : null;
+        logits = lastStage ? new float[Math.multiplyExact(r, cfg.vocabSize())] : null;
+        outIndex = new int[r];
+        rowSlot = new KvSlot[r];
+        rowPos = new int[r];
+        int maxCols = Math.max(Math.max(e, cfg.nFf()), cfg.qDim());
+        scratch = new Scratch[threads];
+        for (int i = 0; i < threads; i++) scratch[i] = new Scratch(maxCols, context);
+        this.pool = new WorkerPool(threads, "dgr-" + id.name());
+    }
+
+    public LlamaConfig config() { return cfg; }
+
+    @Override public EngineId id() { return id; }
+    @Override public EngineFeatures features() { return features; }
+    @Override public Recipe recipe() { return recipe; }
+    @Override public StateLayout stateLayout() { return layout; }
+    @Override public BoundarySchema boundarySchema() { return boundary; }
+    @Override public ModelInfo info() { return info; }
+
+    @Override
+    public StateSlot openSlot() {
+        ensureOpen();
+        return new KvSlot(this, layout, pages, context);
+    }
+
+    @Override
+    public ForwardResult forward(Batch batch) {
+        ensureOpen();
+        validate(batch);
+        int n = nRows = batch.size();
+        int e = cfg.nEmbd();
+        for (int r = 0; r < n; r++) {
+            rowSlot[r].ensure(rowPos[r] + 1);
+            if (firstStage) RowDecoder.decodeRow(w.tokenEmbd(), batch.token(r), x, r * e);
+            else System.arraycopy(batch.boundary(), r * e, x, r * e, e);
+        }
+        for (int l = 0; l < w.layers().length; l++) layer(l, w.layers()[l], n);
+        for (int r = 0; r < n; r++) rowSlot[r].setLength(rowPos[r] + 1);
+        nOut = 0;
+        if (lastStage) {
+            for (int r = 0; r < n; r++) {
+                if (batch.wantsOutput(r)) {
+                    rmsNorm(x, r * e, w.outputNorm(), outIn, nOut * e);
+                    outIndex[r] = nOut++;
+                } else {
+                    outIndex[r] = -1;
+                }
+            }
+            if (nOut > 0) matmul(w.output(), outIn, nOut, logits);
+        }
+        return result;
+    }
+
+    private void layer(int l, LlamaWeights.Layer L, int n) {
+        int e = cfg.nEmbd(), qd = cfg.qDim(), kvd = cfg.kvDim(), hd = cfg.headDim();
+        for (int r = 0; r < n; r++) rmsNorm(x, r * e, L.attnNorm(), xb, r * e);
+        matJob.set(n, false, L.wq(), xb, q, L.wk(), xb, k, L.wv(), xb, v);
+        pool.run(matJob);
+        for (int r = 0; r < n; r++) {
+            if (L.bq() != null) addBias(q, r * qd, L.bq());
+            if (L.bk() != null) addBias(k, r * kvd, L.bk());
+            if (L.bv() != null) addBias(v, r * kvd, L.bv());
+            int pos = rowPos[r];
+            rope.apply(q, r * qd, cfg.nHead(), hd, pos);
+            rope.apply(k, r * kvd, cfg.nHeadKv(), hd, pos);
+            int po = KvSlot.pageOffset(pos, kvd);
+            System.arraycopy(k, r * kvd, rowSlot[r].kPage(l, pos), po, kvd);
+            System.arraycopy(v, r * kvd, rowSlot[r].vPage(l, pos), po, kvd);
+        }
+        attentionJob.layer = l;
+        pool.run(attentionJob);
+        matJob.set(n, false, L.wo(), att, tmp, null, null, null, null, null, null);
+        pool.run(matJob);
+        for (int i = 0; i < n * e; i++) x[i] += tmp[i];
+        for (int r = 0; r < n; r++) rmsNorm(x, r * e, L.ffnNorm(), xb, r * e);
+        matJob.set(n, true, L.gate(), xb, gate, L.up(), xb, up, null, null, null);
+        pool.run(matJob);
+        matJob.set(n, false, L.down(), hb, tmp, null, null, null, null, null, null);
+        pool.run(matJob);
+        for (int i = 0; i < n * e; i++) x[i] += tmp[i];
+    }
+
+    private void matmul(WeightMatrix m, float[] in, int n, float[] out) {
+        matJob.set(n, false, m, in, out, null, null, null, null, null, null);
+        pool.run(matJob);
+    }
+
+    /** out = x / sqrt(mean(x²) + eps) · weight, summing squares left to right in double. */
+    private void rmsNorm(float[] in, int io, float[] weight, float[] out, int oo) {
+        int e = weight.length;
+        double ss = 0;
+        for (int i = 0; i < e; i++) ss += (double) in[io + i] * in[io + i];
+        float scale = (float) (1.0 / Math.sqrt(ss / e + cfg.rmsEps()));
+        for (int i = 0; i < e; i++) out[oo + i] = in[io + i] * scale * weight[i];
+    }
+
+    private static void addBias(float[] a, int off, float[] bias) {
+        for (int i = 0; i < bias.length; i++) a[off + i] += bias[i];
+    }
+
+    /** Checks every row before any slot is touched (Engine contract). */
+    private void validate(Batch batch) {
+        int n = batch.size();
+        if (n > maxRows) throw new IllegalArgumentException("batch has " + n + " rows, engine takes at most " + maxRows);
+        if (!firstStage && batch.boundaryWidth() != cfg.nEmbd()) {
+            throw new IllegalArgumentException("boundary rows are " + batch.boundaryWidth() + " wide, stage expects "
+                    + cfg.nEmbd() + " (" + boundary.id() + ")");
+        }
+        long s = ++stamp;
+        KvSlot prev = null;
+        int expected = 0;
+        for (int r = 0; r < n; r++) {
+            StateSlot ss = batch.slot(r);
+            if (!(ss instanceof KvSlot slot) || slot.owner() != this) {
+                throw new IllegalArgumentException("row " + r + ": state slot was not opened by this engine");
+            }
+            if (slot.isClosed()) throw new IllegalArgumentException("row " + r + ": state slot is closed");
+            if (slot != prev) {
+                if (slot.batchStamp == s) {
+                    throw new IllegalArgumentException("row " + r + ": rows of one session must be consecutive in a batch");
+                }
+                slot.batchStamp = s;
+                expected = slot.length();
+                prev = slot;
+            }
+            int pos = batch.position(r);
+            if (pos != expected) {
+                throw new IllegalArgumentException("row " + r + ": position " + pos + " but the session's next position is "
+                        + expected + " (slot length " + slot.length() + ")");
+            }
+            if (pos >= context) {
+                throw new IllegalArgumentException("row " + r + ": position " + pos + " is past the context length " + context);
+            }
+            if (firstStage) {
+                int t = batch.token(r);
+                if (t < 0 || t >= cfg.vocabSize()) {
+                    throw new IllegalArgumentException("row " + r + ": token " + t + " is outside the vocabulary [0, "
+                            + cfg.vocabSize() + ")");
+                }
+            }
+            rowSlot[r] = slot;
+            rowPos[r] = pos;
+            expected++;
+        }
+    }
+
+    private void ensureOpen() {
+        if (closed) throw new IllegalStateException("engine is closed");
+    }
+
+    @Override
+    public void close() {
+        if (closed) return;
+        closed = true;
+        pool.close();
+        artifact.close();
+    }
+
+    /** Up to three matmuls over the same rows, each split across workers by output rows. */
+    private final class MatJob implements WorkerPool.Job {
+        private int n;
+        private boolean swiglu;
+        private final WeightMatrix[] m = new WeightMatrix[3];
+        private final float[][] in = new float[3][];
+        private final float[][] out = new float[3][];
+
+        void set(int n, boolean swiglu, WeightMatrix m0, float[] i0, float[] o0, WeightMatrix m1, float[] i1, float[] o1,
+                 WeightMatrix m2, float[] i2, float[] o2) {
+            this.n = n;
+            this.swiglu = swiglu;
+            m[0] = m0; in[0] = i0; out[0] = o0;
+            m[1] = m1; in[1] = i1; out[1] = o1;
+            m[2] = m2; in[2] = i2; out[2] = o2;
+        }
+
+        @Override
+        public void run(int worker, int workers) {
+            Scratch s = scratch[worker];
+            for (int j = 0; j < 3 && m[j] != null; j++) {
+                int rows = m[j].rows();
+                kernels.matmul(m[j], in[j], n, out[j], WorkerPool.from(rows, worker, workers),
+                        WorkerPool.from(rows, worker + 1, workers), s);
+            }
+            if (swiglu) {
+                // hb = silu(gate) · up on this worker's own output rows.
+                int rows = m[0].rows(), o0 = WorkerPool.from(rows, worker, workers), o1 = WorkerPool.from(rows, worker + 1, workers);
+                for (int b = 0; b < n; b++) {
+                    for (int o = b * rows + o0, e = b * rows + o1; o < e; o++) {
+                        float g = gate[o];
+                        hb[o] = (float) (g / (1.0 + Math.exp(-g))) * up[o];
+                    }
+                }
+            }
+        }
+    }
+
+    /** Causal attention for each (row, query head) over the row's own slot. */
+    private final class AttentionJob implements WorkerPool.Job {
+        int layer;
+
+        @Override
+        public void run(int worker, int workers) {
+            int items = nRows * cfg.nHead();
+            Scratch s = scratch[worker];
+            for (int it = WorkerPool.from(items, worker, workers), e = WorkerPool.from(items, worker + 1, workers); it < e; it++) {
+                head(it / cfg.nHead(), it % cfg.nHead(), s);
+            }
+        }
+
+        private void head(int r, int h, Scratch s) {
+            int hd = cfg.headDim(), kvd = cfg.kvDim();
+            int kvOff = (h / (cfg.nHead() / cfg.nHeadKv())) * hd;
+            int qo = r * cfg.qDim() + h * hd;
+            int pos = rowPos[r];
+            KvSlot slot = rowSlot[r];
+            float[] sc = s.scores;
+            float scale = (float) (1.0 / Math.sqrt(hd));
+            float max = Float.NEGATIVE_INFINITY;
+            for (int t = 0; t <= pos; t++) {
+                float d = kernels.dot(q, qo, slot.kPage(layer, t), KvSlot.pageOffset(t, kvd) + kvOff, hd, s) * scale;
+                sc[t] = d;
+                if (d > max) max = d;
+            }
+            float sum = 0f;
+            for (int t = 0; t <= pos; t++) {
+                float p = (float) Math.exp(sc[t] - max);
+                sc[t] = p;
+                sum += p;
+            }
+            java.util.Arrays.fill(att, qo, qo + hd, 0f);
+            for (int t = 0; t <= pos; t++) {
+                kernels.axpy(sc[t] / sum, slot.vPage(layer, t), KvSlot.pageOffset(t, kvd) + kvOff, att, qo, hd);
+            }
+        }
+    }
+
+    /** Logits (last stage, compacted over rows that asked) or boundary rows (other stages). */
+    private final class Result implements ForwardResult {
+        @Override
+        public float[] outputArray() { return lastStage ? logits : x; }
+
+        @Override
+        public int outputOffset(int row) {
+            if (row < 0 || row >= nRows) throw new IndexOutOfBoundsException("row " + row + " of " + nRows);
+            if (!lastStage) return row * cfg.nEmbd();
+            if (outIndex[row] < 0) throw new IllegalArgumentException("row " + row + " did not ask for output");
+            return outIndex[row] * cfg.vocabSize();
+        }
+
+        @Override
+        public int outputWidth() { return lastStage ? cfg.vocabSize() : cfg.nEmbd(); }
+    }
+}

@@ -1,0 +1,77 @@
+package dgr.engine.llama;
+
+import dgr.engine.kernel.RowDecoder;
+import dgr.engine.kernel.WeightMatrix;
+import dgr.gguf.GgufArtifact;
+import dgr.gguf.TensorInfo;
+
+/**
+ * The tensors one stage needs: layers {@code [first, end)}, plus token embeddings on the first
+ * stage and final norm + output projection on the last. Matrices stay in the mapped file.
+ */
+record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, WeightMatrix output) {
+
+    record Layer(float[] attnNorm, WeightMatrix wq, WeightMatrix wk, WeightMatrix wv, float[] bq, float[] bk, float[] bv,
+                 WeightMatrix wo, float[] ffnNorm, WeightMatrix gate, WeightMatrix up, WeightMatrix down) {}
+
+    static LlamaWeights load(GgufArtifact a, LlamaConfig c, int first, int end) {
+        boolean firstStage = first == 0, lastStage = end == c.nLayers();
+        WeightMatrix embd = firstStage ? matrix(a, "token_embd.weight", c.nEmbd(), c.vocabSize()) : null;
+        Layer[] layers = new Layer[end - first];
+        for (int l = first; l < end; l++) {
+            String p = "blk." + l + ".";
+            layers[l - first] = new Layer(
+                    vector(a, p + "attn_norm.weight", c.nEmbd()),
+                    matrix(a, p + "attn_q.weight", c.nEmbd(), c.qDim()),
+                    matrix(a, p + "attn_k.weight", c.nEmbd(), c.kvDim()),
+                    matrix(a, p + "attn_v.weight", c.nEmbd(), c.kvDim()),
+                    optionalVector(a, p + "attn_q.bias", c.qDim()),
+                    optionalVector(a, p + "attn_k.bias", c.kvDim()),
+                    optionalVector(a, p + "attn_v.bias", c.kvDim()),
+                    matrix(a, p + "attn_output.weight", c.qDim(), c.nEmbd()),
+                    vector(a, p + "ffn_norm.weight", c.nEmbd()),
+                    matrix(a, p + "ffn_gate.weight", c.nEmbd(), c.nFf()),
+                    matrix(a, p + "ffn_up.weight", c.nEmbd(), c.nFf()),
+                    matrix(a, p + "ffn_down.weight", c.nFf(), c.nEmbd()));
+        }
+        float[] outNorm = null;
+        WeightMatrix out = null;
+        if (lastStage) {
+            outNorm = vector(a, "output_norm.weight", c.nEmbd());
+            // Tied embeddings: without output.weight the token embedding matrix projects to logits.
+            out = a.tensorOrNull("output.weight") != null
+                    ? matrix(a, "output.weight", c.nEmbd(), c.vocabSize())
+                    : matrix(a, "token_embd.weight", c.nEmbd(), c.vocabSize());
+        }
+        return new LlamaWeights(embd, layers, outNorm, out);
+    }
+
+    private static WeightMatrix matrix(GgufArtifact a, String name, int cols, int rows) {
+        TensorInfo t = a.tensor(name);
+        WeightMatrix m = WeightMatrix.of(t);
+        if (m.cols() != cols || m.rows() != rows) {
+            throw new IllegalArgumentException(a.path() + ": tensor '" + name + "' has shape " + t.shapeString()
+                    + ", expected [" + cols + ", " + rows + "]");
+        }
+        return m;
+    }
+
+    private static float[] vector(GgufArtifact a, String name, int n) {
+        TensorInfo t = a.tensor(name);
+        if (t.elementCount() != n) {
+            throw new IllegalArgumentException(a.path() + ": tensor '" + name + "' has " + t.elementCount()
+                    + " values, expected " + n);
+        }
+        if (t.type().isQuantized() || !RowDecoder.supports(t.type())) {
+            throw new IllegalArgumentException(a.path() + ": tensor '" + name + "' has type " + t.type()
+                    + ", expected F32, F16 or BF16");
+        }
+        float[] v = new float[n];
+        RowDecoder.decode(t.type(), t.data(), 0, v, 0, n);
+        return v;
+    }
+
+    private static float[] optionalVector(GgufArtifact a, String name, int n) {
+        return a.tensorOrNull(name) == null ? null : vector(a, name, n);
+    }
+}

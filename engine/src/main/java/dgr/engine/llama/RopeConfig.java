@@ -1,0 +1,65 @@
+package dgr.engine.llama;
+
+import dgr.engine.kernel.RowDecoder;
+import dgr.gguf.GgmlType;
+import dgr.gguf.GgufArtifact;
+import dgr.gguf.Metadata;
+import dgr.gguf.TensorInfo;
+import java.util.Arrays;
+import java.util.Locale;
+
+/**
+ * Rotary position embedding settings, as llama.cpp applies them.
+ *
+ * @param neox         false: llama's "normal" pairing (2i, 2i+1); true: NeoX pairing (i, i + nRot/2)
+ * @param nRot         leading dimensions of each head that rotate
+ * @param freqBase     theta base
+ * @param scaling      {@code none}, {@code linear} or {@code yarn}
+ * @param factor       context scaling factor (freq_scale = 1 / factor)
+ * @param origContext  YaRN's original context length
+ * @param attnFactor   YaRN magnitude factor
+ * @param freqFactors  per-pair divisors of the frequency (Llama-3 {@code rope_freqs.weight}), or null
+ */
+public record RopeConfig(boolean neox, int nRot, double freqBase, String scaling, double factor, int origContext,
+                         double attnFactor, float[] freqFactors) {
+
+    static RopeConfig from(GgufArtifact a, String p, int headDim) {
+        Metadata md = a.metadata();
+        int nRot = md.getInt(p + "rope.dimension_count", headDim);
+        double base = md.has(p + "rope.freq_base") ? md.getDouble(p + "rope.freq_base") : 10000.0;
+        String scaling = md.getString(p + "rope.scaling.type", "none").toLowerCase(Locale.ROOT);
+        double factor = md.has(p + "rope.scaling.factor") ? md.getDouble(p + "rope.scaling.factor") : 1.0;
+        if (md.has(p + "rope.scale_linear")) {
+            scaling = "linear";
+            factor = md.getDouble(p + "rope.scale_linear");
+        }
+        if (!scaling.equals("none") && !scaling.equals("linear") && !scaling.equals("yarn")) {
+            throw new IllegalArgumentException(a.path() + ": rope scaling '" + scaling + "' is not supported (none, linear, yarn)");
+        }
+        if (factor == 0.0) factor = 1.0;
+        int orig = md.getInt(p + "rope.scaling.original_context_length", md.getInt(p + "context_length", 2048));
+        double attn = md.has(p + "rope.scaling.attn_factor") ? md.getDouble(p + "rope.scaling.attn_factor") : 1.0;
+        float[] ff = null;
+        TensorInfo t = a.tensorOrNull("rope_freqs.weight");
+        if (t != null) {
+            if (t.type() != GgmlType.F32 || t.elementCount() != nRot / 2) {
+                throw new IllegalArgumentException(a.path() + ": rope_freqs.weight must be F32 with " + nRot / 2
+                        + " values, found " + t);
+            }
+            ff = new float[nRot / 2];
+            RowDecoder.decode(GgmlType.F32, t.data(), 0, ff, 0, ff.length);
+        }
+        return new RopeConfig(false, nRot, base, scaling, factor, orig, attn, ff);
+    }
+
+    public RopeConfig withNeox(boolean n) {
+        return new RopeConfig(n, nRot, freqBase, scaling, factor, origContext, attnFactor, freqFactors);
+    }
+
+    /** Canonical text for the recipe: every setting that changes the numbers. */
+    public String canonical() {
+        return (neox ? "neox" : "normal") + ";n_rot=" + nRot + ";base=" + freqBase + ";scaling=" + scaling
+                + ";factor=" + factor + ";orig_ctx=" + origContext + ";attn_factor=" + attnFactor
+                + ";freq_factors=" + (freqFactors == null ? "none" : Integer.toHexString(Arrays.hashCode(freqFactors)));
+    }
+}

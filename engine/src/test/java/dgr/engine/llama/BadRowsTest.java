@@ -1,0 +1,101 @@
+package dgr.engine.llama;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dgr.engine.Batch;
+import dgr.engine.Engine;
+import dgr.engine.EngineOptions;
+import dgr.engine.Engines;
+import dgr.engine.StateSlot;
+import dgr.gguf.GgufWriter;
+import dgr.gguf.MetaValue;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** DESIGN.md contract 6: bad rows get a precise IllegalArgumentException and touch no slot. */
+class BadRowsTest {
+    static Engine engine;
+
+    @BeforeAll
+    static void load() {
+        engine = Engines.load(TinyModels.model("Q8_0"),
+                EngineOptions.defaults().withThreads(1).withMaxRows(8).withContextLength(16));
+    }
+
+    @AfterAll
+    static void close() {
+        engine.close();
+    }
+
+    private static void rejects(Batch b, String message, StateSlot... untouched) {
+        int[] before = new int[untouched.length];
+        for (int i = 0; i < untouched.length; i++) before[i] = untouched[i].length();
+        assertThatThrownBy(() -> engine.forward(b)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining(message);
+        for (int i = 0; i < untouched.length; i++) assertThat(untouched[i].length()).isEqualTo(before[i]);
+    }
+
+    @Test
+    void rowsBreakingTheBatchRulesAreRejectedBeforeAnySlotChanges() {
+        try (StateSlot a = engine.openSlot(); StateSlot c = engine.openSlot()) {
+            TinyModels.prefill(engine, a, new int[] {1, 2, 3});
+            Batch b = new Batch(8, engine.boundarySchema().rowWidth());
+
+            b.addToken(c, 0, 5, true);
+            b.addToken(a, 4, 5, true);
+            rejects(b, "row 1: position 4 but the session's next position is 3", a, c);
+
+            b.clear();
+            b.addToken(a, 3, 1025, true);
+            rejects(b, "token 1025 is outside the vocabulary", a);
+
+            b.clear();
+            b.addToken(a, 3, 7, false);
+            b.addToken(c, 0, 7, false);
+            b.addToken(a, 4, 7, true);
+            rejects(b, "row 2: rows of one session must be consecutive", a, c);
+
+            b.clear();
+            for (int p = 0; p < 8; p++) b.addToken(c, p, 9, false);
+            engine.forward(b);
+            b.clear();
+            for (int p = 8; p < 16; p++) b.addToken(c, p, 9, false);
+            engine.forward(b);
+            b.clear();
+            b.addToken(c, 16, 9, true);
+            rejects(b, "row 0: position 16 is past the context length 16", c);
+            assertThat(c.length()).isEqualTo(16);
+            assertThat(c.bytes()).isEqualTo(engine.stateLayout().bytesForTokens(16));
+        }
+    }
+
+    @Test
+    void slotsFromElsewhereOrClosedAreRejected() {
+        StateSlot closed = engine.openSlot();
+        closed.close();
+        assertThat(closed.bytes()).isZero();
+        Batch b = new Batch(4, engine.boundarySchema().rowWidth());
+        b.addToken(closed, 0, 1, true);
+        rejects(b, "row 0: state slot is closed");
+        try (Engine other = Engines.load(TinyModels.model("Q8_0"), EngineOptions.defaults().withThreads(1).withMaxRows(4));
+             StateSlot foreign = other.openSlot()) {
+            b.clear();
+            b.addToken(foreign, 0, 1, true);
+            rejects(b, "row 0: state slot was not opened by this engine", foreign);
+        }
+    }
+
+    @Test
+    void unknownArchitectureNamesTheFileAndWhatIsSupported(@TempDir Path dir) throws Exception {
+        Path f = dir.resolve("gpt2.gguf");
+        new GgufWriter().put("general.architecture", MetaValue.of("gpt2")).write(f);
+        assertThat(Files.exists(f)).isTrue();
+        assertThatThrownBy(() -> Engines.load(f, EngineOptions.defaults()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("unsupported architecture 'gpt2' in " + f + "; dgr supports llama, deepseek4");
+    }
+}

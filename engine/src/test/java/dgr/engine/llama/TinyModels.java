@@ -1,0 +1,76 @@
+package dgr.engine.llama;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dgr.engine.Batch;
+import dgr.engine.Engine;
+import dgr.engine.EngineOptions;
+import dgr.engine.Engines;
+import dgr.engine.ForwardResult;
+import dgr.engine.StateSlot;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URISyntaxException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/** The llama-tiny conformance fixtures copied into test resources, and small driving helpers. */
+final class TinyModels {
+    static final String[] TYPES = {"F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K_M", "Q4_K_M",
+            "Q5_K_M", "Q6_K"};
+
+    static {
+        // Keep the sha256 sidecar cache out of the developer's home during tests.
+        try {
+            System.setProperty("dgr.cache.dir", Files.createTempDirectory("dgr-test-cache").toString());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private TinyModels() {}
+
+    static Path model(String type) {
+        return resource("llama-tiny-" + type + ".gguf");
+    }
+
+    static Path resource(String name) {
+        try {
+            return Path.of(TinyModels.class.getResource("/conformance/models/" + name).toURI());
+        } catch (URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static JsonNode ref(String type) throws IOException {
+        return new ObjectMapper().readTree(resource("llama-tiny-" + type + ".ref.json").toFile());
+    }
+
+    static float[] refLogits(String type) throws IOException {
+        ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(resource("llama-tiny-" + type + ".ref.f32")))
+                .order(ByteOrder.LITTLE_ENDIAN);
+        float[] f = new float[b.remaining() / 4];
+        b.asFloatBuffer().get(f);
+        return f;
+    }
+
+    static Engine load(String type, EngineOptions.Kind kind, int threads, int maxRows) {
+        return Engines.load(model(type), EngineOptions.defaults().withKind(kind).withThreads(threads).withMaxRows(maxRows));
+    }
+
+    /** Feeds tokens to one slot as one batch, every row asking for output; returns the result. */
+    static ForwardResult prefill(Engine e, StateSlot slot, int[] tokens) {
+        Batch b = new Batch(tokens.length, e.boundarySchema().rowWidth());
+        for (int i = 0; i < tokens.length; i++) b.addToken(slot, slot.length() + i, tokens[i], true);
+        return e.forward(b);
+    }
+
+    /** Argmax, lowest id on ties. */
+    static int argmax(float[] a, int off, int n) {
+        int best = 0;
+        for (int i = 1; i < n; i++) if (a[off + i] > a[off + best]) best = i;
+        return best;
+    }
+}

@@ -1,0 +1,4 @@
+package dgr.node.api;
+
+/** A checked {@code POST /v1/completions} body. */
+public record CompletionRequest(GenerationParams params, PromptInput prompt) {}

@@ -1,0 +1,178 @@
+package dgr.node.http;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dgr.node.api.ApiError;
+import dgr.node.api.ErrorBody;
+import dgr.node.api.GenerationParams;
+import dgr.node.api.ResponseFormat;
+import dgr.node.api.Usage;
+import dgr.node.model.ServedModel;
+import dgr.runtime.FinishReason;
+import dgr.runtime.Session;
+import dgr.runtime.SessionEvent;
+import dgr.runtime.SessionRequest;
+import dgr.runtime.Submission;
+import dgr.runtime.TokenStream;
+import io.helidon.http.HeaderNames;
+import io.helidon.http.Status;
+import io.helidon.webserver.http.ServerResponse;
+import java.io.OutputStream;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Runs one API generation: checks the prompt against the context, submits a session, and writes its
+ * events as one JSON answer or as a server-sent event stream. The request's virtual thread blocks on
+ * the session's {@link TokenStream}; a failed write means the client is gone and cancels the session.
+ */
+final class Generation {
+    /** The scheduler's documented cancellation message for an expired deadline. */
+    private static final String DEADLINE_MESSAGE = "deadline exceeded";
+
+    private final ObjectMapper mapper;
+    private final Duration timeout;
+
+    Generation(ObjectMapper mapper, Duration timeout) {
+        this.mapper = mapper;
+        this.timeout = timeout;
+    }
+
+    /**
+     * @param defaultMaxTokens max_tokens when the request gives none, or -1 for "the rest of the context"
+     * @param promptParam      the request field that held the prompt (for errors)
+     */
+    void run(ServedModel model, int[] prompt, GenerationParams params, ResponseFormat format, String tenant,
+             int defaultMaxTokens, String promptParam, ServerResponse res) throws InterruptedException {
+        int context = model.contextLength();
+        if (prompt.length >= context) {
+            throw ApiError.invalid("This model's maximum context length is " + context + " tokens. However, your "
+                    + "prompt has " + prompt.length + " tokens, leaving no room for completion.", promptParam,
+                    "context_length_exceeded");
+        }
+        int maxTokens;
+        if (params.maxTokens() != null) {
+            maxTokens = params.maxTokens();
+            if ((long) prompt.length + maxTokens > context) {
+                throw ApiError.invalid("This model's maximum context length is " + context + " tokens. However, you "
+                        + "requested " + ((long) prompt.length + maxTokens) + " tokens (" + prompt.length
+                        + " in the prompt, " + maxTokens + " for the completion). Please reduce the prompt or "
+                        + "max_tokens.", "max_tokens", "context_length_exceeded");
+            }
+        } else {
+            maxTokens = defaultMaxTokens < 0 ? context - prompt.length : Math.min(defaultMaxTokens, context - prompt.length);
+        }
+
+        TokenStream stream = new TokenStream();
+        SessionRequest request = new SessionRequest(tenant, prompt, model.newSampler(params.sampling()),
+                model.stopConditions(maxTokens, params.stop()), model.newDecoder(), timeout, stream);
+        Session session = switch (model.scheduler().submit(request)) {
+            case Submission.Accepted a -> a.session();
+            case Submission.Rejected r -> throw rejection(r, promptParam);
+        };
+        String id = format.idPrefix() + HexFormat.of().formatHex(randomBytes());
+        long created = System.currentTimeMillis() / 1000;
+        try {
+            if (params.stream()) {
+                stream(session, stream, params, format, id, created, model.id(), res);
+            } else {
+                whole(stream, format, id, created, model.id(), res);
+            }
+        } finally {
+            // Whatever ended this request (a gone client, an interrupt, a bug), the session must not
+            // outlive it; cancelling an ended session does nothing.
+            session.cancel("request ended");
+        }
+    }
+
+    private void whole(TokenStream stream, ResponseFormat format, String id, long created, String model,
+                       ServerResponse res) throws InterruptedException {
+        StringBuilder text = new StringBuilder();
+        while (true) {
+            switch (stream.take()) {
+                case SessionEvent.TokenEvent t -> text.append(t.text());
+                case SessionEvent.Finished f -> {
+                    if (f.reason() == FinishReason.CANCELLED || f.reason() == FinishReason.ERROR) throw failure(f);
+                    Json.send(res, mapper, Status.OK_200,
+                            format.complete(id, created, model, text.toString(), f.reason().wireName(), Usage.of(f.accounting())));
+                    return;
+                }
+            }
+        }
+    }
+
+    private void stream(Session session, TokenStream stream, GenerationParams params, ResponseFormat format,
+                        String id, long created, String model, ServerResponse res) throws InterruptedException {
+        res.status(Status.OK_200);
+        res.header(HeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
+        res.header(HeaderNames.CACHE_CONTROL, "no-cache");
+        try (OutputStream out = res.outputStream()) {
+            SseWriter sse = new SseWriter(out, mapper);
+            ObjectNode opening = format.opening(id, created, model);
+            if (opening != null) sse.event(withUsageField(opening, params));
+            while (true) {
+                switch (stream.take()) {
+                    case SessionEvent.TokenEvent t -> {
+                        if (!t.text().isEmpty()) sse.event(withUsageField(format.delta(id, created, model, t.text()), params));
+                    }
+                    case SessionEvent.Finished f -> {
+                        if (f.reason() == FinishReason.CANCELLED || f.reason() == FinishReason.ERROR) {
+                            // Headers are gone: the error travels as an event, as OpenAI streams do.
+                            sse.event(ErrorBody.of(failure(f)));
+                        } else {
+                            sse.event(withUsageField(format.finish(id, created, model, f.reason().wireName()), params));
+                            if (params.includeUsage()) {
+                                sse.event(format.usageChunk(id, created, model, Usage.of(f.accounting())));
+                            }
+                        }
+                        sse.done();
+                        return;
+                    }
+                }
+            }
+        } catch (SseWriter.ClientGone gone) {
+            session.cancel("client disconnected");
+        } catch (java.io.IOException | java.io.UncheckedIOException closeFailed) {
+            // Closing the stream writes the last chunk; a client gone by then has all it asked for.
+            session.cancel("client disconnected");
+        }
+    }
+
+    /** With include_usage, OpenAI puts {@code "usage": null} on every chunk but the last. */
+    private static ObjectNode withUsageField(ObjectNode chunk, GenerationParams params) {
+        if (params.includeUsage()) chunk.putNull("usage");
+        return chunk;
+    }
+
+    private static ApiError failure(SessionEvent.Finished f) {
+        if (f.reason() == FinishReason.CANCELLED && DEADLINE_MESSAGE.equals(f.message())) {
+            return new ApiError(504, "timeout_error", "The request exceeded the server's request timeout after "
+                    + f.accounting().generatedTokens() + " generated tokens.", null, "request_timeout");
+        }
+        if (f.reason() == FinishReason.CANCELLED) {
+            return new ApiError(503, "server_error", "The request was cancelled: " + f.message() + ".", null,
+                    "cancelled");
+        }
+        return new ApiError(500, "server_error", "The model failed while generating; the request was ended.",
+                null, "generation_failed");
+    }
+
+    private static ApiError rejection(Submission.Rejected r, String promptParam) {
+        return switch (r.reason()) {
+            case OVER_CAPACITY -> new ApiError(429, "rate_limit_error",
+                    "The server's queue is full; retry after a moment.", null, "queue_full");
+            case EXCEEDS_CONTEXT -> ApiError.invalid(r.message(), promptParam, "context_length_exceeded");
+            case EXCEEDS_STATE_BUDGET -> ApiError.invalid(r.message(), promptParam, "state_budget_exceeded");
+            case INVALID_REQUEST -> ApiError.invalid(r.message(), promptParam);
+            case CLOSED -> new ApiError(503, "server_error", "The model is shutting down.", null, "unavailable");
+        };
+    }
+
+    private static byte[] randomBytes() {
+        byte[] b = new byte[12];
+        ThreadLocalRandom.current().nextBytes(b);
+        return b;
+    }
+
+}

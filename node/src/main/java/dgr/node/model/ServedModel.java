@@ -1,0 +1,127 @@
+package dgr.node.model;
+
+import dgr.engine.Engine;
+import dgr.engine.EngineOptions;
+import dgr.engine.Engines;
+import dgr.engine.tokenizer.Tokenizer;
+import dgr.node.ModelSpec;
+import dgr.node.api.ApiError;
+import dgr.node.api.ChatMessage;
+import dgr.node.api.SamplingParams;
+import dgr.node.metrics.Load;
+import dgr.node.metrics.NodeMetrics;
+import dgr.runtime.Scheduler;
+import dgr.runtime.SchedulerConfig;
+import dgr.runtime.StopConditions;
+import dgr.runtime.TextDecoder;
+import dgr.runtime.TokenSampler;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.IntStream;
+
+/**
+ * One model a node serves: its engine, its scheduler (one per engine), its tokenizer and chat
+ * template, and the adapters that turn an API request's settings into a session's sampler, decoder
+ * and stop conditions.
+ */
+public final class ServedModel implements AutoCloseable {
+    private final String id;
+    private final Path path;
+    private final Engine engine;
+    private final Scheduler scheduler;
+    private final Tokenizer tokenizer;
+    private final ChatFormatter chat;
+    private final int[] endTokenIds;
+    private final long created;
+
+    private ServedModel(String id, Path path, Engine engine, Scheduler scheduler, Tokenizer tokenizer) {
+        this.id = id;
+        this.path = path;
+        this.engine = engine;
+        this.scheduler = scheduler;
+        this.tokenizer = tokenizer;
+        this.chat = ChatFormatter.of(tokenizer);
+        this.endTokenIds = IntStream.range(0, tokenizer.vocabSize()).filter(tokenizer::isEndOfGeneration).toArray();
+        this.created = System.currentTimeMillis() / 1000;
+    }
+
+    /**
+     * Loads the engine (its row limit set to the scheduler's {@code maxBatchTokens}), builds the
+     * tokenizer from the file's metadata, and starts the scheduler with the metrics listening.
+     */
+    public static ServedModel load(ModelSpec spec, EngineOptions engineOptions, SchedulerConfig config,
+                                   NodeMetrics metrics) {
+        Engine engine = Engines.load(spec.path(), engineOptions.withMaxRows(config.maxBatchTokens()));
+        try {
+            Tokenizer tokenizer = Tokenizer.fromMetadata(engine.info().metadata());
+            Scheduler scheduler = new Scheduler(engine, config);
+            ServedModel m = new ServedModel(spec.id(), spec.path(), engine, scheduler, tokenizer);
+            scheduler.addListener(metrics.register(spec.id(), config.maxBatchRows(), m::load));
+            scheduler.start();
+            return m;
+        } catch (RuntimeException e) {
+            engine.close();
+            throw e;
+        }
+    }
+
+    public String id() { return id; }
+
+    public Path path() { return path; }
+
+    public Engine engine() { return engine; }
+
+    public Scheduler scheduler() { return scheduler; }
+
+    /** Unix seconds when this model was loaded ({@code created} in {@code /v1/models}). */
+    public long created() { return created; }
+
+    public int contextLength() { return engine.recipe().contextLength(); }
+
+    public Load load() {
+        return new Load(scheduler.runningCount(), scheduler.waitingCount(), scheduler.stateBytesInUse(),
+                scheduler.config().stateBudgetBytes());
+    }
+
+    /**
+     * Completion prompt text to ids the way llama.cpp's server does: BOS when the vocabulary asks
+     * for it, and special-token text recognised as special tokens.
+     */
+    public int[] encodePrompt(String text) {
+        return tokenizer.encode(text, tokenizer.addBosByDefault(), true);
+    }
+
+    /** Token ids outside the vocabulary are the caller's error, named before anything is queued. */
+    public void checkTokenIds(int[] ids) {
+        for (int i = 0; i < ids.length; i++) {
+            if (ids[i] >= tokenizer.vocabSize()) {
+                throw ApiError.invalid("prompt token id " + ids[i] + " at index " + i + " is outside the vocabulary"
+                        + " [0, " + tokenizer.vocabSize() + ") of model '" + id + "'.", "prompt");
+            }
+        }
+    }
+
+    /** The conversation rendered with the model's chat template and tokenized. */
+    public int[] encodeChat(List<ChatMessage> messages) {
+        return chat.encode(messages);
+    }
+
+    /** End-of-generation ids plus {@code maxTokens} and the request's stop strings. */
+    public StopConditions stopConditions(int maxTokens, List<String> stop) {
+        return StopConditions.maxTokens(maxTokens).withEndTokens(endTokenIds).withStopStrings(stop.toArray(String[]::new));
+    }
+
+    public TextDecoder newDecoder() {
+        return tokenizer.detokenizer()::push;
+    }
+
+    public TokenSampler newSampler(SamplingParams p) {
+        return Samplers.of(p, tokenizer.vocabSize());
+    }
+
+    @Override
+    public void close() {
+        scheduler.close();
+        engine.close();
+    }
+}

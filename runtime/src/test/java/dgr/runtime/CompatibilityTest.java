@@ -1,0 +1,97 @@
+package dgr.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dgr.runtime.SchedulerEvent.IterationEvent;
+import dgr.runtime.SchedulerEvent.SessionAdmitted;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/** DESIGN.md contract 3: two engines and two recipes side by side; no batch ever held two keys. */
+class CompatibilityTest {
+
+    @Test
+    void twoEnginesWithTwoRecipesNeverShareABatchAndEachBatchHoldsOneKey() throws Exception {
+        // A split engine (prefill and decode are different keys) and a mixed one, different recipes.
+        FakeEngine split = new FakeEngine("java-simd", false, 64, 64, 512, 100, "recipe-a");
+        FakeEngine mixed = new FakeEngine("java-scalar", true, 64, 64, 512, 120, "recipe-b");
+        assertThat(split.recipe().id()).isNotEqualTo(mixed.recipe().id());
+        SchedulerConfig config = SchedulerConfig.defaults().withBatch(4, 16).withMaxPrefillChunk(5)
+                .withPolicy(SchedulingPolicy.MIXED);
+        EventLog shared = new EventLog();
+        Map<Scheduler, EventLog> own = new HashMap<>();
+        Map<Scheduler, Map<Long, Integer>> promptLengths = new HashMap<>();
+        List<Session> all = new ArrayList<>();
+        SplittableRandom rnd = new SplittableRandom(42);
+        try (Scheduler a = new Scheduler(split, config.withStateBudgetBytes(40_000));
+             Scheduler b = new Scheduler(mixed, config.withStateBudgetBytes(60_000))) {
+            for (Scheduler s : List.of(a, b)) {
+                EventLog log = new EventLog();
+                own.put(s, log);
+                s.addListener(log);
+                s.addListener(shared);
+                promptLengths.put(s, new HashMap<>());
+                for (int i = 0; i < 10; i++) {
+                    int[] prompt = Runs.prompt(rnd, 1 + rnd.nextInt(30), 64);
+                    Session session = Runs.accepted(s.submit(SessionRequest.of("t" + i % 2, prompt, 1 + rnd.nextInt(20))));
+                    promptLengths.get(s).put(session.sequenceId(), prompt.length);
+                    all.add(session);
+                }
+            }
+            a.start();
+            b.start();
+            for (Session s : all) s.completion().get();
+            assertThat(a.stateBytesInUse()).isZero();
+            assertThat(b.reservedBytes()).isZero();
+        }
+        checkOneKeyPerBatch(split, own.get(findScheduler(own, split)), promptLengths.get(findScheduler(own, split)));
+        checkOneKeyPerBatch(mixed, own.get(findScheduler(own, mixed)), promptLengths.get(findScheduler(own, mixed)));
+
+        var keys = shared.iterations().stream().map(IterationEvent::key).distinct().toList();
+        assertThat(keys).extracting(CompatibilityKey::phaseClass)
+                .containsExactlyInAnyOrder(PhaseClass.PREFILL, PhaseClass.DECODE, PhaseClass.MIXED);
+        assertThat(keys).extracting(CompatibilityKey::recipeId).containsOnly(split.recipe().id(), mixed.recipe().id());
+        // The mixed path really mixed: some batch held a prefill chunk and decode rows together.
+        assertThat(own.get(findScheduler(own, mixed)).iterations())
+                .anySatisfy(e -> assertThat(e.prefillRows() > 0 && e.decodeRows() > 0).isTrue());
+        assertThat(split.openSlots()).isZero();
+        assertThat(mixed.openSlots()).isZero();
+    }
+
+    private static Scheduler findScheduler(Map<Scheduler, EventLog> own, FakeEngine e) {
+        return own.keySet().stream().filter(s -> s.engine() == e).findFirst().orElseThrow();
+    }
+
+    /** Classifies every recorded row of the engine by its session's prompt length, batch by batch. */
+    private static void checkOneKeyPerBatch(FakeEngine engine, EventLog log, Map<Long, Integer> promptLengthBySeq) {
+        // The fake opens slot ids in order, and the scheduler opens slots in admission order.
+        List<SessionAdmitted> admitted = log.of(SessionAdmitted.class);
+        List<IterationEvent> iterations = log.iterations();
+        List<FakeEngine.BatchRecord> batches = engine.batches();
+        assertThat(batches).hasSameSizeAs(iterations);
+        for (int i = 0; i < batches.size(); i++) {
+            IterationEvent e = iterations.get(i);
+            assertThat(e.key().engine()).isEqualTo(engine.id());
+            assertThat(e.key().recipeId()).isEqualTo(engine.recipe().id());
+            assertThat(e.key().stateLayoutId()).isEqualTo(engine.stateLayout().id());
+            int prefillRows = 0;
+            int decodeRows = 0;
+            for (FakeEngine.Row row : batches.get(i).rows()) {
+                long seq = admitted.get(row.slotId()).sequenceId();
+                if (row.position() < promptLengthBySeq.get(seq)) prefillRows++;
+                else decodeRows++;
+            }
+            switch (e.key().phaseClass()) {
+                case PREFILL -> assertThat(decodeRows).as("decode rows in a prefill batch").isZero();
+                case DECODE -> assertThat(prefillRows).as("prefill rows in a decode batch").isZero();
+                case MIXED -> assertThat(engine.features().mixedPrefillDecode()).isTrue();
+            }
+            assertThat(decodeRows).isEqualTo(e.decodeRows());
+            assertThat(prefillRows + decodeRows).isEqualTo(e.tokens());
+        }
+    }
+}
