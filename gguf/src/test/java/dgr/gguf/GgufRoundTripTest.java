@@ -157,13 +157,14 @@ class GgufRoundTripTest {
     }
 
     @Test
-    void aTensorSourceWithTheWrongByteCountLeavesNoFileBehind() {
+    void aTensorSourceWithTheWrongByteCountLeavesNoFileBehind() throws IOException {
         Path p = dir.resolve("bad.gguf");
         GgufWriter w = new GgufWriter().tensor("short", GgmlType.Q4_0, new long[] {64}, new byte[35]);
         assertThatThrownBy(() -> w.write(p))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("tensor 'short' produced 35 bytes, expected 36");
-        assertThat(p).doesNotExist();
-        assertThat(dir.resolve("bad.gguf.tmp")).doesNotExist();
+        try (var files = Files.list(dir)) {
+            assertThat(files).as("neither the file nor its temporary").isEmpty();
+        }
     }
 }

@@ -12,9 +12,9 @@ package dgr.runtime;
  *                                 (running), so every decode session gets a row in every decode
  *                                 batch. Default 16
  * @param maxBatchTokens           most token positions in one forward pass (≥ maxBatchRows, ≤ the
- *                                 engine's maxRows). Default 256 (capped by the engine)
+ *                                 engine's maxRows). Default 64, the engines' default maxRows
  * @param maxPrefillChunk          most prompt tokens of one session in one iteration, so one huge
- *                                 prompt cannot hold the others back. Default 64
+ *                                 prompt cannot hold the others back. Default 32
  * @param maxPrefillWaitIterations decode-first: a prefill waiting this many iterations gets the next
  *                                 one. Default 4
  * @param maxDecodeWaitIterations  decode-first: decode rows never wait more iterations than this in a
@@ -56,7 +56,7 @@ public record SchedulerConfig(SchedulingPolicy policy, int maxBatchRows, int max
     }
 
     public static SchedulerConfig defaults() {
-        return new SchedulerConfig(SchedulingPolicy.DECODE_FIRST, 16, 256, 64, 4, 1, 256, 1L << 30, true, 1, 2);
+        return new SchedulerConfig(SchedulingPolicy.DECODE_FIRST, 16, 64, 32, 4, 1, 256, 1L << 30, true, 1, 2);
     }
 
     public SchedulerConfig withPolicy(SchedulingPolicy p) {
@@ -121,7 +121,7 @@ public record SchedulerConfig(SchedulingPolicy policy, int maxBatchRows, int max
      * (docs/scheduler.md). With {@code k} sessions sure to get a chunk in each prefill-serving
      * iteration, a session is served within {@code ceil(maxBatchRows / k)} of them; mixed batches
      * serve prefill every iteration, decode-first at least once in every
-     * {@code maxPrefillWaitIterations + 1}.
+     * {@code max(1, maxPrefillWaitIterations) + 1}.
      */
     public int prefillWaitBound(boolean engineAcceptsMixed) {
         if (mixesOn(engineAcceptsMixed)) {
@@ -130,7 +130,9 @@ public record SchedulerConfig(SchedulingPolicy policy, int maxBatchRows, int max
             return ceilDiv(maxBatchRows, k) - 1;
         }
         int k = Math.max(1, maxBatchTokens / maxPrefillChunk);
-        return ceilDiv(maxBatchRows, k) * (maxPrefillWaitIterations + 1) - 1;
+        // Runs of iterations without prefill last at most maxPrefillWaitIterations, or 1 when that
+        // is 0 (a decode forced by maxDecodeWaitIterations after a prefill).
+        return ceilDiv(maxBatchRows, k) * (Math.max(1, maxPrefillWaitIterations) + 1) - 1;
     }
 
     /**

@@ -24,14 +24,14 @@ class CancellationTest {
         SchedulerConfig config = SchedulerConfig.defaults().withBatch(4, 16).withMaxPrefillChunk(5);
         try (Scheduler scheduler = new Scheduler(engine, config)) {
             Session other = Runs.accepted(scheduler.submit(SessionRequest.of("t", Runs.prompt(rnd, 6, 64), 50)));
-            for (int i = 0; i < 4; i++) scheduler.runIteration();
+            while (other.position() < 9) scheduler.runIteration();
             long before = scheduler.stateBytesInUse();
             long reservedBefore = scheduler.reservedBytes();
             TokenStream stream = new TokenStream();
             Session s = Runs.accepted(scheduler.submit(
                     SessionRequest.of("t", Runs.prompt(rnd, 40, 64), 10).withListener(stream)));
-            scheduler.runIteration();
-            scheduler.runIteration();
+            // Decode-first: the prefill gets its chunks once it has waited maxPrefillWaitIterations.
+            while (s.position() < 10) scheduler.runIteration();
             assertThat(s.phase()).isEqualTo(Phase.PREFILL);
             assertThat(s.position()).isBetween(1, 39);
             s.cancel();
@@ -44,10 +44,9 @@ class CancellationTest {
             assertThat(fin.accounting().promptTokens()).isEqualTo(s.position()).isEqualTo(rowsOfSlot(engine, 1));
             assertThat(fin.accounting().processedRows()).isEqualTo(rowsOfSlot(engine, 1));
             assertThat(stream.poll(0, TimeUnit.SECONDS)).isEqualTo(fin);
-            // Bytes back to the pre-session value once the other session's growth is set aside.
-            long otherGrowth = engine.stateLayout().bytesForTokens(other.position())
-                    - (before);
-            assertThat(scheduler.stateBytesInUse()).isEqualTo(before + otherGrowth);
+            // Bytes back to the pre-session value: only the other session's (grown) slot is left.
+            assertThat(before).isEqualTo(engine.stateLayout().bytesForTokens(9));
+            assertThat(scheduler.stateBytesInUse()).isEqualTo(engine.stateLayout().bytesForTokens(other.position()));
             assertThat(scheduler.reservedBytes()).isEqualTo(reservedBefore);
             assertThat(engine.openSlots()).isEqualTo(1);
         } catch (InterruptedException e) {
@@ -140,7 +139,7 @@ class CancellationTest {
                     .isEqualTo(new Submission.Rejected(RejectReason.INVALID_REQUEST, "prompt is empty"));
             assertThat(scheduler.submit(SessionRequest.of("t", new int[] {64}, 5)))
                     .extracting(r -> ((Submission.Rejected) r).reason()).isEqualTo(RejectReason.INVALID_REQUEST);
-            assertThat(scheduler.submit(SessionRequest.of("t", new int[] {1}, 512)))
+            assertThat(scheduler.submit(SessionRequest.of("t", new int[] {1}, 513)))
                     .extracting(r -> ((Submission.Rejected) r).reason()).isEqualTo(RejectReason.EXCEEDS_CONTEXT);
             assertThat(scheduler.submit(SessionRequest.of("t", new int[] {1, 2}, 20)))
                     .extracting(r -> ((Submission.Rejected) r).reason()).isEqualTo(RejectReason.EXCEEDS_STATE_BUDGET);

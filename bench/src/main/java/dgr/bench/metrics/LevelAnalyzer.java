@@ -88,15 +88,25 @@ public final class LevelAnalyzer {
     private LevelMetrics.Fairness fairness(Level level, List<RequestRecord> load, StallReport stalls,
                                            Map<String, Integer> clientsByTenant, boolean explicitTenants) {
         List<Check> checks = new ArrayList<>();
-        // Per-session service rate: decode tokens per second while the session was being served,
-        // so queueing (an admission matter) does not mask starvation among running sessions.
-        double[] rates = load.stream().filter(r -> r.ok() && r.tokenNanos().length > 1)
-                .mapToDouble(r -> (r.outputTokens() - 1) / ((r.endNanos() - r.firstTokenNanos()) / 1e9))
-                .filter(x -> Double.isFinite(x) && x > 0).toArray();
+        // Per-session service rate once decoding, so queueing (an admission matter, covered by the
+        // tenant checks) does not mask starvation among running sessions. In-process it is counted in
+        // iterations (rows received ÷ iterations decodable), immune to other processes' noise; over
+        // HTTP it is tokens per second between the first and the last token.
+        double[] rates;
+        String how;
+        if (stalls != null) {
+            rates = stalls.decodeServiceRates();
+            how = "decode rows received ÷ iterations decodable, per session";
+        } else {
+            rates = load.stream().filter(r -> r.ok() && r.tokenNanos().length > 1)
+                    .mapToDouble(r -> (r.outputTokens() - 1) / ((r.endNanos() - r.firstTokenNanos()) / 1e9))
+                    .filter(x -> Double.isFinite(x) && x > 0).toArray();
+            how = "(output tokens - 1) / (last token - first token) in tokens/s, per session (wall clock)";
+        }
         Double jain = rates.length < 2 ? null : Jain.index(rates);
-        if (jain == null) checks.add(Check.skipped("jain_index", "not_applicable", "fewer than two sessions with two or more tokens"));
+        if (jain == null) checks.add(Check.skipped("jain_index", "not_applicable", "fewer than two decoding sessions"));
         else checks.add(Check.evaluate("jain_index", jain, ">=", thresholds.minJain(), "",
-                "Jain's index over per-session decode rates ((output tokens - 1) / (end - first token))"));
+                "Jain's index over per-session decode service rates: " + how));
 
         TenantService service = new TenantService(load, info.promptTokenWeight(), info.generatedTokenWeight());
         int rowLimit = info.rowLimit() > 0 ? info.rowLimit() : -1;

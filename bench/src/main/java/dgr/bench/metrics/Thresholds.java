@@ -9,5 +9,5 @@ package dgr.bench.metrics;
  *                             largest single request's service
  */
 public record Thresholds(double minJain, double minFairShareRatio, double serviceGapRequests) {
-    public static Thresholds defaults() { return new Thresholds(0.8, 0.75, 1.0); }
+    public static Thresholds defaults() { return new Thresholds(0.8, 0.5, 1.0); }
 }

@@ -19,7 +19,7 @@ public record Environment(String startedAt, String hostname, String cpuModel, in
 
     public static Environment capture(String dgrVersion, String commandLine) {
         var rt = ManagementFactory.getRuntimeMXBean();
-        return new Environment(Instant.now().toString(), hostname(), cpuModel(), Runtime.getRuntime().availableProcessors(),
+        return new Environment(Instant.now().toString(), readHostname(), readCpuModel(), Runtime.getRuntime().availableProcessors(),
                 memTotal(), System.getProperty("os.name") + " " + System.getProperty("os.version") + " "
                         + System.getProperty("os.arch"),
                 System.getProperty("java.vm.vendor") + " " + System.getProperty("java.vm.name") + " " + Runtime.version(),
@@ -30,7 +30,7 @@ public record Environment(String startedAt, String hostname, String cpuModel, in
         return new Recommendation.Machine(hostname, cpuModel, cores, memoryBytes, os, jvm);
     }
 
-    static String hostname() {
+    static String readHostname() {
         try {
             return InetAddress.getLocalHost().getHostName();
         } catch (IOException e) {
@@ -38,7 +38,7 @@ public record Environment(String startedAt, String hostname, String cpuModel, in
         }
     }
 
-    static String cpuModel() {
+    static String readCpuModel() {
         for (String line : lines("/proc/cpuinfo")) {
             if (line.startsWith("model name")) return line.substring(line.indexOf(':') + 1).strip();
         }

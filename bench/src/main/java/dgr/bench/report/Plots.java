@@ -64,6 +64,7 @@ public final class Plots {
     private static String[] cdf(RunResult run, String title, String xLabel, Function<RequestRecord, double[]> values,
                                 Path dir, String file) {
         XYChart c = chart(title, xLabel, "fraction of samples ≤ x");
+        int series = 0;
         for (LevelMetrics level : run.levels()) {
             double[] v = run.requests().stream().filter(r -> r.level().equals(level.label()) && !r.probe() && r.ok())
                     .flatMapToDouble(r -> Arrays.stream(values.apply(r))).filter(d -> !Double.isNaN(d)).sorted().toArray();
@@ -72,8 +73,9 @@ public final class Plots {
             for (int i = 0; i < v.length; i++) y[i] = (i + 1) / (double) v.length;
             XYSeries s = c.addSeries(level.label(), v, y);
             s.setMarker(SeriesMarkers.NONE);
+            series++;
         }
-        if (c.getSeriesMap().isEmpty()) c.addSeries("no samples", new double[] {0}, new double[] {0});
+        if (series == 0) c.addSeries("no samples", new double[] {0}, new double[] {0});
         return save(c, title, dir, file);
     }
 

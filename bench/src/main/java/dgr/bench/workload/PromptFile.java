@@ -35,7 +35,7 @@ public final class PromptFile {
             try {
                 n = json.readTree(line);
             } catch (IOException e) {
-                throw new IllegalArgumentException(where + ": not JSON: " + e.getOriginalMessage());
+                throw new IllegalArgumentException(where + ": not JSON: " + e.getMessage());
             }
             int max = n.path("max_tokens").asInt(0);
             JsonNode ids = n.get("prompt_token_ids");

@@ -30,6 +30,7 @@ final class SimdQ4_0 {
             long off = w.rowOffset(o);
             int b = 0;
             for (; b + 4 <= nRows; b += 4) rows4(m, off, nb, x, cols, b, out, rows, o, lanes);
+            if (b + 2 <= nRows) { rows2(m, off, nb, x, cols, b, out, rows, o, lanes); b += 2; }
             for (; b < nRows; b++) out[b * rows + o] = row1(m, off, nb, x, b * cols, lanes);
         }
     }
@@ -91,5 +92,34 @@ final class SimdQ4_0 {
         out[(b + 2) * rows + o] = sum8(lanes);
         a30.add(a31).intoArray(lanes, 0);
         out[(b + 3) * rows + o] = sum8(lanes);
+    }
+
+    /** Two batch rows per weight decode: the same per-row order as {@link #rows4}. */
+    private static void rows2(MemorySegment m, long off, int nb, float[] x, int cols, int b, float[] out, int rows, int o,
+                              float[] lanes) {
+        FloatVector a00 = FloatVector.zero(F), a01 = a00, a10 = a00, a11 = a00;
+        int x0 = b * cols, x1 = x0 + cols;
+        for (int k = 0; k < nb; k++, off += 18) {
+            FloatVector d = FloatVector.broadcast(F, Float.float16ToFloat(m.get(I16, off)));
+            ByteVector qa = ByteVector.fromMemorySegment(B8, m, off + 2, LE);
+            ByteVector qb = ByteVector.fromMemorySegment(B8, m, off + 10, LE);
+            FloatVector w0 = ((FloatVector) qa.and((byte) 15).sub((byte) 8).convertShape(VectorOperators.B2F, F, 0)).mul(d);
+            FloatVector w1 = ((FloatVector) qb.and((byte) 15).sub((byte) 8).convertShape(VectorOperators.B2F, F, 0)).mul(d);
+            int i = 32 * k;
+            a00 = w0.fma(FloatVector.fromArray(F, x, x0 + i), a00);
+            a01 = w1.fma(FloatVector.fromArray(F, x, x0 + i + 8), a01);
+            a10 = w0.fma(FloatVector.fromArray(F, x, x1 + i), a10);
+            a11 = w1.fma(FloatVector.fromArray(F, x, x1 + i + 8), a11);
+            FloatVector w2 = ((FloatVector) qa.lanewise(VectorOperators.LSHR, 4).sub((byte) 8).convertShape(VectorOperators.B2F, F, 0)).mul(d);
+            FloatVector w3 = ((FloatVector) qb.lanewise(VectorOperators.LSHR, 4).sub((byte) 8).convertShape(VectorOperators.B2F, F, 0)).mul(d);
+            a00 = w2.fma(FloatVector.fromArray(F, x, x0 + i + 16), a00);
+            a01 = w3.fma(FloatVector.fromArray(F, x, x0 + i + 24), a01);
+            a10 = w2.fma(FloatVector.fromArray(F, x, x1 + i + 16), a10);
+            a11 = w3.fma(FloatVector.fromArray(F, x, x1 + i + 24), a11);
+        }
+        a00.add(a01).intoArray(lanes, 0);
+        out[b * rows + o] = sum8(lanes);
+        a10.add(a11).intoArray(lanes, 0);
+        out[(b + 1) * rows + o] = sum8(lanes);
     }
 }

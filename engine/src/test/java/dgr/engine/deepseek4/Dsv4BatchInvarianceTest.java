@@ -97,4 +97,23 @@ class Dsv4BatchInvarianceTest {
             }
         }
     }
+
+    @Test
+    void aModelSplitIntoTwoStagesGivesBitIdenticalLogits() {
+        int[] p = Arrays.copyOf(text, 40);
+        float[][] whole = Dsv4Fixture.prefill(solo, solo.openSlot(), p, p.length);
+        try (Dsv4Engine a = Dsv4Engine.load(Dsv4Fixture.resource(Dsv4Fixture.MODEL), Dsv4Fixture.options(64).withSpan(0, 2));
+             Dsv4Engine z = Dsv4Engine.load(Dsv4Fixture.resource(Dsv4Fixture.MODEL), Dsv4Fixture.options(64).withSpan(2, 4))) {
+            assertThat(a.boundarySchema()).isEqualTo(z.boundarySchema());
+            int width = a.boundarySchema().rowWidth();
+            StateSlot sa = a.openSlot(), sz = z.openSlot();
+            Batch ba = new Batch(64, width), bz = new Batch(64, width);
+            for (int i = 0; i < p.length; i++) ba.addToken(sa, i, p[i], false);
+            ForwardResult ra = a.forward(ba);
+            assertThat(ra.outputWidth()).isEqualTo(width);
+            for (int i = 0; i < p.length; i++) bz.addBoundary(sz, i, ra.outputArray(), ra.outputOffset(i), true);
+            ForwardResult rz = z.forward(bz);
+            for (int i = 0; i < p.length; i++) assertThat(rz.copyOutput(i)).as("position %d", i).containsExactly(whole[i]);
+        }
+    }
 }

@@ -47,6 +47,7 @@ class Dsv4ConformanceTest {
                 if (d > worst) { worst = d; worstPos = p; }
             }
         }
+        System.out.printf("dsv4-tiny: max |logit - numpy_f64| = %.3g at position %d (tolerance %.3g)%n", worst, worstPos, tol);
         assertThat(worst).as("max |logit - ref| (at position %d)", worstPos).isLessThanOrEqualTo(tol);
 
         int[] got = new int[greedy.length];

@@ -38,7 +38,4 @@ final class Le {
 
     /** Rounds to binary16 to nearest even, as ggml's GGML_FP32_TO_FP16 (F16C on x86). */
     static void putF16(MemorySegment s, long off, float v) { s.set(I16, off, Float.floatToFloat16(v)); }
-
-    /** The value a float takes after a round trip through binary16 (what a reader of the block sees). */
-    static float roundF16(float v) { return Float.float16ToFloat(Float.floatToFloat16(v)); }
 }

@@ -116,7 +116,7 @@ public final class ServedModel implements AutoCloseable {
     }
 
     public TokenSampler newSampler(SamplingParams p) {
-        return Samplers.of(p, tokenizer.vocabSize());
+        return Samplers.of(p, engine.info().vocabSize(), contextLength());
     }
 
     @Override

@@ -1,0 +1,127 @@
+package dgr.cli;
+
+import dgr.engine.EngineOptions;
+import dgr.node.ModelSpec;
+import dgr.node.NodeConfig;
+import dgr.node.NodeServer;
+import dgr.runtime.SchedulerConfig;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Callable;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code dgr serve}: an OpenAI-compatible node over one scheduler per model. */
+@Command(name = "serve", mixinStandardHelpOptions = true,
+        description = "Serve models over an OpenAI-compatible HTTP API (/v1/completions, /v1/chat/completions,"
+                + " /v1/models, /v1/capabilities, /health, /metrics).")
+public final class ServeCommand implements Callable<Integer> {
+    private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)");
+
+    @Option(names = {"-m", "--model"}, description = "GGUF model file; repeat to serve several (default: the built-in llama-tiny Q4_0)")
+    List<Path> models = new ArrayList<>();
+
+    @Option(names = {"-a", "--alias"}, description = "id clients use for the model at the same position (default: file name without .gguf)")
+    List<String> aliases = new ArrayList<>();
+
+    @Option(names = "--host", defaultValue = "127.0.0.1", description = "address to bind (default: ${DEFAULT-VALUE})")
+    String host;
+
+    @Option(names = "--port", defaultValue = "8080", description = "port to bind; 0 picks a free one (default: ${DEFAULT-VALUE})")
+    int port;
+
+    @Option(names = "--api-key", description = "accepted bearer key, its own tenant; repeatable (none with no --keys-file: open)")
+    List<String> apiKeys = new ArrayList<>();
+
+    @Option(names = "--keys-file", description = "file of 'key tenant' lines")
+    Path keysFile;
+
+    @Option(names = "--request-timeout", description = "deadline of one generation, e.g. 30s, 2m, 500ms (default: none)")
+    String requestTimeout;
+
+    @Option(names = "--saturation", description = "saturation.json from 'dgr bench' (default: saturation.json beside the first model, if any)")
+    Path saturation;
+
+    @Option(names = {"-t", "--threads"}, description = "threads per forward pass (default: all cores)")
+    Integer threads;
+
+    @Option(names = "--engine", defaultValue = "simd", description = "simd (java-simd/1) or scalar (java-scalar/1)")
+    String engine;
+
+    @Option(names = {"-c", "--ctx-size"}, description = "context length per session (default: the model's, capped at 4096)")
+    Integer contextLength;
+
+    @Option(names = "--max-batch-rows", description = "most sessions per batch and running at once (default: the scheduler's)")
+    Integer maxBatchRows;
+
+    @Option(names = "--max-waiting", description = "most sessions waiting for admission; beyond it HTTP 429 (default: the scheduler's)")
+    Integer maxWaiting;
+
+    @Option(names = "--max-body-bytes", description = "largest request body (default: 4 MiB)")
+    Long maxBodyBytes;
+
+    @Override
+    public Integer call() throws Exception {
+        NodeServer node = NodeServer.start(config());
+        System.err.println("dgr serve: listening on http://" + node.host() + ":" + node.port() + " serving "
+                + node.models().all().stream().map(m -> m.id()).toList());
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            node.close();
+            stopped.countDown();
+        }, "dgr-serve-shutdown"));
+        stopped.await();
+        return 0;
+    }
+
+    NodeConfig config() {
+        List<Path> paths = models.isEmpty() ? List.of(DefaultModel.path()) : models;
+        if (aliases.size() > paths.size()) {
+            throw new IllegalArgumentException("--alias given " + aliases.size() + " times for " + paths.size() + " models");
+        }
+        List<ModelSpec> specs = new ArrayList<>();
+        for (int i = 0; i < paths.size(); i++) specs.add(new ModelSpec(paths.get(i), i < aliases.size() ? aliases.get(i) : null));
+        EngineOptions eo = switch (engine) {
+            case "simd" -> EngineOptions.defaults().withKind(EngineOptions.Kind.SIMD);
+            case "scalar" -> EngineOptions.defaults().withKind(EngineOptions.Kind.SCALAR);
+            default -> throw new IllegalArgumentException("--engine must be simd or scalar, not '" + engine + "'");
+        };
+        if (threads != null) {
+            if (threads < 1) throw new IllegalArgumentException("--threads must be at least 1");
+            eo = eo.withThreads(threads);
+        }
+        if (contextLength != null) eo = eo.withContextLength(contextLength);
+        SchedulerConfig sc = SchedulerConfig.defaults();
+        if (maxBatchRows != null) sc = sc.withBatch(maxBatchRows, Math.max(maxBatchRows, sc.maxBatchTokens()));
+        if (maxWaiting != null) sc = sc.withMaxWaitingSessions(maxWaiting);
+        NodeConfig c = NodeConfig.of(specs).withAddress(host, port).withKeys(apiKeys, keysFile).withEngine(eo)
+                .withScheduler(sc).withSaturationFile(saturation);
+        if (requestTimeout != null) c = c.withRequestTimeout(parseDuration(requestTimeout));
+        if (maxBodyBytes != null) c = c.withMaxBodyBytes(maxBodyBytes);
+        return c;
+    }
+
+    /** {@code 500ms}, {@code 30s}, {@code 2m}, {@code 1h}, or ISO-8601 ({@code PT30S}). */
+    static Duration parseDuration(String s) {
+        Matcher m = DURATION.matcher(s.trim());
+        if (m.matches()) {
+            long n = Long.parseLong(m.group(1));
+            return switch (m.group(2)) {
+                case "ms" -> Duration.ofMillis(n);
+                case "s" -> Duration.ofSeconds(n);
+                case "m" -> Duration.ofMinutes(n);
+                default -> Duration.ofHours(n);
+            };
+        }
+        try {
+            return Duration.parse(s.trim());
+        } catch (java.time.format.DateTimeParseException e) {
+            throw new IllegalArgumentException("--request-timeout: '" + s + "' is not a duration (e.g. 30s, 2m, 500ms)");
+        }
+    }
+}

@@ -1,0 +1,142 @@
+package dgr.engine.chat;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dgr.engine.tokenizer.Tokenizer;
+import dgr.gguf.GgufFile;
+import java.net.URISyntaxException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/** Expected prompts are written out by hand from each template's semantics. */
+class ChatTemplateTest {
+    /** Meta-Llama-3-8B-Instruct's template (its JSON "\n\n" are real newlines inside the Jinja strings). */
+    static final String LLAMA3 = "{% set loop_messages = messages %}{% for message in loop_messages %}"
+            + "{% set content = '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'"
+            + "+ message['content'] | trim + '<|eot_id|>' %}{% if loop.index0 == 0 %}"
+            + "{% set content = bos_token + content %}{% endif %}{{ content }}{% endfor %}"
+            + "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}{% endif %}";
+
+    /** Llama-2-7b-chat-hf's template (here "\\n" is a Jinja escape, as in the JSON). */
+    static final String LLAMA2 = "{% if messages[0]['role'] == 'system' %}{% set loop_messages = messages[1:] %}"
+            + "{% set system_message = messages[0]['content'] %}{% else %}{% set loop_messages = messages %}"
+            + "{% set system_message = false %}{% endif %}{% for message in loop_messages %}"
+            + "{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}"
+            + "{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}"
+            + "{% if loop.index0 == 0 and system_message != false %}"
+            + "{% set content = '<<SYS>>\\n' + system_message + '\\n<</SYS>>\\n\\n' + message['content'] %}"
+            + "{% else %}{% set content = message['content'] %}{% endif %}"
+            + "{% if message['role'] == 'user' %}{{ bos_token + '[INST] ' + content.strip() + ' [/INST]' }}"
+            + "{% elif message['role'] == 'assistant' %}{{ ' '  + content.strip() + ' ' + eos_token }}{% endif %}"
+            + "{% endfor %}";
+
+    /** Mistral-7B-Instruct-v0.1's template. */
+    static final String MISTRAL = "{{ bos_token }}{% for message in messages %}"
+            + "{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}"
+            + "{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}"
+            + "{% if message['role'] == 'user' %}{{ '[INST] ' + message['content'] + ' [/INST]' }}"
+            + "{% elif message['role'] == 'assistant' %}{{ message['content'] + eos_token + ' ' }}"
+            + "{% else %}{{ raise_exception('Only user and assistant roles are supported!') }}{% endif %}{% endfor %}";
+
+    @Test
+    void llama3HeadersTrimmedContentAndBosOnTheFirstMessage() {
+        String out = ChatTemplate.of(LLAMA3).render(
+                List.of(ChatMessage.system("You are a bot."), ChatMessage.user("  Hi there!\n")),
+                true, "<|begin_of_text|>", "<|eot_id|>");
+        assertThat(out).isEqualTo("<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nYou are a bot.<|eot_id|>"
+                + "<|start_header_id|>user<|end_header_id|>\n\nHi there!<|eot_id|>"
+                + "<|start_header_id|>assistant<|end_header_id|>\n\n");
+    }
+
+    @Test
+    void llama3WithoutGenerationPromptEndsAfterTheLastTurn() {
+        String out = ChatTemplate.of(LLAMA3).render(List.of(ChatMessage.user("Hi")), false, "<|begin_of_text|>", "");
+        assertThat(out).isEqualTo("<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>");
+    }
+
+    @Test
+    void qwenChatMlTemplateFromTheGgufAddsTheDefaultSystemPrompt() throws URISyntaxException {
+        Path gguf = Path.of(getClass().getResource("/conformance/tokenizer/ggml-vocab-qwen2.gguf").toURI());
+        Tokenizer tok;
+        try (GgufFile f = GgufFile.open(gguf)) {
+            tok = Tokenizer.fromMetadata(f.metadata());
+        }
+        ChatTemplate t = ChatTemplate.forModel(tok.chatTemplate());
+        assertThat(t.isFallback()).isFalse();
+        String out = t.render(List.of(ChatMessage.user("Hello")), true, "", "<|endoftext|>");
+        assertThat(out).isEqualTo("<|im_start|>system\nYou are a helpful assistant<|im_end|>\n"
+                + "<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n");
+        String withSystem = t.render(List.of(ChatMessage.system("Be terse."), ChatMessage.user("Hello")), false, "", "");
+        assertThat(withSystem).isEqualTo("<|im_start|>system\nBe terse.<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n");
+        int[] ids = tok.encode(out, false, true);
+        assertThat(tok.piece(ids[0])).isEqualTo("<|im_start|>");
+    }
+
+    @Test
+    void llama2FoldsTheSystemPromptIntoTheFirstInstruction() {
+        String out = ChatTemplate.of(LLAMA2).render(List.of(ChatMessage.system("Be brief."), ChatMessage.user(" Hi "),
+                ChatMessage.assistant("Hello!\n"), ChatMessage.user(" Bye ")), true, "<s>", "</s>");
+        // strip() applies to the folded text: the user's leading space stays after the system block.
+        assertThat(out).isEqualTo("<s>[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\n Hi [/INST] Hello! </s><s>[INST] Bye [/INST]");
+    }
+
+    @Test
+    void mistralInstructWrapsUserTurnsAndEndsAssistantTurnsWithEos() {
+        String out = ChatTemplate.of(MISTRAL).render(List.of(ChatMessage.user("Hi"), ChatMessage.assistant("Hello!"),
+                ChatMessage.user("Bye")), true, "<s>", "</s>");
+        assertThat(out).isEqualTo("<s>[INST] Hi [/INST]Hello!</s> [INST] Bye [/INST]");
+    }
+
+    @Test
+    void aTemplatesRaiseExceptionBecomesAChatTemplateExceptionWithItsMessage() {
+        ChatTemplate t = ChatTemplate.of(MISTRAL);
+        assertThatThrownBy(() -> t.render(List.of(ChatMessage.assistant("first")), true, "<s>", "</s>"))
+                .isInstanceOf(ChatTemplateException.class)
+                .hasMessageContaining("Conversation roles must alternate");
+        assertThatThrownBy(() -> t.render(List.of(ChatMessage.user("u"), ChatMessage.system("sys")), true, "<s>", "</s>"))
+                .isInstanceOf(ChatTemplateException.class)
+                .hasMessageContaining("Only user and assistant roles are supported!");
+    }
+
+    @Test
+    void aMissingPythonStringMethodIsNamedNotRenderedAsNothing() {
+        ChatTemplate t = ChatTemplate.of("{% for m in messages %}{% if m['content'].startswith('/') %}cmd{% endif %}{% endfor %}");
+        assertThatThrownBy(() -> t.render(List.of(ChatMessage.user("/help")), true, "", ""))
+                .isInstanceOf(ChatTemplateException.class)
+                .hasMessageContaining("startswith");
+    }
+
+    @Test
+    void unknownFiltersTestsAndTagsAreNamed() {
+        assertThatThrownBy(() -> ChatTemplate.of("{{ messages | tojson_pretty }}{% if x is nosuchtest %}{% endif %}"))
+                .isInstanceOf(ChatTemplateException.class)
+                .hasMessageContaining("filter 'tojson_pretty'")
+                .hasMessageContaining("test 'nosuchtest'");
+        // A '|' inside a string literal is text, not a filter.
+        assertThat(ChatTemplate.of("{{ '<|im_start|>' }}").render(List.of(), false, "", "")).isEqualTo("<|im_start|>");
+        ChatTemplate generation = ChatTemplate.of("{% generation %}{{ messages[0].content }}{% endgeneration %}");
+        assertThatThrownBy(() -> generation.render(List.of(ChatMessage.user("x")), false, "", ""))
+                .isInstanceOf(ChatTemplateException.class)
+                .hasMessageContaining("generation");
+    }
+
+    @Test
+    void aModelWithoutTemplateFallsBackToChatMlAndSaysSo() {
+        ChatTemplate t = ChatTemplate.forModel(Optional.empty());
+        assertThat(t.isFallback()).isTrue();
+        assertThat(t.source()).isEqualTo(ChatTemplate.CHATML);
+        assertThat(t.render(List.of(ChatMessage.system("S"), ChatMessage.user("U")), true, "", ""))
+                .isEqualTo("<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\n");
+        assertThat(ChatTemplate.forModel(Optional.of("  ")).isFallback()).isTrue();
+    }
+
+    @Test
+    void blockTagsSwallowTheirNewlineAndIndentLikeHuggingFace() {
+        String t = "{% for m in messages %}\n    {{ m.role }}:{{ m.content }};\n{% endfor %}\n";
+        assertThat(ChatTemplate.of(t).render(List.of(ChatMessage.user("a"), ChatMessage.assistant("b")), false, "", ""))
+                .isEqualTo("    user:a;\n    assistant:b;\n");
+    }
+}
