@@ -150,12 +150,17 @@ public final class Bench {
             sweep = List.of(config.tenants().clients());
         }
         if (config.warmup() > 0) {
-            int c = Math.min(config.warmup(), sweep.isEmpty() ? 1 : sweep.stream().mapToInt(Integer::intValue).max().orElse(1));
-            Level w = new Level("warmup", true, c, 0, config.warmup(), config.duration());
-            target.beginLevel();
-            List<RequestRecord> recs = runner.run(w, workload, config.tenants().assign(c), null, config.seed());
-            target.endLevel(recs, origin);
-            all.addAll(recs);
+            // Warm the JIT on both paths the sweep uses: single rows (GEMV) and full batches.
+            int max = sweep.stream().mapToInt(Integer::intValue).max().orElse(1);
+            int single = (config.warmup() + 1) / 2;
+            for (int[] w : new int[][] {{1, single}, {Math.min(max, config.warmup() - single), config.warmup() - single}}) {
+                if (w[1] < 1 || w[0] < 1) continue;
+                Level level = new Level("warmup", true, w[0], 0, w[1], config.duration());
+                target.beginLevel();
+                List<RequestRecord> recs = runner.run(level, workload, config.tenants().assign(w[0]), null, config.seed());
+                target.endLevel(recs, origin);
+                all.addAll(recs);
+            }
         }
         List<Level> plan = new ArrayList<>();
         for (int c : sweep) plan.add(Level.closed(c, config.requestsPerLevel(), config.duration()));

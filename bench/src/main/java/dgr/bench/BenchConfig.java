@@ -76,9 +76,9 @@ public record BenchConfig(List<Path> models, String url, String servedModel, Str
         IntRange promptTokens = IntRange.parse("64:128");
         IntRange maxTokens = IntRange.fixed(64);
         Path prompts;
-        int requestsPerLevel = 24;
+        int requestsPerLevel = 32;
         Duration duration = Duration.ofSeconds(60);
-        int warmup = 4;
+        int warmup = 16;
         long seed = 42;
         TenantMix tenants = TenantMix.ONE_PER_CLIENT;
         boolean probe;

@@ -46,7 +46,8 @@ public final class NodeServer implements AutoCloseable {
         s.web.start();
         try {
             s.loadModels();
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
+            // Never leave a listener up that answers "loading" for a node that will not load.
             s.close();
             throw e;
         }
@@ -68,7 +69,7 @@ public final class NodeServer implements AutoCloseable {
             capabilities = new CapabilityReport(nodeId(), VERSION, models,
                     Saturation.report(saturationPath(), artifacts));
             models.publish(loaded);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             for (ServedModel m : loaded) m.close();
             throw e;
         }

@@ -24,8 +24,6 @@ final class ServiceGaps {
                 g.prefillServices++;
             }
             for (long id : e.decodeSessions()) {
-                if (Boolean.getBoolean("dgr.debugGaps") && e.iteration() - lastService.get(id) - 1 > 0)
-                    System.out.println("decode gap at " + e + " for " + id + " last " + lastService.get(id));
                 g.maxDecodeWait = Math.max(g.maxDecodeWait, (int) (e.iteration() - lastService.get(id) - 1));
                 lastService.put(id, e.iteration());
             }
