@@ -15,15 +15,19 @@
 // Run `node compare.mjs --help` for the options.
 
 import {execFileSync} from "node:child_process";
+import {readFileSync, writeFileSync} from "node:fs";
 import os from "node:os";
 import {performance} from "node:perf_hooks";
 import {getLlama, LlamaLogLevel} from "node-llama-cpp";
 
 const USAGE = `usage: node compare.mjs -m MODEL.gguf [options]
   --text T            tokenize T (repeatable)
+  --special           parse special-token text (e.g. "<s>") inside --text as special tokens
   --tokens 1,2,3      prompt token ids (fed as-is, no BOS added) for the greedy check
   -n N                greedy tokens to generate (default 16)
   --top K             ids compared per position in the logit check (default 5)
+  --tf-chunk N        feed the teacher-forced sequence to llama.cpp N tokens per decode
+                      (default 0 = all at once; 1 = the incremental decode path)
   -t, --threads N     llama.cpp threads (default 2)
   --ctx N             context size (default 512)
   --bench N           decode N tokens at batch 1 and report tok/s
@@ -34,7 +38,7 @@ const USAGE = `usage: node compare.mjs -m MODEL.gguf [options]
   --json FILE         also write every result as JSON to FILE`;
 
 function parseArgs(argv) {
-    const o = {texts: [], n: 16, top: 5, threads: 2, ctx: 512, bench: 0, benchReps: 1, benchSeqs: 0};
+    const o = {texts: [], special: false, n: 16, top: 5, tfChunk: 0, threads: 2, ctx: 512, bench: 0, benchReps: 1, benchSeqs: 0};
     for (let i = 0; i < argv.length; i++) {
         const a = argv[i];
         const next = () => {
@@ -44,9 +48,11 @@ function parseArgs(argv) {
         switch (a) {
             case "-m": case "--model": o.model = next(); break;
             case "--text": o.texts.push(next()); break;
+            case "--special": o.special = true; break;
             case "--tokens": o.tokens = parseIds(next()); break;
             case "-n": o.n = Number(next()); break;
             case "--top": o.top = Number(next()); break;
+            case "--tf-chunk": o.tfChunk = Number(next()); break;
             case "-t": case "--threads": o.threads = Number(next()); break;
             case "--ctx": o.ctx = Number(next()); break;
             case "--bench": o.bench = Number(next()); break;
@@ -137,18 +143,19 @@ async function loadModel(llama, opts, report) {
 function tokenizeTexts(model, opts, report) {
     report.tokenize = [];
     for (const text of opts.texts) {
-        // Plain text, no special-token parsing, no BOS: what llama_tokenize does with
-        // add_special=false, parse_special=false. The SPM space prefix is still applied.
-        const ids = [...model.tokenize(text, false)];
+        // No BOS: what llama_tokenize does with add_special=false (the SPM space prefix is still
+        // applied); special-token text is parsed only with --special.
+        const ids = [...model.tokenize(text, opts.special)];
+        const flags = opts.special ? ["--special"] : [];
         const entry = {text, llamacpp: ids};
         let line = `tokenize ${JSON.stringify(text)}: [${ids.join(" ")}]`;
         if (opts.dgr) {
-            const mine = parseIds(dgr(opts, ["tokenize", "-m", opts.model, "--no-bos", text]));
+            const mine = parseIds(dgr(opts, ["tokenize", "-m", opts.model, "--no-bos", ...flags, text]));
             entry.dgr = mine;
             entry.agree = sameIds(ids, mine);
             line += entry.agree ? "  dgr: AGREE" : `  dgr: DIFFER at ${firstDifference(ids, mine)}: [${mine.join(" ")}]`;
             // BOS policy: dgr's default tokenize must add BOS exactly when llama.cpp would.
-            const withBos = parseIds(dgr(opts, ["tokenize", "-m", opts.model, text]));
+            const withBos = parseIds(dgr(opts, ["tokenize", "-m", opts.model, ...flags, text]));
             const expected = model.tokens.shouldPrependBosToken && model.tokens.bos != null ? [model.tokens.bos, ...ids] : ids;
             entry.bosAgree = sameIds(expected, withBos);
             if (!entry.bosAgree) line += `  BOS policy DIFFERS: dgr default gives [${withBos.join(" ")}]`;
@@ -162,11 +169,11 @@ function greedyStep(withProbabilities) {
     return {generateNext: {token: true, probabilities: withProbabilities, options: {temperature: 0}}};
 }
 
-// Greedy continuation, one token per decode (the batch-1 path a user sees).
+// Greedy continuation: the prompt in one decode, then one token per decode (the batch-1 path
+// a user sees).
 async function greedy(model, opts, report) {
-    // Two sequences: one for the free-running greedy loop, one for the teacher-forced check.
-    const ctx = await model.createContext({contextSize: opts.ctx, sequences: 2,
-        threads: {ideal: opts.threads, min: opts.threads}});
+    const ctx = await newContext(model, opts);
+    let dgrTokens = null;
     try {
         const seq = ctx.getSequence();
         const prompt = opts.tokens;
@@ -182,7 +189,8 @@ async function greedy(model, opts, report) {
             input = [[next.token, greedyStep(true)]];
         }
         report.greedy = {prompt, llamacpp: out, margins};
-        console.log(`greedy llama.cpp prompt=[${prompt.join(",")}] -> ${out.join(" ")}`);
+        console.log(`greedy prompt=[${prompt.join(",")}]`);
+        console.log(`  llama.cpp -> ${out.join(" ")}`);
         console.log(`  top1-top2 margins: ${margins.map(m => m.toFixed(4)).join(" ")}`);
         if (opts.dgr) {
             const mine = parseIds(dgr(opts, ["run", "-m", opts.model, "--tokens", prompt.join(","), "-n", String(opts.n),
@@ -190,22 +198,35 @@ async function greedy(model, opts, report) {
             const at = firstDifference(out, mine);
             report.greedy.dgr = mine;
             report.greedy.firstDivergence = at;
-            console.log(`greedy dgr                             -> ${mine.join(" ")}`);
+            console.log(`  dgr       -> ${mine.join(" ")}`);
             console.log(at < 0 ? `  greedy: AGREE on all ${out.length} tokens`
                 : `  greedy: first divergence at generated token ${at} (llama.cpp margin there ${margins[at]?.toFixed(4)})`);
-            await teacherForced(ctx, opts, prompt, mine, report);
+            dgrTokens = mine;
         }
     } finally {
         await ctx.dispose();
     }
+    if (dgrTokens) await teacherForced(model, opts, opts.tokens, dgrTokens, report);
+}
+
+// A fresh single-sequence context per check: dgr's CLI runs one sequence from an empty cache,
+// and state left by an earlier check must not be what the comparison measures.
+function newContext(model, opts) {
+    return model.createContext({contextSize: opts.ctx, sequences: 1, threads: {ideal: opts.threads, min: opts.threads}});
 }
 
 // Feeds prompt + dgr's own greedy tokens to both engines and compares the next-token logits
 // at every position, so one early near-tie does not hide how close the rest of the run is.
-async function teacherForced(ctx, opts, prompt, dgrTokens, report) {
+async function teacherForced(model, opts, prompt, dgrTokens, report) {
     const seqIds = [...prompt, ...dgrTokens.slice(0, -1)];
+    const ctx = await newContext(model, opts);
     const seq = ctx.getSequence();
-    const res = await seq.controlledEvaluate(seqIds.map(t => [t, greedyStep(true)]));
+    // Prefill (many tokens per decode) and incremental decode are different code paths in
+    // llama.cpp (and in dgr), so the chunk size is a knob rather than a fixed choice.
+    const chunk = opts.tfChunk > 0 ? opts.tfChunk : seqIds.length;
+    const res = [];
+    for (let at = 0; at < seqIds.length; at += chunk)
+        res.push(...await seq.controlledEvaluate(seqIds.slice(at, at + chunk).map(t => [t, greedyStep(true)])));
     const mine = JSON.parse(dgr(opts, ["logits", "-m", opts.model, "--tokens", seqIds.join(","), "--top", String(opts.top),
         "-t", String(opts.dgrThreads), "-c", String(opts.ctx)])).positions;
     const rows = [];
@@ -224,12 +245,13 @@ async function teacherForced(ctx, opts, prompt, dgrTokens, report) {
     }
     const agree = rows.filter(r => r.argmaxAgree).length;
     const worst = Math.max(...rows.map(r => r.maxAbsRelLogitDiff));
-    report.teacherForced = {positions: rows.length, argmaxAgree: agree, maxAbsRelLogitDiff: worst, rows};
-    console.log(`logits (teacher-forced on dgr's path, ${rows.length} positions, dgr top-${opts.top} ids): ` +
+    report.teacherForced = {chunk, positions: rows.length, argmaxAgree: agree, maxAbsRelLogitDiff: worst, rows};
+    console.log(`logits (teacher-forced on dgr's path, ${rows.length} positions, llama.cpp ${chunk} tok/decode, dgr top-${opts.top} ids): ` +
         `argmax agrees at ${agree}/${rows.length}, max |Δ(logit_i - logit_top)| = ${worst.toFixed(5)}`);
     for (const r of rows.filter(r => !r.argmaxAgree))
         console.log(`  pos ${r.pos}: llama.cpp top ${r.llamacppTop} (margin ${r.llamacppMargin.toFixed(4)}), ` +
             `dgr top ${r.dgrTop} (margin ${r.dgrMargin.toFixed(4)}), max rel-logit diff ${r.maxAbsRelLogitDiff.toFixed(5)}`);
+    await ctx.dispose();
 }
 
 // Decodes n tokens on one sequence; the first token (prompt prefill + first sample) is timed
@@ -297,8 +319,13 @@ async function main() {
     const opts = parseArgs(process.argv.slice(2));
     const report = {model: opts.model};
     const llama = await getLlama({gpu: false, build: "never", logLevel: LlamaLogLevel.error, maxThreads: opts.threads});
-    report.llamacpp = {release: llama.llamaCppRelease, build: llama.buildType, cpu: llama.systemInfo.trim()};
-    console.log(`llama.cpp ${llama.llamaCppRelease.release} (${llama.buildType}, gpu=${llama.gpu}) ${report.llamacpp.cpu}`);
+    // The release tag node-llama-cpp reports is its own binaries' tag, not a llama.cpp build
+    // number, so the package version is printed too.
+    const nlcVersion = JSON.parse(readFileSync(new URL("../package.json", import.meta.resolve("node-llama-cpp")), "utf8")).version;
+    report.llamacpp = {nodeLlamaCpp: nlcVersion, release: llama.llamaCppRelease, build: llama.buildType,
+        cpu: llama.systemInfo.trim()};
+    console.log(`node-llama-cpp ${nlcVersion}, llama.cpp tag ${llama.llamaCppRelease.release} ` +
+        `(${llama.buildType}, gpu=${llama.gpu}) ${report.llamacpp.cpu}`);
     const model = await loadModel(llama, opts, report);
     let exit = 0;
     if (model) {
@@ -310,7 +337,6 @@ async function main() {
         exit = 2;
     }
     if (opts.json) {
-        const {writeFileSync} = await import("node:fs");
         writeFileSync(opts.json, JSON.stringify(report, null, 2));
     }
     await llama.dispose();

@@ -91,7 +91,8 @@ public final class Bench {
                     throw new IllegalArgumentException(model + " is a " + lane + "-lane model (architecture "
                             + engine.info().architecture() + "), but --lane " + config.lane() + " was asked");
                 }
-                try (Target t = new InProcessTarget(engine, config.scheduler(), model.toString())) {
+                try (Target t = new InProcessTarget(engine, config.scheduler(), model.toString(),
+                        config.duration().plus(config.duration()).plusSeconds(60))) {
                     runs.add(measure(t, prompts, origin, env));
                     lanes.put(lane, new LaneStatus(lane, "measured", "in-process, recipe " + t.info().recipeId()));
                 }

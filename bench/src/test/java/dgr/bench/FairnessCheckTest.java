@@ -28,7 +28,7 @@ class FairnessCheckTest {
         SchedulerConfig sched = SchedulerConfig.defaults().withBatch(2, 64).withFairness(fairness);
         BenchConfig cfg = BenchConfig.builder().model(model).tenants(TenantMix.parse("1:1,6:1")).requestsPerLevel(42)
                 .promptTokens(IntRange.fixed(8)).maxTokens(IntRange.fixed(12)).warmup(0).scheduler(sched)
-                .engine(EngineOptions.defaults().withThreads(1)).out(dir.resolve(name)).build();
+                .engine(EngineOptions.defaults().withThreads(1)).duration(java.time.Duration.ofSeconds(15)).out(dir.resolve(name)).build();
         return new Bench(cfg, null).run();
     }
 

@@ -33,7 +33,7 @@ class InProcessSweepTest {
         out = dir.resolve("out");
         BenchConfig cfg = BenchConfig.builder().model(model).concurrency(List.of(1, 2, 4)).requestsPerLevel(8)
                 .promptTokens(IntRange.parse("8:24")).maxTokens(IntRange.parse("4:12")).warmup(2).probe(true)
-                .engine(EngineOptions.defaults().withThreads(1)).out(out).commandLine("test sweep").build();
+                .engine(EngineOptions.defaults().withThreads(1)).duration(java.time.Duration.ofSeconds(15)).out(out).commandLine("test sweep").build();
         outcome = new Bench(cfg, null).run();
     }
 

@@ -18,38 +18,82 @@ import java.nio.file.Path;
 import java.util.SplittableRandom;
 
 /**
- * Decode throughput of the llama engine, measured by hand (not a test: timings are not asserted).
+ * Decode and prompt throughput of the llama engine, measured by hand (not a test: timings are not
+ * asserted).
  *
  * <pre>
- * java --add-modules jdk.incubator.vector -cp ... dgr.engine.llama.DecodeBench [model.gguf|--synth-1b] [threads] [steps] [simd|scalar]
+ * java --add-modules jdk.incubator.vector -cp ... dgr.engine.llama.DecodeBench MODEL.gguf|--synth-1b
+ *      [--threads 2] [--steps 32] [--batches 1,2,4,8,16] [--prompt 128] [--chunk 32] [--scalar]
  * </pre>
  * {@code --synth-1b} writes (once) a random Q4_0 model of the llama-3.2-1B shape to /tmp. Prints
- * batch-1 decode tok/s, aggregate tok/s at B = 1, 2, 4, 8, 16, and the GC count over 512 tokens
+ * the load average, batch-1 decode tok/s, aggregate decode tok/s at each batch size, prompt tok/s
+ * for one session's prompt fed {@code --chunk} rows per forward, and the GC count over 512 tokens
  * of steady-state decode (which should not move: the hot path allocates nothing).
  */
 public final class DecodeBench {
     private DecodeBench() {}
 
     public static void main(String[] args) throws Exception {
-        Path model = args.length > 0 && !args[0].equals("--synth-1b") ? Path.of(args[0]) : synth1b(Path.of("/tmp/dgr-synth-llama-1b-Q4_0.gguf"));
-        int threads = args.length > 1 ? Integer.parseInt(args[1]) : 2;
-        int steps = args.length > 2 ? Integer.parseInt(args[2]) : 32;
-        EngineOptions.Kind kind = args.length > 3 && args[3].equals("scalar") ? EngineOptions.Kind.SCALAR : EngineOptions.Kind.SIMD;
-        EngineOptions o = EngineOptions.defaults().withKind(kind).withThreads(threads).withMaxRows(16).withContextLength(1024);
+        Path model = null;
+        int threads = 2, steps = 32, prompt = 128, chunk = 32;
+        int[] batches = {1, 2, 4, 8, 16};
+        EngineOptions.Kind kind = EngineOptions.Kind.SIMD;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--synth-1b" -> model = synth1b(Path.of("/tmp/dgr-synth-llama-1b-Q4_0.gguf"));
+                case "--threads" -> threads = Integer.parseInt(args[++i]);
+                case "--steps" -> steps = Integer.parseInt(args[++i]);
+                case "--prompt" -> prompt = Integer.parseInt(args[++i]);
+                case "--chunk" -> chunk = Integer.parseInt(args[++i]);
+                case "--batches" -> batches = java.util.Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
+                case "--scalar" -> kind = EngineOptions.Kind.SCALAR;
+                default -> model = Path.of(args[i]);
+            }
+        }
+        if (model == null) throw new IllegalArgumentException("usage: DecodeBench MODEL.gguf|--synth-1b [--threads N] [--steps N] "
+                + "[--batches 1,2,4,8,16] [--prompt N] [--chunk N] [--scalar]");
+        int maxB = java.util.Arrays.stream(batches).max().orElse(1);
+        EngineOptions o = EngineOptions.defaults().withKind(kind).withThreads(threads)
+                .withMaxRows(Math.max(maxB, chunk)).withContextLength(Math.max(1024, prompt + 16));
         try (Engine e = Engines.load(model, o)) {
             System.out.printf("model %s, engine %s, threads %d, %d layers, n_embd %d, vocab %d%n", model, e.id(), threads,
                     e.info().nLayers(), e.info().nEmbd(), e.info().vocabSize());
             decode(e, 1, 8); // warm-up: JIT compiles the kernels
-            for (int b : new int[] {1, 2, 4, 8, 16}) {
+            decode(e, Math.min(4, maxB), 4);
+            for (int b : batches) {
                 double tps = decode(e, b, steps);
-                System.out.printf("B=%2d  aggregate %.2f tok/s  (%.2f tok/s per session)%n", b, tps, tps / b);
+                System.out.printf("decode B=%2d  aggregate %7.2f tok/s  (%6.2f tok/s per session)  load %s%n", b, tps, tps / b, load());
+            }
+            if (prompt > 0) {
+                prefill(e, prompt, chunk);
+                double tps = prefill(e, prompt, chunk);
+                System.out.printf("prompt %d tokens, %d per forward: %7.2f tok/s  load %s%n", prompt, chunk, tps, load());
             }
             // Steady state: sessions that reuse pooled K/V pages, 512 tokens at B=8.
-            decode(e, 8, 64);
+            int sb = Math.min(8, maxB);
+            decode(e, sb, 64);
             long gc0 = gcCount();
-            double tps = decode(e, 8, 64);
+            double tps = decode(e, sb, 512 / sb);
             long gc1 = gcCount();
-            System.out.printf("steady state B=8, 512 tokens: %.2f tok/s, GC collections %d -> %d%n", tps, gc0, gc1);
+            System.out.printf("steady state B=%d, 512 tokens: %.2f tok/s, GC collections %d -> %d%n", sb, tps, gc0, gc1);
+        }
+    }
+
+    static String load() {
+        return String.format("%.2f", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+    }
+
+    /** One session's {@code n}-token prompt, {@code chunk} rows per forward, logits for the last row only; returns tok/s. */
+    static double prefill(Engine e, int n, int chunk) {
+        Batch batch = new Batch(e.features().maxRows(), e.boundarySchema().rowWidth());
+        try (StateSlot slot = e.openSlot()) {
+            long t0 = System.nanoTime();
+            for (int p = 0; p < n; ) {
+                batch.clear();
+                for (int r = 0; r < chunk && p < n; r++, p++) batch.addToken(slot, p, 100 + (p * 31) % 1000, p == n - 1);
+                e.forward(batch);
+            }
+            return n / ((System.nanoTime() - t0) / 1e9);
         }
     }
 

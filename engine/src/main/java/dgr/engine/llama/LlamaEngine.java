@@ -262,13 +262,23 @@ public final class LlamaEngine implements Engine {
         artifact.close();
     }
 
-    /** Up to three matmuls over the same rows, each split across workers by output rows. */
+    /**
+     * Up to three matmuls over the same rows. Output rows are handed out in chunks of
+     * {@link #CHUNK} from a shared counter rather than as fixed shares: on a machine shared with
+     * other work one worker is often descheduled, and the other then takes over its rows instead
+     * of waiting. Which worker computes a row never changes its bits (each output element is one
+     * kernel sequence), so batch invariance holds.
+     */
     private final class MatJob implements WorkerPool.Job {
+        /** Rows per claim: small enough to balance, large enough that the counter is not contended. */
+        private static final int CHUNK = 32;
         private int n;
         private boolean swiglu;
         private final WeightMatrix[] m = new WeightMatrix[3];
         private final float[][] in = new float[3][];
         private final float[][] out = new float[3][];
+        private final int[] firstChunk = new int[4];
+        private final java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
 
         void set(int n, boolean swiglu, WeightMatrix m0, float[] i0, float[] o0, WeightMatrix m1, float[] i1, float[] o1,
                  WeightMatrix m2, float[] i2, float[] o2) {
@@ -277,24 +287,36 @@ public final class LlamaEngine implements Engine {
             m[0] = m0; in[0] = i0; out[0] = o0;
             m[1] = m1; in[1] = i1; out[1] = o1;
             m[2] = m2; in[2] = i2; out[2] = o2;
+            // Gate and up are claimed together (one chunk = the same rows of both) so SwiGLU can follow at once.
+            int parts = swiglu ? 1 : 3;
+            firstChunk[0] = 0;
+            for (int j = 0; j < 3; j++) {
+                int c = j < parts && m[j] != null ? (m[j].rows() + CHUNK - 1) / CHUNK : 0;
+                firstChunk[j + 1] = firstChunk[j] + c;
+            }
+            next.set(0);
         }
 
         @Override
         public void run(int worker, int workers) {
             Scratch s = scratch[worker];
-            for (int j = 0; j < 3 && m[j] != null; j++) {
-                int rows = m[j].rows();
-                kernels.matmul(m[j], in[j], n, out[j], WorkerPool.from(rows, worker, workers),
-                        WorkerPool.from(rows, worker + 1, workers), s);
+            for (int c = next.getAndIncrement(); c < firstChunk[3]; c = next.getAndIncrement()) {
+                int j = c < firstChunk[1] ? 0 : c < firstChunk[2] ? 1 : 2;
+                int rows = m[j].rows(), o0 = (c - firstChunk[j]) * CHUNK, o1 = Math.min(rows, o0 + CHUNK);
+                kernels.matmul(m[j], in[j], n, out[j], o0, o1, s);
+                if (swiglu) {
+                    kernels.matmul(m[1], in[1], n, out[1], o0, o1, s);
+                    swiglu(rows, o0, o1);
+                }
             }
-            if (swiglu) {
-                // hb = silu(gate) · up on this worker's own output rows.
-                int rows = m[0].rows(), o0 = WorkerPool.from(rows, worker, workers), o1 = WorkerPool.from(rows, worker + 1, workers);
-                for (int b = 0; b < n; b++) {
-                    for (int o = b * rows + o0, e = b * rows + o1; o < e; o++) {
-                        float g = gate[o];
-                        hb[o] = (float) (g / (1.0 + Math.exp(-g))) * up[o];
-                    }
+        }
+
+        /** hb = silu(gate) · up on output rows [o0, o1) of every batch row. */
+        private void swiglu(int rows, int o0, int o1) {
+            for (int b = 0; b < n; b++) {
+                for (int o = b * rows + o0, e = b * rows + o1; o < e; o++) {
+                    float g = gate[o];
+                    hb[o] = (float) (g / (1.0 + Math.exp(-g))) * up[o];
                 }
             }
         }
