@@ -27,6 +27,7 @@ import dgr.bench.workload.Workload;
 import dgr.engine.ArtifactHash;
 import dgr.engine.Engine;
 import dgr.engine.Engines;
+import dgr.gguf.GgufArtifact;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -67,42 +68,58 @@ public final class Bench {
         Map<String, LaneStatus> lanes = new LinkedHashMap<>();
         var prompts = config.prompts() == null ? List.<PromptFile.Entry>of() : PromptFile.read(config.prompts());
         if (config.url() != null) {
+            // Every model the server lists (or the one asked for), each its own run: a node serving a
+            // llama and a deepseek4 model yields a dense and a v4 run, never one mixed measurement.
+            List<String> served = config.servedModel() != null ? List.of(config.servedModel())
+                    : HttpTarget.servedModels(config.url(), config.apiKey());
+            if (served.isEmpty()) throw new IllegalArgumentException(config.url() + "/v1/models lists no model");
             String sha = config.models().isEmpty() ? null : ArtifactHash.sha256(config.models().getFirst());
-            try (Target t = new HttpTarget(config.url(), config.servedModel(), config.apiKey(),
-                    config.lane() == null ? "dense" : config.lane(), sha, config.ignoreEos())) {
-                runs.add(measure(t, prompts, origin, env));
-                lanes.put(t.info().lane(), new LaneStatus(t.info().lane(), "measured", "over HTTP at " + config.url()));
+            for (String id : served) {
+                try (Target t = new HttpTarget(config.url(), id, config.apiKey(),
+                        config.lane() == null ? "dense" : config.lane(), served.size() == 1 ? sha : null,
+                        config.ignoreEos())) {
+                    String lane = t.info().lane();
+                    if (config.lane() != null && !config.lane().equals(lane)) {
+                        note("skipping served model " + id + ": " + lane + " lane, --lane " + config.lane() + " asked");
+                        continue;
+                    }
+                    runs.add(measure(t, prompts, origin, env));
+                    lanes.putIfAbsent(lane, new LaneStatus(lane, "measured", "over HTTP at " + config.url()
+                            + ", model " + id + ", recipe " + t.info().recipeId()));
+                }
             }
         } else {
+            int sessionTokens = (int) Math.round(config.promptTokens().mean() + config.maxTokens().mean());
             for (Path model : config.models()) {
+                String lane = TargetInfo.laneOf(architectureOf(model));
+                if (config.lane() != null && !config.lane().equals(lane)) {
+                    throw new IllegalArgumentException(model + " is a " + lane + "-lane model (architecture "
+                            + architectureOf(model) + "), but --lane " + config.lane() + " was asked");
+                }
                 Engine engine;
                 try {
                     engine = Engines.load(model, config.engine());
                 } catch (IllegalArgumentException e) {
-                    // An architecture this build cannot run yet (deepseek4 before its engine lands).
-                    String lane = e.getMessage() != null && e.getMessage().contains("deepseek4") ? "v4" : "dense";
+                    // An architecture this build's engines cannot run: the lane is reported, not measured.
                     lanes.putIfAbsent(lane, new LaneStatus(lane, "not measured", e.getMessage()));
                     note("not measured: " + e.getMessage());
                     continue;
                 }
-                String lane = TargetInfo.laneOf(engine.info().architecture());
-                if (config.lane() != null && !config.lane().equals(lane)) {
-                    engine.close();
-                    throw new IllegalArgumentException(model + " is a " + lane + "-lane model (architecture "
-                            + engine.info().architecture() + "), but --lane " + config.lane() + " was asked");
-                }
                 try (Target t = new InProcessTarget(engine, config.scheduler(), model.toString(),
-                        config.duration().plus(config.duration()).plusSeconds(60))) {
+                        config.duration().plus(config.duration()).plusSeconds(60), sessionTokens)) {
                     runs.add(measure(t, prompts, origin, env));
-                    lanes.put(lane, new LaneStatus(lane, "measured", "in-process, recipe " + t.info().recipeId()));
+                    lanes.putIfAbsent(lane, new LaneStatus(lane, "measured", "in-process, recipe " + t.info().recipeId()));
                 }
             }
         }
         for (String lane : LANES) {
-            if (config.lane() != null && !config.lane().equals(lane)) continue;
+            if (config.lane() != null && !config.lane().equals(lane)) {
+                lanes.putIfAbsent(lane, new LaneStatus(lane, "not measured", "--lane " + config.lane() + " restricted this run"));
+                continue;
+            }
             lanes.putIfAbsent(lane, new LaneStatus(lane, "not measured", lane.equals("v4")
-                    ? "no deepseek4 model was given, or this build's engines cannot load deepseek4 yet"
-                    : "no llama model was given"));
+                    ? "no deepseek4 model was measured in this run (give -m FILE or --lane v4)"
+                    : "no llama model was measured in this run"));
         }
         List<LaneStatus> laneList = List.copyOf(lanes.values());
         BenchResult result = new BenchResult(env, configRecord(), runs, laneList);
@@ -222,6 +239,13 @@ public final class Bench {
         m.put("scheduler", config.url() == null ? config.scheduler() : null);
         m.put("engine", config.url() == null ? config.engine() : null);
         return m;
+    }
+
+    /** {@code general.architecture} of a GGUF file, read from its metadata without loading the model. */
+    static String architectureOf(Path model) {
+        try (GgufArtifact a = GgufArtifact.open(model)) {
+            return a.metadata().getString("general.architecture", "");
+        }
     }
 
     private void note(String s) {

@@ -15,7 +15,7 @@ import java.util.List;
  * @param models           GGUF files measured in-process (one run each), or with {@code url} the local
  *                         copy whose hash identifies the server's artifact
  * @param url              an OpenAI-compatible server, or null for in-process
- * @param servedModel      model id to request over HTTP (null: the first of /v1/models)
+ * @param servedModel      model id to request over HTTP (null: every model /v1/models lists, one run each)
  * @param apiKey           bearer key for HTTP, or null
  * @param lane             {@code dense}, {@code v4}, or null for every lane the models belong to
  * @param concurrency      closed-loop levels

@@ -33,13 +33,13 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--in-process", description = "run engine + scheduler in this process (the default without --url)")
     boolean inProcess;
 
-    @Option(names = {"-m", "--model"}, description = "GGUF model; repeat to measure several (default: the built-in llama-tiny Q4_0). With --url: the served artifact, for its sha256")
+    @Option(names = {"-m", "--model"}, description = "GGUF model; repeat to measure several (default: the built-in llama-tiny Q4_0, or dsv4-tiny Q4_0 with --lane v4). With --url: the served artifact, for its sha256")
     List<Path> models = new ArrayList<>();
 
     @Option(names = "--url", description = "OpenAI-compatible server base URL (dgr node or tracker, llama-server, vLLM)")
     String url;
 
-    @Option(names = "--served-model", description = "model id to request over HTTP (default: the first of /v1/models)")
+    @Option(names = "--served-model", description = "model id to request over HTTP (default: every model of /v1/models, each its own run)")
     String servedModel;
 
     @Option(names = "--api-key", description = "bearer key for --url")
@@ -123,7 +123,8 @@ public final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (url != null && inProcess) throw new IllegalArgumentException("--in-process and --url exclude each other");
-        List<Path> ms = models.isEmpty() && url == null ? List.of(DefaultModel.path()) : models;
+        // No -m: the lane's built-in model (dense: llama-tiny, v4: dsv4-tiny), synthesized into the cache.
+        List<Path> ms = models.isEmpty() && url == null ? List.of(DefaultModel.forLane(lane)) : models;
         BenchConfig.Builder b = BenchConfig.builder().models(ms).url(url).servedModel(servedModel).apiKey(apiKey)
                 .lane(lane).rates(rates).promptTokens(IntRange.parse(promptTokens)).maxTokens(IntRange.parse(maxTokens))
                 .prompts(prompts).requestsPerLevel(requestsPerLevel).duration(parseDuration(duration)).warmup(warmup)

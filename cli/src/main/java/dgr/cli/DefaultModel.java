@@ -9,12 +9,15 @@ import java.nio.file.Path;
 /**
  * The built-in default model: {@code llama-tiny} Q4_0 (seed 42), made by {@code synth} on first use
  * and cached under {@code $XDG_CACHE_HOME/dgr/models} (default {@code ~/.cache/dgr/models}), so the
- * first command a newcomer types does something real without a download.
+ * first command a newcomer types does something real without a download. The {@code v4} lane's
+ * default is {@code dsv4-tiny} Q4_0 (seed 42), made and cached the same way.
  */
 public final class DefaultModel {
     public static final SynthPreset PRESET = SynthPreset.LLAMA_TINY;
     public static final String QUANT = "Q4_0";
     public static final long SEED = 42;
+    /** The default model of the benchmark's {@code v4} (deepseek4) lane. */
+    public static final SynthPreset V4_PRESET = SynthPreset.DSV4_TINY;
 
     private DefaultModel() {}
 
@@ -25,11 +28,33 @@ public final class DefaultModel {
     }
 
     /** The default model's path, synthesizing it first when it is not cached yet. */
-    public static synchronized Path path() {
-        Path p = cacheDir().resolve("models").resolve(PRESET.name() + "-" + QUANT + "-seed" + SEED + ".gguf");
+    public static Path path() {
+        return cached(PRESET);
+    }
+
+    /** The default {@code v4}-lane model's path ({@code dsv4-tiny}), synthesized on first use. */
+    public static Path v4Path() {
+        return cached(V4_PRESET);
+    }
+
+    /** The default model of a benchmark lane: {@code dense} or {@code v4}. */
+    public static Path forLane(String lane) {
+        return "v4".equals(lane) ? v4Path() : path();
+    }
+
+    private static synchronized Path cached(SynthPreset preset) {
+        Path p = cacheDir().resolve("models").resolve(preset.name() + "-" + QUANT + "-seed" + SEED + ".gguf");
         if (!Files.isRegularFile(p)) {
-            System.err.println("dgr: making the built-in default model " + p + " (first use)");
-            Synth.write(PRESET, QuantMix.parse(QUANT), SEED, p);
+            System.err.println("dgr: making the built-in " + preset.name() + " model " + p + " (first use)");
+            // Write beside and move, so a run interrupted mid-write never leaves a truncated cache entry.
+            Path tmp = p.resolveSibling(p.getFileName() + ".tmp");
+            Synth.write(preset, QuantMix.parse(QUANT), SEED, tmp);
+            try {
+                Files.move(tmp, p, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                        java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException("cannot move " + tmp + " to " + p, e);
+            }
         }
         return p;
     }

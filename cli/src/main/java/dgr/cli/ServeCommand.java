@@ -56,7 +56,8 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = {"-c", "--ctx-size"}, description = "context length per session (default: the model's, capped at 4096)")
     Integer contextLength;
 
-    @Option(names = "--max-batch-rows", description = "most sessions per batch and running at once (default: the scheduler's)")
+    @Option(names = "--max-batch-rows", description = "most sessions per batch and running at once, for every model"
+            + " (default: each model's recommended_max_concurrency from the loaded saturation.json, else the scheduler's 16)")
     Integer maxBatchRows;
 
     @Option(names = "--max-waiting", description = "most sessions waiting for admission; beyond it HTTP 429 (default: the scheduler's)")
@@ -97,10 +98,9 @@ public final class ServeCommand implements Callable<Integer> {
         }
         if (contextLength != null) eo = eo.withContextLength(contextLength);
         SchedulerConfig sc = SchedulerConfig.defaults();
-        if (maxBatchRows != null) sc = sc.withBatch(maxBatchRows, Math.max(maxBatchRows, sc.maxBatchTokens()));
         if (maxWaiting != null) sc = sc.withMaxWaitingSessions(maxWaiting);
         NodeConfig c = NodeConfig.of(specs).withAddress(host, port).withKeys(apiKeys, keysFile).withEngine(eo)
-                .withScheduler(sc).withSaturationFile(saturation);
+                .withScheduler(sc).withSaturationFile(saturation).withMaxBatchRows(maxBatchRows);
         if (requestTimeout != null) c = c.withRequestTimeout(parseDuration(requestTimeout));
         if (maxBodyBytes != null) c = c.withMaxBodyBytes(maxBodyBytes);
         return c;

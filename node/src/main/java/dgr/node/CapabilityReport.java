@@ -6,7 +6,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dgr.engine.BoundarySchema;
 import dgr.engine.Engine;
 import dgr.engine.Recipe;
+import dgr.engine.StateLayout;
 import dgr.node.metrics.Load;
+import dgr.node.model.ConcurrencyLimit;
 import dgr.node.model.ModelRegistry;
 import dgr.node.model.ServedModel;
 import dgr.runtime.SchedulerConfig;
@@ -47,8 +49,19 @@ public final class CapabilityReport {
             Load load = m.load();
             ObjectNode o = list.addObject();
             o.put("id", m.id());
+            // Flat per-model fields clients (dgr bench's HTTP target, routers) read without knowing
+            // the nested layout; the objects below carry the details.
             o.put("architecture", r.architecture());
             o.put("artifact_sha256", r.artifactSha256());
+            o.put("recipe_id", r.id());
+            o.put("vocab_size", m.vocabSize());
+            o.put("context_length", r.contextLength());
+            o.put("max_batch_rows", sc.maxBatchRows());
+            ConcurrencyLimit limit = m.concurrencyLimit();
+            ObjectNode lim = o.putObject("concurrency_limit");
+            lim.put("max_running_sessions", limit.maxRunningSessions());
+            lim.put("source", limit.sourceName());
+            lim.put("detail", limit.detail());
             ObjectNode engine = o.putObject("engine");
             engine.put("id", e.id().toString());
             engine.put("name", e.id().name());
@@ -71,7 +84,7 @@ public final class CapabilityReport {
             ObjectNode layout = o.putObject("state_layout");
             layout.put("id", e.stateLayout().id());
             layout.put("description", e.stateLayout().describe());
-            layout.put("bytes_per_token", e.stateLayout().bytesForTokens(1));
+            stateBytes(layout, e.stateLayout(), r.contextLength());
             BoundarySchema b = e.boundarySchema();
             ObjectNode schema = o.putObject("boundary_schema");
             schema.put("id", b.id());
@@ -98,6 +111,25 @@ public final class CapabilityReport {
         root.set("saturation", saturation);
         root.set("load", load(new Load(running, waiting, used, budget)));
         return root;
+    }
+
+    /**
+     * A llama KV cache grows linearly in tokens, so one number describes it. A deepseek4 state does
+     * not (the window stops growing at n_swa, compressed entries appear every 4 or 128 tokens, the
+     * compressor rings are there from the start): then {@code bytes_per_token} is null and the
+     * sampled {@code bytes_for_tokens} table is what a planner should use.
+     */
+    static void stateBytes(ObjectNode layout, StateLayout l, int contextLength) {
+        int[] at = {0, 1, 128, 1024, contextLength};
+        long one = l.bytesForTokens(1);
+        boolean linear = l.bytesForTokens(0) == 0;
+        for (int n : at) linear &= l.bytesForTokens(n) == one * n;
+        linear &= l.bytesForTokens(contextLength / 3) == one * (contextLength / 3);
+        layout.put("linear_in_tokens", linear);
+        if (linear) layout.put("bytes_per_token", one);
+        else layout.putNull("bytes_per_token");
+        ObjectNode table = layout.putObject("bytes_for_tokens");
+        for (int n : at) table.put(Integer.toString(n), l.bytesForTokens(n));
     }
 
     private static ObjectNode load(Load l) {

@@ -1,16 +1,17 @@
 package dgr.node;
 
+import dgr.engine.Engine;
 import dgr.node.http.NodeHttp;
 import dgr.node.metrics.NodeMetrics;
+import dgr.node.model.ConcurrencyLimit;
 import dgr.node.model.ModelRegistry;
 import dgr.node.model.ServedModel;
+import dgr.runtime.SchedulerConfig;
 import io.helidon.webserver.WebServer;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
 
 /**
  * A dgr node: the OpenAI-compatible HTTP API, {@code /metrics} and the capability report over one
@@ -54,25 +55,75 @@ public final class NodeServer implements AutoCloseable {
         return s;
     }
 
+    /**
+     * Loads every engine first (a recommendation is matched by recipe id, which the engine computes),
+     * reads the saturation file against them, then starts one scheduler per model with the
+     * running-session cap in force: the operator's flag, else the model's recommendation, else the
+     * configured scheduler's value.
+     */
     private void loadModels() {
-        List<ServedModel> loaded = new ArrayList<>();
+        List<Engine> engines = new ArrayList<>();
+        List<ServedModel> started = new ArrayList<>();
+        SchedulerConfig base = baseScheduler();
         try {
+            List<Saturation.Served> served = new ArrayList<>();
             for (ModelSpec spec : config.models()) {
                 long t0 = System.nanoTime();
-                ServedModel m = ServedModel.load(spec, config.engine(), config.scheduler(), metrics);
-                loaded.add(m);
-                LOG.log(System.Logger.Level.INFO, "loaded model " + m.id() + " (" + m.engine().id() + ", recipe "
-                        + m.engine().recipe().id() + ") in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
+                Engine e = ServedModel.loadEngine(spec, config.engine(), base);
+                engines.add(e);
+                served.add(new Saturation.Served(spec.id(), e.recipe().artifactSha256(), e.recipe().id()));
+                LOG.log(System.Logger.Level.INFO, "loaded model " + spec.id() + " (" + e.id() + ", recipe "
+                        + e.recipe().id() + ") in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
             }
-            Set<String> artifacts = new LinkedHashSet<>();
-            for (ServedModel m : loaded) artifacts.add(m.engine().recipe().artifactSha256());
-            capabilities = new CapabilityReport(nodeId(), VERSION, models,
-                    Saturation.report(saturationPath(), artifacts));
-            models.publish(loaded);
+            Saturation.Loaded saturation = Saturation.load(saturationPath(), served);
+            for (int i = 0; i < engines.size(); i++) {
+                ModelSpec spec = config.models().get(i);
+                Engine e = engines.get(i);
+                ConcurrencyLimit limit = limitFor(spec, e, base, saturation);
+                engines.set(i, null); // owned by the model from here, closed by it on failure
+                ServedModel m = ServedModel.start(spec, e, base, limit, metrics);
+                started.add(m);
+                LOG.log(System.Logger.Level.INFO, "model " + spec.id() + ": at most " + limit.maxRunningSessions()
+                        + " running sessions (" + limit.sourceName() + ": " + limit.detail() + ")");
+            }
+            capabilities = new CapabilityReport(nodeId(), VERSION, models, saturation.report());
+            models.publish(started);
         } catch (RuntimeException | Error e) {
-            for (ServedModel m : loaded) m.close();
+            for (ServedModel m : started) m.close();
+            for (Engine en : engines) if (en != null) en.close();
             throw e;
         }
+    }
+
+    /** The node's scheduler settings with the operator's cap applied (it may widen the token budget). */
+    private SchedulerConfig baseScheduler() {
+        SchedulerConfig sc = config.scheduler();
+        Integer rows = config.maxBatchRows();
+        return rows == null ? sc : sc.withBatch(rows, Math.max(rows, sc.maxBatchTokens()));
+    }
+
+    /** Operator's flag, else the loaded recommendation for this model, else the configured default. */
+    private ConcurrencyLimit limitFor(ModelSpec spec, Engine engine, SchedulerConfig base,
+                                      Saturation.Loaded saturation) {
+        if (config.maxBatchRows() != null) {
+            return new ConcurrencyLimit(config.maxBatchRows(), ConcurrencyLimit.Source.OPERATOR,
+                    "--max-batch-rows " + config.maxBatchRows() + " given explicitly"
+                            + (saturation.forModel(spec.id()).isPresent() ? " (overrides the loaded recommendation)" : ""));
+        }
+        return saturation.forModel(spec.id())
+                .map(a -> fromRecommendation(a, engine, base))
+                .orElseGet(() -> new ConcurrencyLimit(base.maxBatchRows(), ConcurrencyLimit.Source.DEFAULT,
+                        "the scheduler's configured maxBatchRows: no saturation recommendation for this artifact and recipe"));
+    }
+
+    private static ConcurrencyLimit fromRecommendation(Saturation.Applied a, Engine engine, SchedulerConfig base) {
+        int cap = Math.min(a.recommendedMaxConcurrency(), Math.min(base.maxBatchTokens(), engine.features().maxRows()));
+        String detail = "recommended_max_concurrency " + a.recommendedMaxConcurrency() + " measured at " + a.measuredAt()
+                + ", from " + a.path();
+        if (cap < a.recommendedMaxConcurrency()) {
+            detail += "; capped at " + cap + " rows per forward pass (the scheduler's maxBatchTokens)";
+        }
+        return new ConcurrencyLimit(cap, ConcurrencyLimit.Source.SATURATION, detail);
     }
 
     /** The given file, else {@code saturation.json} beside the first model when there is one. */

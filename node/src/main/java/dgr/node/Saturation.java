@@ -2,6 +2,7 @@ package dgr.node;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
@@ -9,34 +10,58 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Set;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
 
 /**
- * The benchmark's {@code saturation.json} as the capability report carries it: verbatim with its
- * provenance when it was measured on an artifact this node serves, otherwise reported as absent or
- * ignored with the reason. Recommendations are never invented.
- *
- * <p>The file holds entries (the root object, or objects nested anywhere in it) that name an
- * {@code artifact_sha256}; the file applies when at least one entry names a loaded artifact.
+ * The benchmark's {@code saturation.json} (docs/schemas/saturation.schema.json, schema_version 1)
+ * read against the models this node serves. An entry applies to a model only when both its
+ * {@code artifact_sha256} and its {@code recipe_id} equal the model's: the same file with another
+ * context length or layer span is another recipe and its numbers do not transfer. Every other entry
+ * is ignored with a warning and listed with its reason; recommendations are never invented.
  */
 public final class Saturation {
+    public static final int SCHEMA_VERSION = 1;
     private static final System.Logger LOG = System.getLogger(Saturation.class.getName());
+
+    /** A model as entries are matched against it. */
+    public record Served(String modelId, String artifactSha256, String recipeId) {}
+
+    /**
+     * A recommendation that applies to a served model.
+     *
+     * @param entry the file's entry, verbatim
+     */
+    public record Applied(String modelId, int recommendedMaxConcurrency, String measuredAt, String path,
+                          JsonNode entry) {}
+
+    /**
+     * What was read.
+     *
+     * @param report  the capability report's {@code saturation} object
+     * @param byModel the recommendation in force per model id (models without one are absent)
+     */
+    public record Loaded(ObjectNode report, Map<String, Applied> byModel) {
+        public Optional<Applied> forModel(String id) { return Optional.ofNullable(byModel.get(id)); }
+
+        public static Loaded absent() {
+            return new Loaded(JsonNodeFactory.instance.objectNode().put("status", "absent"), Map.of());
+        }
+    }
 
     private Saturation() {}
 
-    /**
-     * @param file            the file, or null when none was given and none lies beside the model
-     * @param loadedArtifacts sha256 of every artifact this node serves
-     */
-    public static ObjectNode report(Path file, Set<String> loadedArtifacts) {
+    /** @param file the file, or null when none was given and none lies beside the model */
+    public static Loaded load(Path file, List<Served> served) {
         ObjectNode out = JsonNodeFactory.instance.objectNode();
         if (file == null || !Files.isRegularFile(file)) {
             out.put("status", "absent");
             if (file != null) out.put("path", file.toString());
-            return out;
+            return new Loaded(out, Map.of());
         }
         byte[] bytes;
         JsonNode doc;
@@ -44,40 +69,105 @@ public final class Saturation {
             bytes = Files.readAllBytes(file);
             doc = new ObjectMapper().readTree(bytes);
         } catch (IOException e) {
-            return ignored(out, file, "cannot read it as JSON: " + firstLine(e.getMessage()));
+            return ignoredFile(out, file, "cannot read it as JSON: " + firstLine(e.getMessage()));
         }
-        if (doc == null || !doc.isContainerNode()) return ignored(out, file, "it is not a JSON object or array");
-        List<String> named = new ArrayList<>();
-        collectArtifacts(doc, named);
-        if (named.isEmpty()) return ignored(out, file, "it names no artifact_sha256 to check against the loaded models");
-        List<String> matching = named.stream().filter(loadedArtifacts::contains).distinct().toList();
-        if (matching.isEmpty()) {
-            return ignored(out, file, "it was measured on artifact " + named.getFirst()
-                    + ", not on a model this node serves " + loadedArtifacts);
+        if (doc == null || !doc.isObject()) return ignoredFile(out, file, "it is not a JSON object");
+        JsonNode version = doc.get("schema_version");
+        if (version == null || !version.isInt() || version.asInt() != SCHEMA_VERSION) {
+            return ignoredFile(out, file, "schema_version is " + version + ", this node reads " + SCHEMA_VERSION);
         }
-        out.put("status", "loaded");
+        JsonNode entries = doc.get("recommendations");
+        if (entries == null || !entries.isArray()) return ignoredFile(out, file, "it has no recommendations array");
+
         ObjectNode provenance = out.putObject("provenance");
         provenance.put("path", file.toAbsolutePath().toString());
         provenance.put("file_sha256", sha256(bytes));
-        provenance.putPOJO("matched_artifacts", matching);
-        out.set("document", doc);
-        return out;
+        provenance.put("schema_version", SCHEMA_VERSION);
+        copy(doc, provenance, "generated_by");
+        copy(doc, provenance, "measured_at");
+        copy(doc, provenance, "machine");
+        ArrayNode loaded = out.putArray("recommendations");
+        ArrayNode ignored = out.putArray("ignored");
+        Map<String, Applied> byModel = new LinkedHashMap<>();
+        for (JsonNode e : entries) {
+            String reason = null;
+            Served match = null;
+            if (!e.isObject()) {
+                reason = "the entry is not an object";
+            } else {
+                String sha = text(e, "artifact_sha256");
+                String recipe = text(e, "recipe_id");
+                JsonNode rec = e.get("recommended_max_concurrency");
+                if (sha == null || recipe == null) {
+                    reason = "it names no artifact_sha256 and recipe_id to check against the loaded models";
+                } else if (rec == null || !rec.canConvertToInt() || !rec.isIntegralNumber() || rec.asInt() < 1) {
+                    reason = "recommended_max_concurrency is " + rec + ", not an integer >= 1";
+                } else {
+                    List<Served> sameArtifact = served.stream()
+                            .filter(s -> s.artifactSha256().equalsIgnoreCase(sha)).toList();
+                    match = sameArtifact.stream().filter(s -> s.recipeId().equalsIgnoreCase(recipe)).findFirst().orElse(null);
+                    if (sameArtifact.isEmpty()) {
+                        reason = "measured on artifact " + sha + ", which this node does not serve";
+                    } else if (match == null) {
+                        reason = "recipe " + recipe + " differs from the recipe this node loaded from that artifact ("
+                                + sameArtifact.stream().map(s -> s.modelId() + ": " + s.recipeId()).toList()
+                                + "): another context length, span or state dtype";
+                    } else if (byModel.containsKey(match.modelId())) {
+                        reason = "an earlier entry already applies to model " + match.modelId();
+                        match = null;
+                    }
+                }
+            }
+            if (match != null) {
+                ObjectNode copy = ((ObjectNode) e).deepCopy();
+                copy.put("model", match.modelId());
+                loaded.add(copy);
+                byModel.put(match.modelId(), new Applied(match.modelId(), e.get("recommended_max_concurrency").asInt(),
+                        e.path("measured_at").asText(null), file.toAbsolutePath().toString(), e));
+            } else {
+                LOG.log(System.Logger.Level.WARNING, "ignoring a recommendation in " + file + ": " + reason);
+                ObjectNode ig = ignored.addObject();
+                for (String f : List.of("recipe_id", "lane", "artifact_sha256", "model_name")) {
+                    if (e.isObject()) copy(e, ig, f);
+                }
+                ig.put("reason", reason);
+            }
+        }
+        if (doc.has("lanes_not_measured")) out.set("lanes_not_measured", doc.get("lanes_not_measured"));
+        if (byModel.isEmpty()) {
+            String reason = entries.isEmpty() ? "it holds no recommendations"
+                    : "no recommendation matches a served model's artifact and recipe (see ignored)";
+            LOG.log(System.Logger.Level.WARNING, "ignoring saturation file " + file + ": " + reason);
+            out.put("status", "ignored");
+            out.put("reason", reason);
+        } else {
+            out.put("status", "loaded");
+        }
+        out.put("path", file.toString());
+        // Field order: status first reads best; rebuild with it in front.
+        ObjectNode ordered = JsonNodeFactory.instance.objectNode();
+        ordered.set("status", out.get("status"));
+        out.fields().forEachRemaining(f -> { if (!f.getKey().equals("status")) ordered.set(f.getKey(), f.getValue()); });
+        return new Loaded(ordered, Map.copyOf(byModel));
     }
 
-    private static ObjectNode ignored(ObjectNode out, Path file, String reason) {
+    private static Loaded ignoredFile(ObjectNode out, Path file, String reason) {
         LOG.log(System.Logger.Level.WARNING, "ignoring saturation file " + file + ": " + reason);
         out.put("status", "ignored");
         out.put("path", file.toString());
         out.put("reason", reason);
-        return out;
+        return new Loaded(out, Map.of());
     }
 
-    private static void collectArtifacts(JsonNode n, List<String> out) {
-        if (n.isObject()) {
-            JsonNode a = n.get("artifact_sha256");
-            if (a != null && a.isTextual()) out.add(a.asText().toLowerCase(java.util.Locale.ROOT));
-        }
-        for (JsonNode child : n) if (child.isContainerNode()) collectArtifacts(child, out);
+    /** A hex id field, lower-cased for comparison; null when absent or not text. */
+    private static String text(JsonNode n, String field) {
+        JsonNode v = n.get(field);
+        return v != null && v.isTextual() ? v.asText().toLowerCase(Locale.ROOT) : null;
+    }
+
+    private static void copy(JsonNode from, ObjectNode to, String field) {
+        JsonNode v = from.get(field);
+        if (v != null) to.set(field, v);
     }
 
     private static String sha256(byte[] bytes) {

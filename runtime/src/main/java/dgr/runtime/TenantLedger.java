@@ -87,6 +87,16 @@ final class TenantLedger {
         t.running++;
     }
 
+    /**
+     * Takes {@code s} (the session {@link #peekNext} returned) out of waiting without running it: its
+     * admission failed and it is about to end.
+     */
+    void dropNext(Session s) {
+        Tenant t = tenants.get(s.tenant());
+        if (t.waiting.pollFirst() != s) throw new IllegalStateException("dropping a session that is not next");
+        waitingCount--;
+    }
+
     void ended(Session s) {
         if (s.admitted) tenants.get(s.tenant()).running--;
     }

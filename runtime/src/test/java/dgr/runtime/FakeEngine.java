@@ -16,6 +16,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntPredicate;
 import java.util.function.Predicate;
 
 /**
@@ -70,6 +71,7 @@ final class FakeEngine implements Engine {
             if (!closed) {
                 closed = true;
                 openSlots--;
+                if (failCloseWhen.test(id)) throw new IllegalStateException("injected slot close failure");
             }
         }
 
@@ -96,8 +98,11 @@ final class FakeEngine implements Engine {
     private final float[] out;
     private final List<BatchRecord> batches = Collections.synchronizedList(new ArrayList<>());
     private Predicate<Batch> failWhen = b -> false;
+    private IntPredicate failOpenWhen = n -> false;
+    private IntPredicate failCloseWhen = id -> false;
     private int nextSlotId;
     private int openSlots;
+    private int openCalls;
     private long forwardCalls;
 
     FakeEngine(String name, boolean mixed, int maxRows, int vocab, int contextLength, long bytesPerToken, String seed) {
@@ -121,6 +126,18 @@ final class FakeEngine implements Engine {
         return this;
     }
 
+    /** Makes the {@code n}-th call to openSlot (0-based) throw, for {@code n} matching {@code p}. */
+    FakeEngine failOpenWhen(IntPredicate p) {
+        this.failOpenWhen = p;
+        return this;
+    }
+
+    /** Makes closing the slot with id matching {@code p} throw (after it is closed). */
+    FakeEngine failCloseWhen(IntPredicate p) {
+        this.failCloseWhen = p;
+        return this;
+    }
+
     List<BatchRecord> batches() { return batches; }
 
     int openSlots() { return openSlots; }
@@ -140,6 +157,7 @@ final class FakeEngine implements Engine {
 
     @Override
     public StateSlot openSlot() {
+        if (failOpenWhen.test(openCalls++)) throw new IllegalStateException("injected openSlot failure");
         openSlots++;
         return new Slot(nextSlotId++);
     }

@@ -77,7 +77,8 @@ public final class ReportWriter {
                 List.of("recommended_max_concurrency", rec.recommendedMaxConcurrency() + " (" + rec.recommendationBasis() + ")"),
                 List.of("expected_output_throughput", f(rec.expectedOutputThroughput()) + " tok/s (interpolated between tested levels)"),
                 List.of("expected per-session output", f(rec.expectedPerSessionOutputThroughput()) + " tok/s"),
-                List.of("state_bytes_per_token", or(rec.stateBytesPerToken())),
+                List.of("state_bytes_per_token", or(rec.stateBytesPerToken())
+                        + (rec.stateBytesPerTokenBasis() == null ? "" : " (" + rec.stateBytesPerTokenBasis() + ")")),
                 List.of("sessions fitting the state budget", or(rec.sessionsFittingStateBudget()) + " (budget "
                         + or(rec.stateBudgetBytes()) + " bytes)")));
     }

@@ -12,7 +12,7 @@ public record Recommendation(String recipeId, String lane, String architecture, 
                              KneeRule kneeRule, Integer maxConcurrencyMeetingSlo, SloUsed slo,
                              int recommendedMaxConcurrency, String recommendationBasis, double recommendationFactor,
                              double expectedOutputThroughput, double expectedPerSessionOutputThroughput,
-                             Long stateBytesPerToken, Long stateBudgetBytes, Integer sessionsFittingStateBudget,
+                             Long stateBytesPerToken, String stateBytesPerTokenBasis, Long stateBudgetBytes, Integer sessionsFittingStateBudget,
                              String measuredAt, Machine machine) {
 
     public record KneeRule(String method, double slopeRatio, int minPoints, double slope1, double slope2,

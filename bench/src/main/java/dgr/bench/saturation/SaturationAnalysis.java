@@ -69,7 +69,8 @@ public final class SaturationAnalysis {
                 k.status(), new Recommendation.KneeRule("two_segment", knee.slopeRatio(), KneeDetector.MIN_POINTS,
                         k.slope1(), k.slope2(), k.reason()),
                 sloBound, new Recommendation.SloUsed(slo.ttftP95Ms(), slo.itlP95Ms()), rec, basis, factor,
-                interpolate(x, y, rec), interpolate(x, perSession, rec), perToken, budget, fit, measuredAt, machine);
+                interpolate(x, y, rec), interpolate(x, perSession, rec), perToken,
+                perToken == null ? null : info.stateBytesBasis(), budget, fit, measuredAt, machine);
     }
 
     /** Linear interpolation at {@code c}, clamped to the tested range. */

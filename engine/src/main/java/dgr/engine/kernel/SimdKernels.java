@@ -6,13 +6,19 @@ import jdk.incubator.vector.VectorSpecies;
 /**
  * {@code java-simd/1}: Vector API kernels (256-bit float lanes).
  *
- * <p>The one reduction order every SIMD kernel follows, for each output element: the weight row
- * and the activation row are walked in 8-value chunks in order; chunk {@code c} is fused-multiply-
- * added into accumulator {@code c & 1} (two accumulators hide FMA latency); at the end the two
- * accumulators are added lane-wise and the 8 lanes summed in the fixed tree of {@link #sum8}.
- * Weights are dequantized exactly as ggml does before the FMA, so a fused kernel (decoding in
- * registers) and the generic one (decoding a row into scratch) give the same bits. Kernels for 4
- * batch rows and for 1 batch row follow the same order, so the batch size never changes a result.
+ * <p>Every output element is reduced in one fixed order per weight type, whatever the batch size
+ * or worker split, and ends with the 8-lane tree of {@link #sum8}:
+ * <ul>
+ * <li>Q4_0 and Q8_0 (block order): per 32-value block the four 8-value chunks of integer weights
+ *     are dotted with the activations into one partial ({@code mul}, then three {@code fma}), and
+ *     the partial is scaled into the accumulator ({@code acc = fma(t, d, acc)}); see
+ *     {@link SimdQ4_0}, {@link SimdQ8_0}.
+ * <li>Every other type (chunk order): weights are dequantized exactly as ggml does (in registers
+ *     for Q4_K, into scratch for the rest), walked in 8-value chunks, chunk {@code c} fused into
+ *     accumulator {@code c & 1}, the two accumulators added lane-wise at the end.
+ * </ul>
+ * Kernels for 8, 4, 2 and 1 batch rows of one type follow the same per-element order, so the
+ * batch size never changes a result.
  */
 public final class SimdKernels implements Kernels {
     static final VectorSpecies<Float> F = FloatVector.SPECIES_256;

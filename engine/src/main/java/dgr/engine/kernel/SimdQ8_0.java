@@ -34,8 +34,9 @@ final class SimdQ8_0 {
         for (int o = oStart; o < oEnd; o++) {
             long off = w.rowOffset(o);
             int b = 0;
-            for (; b + 8 <= nRows; b += 8) rows8(m, off, nb, x, cols, b, out, rows, o, lanes);
-            if (b + 4 <= nRows) { rows4(m, off, nb, x, cols, b, out, rows, o, lanes); b += 4; }
+            // Four rows per pass, not eight: an eight-row pass (eight activation bases, eight
+            // accumulators) measured 30% slower per token in the whole model than two four-row passes.
+            for (; b + 4 <= nRows; b += 4) rows4(m, off, nb, x, cols, b, out, rows, o, lanes);
             if (b + 2 <= nRows) { rows2(m, off, nb, x, cols, b, out, rows, o, lanes); b += 2; }
             if (b < nRows) out[b * rows + o] = row1(m, off, nb, x, b * cols, lanes);
         }
@@ -58,52 +59,6 @@ final class SimdQ8_0 {
         }
         acc.intoArray(lanes, 0);
         return sum8(lanes);
-    }
-
-    /** Eight batch rows, one output: one decode feeds eight rows (measured 15–20% faster per row than two passes of {@link #rows4}). */
-    private static void rows8(MemorySegment m, long off, int nb, float[] x, int cols, int b, float[] out, int rows, int o,
-                              float[] lanes) {
-        FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-        int x0 = b * cols;
-        for (int k = 0, i = x0; k < nb; k++, off += BLOCK, i += 32) {
-            FloatVector d = FloatVector.broadcast(F, Float.float16ToFloat(m.get(I16, off)));
-            FloatVector q0 = (FloatVector) ByteVector.fromMemorySegment(B8, m, off + 2, LE).convertShape(VectorOperators.B2F, F, 0);
-            FloatVector q1 = (FloatVector) ByteVector.fromMemorySegment(B8, m, off + 10, LE).convertShape(VectorOperators.B2F, F, 0);
-            FloatVector q2 = (FloatVector) ByteVector.fromMemorySegment(B8, m, off + 18, LE).convertShape(VectorOperators.B2F, F, 0);
-            FloatVector q3 = (FloatVector) ByteVector.fromMemorySegment(B8, m, off + 26, LE).convertShape(VectorOperators.B2F, F, 0);
-            a0 = q3.fma(FloatVector.fromArray(F, x, i + 24), q2.fma(FloatVector.fromArray(F, x, i + 16),
-                    q1.fma(FloatVector.fromArray(F, x, i + 8), q0.mul(FloatVector.fromArray(F, x, i))))).fma(d, a0);
-            a1 = q3.fma(FloatVector.fromArray(F, x, i + 1 * cols + 24), q2.fma(FloatVector.fromArray(F, x, i + 1 * cols + 16),
-                    q1.fma(FloatVector.fromArray(F, x, i + 1 * cols + 8), q0.mul(FloatVector.fromArray(F, x, i + 1 * cols))))).fma(d, a1);
-            a2 = q3.fma(FloatVector.fromArray(F, x, i + 2 * cols + 24), q2.fma(FloatVector.fromArray(F, x, i + 2 * cols + 16),
-                    q1.fma(FloatVector.fromArray(F, x, i + 2 * cols + 8), q0.mul(FloatVector.fromArray(F, x, i + 2 * cols))))).fma(d, a2);
-            a3 = q3.fma(FloatVector.fromArray(F, x, i + 3 * cols + 24), q2.fma(FloatVector.fromArray(F, x, i + 3 * cols + 16),
-                    q1.fma(FloatVector.fromArray(F, x, i + 3 * cols + 8), q0.mul(FloatVector.fromArray(F, x, i + 3 * cols))))).fma(d, a3);
-            a4 = q3.fma(FloatVector.fromArray(F, x, i + 4 * cols + 24), q2.fma(FloatVector.fromArray(F, x, i + 4 * cols + 16),
-                    q1.fma(FloatVector.fromArray(F, x, i + 4 * cols + 8), q0.mul(FloatVector.fromArray(F, x, i + 4 * cols))))).fma(d, a4);
-            a5 = q3.fma(FloatVector.fromArray(F, x, i + 5 * cols + 24), q2.fma(FloatVector.fromArray(F, x, i + 5 * cols + 16),
-                    q1.fma(FloatVector.fromArray(F, x, i + 5 * cols + 8), q0.mul(FloatVector.fromArray(F, x, i + 5 * cols))))).fma(d, a5);
-            a6 = q3.fma(FloatVector.fromArray(F, x, i + 6 * cols + 24), q2.fma(FloatVector.fromArray(F, x, i + 6 * cols + 16),
-                    q1.fma(FloatVector.fromArray(F, x, i + 6 * cols + 8), q0.mul(FloatVector.fromArray(F, x, i + 6 * cols))))).fma(d, a6);
-            a7 = q3.fma(FloatVector.fromArray(F, x, i + 7 * cols + 24), q2.fma(FloatVector.fromArray(F, x, i + 7 * cols + 16),
-                    q1.fma(FloatVector.fromArray(F, x, i + 7 * cols + 8), q0.mul(FloatVector.fromArray(F, x, i + 7 * cols))))).fma(d, a7);
-        }
-        a0.intoArray(lanes, 0);
-        out[(b + 0) * rows + o] = sum8(lanes);
-        a1.intoArray(lanes, 0);
-        out[(b + 1) * rows + o] = sum8(lanes);
-        a2.intoArray(lanes, 0);
-        out[(b + 2) * rows + o] = sum8(lanes);
-        a3.intoArray(lanes, 0);
-        out[(b + 3) * rows + o] = sum8(lanes);
-        a4.intoArray(lanes, 0);
-        out[(b + 4) * rows + o] = sum8(lanes);
-        a5.intoArray(lanes, 0);
-        out[(b + 5) * rows + o] = sum8(lanes);
-        a6.intoArray(lanes, 0);
-        out[(b + 6) * rows + o] = sum8(lanes);
-        a7.intoArray(lanes, 0);
-        out[(b + 7) * rows + o] = sum8(lanes);
     }
 
     /** Four batch rows, one output: each block is decoded once for all four. */

@@ -23,19 +23,19 @@ import java.util.SplittableRandom;
  *
  * <pre>
  * java --add-modules jdk.incubator.vector -cp ... dgr.engine.llama.DecodeBench MODEL.gguf|--synth-1b
- *      [--threads 2] [--steps 32] [--batches 1,2,4,8,16] [--prompt 128] [--chunk 32] [--scalar]
+ *      [--threads 2] [--steps 32] [--batches 1,2,4,8,16] [--prompt 128] [--chunk 32] [--steady 512] [--scalar]
  * </pre>
  * {@code --synth-1b} writes (once) a random Q4_0 model of the llama-3.2-1B shape to /tmp. Prints
  * the load average, batch-1 decode tok/s, aggregate decode tok/s at each batch size, prompt tok/s
  * for one session's prompt fed {@code --chunk} rows per forward, and the GC count over 512 tokens
- * of steady-state decode (which should not move: the hot path allocates nothing).
+ * of steady-state decode ({@code --steady}; it should not move: the hot path allocates nothing).
  */
 public final class DecodeBench {
     private DecodeBench() {}
 
     public static void main(String[] args) throws Exception {
         Path model = null;
-        int threads = 2, steps = 32, prompt = 128, chunk = 32;
+        int threads = 2, steps = 32, prompt = 128, chunk = 32, steady = 512;
         int[] batches = {1, 2, 4, 8, 16};
         EngineOptions.Kind kind = EngineOptions.Kind.SIMD;
         for (int i = 0; i < args.length; i++) {
@@ -45,13 +45,14 @@ public final class DecodeBench {
                 case "--steps" -> steps = Integer.parseInt(args[++i]);
                 case "--prompt" -> prompt = Integer.parseInt(args[++i]);
                 case "--chunk" -> chunk = Integer.parseInt(args[++i]);
+                case "--steady" -> steady = Integer.parseInt(args[++i]);
                 case "--batches" -> batches = java.util.Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
                 case "--scalar" -> kind = EngineOptions.Kind.SCALAR;
                 default -> model = Path.of(args[i]);
             }
         }
         if (model == null) throw new IllegalArgumentException("usage: DecodeBench MODEL.gguf|--synth-1b [--threads N] [--steps N] "
-                + "[--batches 1,2,4,8,16] [--prompt N] [--chunk N] [--scalar]");
+                + "[--batches 1,2,4,8,16] [--prompt N] [--chunk N] [--steady TOKENS] [--scalar]");
         int maxB = java.util.Arrays.stream(batches).max().orElse(1);
         EngineOptions o = EngineOptions.defaults().withKind(kind).withThreads(threads)
                 .withMaxRows(Math.max(maxB, chunk)).withContextLength(Math.max(1024, prompt + 16));
@@ -61,21 +62,26 @@ public final class DecodeBench {
             decode(e, 1, 8); // warm-up: JIT compiles the kernels
             decode(e, Math.min(4, maxB), 4);
             for (int b : batches) {
-                double tps = decode(e, b, steps);
-                System.out.printf("decode B=%2d  aggregate %7.2f tok/s  (%6.2f tok/s per session)  load %s%n", b, tps, tps / b, load());
+                Rate r = decode(e, b, steps);
+                System.out.printf("decode B=%2d  aggregate %7.2f tok/s wall, %7.2f tok/s by CPU time  (%6.2f per session)  load %s%n",
+                        b, r.wall(), r.cpu(), r.cpu() / b, load());
             }
             if (prompt > 0) {
                 prefill(e, prompt, chunk);
-                double tps = prefill(e, prompt, chunk);
-                System.out.printf("prompt %d tokens, %d per forward: %7.2f tok/s  load %s%n", prompt, chunk, tps, load());
+                Rate r = prefill(e, prompt, chunk);
+                System.out.printf("prompt %d tokens, %d per forward: %7.2f tok/s wall, %7.2f tok/s by CPU time  load %s%n",
+                        prompt, chunk, r.wall(), r.cpu(), load());
             }
-            // Steady state: sessions that reuse pooled K/V pages, 512 tokens at B=8.
-            int sb = Math.min(8, maxB);
-            decode(e, sb, 64);
-            long gc0 = gcCount();
-            double tps = decode(e, sb, 512 / sb);
-            long gc1 = gcCount();
-            System.out.printf("steady state B=%d, 512 tokens: %.2f tok/s, GC collections %d -> %d%n", sb, tps, gc0, gc1);
+            if (steady > 0) {
+                // Steady state: sessions that reuse pooled K/V pages; the GC count must not move.
+                int sb = Math.min(8, maxB);
+                decode(e, sb, Math.max(1, steady / sb / 8));
+                long gc0 = gcCount();
+                Rate r = decode(e, sb, Math.max(1, steady / sb));
+                long gc1 = gcCount();
+                System.out.printf("steady state B=%d, %d tokens: %.2f tok/s wall, %.2f by CPU time, GC collections %d -> %d%n",
+                        sb, r.tokens(), r.wall(), r.cpu(), gc0, gc1);
+            }
         }
     }
 
@@ -83,22 +89,37 @@ public final class DecodeBench {
         return String.format("%.2f", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
     }
 
-    /** One session's {@code n}-token prompt, {@code chunk} rows per forward, logits for the last row only; returns tok/s. */
-    static double prefill(Engine e, int n, int chunk) {
+    /** One session's {@code n}-token prompt, {@code chunk} rows per forward, logits for the last row only. */
+    static Rate prefill(Engine e, int n, int chunk) {
         Batch batch = new Batch(e.features().maxRows(), e.boundarySchema().rowWidth());
         try (StateSlot slot = e.openSlot()) {
-            long t0 = System.nanoTime();
+            long t0 = System.nanoTime(), c0 = cpuNanos();
             for (int p = 0; p < n; ) {
                 batch.clear();
                 for (int r = 0; r < chunk && p < n; r++, p++) batch.addToken(slot, p, 100 + (p * 31) % 1000, p == n - 1);
                 e.forward(batch);
             }
-            return n / ((System.nanoTime() - t0) / 1e9);
+            return new Rate(n, System.nanoTime() - t0, cpuNanos() - c0, e.features().threads());
         }
     }
 
-    /** Opens {@code b} sessions, prefills 4 tokens each, then decodes {@code steps} rows per session; returns tok/s. */
-    static double decode(Engine e, int b, int steps) {
+    /**
+     * Tokens over wall time, and over this process's CPU time divided by the engine's threads: the
+     * rate the engine would reach with its cores to itself. On a shared machine the wall rate
+     * mostly measures the neighbours; the CPU rate still includes workers spinning at a barrier
+     * while the other is descheduled, so it errs low, never high.
+     */
+    record Rate(long tokens, long wallNanos, long cpuNanos, int threads) {
+        double wall() { return tokens / (wallNanos / 1e9); }
+        double cpu() { return tokens / (cpuNanos / 1e9 / threads); }
+    }
+
+    static long cpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
+    }
+
+    /** Opens {@code b} sessions, prefills 4 tokens each, then decodes {@code steps} rows per session. */
+    static Rate decode(Engine e, int b, int steps) {
         StateSlot[] slots = new StateSlot[b];
         int[] next = new int[b];
         Batch batch = new Batch(e.features().maxRows(), e.boundarySchema().rowWidth());
@@ -109,16 +130,16 @@ public final class DecodeBench {
             ForwardResult r = e.forward(batch);
             next[s] = argmax(r.outputArray(), r.outputOffset(3), r.outputWidth());
         }
-        long t0 = System.nanoTime();
+        long t0 = System.nanoTime(), c0 = cpuNanos();
         for (int i = 0; i < steps; i++) {
             batch.clear();
             for (int s = 0; s < b; s++) batch.addToken(slots[s], slots[s].length(), next[s], true);
             ForwardResult r = e.forward(batch);
             for (int s = 0; s < b; s++) next[s] = argmax(r.outputArray(), r.outputOffset(s), r.outputWidth());
         }
-        long t1 = System.nanoTime();
+        long t1 = System.nanoTime(), c1 = cpuNanos();
         for (StateSlot s : slots) s.close();
-        return (double) b * steps / ((t1 - t0) / 1e9);
+        return new Rate(b * steps, t1 - t0, c1 - c0, e.features().threads());
     }
 
     static int argmax(float[] a, int off, int n) {

@@ -113,9 +113,11 @@ final class Generation {
             if (opening != null) sse.event(withUsageField(opening, params));
             while (true) {
                 switch (stream.take()) {
-                    case SessionEvent.TokenEvent t -> {
-                        if (!t.text().isEmpty()) sse.event(withUsageField(format.delta(id, created, model, t.text()), params));
-                    }
+                    case SessionEvent.TokenEvent t ->
+                        // One chunk per generated token, even when its text is held back (an incomplete
+                        // UTF-8 sequence, a possible stop string) and the delta is empty: clients then
+                        // time every token and count chunks = completion_tokens, as with llama-server.
+                        sse.event(withUsageField(format.delta(id, created, model, t.text()), params));
                     case SessionEvent.Finished f -> {
                         if (f.reason() == FinishReason.CANCELLED || f.reason() == FinishReason.ERROR) {
                             // Headers are gone: the error travels as an event, as OpenAI streams do.

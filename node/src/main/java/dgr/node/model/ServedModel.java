@@ -33,8 +33,11 @@ public final class ServedModel implements AutoCloseable {
     private final ChatFormatter chat;
     private final int[] endTokenIds;
     private final long created;
+    private final ConcurrencyLimit limit;
 
-    private ServedModel(String id, Path path, Engine engine, Scheduler scheduler, Tokenizer tokenizer) {
+    private ServedModel(String id, Path path, Engine engine, Scheduler scheduler, Tokenizer tokenizer,
+                        ConcurrencyLimit limit) {
+        this.limit = limit;
         this.id = id;
         this.path = path;
         this.engine = engine;
@@ -46,16 +49,34 @@ public final class ServedModel implements AutoCloseable {
     }
 
     /**
-     * Loads the engine (its row limit set to the scheduler's {@code maxBatchTokens}), builds the
-     * tokenizer from the file's metadata, and starts the scheduler with the metrics listening.
+     * Loads the engine (its row limit set to the scheduler's {@code maxBatchTokens}), so the node can
+     * read its recipe before it decides the scheduler's limits.
      */
-    public static ServedModel load(ModelSpec spec, EngineOptions engineOptions, SchedulerConfig config,
-                                   NodeMetrics metrics) {
-        Engine engine = Engines.load(spec.path(), engineOptions.withMaxRows(config.maxBatchTokens()));
+    public static Engine loadEngine(ModelSpec spec, EngineOptions engineOptions, SchedulerConfig base) {
+        return Engines.load(spec.path(), engineOptions.withMaxRows(base.maxBatchTokens()));
+    }
+
+    /**
+     * Takes ownership of a loaded engine (closed on failure), builds the tokenizer from the file's
+     * metadata, and starts a scheduler whose running-session cap is {@code limit} with the metrics
+     * listening.
+     *
+     * @param base the node's scheduler settings; its {@code maxBatchRows} is replaced by the limit
+     */
+    public static ServedModel start(ModelSpec spec, Engine engine, SchedulerConfig base, ConcurrencyLimit limit,
+                                    NodeMetrics metrics) {
         try {
+            // A batch must fit one decode row per running session in one forward pass.
+            int rows = limit.maxRunningSessions();
+            SchedulerConfig config = base.withBatch(rows, Math.max(rows, base.maxBatchTokens()));
+            if (config.maxBatchTokens() > engine.features().maxRows()) {
+                throw new IllegalArgumentException("model " + spec.id() + ": a cap of " + rows
+                        + " running sessions needs " + config.maxBatchTokens() + " rows per forward pass, the engine takes "
+                        + engine.features().maxRows());
+            }
             Tokenizer tokenizer = Tokenizer.fromMetadata(engine.info().metadata());
             Scheduler scheduler = new Scheduler(engine, config);
-            ServedModel m = new ServedModel(spec.id(), spec.path(), engine, scheduler, tokenizer);
+            ServedModel m = new ServedModel(spec.id(), spec.path(), engine, scheduler, tokenizer, limit);
             scheduler.addListener(metrics.register(spec.id(), config.maxBatchRows(), m::load));
             scheduler.start();
             return m;
@@ -72,6 +93,11 @@ public final class ServedModel implements AutoCloseable {
     public Engine engine() { return engine; }
 
     public Scheduler scheduler() { return scheduler; }
+
+    /** The running-session cap in force and where it came from. */
+    public ConcurrencyLimit concurrencyLimit() { return limit; }
+
+    public int vocabSize() { return engine.info().vocabSize(); }
 
     /** Unix seconds when this model was loaded ({@code created} in {@code /v1/models}). */
     public long created() { return created; }
