@@ -4,11 +4,13 @@ import dgr.engine.Batch;
 import dgr.engine.Engine;
 import dgr.engine.ForwardResult;
 import dgr.engine.StateLayout;
+import dgr.engine.StateSlot;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
@@ -29,6 +31,8 @@ import java.util.concurrent.locks.LockSupport;
 public final class Scheduler implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Scheduler.class.getName());
     private static final long[] NO_IDS = new long[0];
+    /** Pause after an iteration that threw, so a persistent bug logs at a bounded rate, never parks for good. */
+    private static final long FAILURE_BACKOFF_NANOS = 1_000_000;
 
     private final Engine engine;
     private final SchedulerConfig config;
@@ -56,7 +60,8 @@ public final class Scheduler implements AutoCloseable {
     private final Runnable onCancel = this::onCancel;
 
     private volatile boolean closed;
-    private volatile boolean cancelRequested;
+    /** Set by {@link Session#cancel}; taken with getAndSet so a cancel arriving during a scan is never lost. */
+    private final AtomicBoolean cancelRequested = new AtomicBoolean();
     private volatile Thread thread;
     private volatile long iteration;
     private volatile long reservedBytes;
@@ -148,7 +153,11 @@ public final class Scheduler implements AutoCloseable {
         }
         Session s = new Session(nextSequenceId.getAndIncrement(), request, now, reservation, onCancel);
         inbox.add(s);
-        wake();
+        // close() sets closed and then drains the inbox: if it has already drained, this session
+        // would wait forever, so whoever sees closed after adding drains too (each poll hands a
+        // session to one caller, which ends it).
+        if (closed) cancelInbox();
+        else wake();
         return new Submission.Accepted(s);
     }
 
@@ -159,7 +168,7 @@ public final class Scheduler implements AutoCloseable {
     }
 
     private void onCancel() {
-        cancelRequested = true;
+        cancelRequested.set(true);
         wake();
     }
 
@@ -174,11 +183,36 @@ public final class Scheduler implements AutoCloseable {
             try {
                 worked = runIteration();
             } catch (RuntimeException | Error e) {
-                // A bug here must not silently stop serving everyone; fail loudly but keep looping.
-                LOG.log(System.Logger.Level.ERROR, "scheduler iteration failed", e);
-                worked = false;
+                // A bug here must not stop serving everyone. Parking now would strand every running
+                // and waiting session until some unrelated submit woke the loop (closed-loop clients
+                // never do: they all wait for a Finished). End the batch in flight, whose state is
+                // unknown, and go on after a short pause.
+                LOG.log(System.Logger.Level.ERROR, "scheduler iteration " + iteration + " failed; running "
+                        + running.size() + ", waiting " + tenants.waitingCount() + ", reserved " + reservedBytes, e);
+                recover(e);
+                LockSupport.parkNanos(this, FAILURE_BACKOFF_NANOS);
+                continue;
             }
-            if (!worked && inbox.isEmpty() && !closed) LockSupport.park(this);
+            // Park only when nothing at all is left to do: no running session (runIteration admits
+            // whatever fits, and with nothing running everything fits), no new submission and no
+            // cancel to apply. A submit or cancel after these checks unparks us (the permit).
+            if (!worked && inbox.isEmpty() && !cancelRequested.get() && !closed) LockSupport.park(this);
+        }
+    }
+
+    /** After an iteration threw: fails the sessions of the batch in flight and forgets the plan. */
+    private void recover(Throwable e) {
+        try {
+            String message = "scheduler iteration failed: " + e;
+            for (int i = 0; i < planner.count(); i++) {
+                Session s = planner.session(i);
+                if (s != null) end(s, Phase.FAILED, FinishReason.ERROR, message);
+            }
+            removeEnded();
+            planner.release();
+            publishGauges();
+        } catch (RuntimeException | Error again) {
+            LOG.log(System.Logger.Level.ERROR, "scheduler recovery failed", again);
         }
     }
 
@@ -192,8 +226,20 @@ public final class Scheduler implements AutoCloseable {
         endCancelled(t0);
         admit(t0);
         if (running.isEmpty()) {
-            publishGauges();
-            return false;
+            if (tenants.waitingCount() > 0) {
+                // With nothing running nothing is reserved, and submit refused every session that
+                // could never fit, so the head must have fit. Returning false here would park the
+                // loop for good with sessions waiting: repair the books loudly and admit again.
+                LOG.log(System.Logger.Level.ERROR, "nothing runs but " + reservedBytes
+                        + " state bytes are still reserved and " + tenants.waitingCount()
+                        + " sessions wait; resetting the reservation");
+                reservedBytes = 0;
+                admit(t0);
+            }
+            if (running.isEmpty()) {
+                publishGauges();
+                return false;
+            }
         }
         BatchPlanner.Kind kind = planner.plan(running, batch);
         CompatibilityKey key = switch (kind) {
@@ -226,9 +272,8 @@ public final class Scheduler implements AutoCloseable {
     }
 
     private void endCancelled(long now) {
-        // Cleared before scanning: a cancel arriving during the scan sets it again for next time.
-        boolean scanWaiting = cancelRequested;
-        cancelRequested = false;
+        // Taken before scanning: a cancel arriving during the scan sets it again for next time.
+        boolean scanWaiting = cancelRequested.getAndSet(false);
         for (int i = 0; i < running.size(); i++) {
             Session s = running.get(i);
             String why = cancelReason(s, now);
@@ -262,9 +307,22 @@ public final class Scheduler implements AutoCloseable {
             // Head of line: if the fairest next session does not fit, admit nobody behind it, so a
             // large session cannot be starved by a stream of small ones.
             if (reservedBytes + s.reservationBytes() > config.stateBudgetBytes()) return;
+            StateSlot slot;
+            try {
+                slot = engine.openSlot();
+            } catch (RuntimeException | Error e) {
+                // The session leaves the queue all the same, ending FAILED: its owner hears why, it
+                // holds nothing, and the sessions behind it get their turn.
+                tenants.dropNext(s);
+                queued.decrementAndGet();
+                String message = "admission failed: engine " + engine.id() + " could not open a state slot: " + e;
+                LOG.log(System.Logger.Level.WARNING, message + " (session " + s.sequenceId() + ")", e);
+                end(s, Phase.FAILED, FinishReason.ERROR, message);
+                continue;
+            }
             tenants.admit(s);
             queued.decrementAndGet();
-            s.slot = engine.openSlot();
+            s.slot = slot;
             s.admitted = true;
             s.admittedNanos = now;
             s.waitedIterations = 0;
@@ -343,12 +401,14 @@ public final class Scheduler implements AutoCloseable {
     }
 
     /** Delivers to the owner; a throwing listener means the owner is gone, so the session is cancelled. */
-    private boolean deliver(Session s, SessionEvent e) {
+    private static boolean deliver(Session s, SessionEvent e) {
         try {
             s.listener().onEvent(e);
             return true;
         } catch (RuntimeException ex) {
             if (e instanceof SessionEvent.TokenEvent) s.cancel("stream listener failed: " + ex);
+            else LOG.log(System.Logger.Level.WARNING, "stream listener of session " + s.sequenceId()
+                    + " failed on its end", ex);
             return false;
         }
     }
@@ -370,14 +430,25 @@ public final class Scheduler implements AutoCloseable {
     private void end(Session s, Phase phase, FinishReason reason, String message) {
         if (s.phase().isTerminal()) return;
         s.setPhase(phase);
-        if (s.slot != null) {
-            s.slot.close();
-            s.slot = null;
+        StateSlot slot = s.slot;
+        s.slot = null;
+        if (slot != null) {
+            try {
+                slot.close();
+            } catch (RuntimeException e) {
+                // The reservation must come back whatever the slot did, or admission shrinks for good.
+                LOG.log(System.Logger.Level.WARNING, "closing the state slot of session " + s.sequenceId() + " failed", e);
+            }
         }
         if (s.admitted) reservedBytes -= s.reservationBytes();
         tenants.ended(s);
         // Before the owner hears of the end, so whoever awaits it sees the freed bytes.
         publishGauges();
+        finish(s, phase, reason, message);
+    }
+
+    /** The owner-facing half of an end: counters, Finished, completion, SessionEnded. */
+    private void finish(Session s, Phase phase, FinishReason reason, String message) {
         switch (phase) {
             case CANCELLED -> cancelled.increment();
             case FAILED -> failed.increment();
@@ -494,7 +565,6 @@ public final class Scheduler implements AutoCloseable {
             }
             if (interrupted) Thread.currentThread().interrupt();
         }
-        ingest();
         List<Session> all = new ArrayList<>(running);
         for (Session s : all) end(s, Phase.CANCELLED, FinishReason.CANCELLED, "scheduler closed");
         removeEnded();
@@ -503,5 +573,20 @@ public final class Scheduler implements AutoCloseable {
             end(s, Phase.CANCELLED, FinishReason.CANCELLED, "scheduler closed");
         });
         publishGauges();
+        cancelInbox();
+    }
+
+    /**
+     * Ends sessions still in the inbox of a closed scheduler. They were never ingested, so they hold
+     * nothing and touch no scheduler-thread state: safe from the closing thread and from a submit
+     * that raced with close, since each poll hands a session to exactly one caller.
+     */
+    private void cancelInbox() {
+        Session s;
+        while ((s = inbox.poll()) != null) {
+            queued.decrementAndGet();
+            s.setPhase(Phase.CANCELLED);
+            finish(s, Phase.CANCELLED, FinishReason.CANCELLED, "scheduler closed");
+        }
     }
 }

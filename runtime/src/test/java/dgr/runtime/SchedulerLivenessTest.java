@@ -211,7 +211,12 @@ class SchedulerLivenessTest {
             while (!stop) {
                 Session s = track(scheduler.submit(request(tenant, r, SessionListener.NONE)), r);
                 if (s == null) return;
-                ended(s.completion().join());
+                try {
+                    ended(s.completion().get(WAIT_SECONDS, TimeUnit.SECONDS));
+                } catch (Exception e) {
+                    reached.completeExceptionally(new AssertionError("session " + s + " never ended", e));
+                    return;
+                }
             }
         }
 
@@ -239,7 +244,7 @@ class SchedulerLivenessTest {
                 throw stuck;
             } finally {
                 stop = true;
-                for (Thread t : threads) t.join();
+                for (Thread t : threads) t.join(Duration.ofSeconds(WAIT_SECONDS));
             }
         }
     }

@@ -16,6 +16,9 @@ import java.util.SplittableRandom;
  * </pre>
  */
 public final class KernelBench {
+    /** Output rows per call, as the llama engine hands them to its workers. */
+    private static final int CHUNK = 32;
+
     private KernelBench() {}
 
     public static void main(String[] args) {
@@ -40,11 +43,11 @@ public final class KernelBench {
         // Thread CPU time, not wall time: on a shared machine preemption would otherwise swamp the kernel.
         java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
         for (int b : new int[] {1, 2, 4, 8, 16}) {
-            for (int i = 0; i < 3 * copies; i++) k.matmul(ws[i % copies], x, b, out, 0, rows, s);
+            for (int i = 0; i < 3 * copies; i++) for (int o = 0; o < rows; o += CHUNK) k.matmul(ws[i % copies], x, b, out, o, o + CHUNK, s);
             long[] t = new long[reps];
             for (int r = 0; r < reps; r++) {
                 long t0 = cpu.getCurrentThreadCpuTime();
-                k.matmul(ws[r % copies], x, b, out, 0, rows, s);
+                for (int o = 0; o < rows; o += CHUNK) k.matmul(ws[r % copies], x, b, out, o, o + CHUNK, s);
                 t[r] = cpu.getCurrentThreadCpuTime() - t0;
             }
             java.util.Arrays.sort(t);

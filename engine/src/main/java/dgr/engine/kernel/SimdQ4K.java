@@ -27,11 +27,13 @@ final class SimdQ4K {
     static void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, float[] lanes) {
         MemorySegment m = w.data();
         int cols = w.cols(), rows = w.rows(), nb = cols / 256;
-        for (int o = oStart; o < oEnd; o++) {
-            long off = w.rowOffset(o);
-            int b = 0;
-            for (; b + 4 <= nRows; b += 4) rows4(m, off, nb, x, cols, b, out, rows, o, lanes);
-            for (; b < nRows; b++) out[b * rows + o] = row1(m, off, nb, x, b * cols, lanes);
+        // Batch groups outer, output rows inner, so a group's activations stay cached (see SimdQ4_0).
+        int b = 0;
+        for (; b + 4 <= nRows; b += 4) {
+            for (int o = oStart; o < oEnd; o++) rows4(m, w.rowOffset(o), nb, x, cols, b, out, rows, o, lanes);
+        }
+        for (; b < nRows; b++) {
+            for (int o = oStart; o < oEnd; o++) out[b * rows + o] = row1(m, w.rowOffset(o), nb, x, b * cols, lanes);
         }
     }
 
