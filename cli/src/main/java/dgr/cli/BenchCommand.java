@@ -132,7 +132,7 @@ public final class BenchCommand implements Callable<Integer> {
                 .kneeSlopeRatio(kneeSlopeRatio).recommendFactor(recommendFactor)
                 .thresholds(new Thresholds(minJain, minFairShare, Thresholds.defaults().serviceGapRequests()))
                 .ignoreEos(!noIgnoreEos).out(out).dgrVersion(Main.VERSION)
-                .commandLine("dgr bench " + String.join(" ", spec.commandLine().getParseResult().originalArgs()));
+                .commandLine("dgr " + String.join(" ", spec.commandLine().getParseResult().originalArgs()));
         if (tenants != null) {
             TenantMix mix = TenantMix.parse(tenants);
             b.tenants(mix);
