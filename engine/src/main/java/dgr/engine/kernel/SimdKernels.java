@@ -12,9 +12,10 @@ import jdk.incubator.vector.VectorSpecies;
  * <li>Q4_0 and Q8_0 (block order): per 32-value block the four 8-value chunks of integer weights
  *     are dotted with the activations into one partial ({@code mul}, then three {@code fma}), and
  *     the partial is scaled into the accumulator ({@code acc = fma(t, d, acc)}); see
- *     {@link SimdQ4_0}, {@link SimdQ8_0}.
+ *     {@link SimdQ4_0}, {@link SimdQ8_0}. Q6_K does the same per 16-value sub-block (two
+ *     8-value chunks, scaled by {@code d·sc[s]}) into accumulator {@code s & 1}; see {@link SimdQ6K}.
  * <li>Every other type (chunk order): weights are dequantized exactly as ggml does (in registers
- *     for Q4_K, into scratch for the rest), walked in 8-value chunks, chunk {@code c} fused into
+ *     for Q4_K, into scratch for Q5_K and the rest), walked in 8-value chunks, chunk {@code c} fused into
  *     accumulator {@code c & 1}, the two accumulators added lane-wise at the end.
  * </ul>
  * Kernels for 8, 4, 2 and 1 batch rows of one type follow the same per-element order, so the
@@ -34,6 +35,7 @@ public final class SimdKernels implements Kernels {
             case Q4_0 -> SimdQ4_0.matmul(w, x, nRows, out, oStart, oEnd, s.lanes);
             case Q8_0 -> SimdQ8_0.matmul(w, x, nRows, out, oStart, oEnd, s.lanes);
             case Q4_K -> SimdQ4K.matmul(w, x, nRows, out, oStart, oEnd, s.lanes);
+            case Q6_K -> SimdQ6K.matmul(w, x, nRows, out, oStart, oEnd, s.lanes);
             case F32 -> SimdF32.matmulSegment(w, x, nRows, out, oStart, oEnd, s.lanes);
             default -> {
                 for (int o = oStart; o < oEnd; o++) {
