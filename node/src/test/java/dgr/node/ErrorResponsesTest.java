@@ -64,6 +64,7 @@ class ErrorResponsesTest {
             "seed as string          | {\"model\":\"llama-tiny\",\"prompt\":\"a\",\"seed\":\"x\"} | 400 | seed",
             "stream as string        | {\"model\":\"llama-tiny\",\"prompt\":\"a\",\"stream\":\"yes\"} | 400 | stream",
             "stream_options alone    | {\"model\":\"llama-tiny\",\"prompt\":\"a\",\"stream_options\":{\"include_usage\":true}} | 400 | stream_options",
+            "ignore_eos as string    | {\"model\":\"llama-tiny\",\"prompt\":\"a\",\"ignore_eos\":\"yes\"} | 400 | ignore_eos",
             "unsupported echo        | {\"model\":\"llama-tiny\",\"prompt\":\"a\",\"echo\":true} | 400 | echo",
             "unknown model           | {\"model\":\"gpt-9\",\"prompt\":\"a\"} | 404 | model",
     })

@@ -14,7 +14,7 @@ import java.util.List;
  * @param user         OpenAI's end-user id, or null
  */
 public record GenerationParams(String model, Integer maxTokens, SamplingParams sampling, List<String> stop,
-                               boolean stream, boolean includeUsage, String user) {
+                               boolean stream, boolean includeUsage, String user, boolean ignoreEos) {
     public GenerationParams {
         stop = List.copyOf(stop);
     }

@@ -108,8 +108,15 @@ public final class RequestParser {
             if (!u.isTextual()) throw wrongType("user", "a string", u);
             user = u.asText();
         }
+        // ignore_eos: the vLLM / llama-server extension benchmarks send to get fixed-length outputs.
+        boolean ignoreEos = false;
+        JsonNode ie = root.get("ignore_eos");
+        if (ie != null && !ie.isNull()) {
+            if (!ie.isBoolean()) throw wrongType("ignore_eos", "a boolean", ie);
+            ignoreEos = ie.asBoolean();
+        }
         return new GenerationParams(model, maxTokens, new SamplingParams(temperature, topP, seed, presence, frequency),
-                stop(root.get("stop")), stream, includeUsage, user);
+                stop(root.get("stop")), stream, includeUsage, user, ignoreEos);
     }
 
     private static List<String> stop(JsonNode node) {

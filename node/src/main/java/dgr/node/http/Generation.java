@@ -66,7 +66,7 @@ final class Generation {
 
         TokenStream stream = new TokenStream();
         SessionRequest request = new SessionRequest(tenant, prompt, model.newSampler(params.sampling()),
-                model.stopConditions(maxTokens, params.stop()), model.newDecoder(), timeout, stream);
+                model.stopConditions(maxTokens, params.stop(), params.ignoreEos()), model.newDecoder(), timeout, stream);
         Session session = switch (model.scheduler().submit(request)) {
             case Submission.Accepted a -> a.session();
             case Submission.Rejected r -> throw rejection(r, promptParam);

@@ -133,8 +133,9 @@ public final class ServedModel implements AutoCloseable {
     }
 
     /** End-of-generation ids plus {@code maxTokens} and the request's stop strings. */
-    public StopConditions stopConditions(int maxTokens, List<String> stop) {
-        return StopConditions.maxTokens(maxTokens).withEndTokens(endTokenIds).withStopStrings(stop.toArray(String[]::new));
+    public StopConditions stopConditions(int maxTokens, List<String> stop, boolean ignoreEos) {
+        StopConditions c = StopConditions.maxTokens(maxTokens).withStopStrings(stop.toArray(String[]::new));
+        return ignoreEos ? c : c.withEndTokens(endTokenIds);
     }
 
     public TextDecoder newDecoder() {
