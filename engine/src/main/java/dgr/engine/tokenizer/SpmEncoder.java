@@ -41,17 +41,7 @@ final class SpmEncoder implements PieceEncoder {
         }
         // Highest score first; on equal scores the leftmost pair, as llama.cpp's comparator orders them.
         MergeQueue queue = new MergeQueue(n);
-        for (int i = 1; i < n; i++) offer(text, sym, i - 1, i, queue);
-        while (!queue.isEmpty()) {
-            int l = MergeQueue.left(queue.topKey());
-            int length = queue.topLength();
-            queue.pop();
-            int r = sym.next[l];
-            if (sym.len[l] == 0 || r < 0 || sym.len[l] + sym.len[r] != length) continue; // stale
-            sym.merge(l, r);
-            offer(text, sym, sym.prev[l], l, queue);
-            offer(text, sym, l, sym.next[l], queue);
-        }
+        sym.mergeAll(queue, (l, r) -> offer(text, sym, l, r, queue));
         for (int i = 0; i != -1; i = sym.next[i]) {
             String piece = text.substring(sym.start[i], sym.start[i] + sym.len[i]);
             int id = vocab.idOf(piece);
