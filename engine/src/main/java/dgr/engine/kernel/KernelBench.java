@@ -33,7 +33,7 @@ public final class KernelBench {
             MemorySegment m = arena.allocate(rowBytes * rows, 64);
             for (long i = 0; i < m.byteSize(); i++) m.set(ValueLayout.JAVA_BYTE, i, (byte) rnd.nextInt());
             fixScales(type, m, rowBytes * rows);
-            ws[c] = new WeightMatrix("bench" + c, type, rows, cols, rowBytes, m);
+            ws[c] = new SimdKernels().prepare(new WeightMatrix("bench" + c, type, rows, cols, rowBytes, m), arena);
         }
         float[] x = new float[16 * cols];
         for (int i = 0; i < x.length; i++) x[i] = (float) rnd.nextGaussian();

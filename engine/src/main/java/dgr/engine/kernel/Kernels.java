@@ -21,6 +21,14 @@ public interface Kernels {
     /** {@code y[yo + i] += a * x[xo + i]} for {@code i < n} ({@code n} a multiple of 8). */
     void axpy(float a, float[] x, int xo, float[] y, int yo, int n);
 
+    /**
+     * The matrix in the layout these kernels read fastest: the same matrix, or a copy made in
+     * {@code arena} (for example {@link WeightLayout#Q4_0_SPANS}). Called once per matrix at load.
+     */
+    default WeightMatrix prepare(WeightMatrix w, java.lang.foreign.Arena arena) {
+        return w;
+    }
+
     static Kernels of(boolean simd) {
         return simd ? new SimdKernels() : new ScalarKernels();
     }

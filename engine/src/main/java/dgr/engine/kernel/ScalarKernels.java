@@ -12,6 +12,9 @@ public final class ScalarKernels implements Kernels {
 
     @Override
     public void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
+        if (w.layout() != WeightLayout.GGML) {
+            throw new IllegalArgumentException("tensor '" + w.name() + "' is in " + w.layout() + " layout; the scalar kernels read GGML only");
+        }
         int cols = w.cols(), rows = w.rows();
         float[] row = s.row;
         for (int o = oStart; o < oEnd; o++) {

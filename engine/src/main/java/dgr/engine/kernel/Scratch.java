@@ -11,6 +11,17 @@ public final class Scratch {
     public final float[] scores;
     /** Eight lanes for the fixed-order final reduction of a SIMD accumulator. */
     public final float[] lanes = new float[16];
+    /**
+     * The job epoch the caller runs under: it changes whenever input arrays may have been
+     * rewritten, so per-input work cached below is redone.
+     */
+    public long epoch;
+    // Q4_0 span kernels: scaled activations, block corrections and one row's scales (Q4_0Spans),
+    // grown on first use and kept, and which input they were made from.
+    float[] spanX, spanC, spanD, spanAcc;
+    Object spanFor;
+    int spanRows, spanCols;
+    long spanEpoch = -1;
 
     public Scratch(int maxCols, int maxContext) {
         this.row = new float[maxCols];

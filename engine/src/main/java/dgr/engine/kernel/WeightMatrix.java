@@ -6,10 +6,17 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * A weight matrix as the kernels see it: {@code rows} rows of {@code cols} values of {@code type},
- * row after row in ggml block layout (no copy of the mapped file). Output element {@code o} of a
+ * row after row, in ggml block layout (no copy of the mapped file) or in a {@link WeightLayout}
+ * the SIMD kernels repacked it into at load. Output element {@code o} of a
  * matmul is row {@code o} dotted with the activation row.
  */
-public record WeightMatrix(String name, GgmlType type, int rows, int cols, long rowBytes, MemorySegment data) {
+public record WeightMatrix(String name, GgmlType type, int rows, int cols, long rowBytes, MemorySegment data,
+                           WeightLayout layout) {
+
+    /** A matrix in the file's own block layout. */
+    public WeightMatrix(String name, GgmlType type, int rows, int cols, long rowBytes, MemorySegment data) {
+        this(name, type, rows, cols, rowBytes, data, WeightLayout.GGML);
+    }
 
     public WeightMatrix {
         if (cols % 32 != 0) {

@@ -58,6 +58,8 @@ public final class LlamaEngine implements Engine {
     private boolean closed;
 
     private final MatJob matJob = new MatJob();
+    /** Repacked weight copies ({@link Kernels#prepare}); freed on close. */
+    private final java.lang.foreign.Arena weightsArena;
     private final AttentionJob attentionJob = new AttentionJob();
     private final Result result = new Result();
 
@@ -76,9 +78,15 @@ public final class LlamaEngine implements Engine {
         this.context = opts.contextLength() > 0 ? opts.contextLength()
                 : Math.min(cfg.trainContext(), EngineOptions.DEFAULT_CONTEXT_CAP);
         this.maxRows = opts.maxRows();
-        this.w = LlamaWeights.load(artifact, cfg, first, end);
         boolean simd = opts.kind() == EngineOptions.Kind.SIMD;
         this.kernels = Kernels.of(simd);
+        this.weightsArena = java.lang.foreign.Arena.ofShared();
+        try {
+            this.w = LlamaWeights.load(artifact, cfg, first, end).prepared(kernels, weightsArena);
+        } catch (RuntimeException | Error ex) {
+            weightsArena.close();
+            throw ex;
+        }
         this.id = simd ? EngineId.JAVA_SIMD : EngineId.JAVA_SCALAR;
         this.layout = new KvLayout(end - first, cfg.nHeadKv(), cfg.headDim());
         this.boundary = new BoundarySchema(cfg.architecture(), cfg.nEmbd(), "f32", 1);
@@ -259,6 +267,7 @@ public final class LlamaEngine implements Engine {
         if (closed) return;
         closed = true;
         pool.close();
+        weightsArena.close();
         artifact.close();
     }
 
@@ -279,11 +288,14 @@ public final class LlamaEngine implements Engine {
         private final float[][] out = new float[3][];
         private final int[] firstChunk = new int[4];
         private final java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+        /** Bumped per job: inputs may have been rewritten, so kernels redo per-input work (Scratch#epoch). */
+        private long epoch;
 
         void set(int n, boolean swiglu, WeightMatrix m0, float[] i0, float[] o0, WeightMatrix m1, float[] i1, float[] o1,
                  WeightMatrix m2, float[] i2, float[] o2) {
             this.n = n;
             this.swiglu = swiglu;
+            epoch++;
             m[0] = m0; in[0] = i0; out[0] = o0;
             m[1] = m1; in[1] = i1; out[1] = o1;
             m[2] = m2; in[2] = i2; out[2] = o2;
@@ -300,6 +312,7 @@ public final class LlamaEngine implements Engine {
         @Override
         public void run(int worker, int workers) {
             Scratch s = scratch[worker];
+            s.epoch = epoch;
             for (int c = next.getAndIncrement(); c < firstChunk[3]; c = next.getAndIncrement()) {
                 int j = c < firstChunk[1] ? 0 : c < firstChunk[2] ? 1 : 2;
                 int rows = m[j].rows(), o0 = (c - firstChunk[j]) * CHUNK, o1 = Math.min(rows, o0 + CHUNK);

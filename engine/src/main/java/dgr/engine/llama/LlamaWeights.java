@@ -14,6 +14,21 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
     record Layer(float[] attnNorm, WeightMatrix wq, WeightMatrix wk, WeightMatrix wv, float[] bq, float[] bk, float[] bv,
                  WeightMatrix wo, float[] ffnNorm, WeightMatrix gate, WeightMatrix up, WeightMatrix down) {}
 
+    /**
+     * The same weights with every projection matrix in the kernels' preferred layout (copies live
+     * in {@code arena}). The token embeddings stay in the file: lookups read single rows.
+     */
+    LlamaWeights prepared(dgr.engine.kernel.Kernels k, java.lang.foreign.Arena arena) {
+        Layer[] ls = new Layer[layers.length];
+        for (int i = 0; i < ls.length; i++) {
+            Layer l = layers[i];
+            ls[i] = new Layer(l.attnNorm(), k.prepare(l.wq(), arena), k.prepare(l.wk(), arena), k.prepare(l.wv(), arena),
+                    l.bq(), l.bk(), l.bv(), k.prepare(l.wo(), arena), l.ffnNorm(), k.prepare(l.gate(), arena),
+                    k.prepare(l.up(), arena), k.prepare(l.down(), arena));
+        }
+        return new LlamaWeights(tokenEmbd, ls, outputNorm, output == null ? null : k.prepare(output, arena));
+    }
+
     static LlamaWeights load(GgufArtifact a, LlamaConfig c, int first, int end) {
         boolean firstStage = first == 0, lastStage = end == c.nLayers();
         WeightMatrix embd = firstStage ? matrix(a, "token_embd.weight", c.nEmbd(), c.vocabSize()) : null;

@@ -1,0 +1,16 @@
+package dgr.engine.kernel;
+
+/**
+ * How a {@link WeightMatrix}'s bytes are arranged. {@code GGML} is the file's own block layout
+ * (the mapped tensor, no copy); the others are copies the SIMD kernels make once at load
+ * ({@link Kernels#prepare}) because they decode faster. A layout never changes what is computed
+ * beyond its kernel's documented per-element order.
+ */
+public enum WeightLayout {
+    /** The GGUF block layout of the weight type, row after row. */
+    GGML,
+    /**
+     * Q4_0 regrouped into 64-value spans: see {@link Q4_0Spans}. Row size is the same as GGML's.
+     */
+    Q4_0_SPANS
+}

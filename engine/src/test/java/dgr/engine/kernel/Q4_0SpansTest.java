@@ -1,0 +1,119 @@
+package dgr.engine.kernel;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dgr.gguf.GgmlType;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** The repacked Q4_0 layout and its kernels, against the file layout and a float64 reference. */
+class Q4_0SpansTest {
+    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    /** A random Q4_0 matrix in ggml layout with realistic f16 scales (some tiny, one subnormal, one zero). */
+    static WeightMatrix randomQ4_0(int rows, int cols, long seed) {
+        SplittableRandom rnd = new SplittableRandom(seed);
+        long rowBytes = GgmlType.Q4_0.bytesFor(cols);
+        MemorySegment m = Arena.ofAuto().allocate(rowBytes * rows, 64);
+        for (long o = 0; o < m.byteSize(); o++) m.set(ValueLayout.JAVA_BYTE, o, (byte) rnd.nextInt());
+        ValueLayout.OfShort f16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+        int k = 0;
+        for (long o = 0; o < m.byteSize(); o += 18, k++) {
+            float d = k == 3 ? 0f : k == 5 ? 3e-7f : (float) (0.001 + 0.02 * rnd.nextDouble()) * (rnd.nextBoolean() ? 1 : -1);
+            m.set(f16, o, Float.floatToFloat16(d));
+        }
+        return new WeightMatrix("w", GgmlType.Q4_0, rows, cols, rowBytes, m);
+    }
+
+    @Test
+    void repackedRowsHoldTheSameValuesAsTheFile() {
+        WeightMatrix w = randomQ4_0(5, 512, 1);
+        WeightMatrix p = Q4_0Spans.repack(w, Arena.ofAuto());
+        assertThat(p.layout()).isEqualTo(WeightLayout.Q4_0_SPANS);
+        assertThat(p.rowBytes()).isEqualTo(Q4_0Spans.rowBytes(512));
+        float[] want = new float[512];
+        int nb = 512 / 32;
+        for (int r = 0; r < w.rows(); r++) {
+            RowDecoder.decodeRow(w, r, want, 0);
+            long off = p.rowOffset(r);
+            for (int c = 0; c < 512; c++) {
+                int span = c / 64, k = (c % 64) / 8, j = c % 8;
+                int v = p.data().get(ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), off + 4L * nb + 32L * span + 4L * j);
+                int q = (v >>> (4 * k)) & 15;
+                float d = p.data().get(F32, off + 4L * (c / 32));
+                assertThat(Float.floatToRawIntBits(d * (q - 8))).as("row %d col %d", r, c)
+                        .isEqualTo(Float.floatToRawIntBits(want[c]));
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {1, 2, 3, 4, 5, 7, 8, 9})
+    void matchesFloat64ReferenceAndIsBitIdenticalAcrossBatchSizes(int nRows) {
+        int rows = 37, cols = 768;
+        WeightMatrix w = randomQ4_0(rows, cols, 2);
+        WeightMatrix p = new SimdKernels().prepare(w, Arena.ofAuto());
+        assertThat(p.layout()).isEqualTo(WeightLayout.Q4_0_SPANS);
+        SplittableRandom rnd = new SplittableRandom(3);
+        float[] x = new float[nRows * cols];
+        for (int i = 0; i < x.length; i++) x[i] = (float) (rnd.nextGaussian() * (i % 97 == 0 ? 30 : 1));
+        float[] out = new float[nRows * rows];
+        Scratch s = new Scratch(cols, 16);
+        Kernels k = new SimdKernels();
+        k.matmul(p, x, nRows, out, 0, 20, s);
+        k.matmul(p, x, nRows, out, 20, rows, s);
+        float[] row = new float[cols];
+        for (int o = 0; o < rows; o++) {
+            RowDecoder.decodeRow(w, o, row, 0);
+            for (int b = 0; b < nRows; b++) {
+                double ref = 0, mag = 0;
+                for (int c = 0; c < cols; c++) {
+                    ref += (double) row[c] * x[b * cols + c];
+                    mag += Math.abs((double) row[c] * x[b * cols + c]);
+                }
+                assertThat((double) out[b * rows + o]).as("out %d row %d", o, b).isCloseTo(ref, org.assertj.core.data.Offset.offset(1e-5 * mag + 1e-30));
+                // The same batch row computed alone gives the same bits.
+                float[] alone = new float[rows];
+                Scratch s1 = new Scratch(cols, 16);
+                k.matmul(p, java.util.Arrays.copyOfRange(x, b * cols, (b + 1) * cols), 1, alone, o, o + 1, s1);
+                assertThat(Float.floatToRawIntBits(out[b * rows + o])).as("out %d row %d alone", o, b)
+                        .isEqualTo(Float.floatToRawIntBits(alone[o]));
+            }
+        }
+    }
+
+    @Test
+    void newInputUnderTheSameEpochAndArrayIsOnlyReusedWhileTheEpochHolds() {
+        int rows = 8, cols = 256;
+        WeightMatrix p = new SimdKernels().prepare(randomQ4_0(rows, cols, 4), Arena.ofAuto());
+        float[] x = new float[cols];
+        java.util.Arrays.fill(x, 1f);
+        float[] a = new float[rows], b = new float[rows];
+        Scratch s = new Scratch(cols, 16);
+        Kernels k = new SimdKernels();
+        k.matmul(p, x, 1, a, 0, rows, s);
+        java.util.Arrays.fill(x, 2f);
+        s.epoch++; // the engine bumps the epoch whenever inputs may have been rewritten
+        k.matmul(p, x, 1, b, 0, rows, s);
+        for (int o = 0; o < rows; o++) assertThat(b[o]).isCloseTo(2 * a[o], org.assertj.core.data.Offset.offset(1e-4f * Math.abs(a[o]) + 1e-6f));
+    }
+
+    @Test
+    void onlyWidthsOfWholeEightBlockGroupsAreRepacked() {
+        assertThat(Q4_0Spans.fits(256)).isTrue();
+        assertThat(Q4_0Spans.fits(2048)).isTrue();
+        assertThat(Q4_0Spans.fits(64)).isFalse();
+        assertThat(Q4_0Spans.fits(320)).isFalse();
+        WeightMatrix narrow = randomQ4_0(4, 320, 5);
+        assertThat(new SimdKernels().prepare(narrow, Arena.ofAuto())).isSameAs(narrow);
+        assertThatThrownBy(() -> Q4_0Spans.repack(narrow, Arena.ofAuto())).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'w'");
+    }
+}
