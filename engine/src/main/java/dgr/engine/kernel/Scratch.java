@@ -16,9 +16,9 @@ public final class Scratch {
      * rewritten, so per-input work cached below is redone.
      */
     public long epoch;
-    // Q4_0 span kernels: scaled activations, block corrections and one row's scales (Q4_0Spans),
+    // 4-bit span kernels (Q4Spans): scaled activations, negated block sums, accumulators,
     // grown on first use and kept, and which input they were made from.
-    float[] spanX, spanC, spanD, spanAcc;
+    float[] spanX, spanC, spanAcc;
     Object spanFor;
     int spanRows, spanCols;
     long spanEpoch = -1;

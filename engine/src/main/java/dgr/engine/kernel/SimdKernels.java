@@ -9,9 +9,9 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>Every output element is reduced in one fixed order per weight type, whatever the batch size
  * or worker split, and ends with the 8-lane tree of {@link #sum8}:
  * <ul>
- * <li>Q4_0 matrices whose width is a multiple of 256 are repacked at load ({@link #prepare}) and
- *     follow {@link Q4_0Spans}'s order: the block order below over unsigned quants, plus the
- *     "− 8" as one short dot product per output.
+ * <li>Q4_0 and Q4_K matrices whose width is a multiple of 256 are repacked at load
+ *     ({@link #prepare}) and follow {@link Q4Spans}'s order: the block order below over unsigned
+ *     quants, plus the block offsets as one short dot product per output.
  * <li>Q4_0 and Q8_0 (block order): per 32-value block the four 8-value chunks of integer weights
  *     are dotted with the activations into one partial ({@code mul}, then three {@code fma}), and
  *     the partial is scaled into the accumulator ({@code acc = fma(t, d, acc)}); see
@@ -35,14 +35,14 @@ public final class SimdKernels implements Kernels {
     @Override
     public WeightMatrix prepare(WeightMatrix w, java.lang.foreign.Arena arena) {
         if (w.layout() != WeightLayout.GGML) return w;
-        if (w.type() == dgr.gguf.GgmlType.Q4_0 && Q4_0Spans.fits(w.cols())) return Q4_0Spans.repack(w, arena);
+        if (Q4Spans.fits(w)) return Q4Spans.repack(w, arena);
         return w;
     }
 
     @Override
     public void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
-        if (w.layout() == WeightLayout.Q4_0_SPANS) {
-            Q4_0Spans.matmul(w, x, nRows, out, oStart, oEnd, s);
+        if (w.layout() == WeightLayout.Q4_0_SPANS || w.layout() == WeightLayout.Q4_K_SPANS) {
+            Q4Spans.matmul(w, x, nRows, out, oStart, oEnd, s);
             return;
         }
         switch (w.type()) {

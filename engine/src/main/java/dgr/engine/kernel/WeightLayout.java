@@ -9,8 +9,8 @@ package dgr.engine.kernel;
 public enum WeightLayout {
     /** The GGUF block layout of the weight type, row after row. */
     GGML,
-    /**
-     * Q4_0 regrouped into 64-value spans: see {@link Q4_0Spans}. Row size is the same as GGML's.
-     */
-    Q4_0_SPANS
+    /** Q4_0 regrouped into 64-value spans with f32 scales: see {@link Q4Spans}. */
+    Q4_0_SPANS,
+    /** Q4_K regrouped into 64-value spans with f32 scales and offsets: see {@link Q4Spans}. */
+    Q4_K_SPANS
 }

@@ -8,22 +8,29 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.stream.IntStream;
+import dgr.gguf.GgmlType;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * Q4_0 repacked at load so that one 32-byte load yields eight float vectors with one AND (or one
- * shift) and one int-to-float conversion each, instead of the byte widening, masking, shifting and
- * "− 8" of the file layout.
+ * 4-bit weights (Q4_0 and Q4_K) repacked at load so that one 32-byte load yields eight float
+ * vectors with one AND (or one shift) and one int-to-float conversion each, instead of the byte
+ * widening, masking, shifting and offsets of the file layouts.
  *
- * <p><b>Layout:</b> a row of {@code nb} blocks holds the {@code nb} block scales as f32 (exact
- * copies of the f16 values: 2 bytes per block more than the file, which costs less than
- * converting them on every pass), then {@code nb / 2} spans of 32 bytes. Span {@code i} covers columns {@code 64i .. 64i+63}; read as
- * eight little-endian ints, nibble {@code k} (bits {@code 4k..4k+3}) of int {@code j} is the
- * unsigned quant (0..15) of column {@code 64i + 8k + j}. Nibbles 0–3 belong to block {@code 2i},
- * 4–7 to block {@code 2i+1}.
+ * <p>Both formats are, per 32-value block {@code b}, {@code value = s_b·q − o_b} with an unsigned
+ * quant {@code q} in 0..15: Q4_0 has {@code s_b = d}, {@code o_b = 8·d}; Q4_K has
+ * {@code s_b = d·sc_j}, {@code o_b = dmin·m_j} for sub-block {@code j} of its super-block (both
+ * products exact in f32, as ggml computes them).
+ *
+ * <p><b>Layout:</b> a row of {@code nb} blocks holds the {@code nb} scales {@code s_b} as f32
+ * (Q4_0: exact copies of its f16 values), for Q4_K then the {@code nb} offsets {@code o_b} as f32,
+ * then {@code nb / 2} spans of 32 bytes. Span {@code i} covers columns {@code 64i .. 64i+63}; read
+ * as eight little-endian ints, nibble {@code k} (bits {@code 4k..4k+3}) of int {@code j} is the
+ * quant of column {@code 64i + 8k + j}. Nibbles 0–3 belong to block {@code 2i}, 4–7 to
+ * {@code 2i+1}. f32 scales cost Q4_0 2 bytes per block more than the file, which is cheaper than
+ * converting f16 on every pass; Q4_K grows from 4.5 to 6 bits per value.
  *
  * <p><b>Why no shifts:</b> {@code v & (0xF << 4k)} converts to exactly {@code q·16^k}. Scaling the
  * activation chunk by {@code 16^-k} once per input row (exact: a power of two, for any activation
@@ -33,87 +40,124 @@ import jdk.incubator.vector.VectorSpecies;
  * <p><b>Order per output element</b> (every kernel here, any batch size or worker split): for each
  * block {@code b}, {@code t = q0·x0}, {@code t = fma(q1, x1, t)}, {@code fma(q2, x2, t)},
  * {@code fma(q3, x3, t)} over its four 8-column chunks (float quants 0..15), then
- * {@code acc = fma(t, d_b, acc)}. The "− 8" of every quant is one more dot product over the row's
- * blocks: {@code cor = fma(d[8c..], s[8c..], cor)} for each group of 8 blocks, where
- * {@code s_b = −8·Σ x} over block {@code b} (lanes of its four chunks added in order, then
+ * {@code acc = fma(t, s_b, acc)}. The offsets are one more dot product over the row's blocks:
+ * {@code cor = fma(o[8c..], n[8c..], cor)} for each group of 8 blocks, where
+ * {@code n_b = −Σ x} over block {@code b} (lanes of its four chunks added in order, then
  * {@link SimdKernels#sum8}). Result: {@code sum8(acc) + sum8(cor)}. One accumulator per batch row,
  * so four rows fit the 16 AVX2 registers when a span is decoded once for four rows.
  */
-final class Q4_0Spans {
+final class Q4Spans {
     private static final VectorSpecies<Integer> I = IntVector.SPECIES_256;
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
-    private static final int BLOCK = 18;
     /** Activation scale per nibble position: 16^-k for the masked nibbles, 1 for the shifted one. */
     private static final float[] NIBBLE_SCALE = {1f, 0x1p-4f, 0x1p-8f, 0x1p-12f, 0x1p-16f, 0x1p-20f, 0x1p-24f, 1f};
 
-    private Q4_0Spans() {}
+    private Q4Spans() {}
 
-    /** Whether a Q4_0 matrix with this many columns can be repacked (whole 64-value spans, 8-block groups). */
-    static boolean fits(int cols) {
-        return cols % 256 == 0;
+    /** Whether this matrix can be repacked: Q4_0 or Q4_K in file layout, whole groups of 8 blocks. */
+    static boolean fits(WeightMatrix w) {
+        return w.layout() == WeightLayout.GGML && (w.type() == GgmlType.Q4_0 || w.type() == GgmlType.Q4_K)
+                && w.cols() % 256 == 0;
     }
 
-    /** Copies a GGML-layout Q4_0 matrix into span layout in {@code arena}; rows in parallel. */
+    /** Copies a Q4_0 or Q4_K matrix in file layout into span layout in {@code arena}; rows in parallel. */
     static WeightMatrix repack(WeightMatrix w, Arena arena) {
-        if (w.layout() != WeightLayout.GGML || w.type() != dgr.gguf.GgmlType.Q4_0 || !fits(w.cols())) {
-            throw new IllegalArgumentException("tensor '" + w.name() + "' cannot be repacked to Q4_0 spans");
+        if (!fits(w)) {
+            throw new IllegalArgumentException("tensor '" + w.name() + "' (" + w.type() + ", " + w.cols()
+                    + " columns, " + w.layout() + ") cannot be repacked to 4-bit spans");
         }
-        int nb = w.cols() / 32;
-        long inBytes = w.rowBytes(), outBytes = rowBytes(w.cols());
+        GgmlType type = w.type();
+        long inBytes = w.rowBytes(), outBytes = rowBytes(type, w.cols());
         MemorySegment dst = arena.allocate(outBytes * w.rows(), 64);
         MemorySegment src = w.data();
         int rowsPerTask = 256;
         IntStream.range(0, (w.rows() + rowsPerTask - 1) / rowsPerTask).parallel().forEach(task -> {
             byte[] in = new byte[(int) inBytes], out = new byte[(int) outBytes];
+            int[] q = new int[w.cols()];
+            float[] sc = new float[w.cols() / 32], of = new float[w.cols() / 32];
             for (int r = task * rowsPerTask, e = Math.min(w.rows(), r + rowsPerTask); r < e; r++) {
                 MemorySegment.copy(src, ValueLayout.JAVA_BYTE, r * inBytes, in, 0, in.length);
-                repackRow(in, out, nb);
+                if (type == GgmlType.Q4_0) unpackQ4_0(in, q, sc); else unpackQ4_K(in, q, sc, of);
+                packRow(type, q, sc, of, out);
                 MemorySegment.copy(out, 0, dst, ValueLayout.JAVA_BYTE, r * outBytes, out.length);
             }
         });
-        return new WeightMatrix(w.name(), w.type(), w.rows(), w.cols(), outBytes, dst, WeightLayout.Q4_0_SPANS);
+        WeightLayout layout = type == GgmlType.Q4_0 ? WeightLayout.Q4_0_SPANS : WeightLayout.Q4_K_SPANS;
+        return new WeightMatrix(w.name(), type, w.rows(), w.cols(), outBytes, dst, layout);
     }
 
-    /** Bytes of one repacked row: f32 scales and 16 bytes of quants per block. */
-    static long rowBytes(int cols) {
-        return 20L * (cols / 32);
+    /** Bytes of one repacked row: f32 scales (and Q4_K's f32 offsets) and 16 bytes of quants per block. */
+    static long rowBytes(GgmlType type, int cols) {
+        return (type == GgmlType.Q4_K ? 24L : 20L) * (cols / 32);
     }
 
-    /** One row from ggml block layout ({@code in}) to span layout ({@code out}). */
-    static void repackRow(byte[] in, byte[] out, int nb) {
-        int[] nib = new int[64];
-        for (int b = 0; b < nb; b++) {
-            int f = Float.floatToRawIntBits(Float.float16ToFloat((short) ((in[b * BLOCK] & 0xFF) | (in[b * BLOCK + 1] << 8))));
-            out[4 * b] = (byte) f;
-            out[4 * b + 1] = (byte) (f >>> 8);
-            out[4 * b + 2] = (byte) (f >>> 16);
-            out[4 * b + 3] = (byte) (f >>> 24);
-        }
-        for (int i = 0; i < nb / 2; i++) {
-            // The span's 64 quants in column order: block 2i then block 2i+1, low nibbles first.
-            for (int h = 0; h < 2; h++) {
-                int qs = (2 * i + h) * BLOCK + 2;
-                for (int p = 0; p < 16; p++) {
-                    int q = in[qs + p] & 0xFF;
-                    nib[32 * h + p] = q & 15;
-                    nib[32 * h + p + 16] = q >>> 4;
-                }
+    /** Q4_0 file row: per 18-byte block an f16 d and 16 bytes, low nibbles first. */
+    static void unpackQ4_0(byte[] in, int[] q, float[] sc) {
+        for (int b = 0; b < sc.length; b++) {
+            int o = b * 18;
+            sc[b] = Float.float16ToFloat((short) ((in[o] & 0xFF) | (in[o + 1] << 8)));
+            for (int p = 0; p < 16; p++) {
+                int v = in[o + 2 + p] & 0xFF;
+                q[32 * b + p] = v & 15;
+                q[32 * b + p + 16] = v >>> 4;
             }
-            int base = 4 * nb + 32 * i;
+        }
+    }
+
+    /**
+     * Q4_K file row: per 144-byte super-block f16 d, f16 dmin, 12 bytes of 6-bit scales and mins
+     * (ggml's get_scale_min_k4 packing), 128 bytes where byte {@code 32p + i} holds value {@code i}
+     * of sub-block {@code 2p} (low nibble) and of sub-block {@code 2p+1} (high nibble).
+     */
+    static void unpackQ4_K(byte[] in, int[] q, float[] sc, float[] of) {
+        for (int sbk = 0; sbk < sc.length / 8; sbk++) {
+            int o = sbk * 144;
+            float d = Float.float16ToFloat((short) ((in[o] & 0xFF) | (in[o + 1] << 8)));
+            float dmin = Float.float16ToFloat((short) ((in[o + 2] & 0xFF) | (in[o + 3] << 8)));
+            for (int j = 0; j < 8; j++) {
+                int s6, m6;
+                if (j < 4) {
+                    s6 = in[o + 4 + j] & 63;
+                    m6 = in[o + 8 + j] & 63;
+                } else {
+                    s6 = (in[o + 8 + j] & 0xF) | (((in[o + j] & 0xFF) >>> 6) << 4);
+                    m6 = ((in[o + 8 + j] & 0xFF) >>> 4) | (((in[o + 4 + j] & 0xFF) >>> 6) << 4);
+                }
+                sc[8 * sbk + j] = d * s6;
+                of[8 * sbk + j] = dmin * m6;
+                int qs = o + 16 + 32 * (j / 2), shift = 4 * (j % 2);
+                for (int i = 0; i < 32; i++) q[256 * sbk + 32 * j + i] = ((in[qs + i] & 0xFF) >>> shift) & 15;
+            }
+        }
+    }
+
+    /** Scales, Q4_K offsets, then spans, as the class comment lays them out. */
+    static void packRow(GgmlType type, int[] q, float[] sc, float[] of, byte[] out) {
+        int nb = sc.length, p = 0;
+        for (float f : sc) p = putInt(out, p, Float.floatToRawIntBits(f));
+        if (type == GgmlType.Q4_K) for (float f : of) p = putInt(out, p, Float.floatToRawIntBits(f));
+        for (int i = 0; i < nb / 2; i++) {
             for (int j = 0; j < 8; j++) {
                 int v = 0;
-                for (int k = 0; k < 8; k++) v |= nib[8 * k + j] << (4 * k);
-                out[base + 4 * j] = (byte) v;
-                out[base + 4 * j + 1] = (byte) (v >>> 8);
-                out[base + 4 * j + 2] = (byte) (v >>> 16);
-                out[base + 4 * j + 3] = (byte) (v >>> 24);
+                for (int k = 0; k < 8; k++) v |= q[64 * i + 8 * k + j] << (4 * k);
+                p = putInt(out, p, v);
             }
         }
+    }
+
+    private static int putInt(byte[] out, int p, int v) {
+        out[p] = (byte) v;
+        out[p + 1] = (byte) (v >>> 8);
+        out[p + 2] = (byte) (v >>> 16);
+        out[p + 3] = (byte) (v >>> 24);
+        return p + 4;
     }
 
     static void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
         int cols = w.cols(), rows = w.rows(), nb = cols / 32, spans = nb / 2;
+        boolean k = w.layout() == WeightLayout.Q4_K_SPANS;
+        long quants = (k ? 8L : 4L) * nb;
         prepare(x, nRows, cols, s);
         if (s.spanAcc == null || s.spanAcc.length < 32) s.spanAcc = new float[32];
         float[] xs = s.spanX, sb = s.spanC, acc = s.spanAcc;
@@ -125,34 +169,37 @@ final class Q4_0Spans {
         for (; b + 4 <= nRows; b += 4) {
             for (int o = oStart; o < oEnd; o++) {
                 long off = w.rowOffset(o);
-                rows4(m, off, nb, spans, xs, b, cols, acc);
-                finish(m, off, nb, sb, acc, b, 4, out, rows, o, s.lanes);
+                rows4(m, off, off + quants, spans, xs, b, cols, acc);
+                finish(m, off, k, nb, sb, acc, b, 4, out, rows, o, s.lanes);
             }
         }
         if (b + 2 <= nRows) {
             for (int o = oStart; o < oEnd; o++) {
                 long off = w.rowOffset(o);
-                rows2(m, off, nb, spans, xs, b, cols, acc);
-                finish(m, off, nb, sb, acc, b, 2, out, rows, o, s.lanes);
+                rows2(m, off, off + quants, spans, xs, b, cols, acc);
+                finish(m, off, k, nb, sb, acc, b, 2, out, rows, o, s.lanes);
             }
             b += 2;
         }
         if (b < nRows) {
             for (int o = oStart; o < oEnd; o++) {
                 long off = w.rowOffset(o);
-                row1(m, off, nb, spans, xs, b, cols, acc);
-                finish(m, off, nb, sb, acc, b, 1, out, rows, o, s.lanes);
+                row1(m, off, off + quants, spans, xs, b, cols, acc);
+                finish(m, off, k, nb, sb, acc, b, 1, out, rows, o, s.lanes);
             }
         }
     }
 
     /** {@code out = sum8(acc) + sum8(cor)} for batch rows {@code b .. b+n-1} of output {@code o}. */
-    private static void finish(MemorySegment m, long off, int nb, float[] sb, float[] acc, int b, int n, float[] out,
-                               int rows, int o, float[] lanes) {
+    private static void finish(MemorySegment m, long off, boolean k, int nb, float[] sb, float[] acc, int b, int n,
+                               float[] out, int rows, int o, float[] lanes) {
         for (int r = 0; r < n; r++) {
             FloatVector cor = FloatVector.zero(F);
-            for (int k = 0, so = (b + r) * nb; k < nb; k += 8) {
-                cor = FloatVector.fromMemorySegment(F, m, off + 4L * k, LE).fma(FloatVector.fromArray(F, sb, so + k), cor);
+            for (int c = 0, so = (b + r) * nb; c < nb; c += 8) {
+                // Q4_0's offsets are 8·d: exact, so computed here instead of stored.
+                FloatVector ofs = k ? FloatVector.fromMemorySegment(F, m, off + 4L * (nb + c), LE)
+                        : FloatVector.fromMemorySegment(F, m, off + 4L * c, LE).mul(8f);
+                cor = ofs.fma(FloatVector.fromArray(F, sb, so + c), cor);
             }
             cor.intoArray(lanes, 0);
             out[(b + r) * rows + o] = sum8(acc, 8 * r) + sum8(lanes);
@@ -160,7 +207,7 @@ final class Q4_0Spans {
     }
 
     /**
-     * Scaled activations and block sums (times −8) for every batch row, once per input: a worker
+     * Scaled activations and negated block sums for every batch row, once per input: a worker
      * keeps them while the same input array, shape and job epoch come back for its next chunk.
      */
     private static void prepare(float[] x, int nRows, int cols, Scratch s) {
@@ -177,7 +224,7 @@ final class Q4_0Spans {
         for (int i = 0; i < n; i += 32) {
             FloatVector.fromArray(F, x, i).add(FloatVector.fromArray(F, x, i + 8)).add(FloatVector.fromArray(F, x, i + 16))
                     .add(FloatVector.fromArray(F, x, i + 24)).intoArray(s.lanes, 0);
-            sb[i >> 5] = -8f * sum8(s.lanes);
+            sb[i >> 5] = -sum8(s.lanes);
         }
         s.spanFor = x;
         s.spanRows = nRows;
@@ -186,8 +233,7 @@ final class Q4_0Spans {
     }
 
     /** One batch row. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
-    private static void row1(MemorySegment m, long off, int nb, int spans, float[] xs, int b, int cols, float[] acc) {
-        long w = off + 4L * nb;
+    private static void row1(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
         int x0 = b * cols;
         FloatVector a0 = FloatVector.zero(F);
         for (int i = 0; i < spans; i++) {
@@ -212,8 +258,7 @@ final class Q4_0Spans {
     }
 
     /** Two batch rows: each span decoded once for both. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
-    private static void rows2(MemorySegment m, long off, int nb, int spans, float[] xs, int b, int cols, float[] acc) {
-        long w = off + 4L * nb;
+    private static void rows2(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
         int x0 = b * cols; int x1 = x0 + cols;
         FloatVector a0 = FloatVector.zero(F), a1 = a0;
         for (int i = 0; i < spans; i++) {
@@ -243,8 +288,7 @@ final class Q4_0Spans {
     }
 
     /** Four batch rows: each span decoded once for all four. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
-    private static void rows4(MemorySegment m, long off, int nb, int spans, float[] xs, int b, int cols, float[] acc) {
-        long w = off + 4L * nb;
+    private static void rows4(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
         int x0 = b * cols; int x1 = x0 + cols; int x2 = x1 + cols; int x3 = x2 + cols;
         FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
         for (int i = 0; i < spans; i++) {

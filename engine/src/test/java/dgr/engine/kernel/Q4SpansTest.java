@@ -14,7 +14,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** The repacked Q4_0 layout and its kernels, against the file layout and a float64 reference. */
-class Q4_0SpansTest {
+class Q4SpansTest {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     /** A random Q4_0 matrix in ggml layout with realistic f16 scales (some tiny, one subnormal, one zero). */
@@ -32,12 +32,52 @@ class Q4_0SpansTest {
         return new WeightMatrix("w", GgmlType.Q4_0, rows, cols, rowBytes, m);
     }
 
+    /** A random Q4_K matrix in ggml layout with realistic f16 d and dmin. */
+    static WeightMatrix randomQ4_K(int rows, int cols, long seed) {
+        SplittableRandom rnd = new SplittableRandom(seed);
+        long rowBytes = GgmlType.Q4_K.bytesFor(cols);
+        MemorySegment m = Arena.ofAuto().allocate(rowBytes * rows, 64);
+        for (long o = 0; o < m.byteSize(); o++) m.set(ValueLayout.JAVA_BYTE, o, (byte) rnd.nextInt());
+        ValueLayout.OfShort f16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+        for (long o = 0; o < m.byteSize(); o += 144) {
+            m.set(f16, o, Float.floatToFloat16((float) (0.0005 + 0.002 * rnd.nextDouble())));
+            m.set(f16, o + 2, Float.floatToFloat16((float) (0.0005 + 0.002 * rnd.nextDouble())));
+        }
+        return new WeightMatrix("k", GgmlType.Q4_K, rows, cols, rowBytes, m);
+    }
+
+    @Test
+    void repackedQ4_KRowsHoldTheSameValuesAsTheFile() {
+        int cols = 512, nb = cols / 32;
+        WeightMatrix w = randomQ4_K(3, cols, 11);
+        WeightMatrix p = Q4Spans.repack(w, Arena.ofAuto());
+        assertThat(p.layout()).isEqualTo(WeightLayout.Q4_K_SPANS);
+        float[] want = new float[cols];
+        for (int r = 0; r < w.rows(); r++) {
+            RowDecoder.decodeRow(w, r, want, 0);
+            long off = p.rowOffset(r);
+            for (int c = 0; c < cols; c++) {
+                int span = c / 64, k = (c % 64) / 8, j = c % 8;
+                int v = p.data().get(ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), off + 8L * nb + 32L * span + 4L * j);
+                int q = (v >>> (4 * k)) & 15;
+                float s = p.data().get(F32, off + 4L * (c / 32)), o = p.data().get(F32, off + 4L * (nb + c / 32));
+                assertThat(s * q - o).as("row %d col %d", r, c).isEqualTo(want[c]);
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {1, 3, 4, 6})
+    void q4_KMatchesFloat64ReferenceAndIsBitIdenticalAcrossBatchSizes(int nRows) {
+        checkAgainstReference(randomQ4_K(21, 512, 12), nRows);
+    }
+
     @Test
     void repackedRowsHoldTheSameValuesAsTheFile() {
         WeightMatrix w = randomQ4_0(5, 512, 1);
-        WeightMatrix p = Q4_0Spans.repack(w, Arena.ofAuto());
+        WeightMatrix p = Q4Spans.repack(w, Arena.ofAuto());
         assertThat(p.layout()).isEqualTo(WeightLayout.Q4_0_SPANS);
-        assertThat(p.rowBytes()).isEqualTo(Q4_0Spans.rowBytes(512));
+        assertThat(p.rowBytes()).isEqualTo(Q4Spans.rowBytes(GgmlType.Q4_0, 512));
         float[] want = new float[512];
         int nb = 512 / 32;
         for (int r = 0; r < w.rows(); r++) {
@@ -57,18 +97,21 @@ class Q4_0SpansTest {
     @ParameterizedTest
     @ValueSource(ints = {1, 2, 3, 4, 5, 7, 8, 9})
     void matchesFloat64ReferenceAndIsBitIdenticalAcrossBatchSizes(int nRows) {
-        int rows = 37, cols = 768;
-        WeightMatrix w = randomQ4_0(rows, cols, 2);
+        checkAgainstReference(randomQ4_0(37, 768, 2), nRows);
+    }
+
+    private static void checkAgainstReference(WeightMatrix w, int nRows) {
+        int rows = w.rows(), cols = w.cols();
         WeightMatrix p = new SimdKernels().prepare(w, Arena.ofAuto());
-        assertThat(p.layout()).isEqualTo(WeightLayout.Q4_0_SPANS);
+        assertThat(p.layout()).isNotEqualTo(WeightLayout.GGML);
         SplittableRandom rnd = new SplittableRandom(3);
         float[] x = new float[nRows * cols];
         for (int i = 0; i < x.length; i++) x[i] = (float) (rnd.nextGaussian() * (i % 97 == 0 ? 30 : 1));
         float[] out = new float[nRows * rows];
         Scratch s = new Scratch(cols, 16);
         Kernels k = new SimdKernels();
-        k.matmul(p, x, nRows, out, 0, 20, s);
-        k.matmul(p, x, nRows, out, 20, rows, s);
+        k.matmul(p, x, nRows, out, 0, rows / 2, s);
+        k.matmul(p, x, nRows, out, rows / 2, rows, s);
         float[] row = new float[cols];
         for (int o = 0; o < rows; o++) {
             RowDecoder.decodeRow(w, o, row, 0);
@@ -107,13 +150,12 @@ class Q4_0SpansTest {
 
     @Test
     void onlyWidthsOfWholeEightBlockGroupsAreRepacked() {
-        assertThat(Q4_0Spans.fits(256)).isTrue();
-        assertThat(Q4_0Spans.fits(2048)).isTrue();
-        assertThat(Q4_0Spans.fits(64)).isFalse();
-        assertThat(Q4_0Spans.fits(320)).isFalse();
+        assertThat(Q4Spans.fits(randomQ4_0(1, 256, 9))).isTrue();
+        assertThat(Q4Spans.fits(randomQ4_0(1, 2048, 9))).isTrue();
+        assertThat(Q4Spans.fits(randomQ4_0(1, 64, 9))).isFalse();
         WeightMatrix narrow = randomQ4_0(4, 320, 5);
         assertThat(new SimdKernels().prepare(narrow, Arena.ofAuto())).isSameAs(narrow);
-        assertThatThrownBy(() -> Q4_0Spans.repack(narrow, Arena.ofAuto())).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Q4Spans.repack(narrow, Arena.ofAuto())).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'w'");
     }
 }
