@@ -22,6 +22,11 @@ public final class Scratch {
     Object spanFor;
     int spanRows, spanCols;
     long spanEpoch = -1;
+    // The same for Q6_K byte spans (Q6Spans): scaled per byte position, summed per 16 values.
+    float[] byteX, byteC;
+    Object byteFor;
+    int byteRows, byteCols;
+    long byteEpoch = -1;
 
     public Scratch(int maxCols, int maxContext) {
         this.row = new float[maxCols];

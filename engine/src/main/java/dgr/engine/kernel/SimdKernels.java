@@ -11,7 +11,8 @@ import jdk.incubator.vector.VectorSpecies;
  * <ul>
  * <li>Q4_0 and Q4_K matrices whose width is a multiple of 256 are repacked at load
  *     ({@link #prepare}) and follow {@link Q4Spans}'s order: the block order below over unsigned
- *     quants, plus the block offsets as one short dot product per output.
+ *     quants, plus the block offsets as one short dot product per output. Q6_K is repacked to a
+ *     byte per quant and follows {@link Q6Spans}'s order, the same scheme per 16-value sub-block.
  * <li>Q4_0 and Q8_0 (block order): per 32-value block the four 8-value chunks of integer weights
  *     are dotted with the activations into one partial ({@code mul}, then three {@code fma}), and
  *     the partial is scaled into the accumulator ({@code acc = fma(t, d, acc)}); see
@@ -36,6 +37,7 @@ public final class SimdKernels implements Kernels {
     public WeightMatrix prepare(WeightMatrix w, java.lang.foreign.Arena arena) {
         if (w.layout() != WeightLayout.GGML) return w;
         if (Q4Spans.fits(w)) return Q4Spans.repack(w, arena);
+        if (Q6Spans.fits(w)) return Q6Spans.repack(w, arena);
         return w;
     }
 
@@ -43,6 +45,10 @@ public final class SimdKernels implements Kernels {
     public void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
         if (w.layout() == WeightLayout.Q4_0_SPANS || w.layout() == WeightLayout.Q4_K_SPANS) {
             Q4Spans.matmul(w, x, nRows, out, oStart, oEnd, s);
+            return;
+        }
+        if (w.layout() == WeightLayout.Q6_K_SPANS) {
+            Q6Spans.matmul(w, x, nRows, out, oStart, oEnd, s);
             return;
         }
         switch (w.type()) {

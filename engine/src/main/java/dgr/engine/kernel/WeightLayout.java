@@ -12,5 +12,7 @@ public enum WeightLayout {
     /** Q4_0 regrouped into 64-value spans with f32 scales: see {@link Q4Spans}. */
     Q4_0_SPANS,
     /** Q4_K regrouped into 64-value spans with f32 scales and offsets: see {@link Q4Spans}. */
-    Q4_K_SPANS
+    Q4_K_SPANS,
+    /** Q6_K with one byte per quant in 32-value spans and f32 sub-block scales: see {@link Q6Spans}. */
+    Q6_K_SPANS
 }

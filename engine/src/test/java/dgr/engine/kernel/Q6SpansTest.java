@@ -1,0 +1,83 @@
+package dgr.engine.kernel;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dgr.gguf.GgmlType;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** The repacked Q6_K layout and its kernels, against the file layout and a float64 reference. */
+class Q6SpansTest {
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+
+    static WeightMatrix randomQ6_K(int rows, int cols, long seed) {
+        SplittableRandom rnd = new SplittableRandom(seed);
+        long rowBytes = GgmlType.Q6_K.bytesFor(cols);
+        MemorySegment m = Arena.ofAuto().allocate(rowBytes * rows, 64);
+        for (long o = 0; o < m.byteSize(); o++) m.set(ValueLayout.JAVA_BYTE, o, (byte) rnd.nextInt());
+        for (long o = 0; o < m.byteSize(); o += 210) {
+            m.set(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE), o + 208, Float.floatToFloat16((float) (0.0001 + 0.001 * rnd.nextDouble())));
+        }
+        return new WeightMatrix("q6", GgmlType.Q6_K, rows, cols, rowBytes, m);
+    }
+
+    @Test
+    void repackedRowsHoldTheSameValuesAsTheFile() {
+        int cols = 512;
+        WeightMatrix w = randomQ6_K(3, cols, 1);
+        WeightMatrix p = Q6Spans.repack(w, Arena.ofAuto());
+        assertThat(p.layout()).isEqualTo(WeightLayout.Q6_K_SPANS);
+        assertThat(p.rowBytes()).isEqualTo(Q6Spans.rowBytes(cols));
+        float[] want = new float[cols];
+        for (int r = 0; r < w.rows(); r++) {
+            RowDecoder.decodeRow(w, r, want, 0);
+            long off = p.rowOffset(r);
+            for (int c = 0; c < cols; c++) {
+                int span = c / 32, k = (c % 32) / 8, j = c % 8;
+                int q = p.data().get(ValueLayout.JAVA_BYTE, off + 4L * (cols / 16) + 32L * span + 4L * j + k) & 0xFF;
+                float s = p.data().get(ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE), off + 4L * (c / 16));
+                assertThat(q).isLessThan(64);
+                assertThat(Float.floatToRawIntBits(s * (q - 32))).as("row %d col %d", r, c).isEqualTo(Float.floatToRawIntBits(want[c]));
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {1, 2, 3, 4, 5, 8})
+    void matchesFloat64ReferenceAndIsBitIdenticalAcrossBatchSizes(int nRows) {
+        WeightMatrix w = randomQ6_K(19, 768, 2);
+        int rows = w.rows(), cols = w.cols();
+        WeightMatrix p = new SimdKernels().prepare(w, Arena.ofAuto());
+        assertThat(p.layout()).isEqualTo(WeightLayout.Q6_K_SPANS);
+        SplittableRandom rnd = new SplittableRandom(3);
+        float[] x = new float[nRows * cols];
+        for (int i = 0; i < x.length; i++) x[i] = (float) (rnd.nextGaussian() * (i % 89 == 0 ? 40 : 1));
+        float[] out = new float[nRows * rows];
+        Kernels k = new SimdKernels();
+        Scratch s = new Scratch(cols, 16);
+        k.matmul(p, x, nRows, out, 0, 7, s);
+        k.matmul(p, x, nRows, out, 7, rows, s);
+        float[] row = new float[cols];
+        for (int o = 0; o < rows; o++) {
+            RowDecoder.decodeRow(w, o, row, 0);
+            for (int b = 0; b < nRows; b++) {
+                double ref = 0, mag = 0;
+                for (int c = 0; c < cols; c++) {
+                    ref += (double) row[c] * x[b * cols + c];
+                    mag += Math.abs((double) row[c] * x[b * cols + c]);
+                }
+                assertThat((double) out[b * rows + o]).as("out %d row %d", o, b).isCloseTo(ref, org.assertj.core.data.Offset.offset(1e-5 * mag + 1e-30));
+                float[] alone = new float[rows];
+                k.matmul(p, java.util.Arrays.copyOfRange(x, b * cols, (b + 1) * cols), 1, alone, o, o + 1, new Scratch(cols, 16));
+                assertThat(Float.floatToRawIntBits(out[b * rows + o])).as("out %d row %d alone", o, b)
+                        .isEqualTo(Float.floatToRawIntBits(alone[o]));
+            }
+        }
+    }
+}
