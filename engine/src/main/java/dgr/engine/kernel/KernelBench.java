@@ -12,7 +12,7 @@ import java.util.SplittableRandom;
  * fastest thread-CPU ms per matmul, weight GB/s and GFLOP/s for batch sizes 1, 2, 4, 8, 16.
  *
  * <pre>
- * java --add-modules jdk.incubator.vector -cp ... dgr.engine.kernel.KernelBench [Q4_0|Q8_0|Q4_K|Q6_K] [reps]
+ * java --add-modules jdk.incubator.vector -cp ... dgr.engine.kernel.KernelBench [Q4_0|Q8_0|Q4_K|Q6_K] [reps] [batches, e.g. 1,8]
  * </pre>
  */
 public final class KernelBench {
@@ -42,7 +42,9 @@ public final class KernelBench {
         Scratch s = new Scratch(cols, 16);
         // Thread CPU time, not wall time: on a shared machine preemption would otherwise swamp the kernel.
         java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
-        for (int b : new int[] {1, 2, 4, 8, 16}) {
+        int[] batches = args.length > 2 ? java.util.Arrays.stream(args[2].split(",")).mapToInt(Integer::parseInt).toArray()
+                : new int[] {1, 2, 4, 8, 16};
+        for (int b : batches) {
             for (int i = 0; i < 3 * copies; i++) for (int o = 0; o < rows; o += CHUNK) k.matmul(ws[i % copies], x, b, out, o, o + CHUNK, s);
             long[] t = new long[reps];
             for (int r = 0; r < reps; r++) {
