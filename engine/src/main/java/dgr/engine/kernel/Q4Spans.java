@@ -46,14 +46,20 @@ import jdk.incubator.vector.VectorSpecies;
  * {@link SimdKernels#sum8}). Result: {@code sum8(acc) + sum8(cor)}. One accumulator per batch row,
  * so four rows fit the 16 AVX2 registers when a span is decoded once for four rows.
  */
-final class Q4Spans {
+final class Q4Spans extends SpanKernels {
     private static final VectorSpecies<Integer> I = IntVector.SPECIES_256;
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     /** Activation scale per nibble position: 16^-k for the masked nibbles, 1 for the shifted one. */
     private static final float[] NIBBLE_SCALE = {1f, 0x1p-4f, 0x1p-8f, 0x1p-12f, 0x1p-16f, 0x1p-20f, 0x1p-24f, 1f};
 
-    private Q4Spans() {}
+    static final Q4Spans Q4_0 = new Q4Spans(false), Q4_K = new Q4Spans(true);
+    /** Whether offsets are stored (Q4_K) rather than 8·scale (Q4_0). */
+    private final boolean offsets;
+
+    private Q4Spans(boolean offsets) {
+        this.offsets = offsets;
+    }
 
     /** Whether this matrix can be repacked: Q4_0 or Q4_K in file layout, whole groups of 8 blocks. */
     static boolean fits(WeightMatrix w) {
@@ -155,49 +161,21 @@ final class Q4Spans {
     }
 
     static void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
-        int cols = w.cols(), rows = w.rows(), nb = cols / 32, spans = nb / 2;
-        boolean k = w.layout() == WeightLayout.Q4_K_SPANS;
-        long quants = (k ? 8L : 4L) * nb;
-        prepare(x, nRows, cols, s);
-        if (s.spanAcc == null || s.spanAcc.length < 32) s.spanAcc = new float[32];
-        float[] xs = s.spanX, sb = s.spanC, acc = s.spanAcc;
-        MemorySegment m = w.data();
-        // Batch groups outer, output rows inner: a group's activations stay in L1/L2 while the
-        // chunk's weight rows (in L2 after the first group) are walked; output rows outer made
-        // every weight row reread all batch rows' activations from L2.
-        int b = 0;
-        for (; b + 4 <= nRows; b += 4) {
-            for (int o = oStart; o < oEnd; o++) {
-                long off = w.rowOffset(o);
-                rows4(m, off, off + quants, spans, xs, b, cols, acc);
-                finish(m, off, k, nb, sb, acc, b, 4, out, rows, o, s.lanes);
-            }
-        }
-        if (b + 2 <= nRows) {
-            for (int o = oStart; o < oEnd; o++) {
-                long off = w.rowOffset(o);
-                rows2(m, off, off + quants, spans, xs, b, cols, acc);
-                finish(m, off, k, nb, sb, acc, b, 2, out, rows, o, s.lanes);
-            }
-            b += 2;
-        }
-        if (b < nRows) {
-            for (int o = oStart; o < oEnd; o++) {
-                long off = w.rowOffset(o);
-                row1(m, off, off + quants, spans, xs, b, cols, acc);
-                finish(m, off, k, nb, sb, acc, b, 1, out, rows, o, s.lanes);
-            }
-        }
+        int nb = w.cols() / 32;
+        Q4Spans kernels = w.layout() == WeightLayout.Q4_K_SPANS ? Q4_K : Q4_0;
+        kernels.walk(w, (kernels.offsets ? 8L : 4L) * nb, nb / 2, prepare(x, nRows, w.cols(), s), nRows, out, oStart, oEnd, s);
     }
 
-    /** {@code out = sum8(acc) + sum8(cor)} for batch rows {@code b .. b+n-1} of output {@code o}. */
-    private static void finish(MemorySegment m, long off, boolean k, int nb, float[] sb, float[] acc, int b, int n,
-                               float[] out, int rows, int o, float[] lanes) {
+    /** {@code out = sum8(acc) + sum8(cor)}, {@code cor} the offsets' dot product with the negated block sums. */
+    @Override
+    void finish(MemorySegment m, long off, int cols, float[] sb, float[] acc, int b, int n, float[] out, int rows, int o,
+                float[] lanes) {
+        int nb = cols / 32;
         for (int r = 0; r < n; r++) {
             FloatVector cor = FloatVector.zero(F);
             for (int c = 0, so = (b + r) * nb; c < nb; c += 8) {
                 // Q4_0's offsets are 8·d: exact, so computed here instead of stored.
-                FloatVector ofs = k ? FloatVector.fromMemorySegment(F, m, off + 4L * (nb + c), LE)
+                FloatVector ofs = offsets ? FloatVector.fromMemorySegment(F, m, off + 4L * (nb + c), LE)
                         : FloatVector.fromMemorySegment(F, m, off + 4L * c, LE).mul(8f);
                 cor = ofs.fma(FloatVector.fromArray(F, sb, so + c), cor);
             }
@@ -207,33 +185,16 @@ final class Q4Spans {
     }
 
     /**
-     * Scaled activations and negated block sums for every batch row, once per input: a worker
-     * keeps them while the same input array, shape and job epoch come back for its next chunk.
+     * Scaled activations and negated block sums for every batch row, once per input and worker
+     * ({@link SpanInput}).
      */
-    private static void prepare(float[] x, int nRows, int cols, Scratch s) {
-        if (s.spanFor == x && s.spanRows == nRows && s.spanCols == cols && s.spanEpoch == s.epoch) return;
-        int n = nRows * cols;
-        if (s.spanX == null || s.spanX.length < n) {
-            s.spanX = new float[n];
-            s.spanC = new float[n / 32];
-        }
-        float[] xs = s.spanX, sb = s.spanC;
-        for (int i = 0; i < n; i += 8) {
-            FloatVector.fromArray(F, x, i).mul(NIBBLE_SCALE[(i >> 3) & 7]).intoArray(xs, i);
-        }
-        for (int i = 0; i < n; i += 32) {
-            FloatVector.fromArray(F, x, i).add(FloatVector.fromArray(F, x, i + 8)).add(FloatVector.fromArray(F, x, i + 16))
-                    .add(FloatVector.fromArray(F, x, i + 24)).intoArray(s.lanes, 0);
-            sb[i >> 5] = -sum8(s.lanes);
-        }
-        s.spanFor = x;
-        s.spanRows = nRows;
-        s.spanCols = cols;
-        s.spanEpoch = s.epoch;
+    private static SpanInput prepare(float[] x, int nRows, int cols, Scratch s) {
+        return s.nibbles.prepare(x, nRows, cols, s.epoch, NIBBLE_SCALE, 32, s.lanes);
     }
 
     /** One batch row. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
-    private static void row1(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
+    @Override
+    void row1(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
         int x0 = b * cols;
         FloatVector a0 = FloatVector.zero(F);
         for (int i = 0; i < spans; i++) {
@@ -258,7 +219,8 @@ final class Q4Spans {
     }
 
     /** Two batch rows: each span decoded once for both. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
-    private static void rows2(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
+    @Override
+    void rows2(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
         int x0 = b * cols; int x1 = x0 + cols;
         FloatVector a0 = FloatVector.zero(F), a1 = a0;
         for (int i = 0; i < spans; i++) {
@@ -288,7 +250,8 @@ final class Q4Spans {
     }
 
     /** Four batch rows: each span decoded once for all four. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
-    private static void rows4(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
+    @Override
+    void rows4(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
         int x0 = b * cols; int x1 = x0 + cols; int x2 = x1 + cols; int x3 = x2 + cols;
         FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
         for (int i = 0; i < spans; i++) {

@@ -40,13 +40,15 @@ import jdk.incubator.vector.VectorSpecies;
  * {@code n_s = −Σ x} over sub-block {@code s} (its two chunks added lane-wise, then
  * {@link SimdKernels#sum8}). Result: {@code sum8(acc) + sum8(cor)}.
  */
-final class Q6Spans {
+final class Q6Spans extends SpanKernels {
     private static final VectorSpecies<Integer> I = IntVector.SPECIES_256;
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE);
     private static final int BLOCK = 210;
     /** Activation scale per byte position: 256^-k. */
     private static final float[] BYTE_SCALE = {1f, 0x1p-8f, 0x1p-16f, 0x1p-24f};
+
+    static final Q6Spans INSTANCE = new Q6Spans();
 
     private Q6Spans() {}
 
@@ -124,41 +126,15 @@ final class Q6Spans {
     }
 
     static void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
-        int cols = w.cols(), rows = w.rows(), ns = cols / 16, spans = cols / 32;
-        long quants = 4L * ns;
-        prepare(x, nRows, cols, s);
-        if (s.spanAcc == null || s.spanAcc.length < 32) s.spanAcc = new float[32];
-        float[] xs = s.byteX, sb = s.byteC, acc = s.spanAcc;
-        MemorySegment m = w.data();
-        // Batch groups outer, output rows inner, as in Q4Spans.
-        int b = 0;
-        for (; b + 4 <= nRows; b += 4) {
-            for (int o = oStart; o < oEnd; o++) {
-                long off = w.rowOffset(o);
-                rows4(m, off, off + quants, spans, xs, b, cols, acc);
-                finish(m, off, ns, sb, acc, b, 4, out, rows, o, s.lanes);
-            }
-        }
-        if (b + 2 <= nRows) {
-            for (int o = oStart; o < oEnd; o++) {
-                long off = w.rowOffset(o);
-                rows2(m, off, off + quants, spans, xs, b, cols, acc);
-                finish(m, off, ns, sb, acc, b, 2, out, rows, o, s.lanes);
-            }
-            b += 2;
-        }
-        if (b < nRows) {
-            for (int o = oStart; o < oEnd; o++) {
-                long off = w.rowOffset(o);
-                row1(m, off, off + quants, spans, xs, b, cols, acc);
-                finish(m, off, ns, sb, acc, b, 1, out, rows, o, s.lanes);
-            }
-        }
+        int cols = w.cols();
+        INSTANCE.walk(w, 4L * (cols / 16), cols / 32, prepare(x, nRows, cols, s), nRows, out, oStart, oEnd, s);
     }
 
-    /** {@code out = sum8(acc) + sum8(cor)} for batch rows {@code b .. b+n-1} of output {@code o}. */
-    private static void finish(MemorySegment m, long off, int ns, float[] sb, float[] acc, int b, int n, float[] out,
-                               int rows, int o, float[] lanes) {
+    /** {@code out = sum8(acc) + sum8(cor)}, {@code cor} the offsets' dot product with the negated sub-block sums. */
+    @Override
+    void finish(MemorySegment m, long off, int cols, float[] sb, float[] acc, int b, int n, float[] out, int rows, int o,
+                float[] lanes) {
+        int ns = cols / 16;
         for (int r = 0; r < n; r++) {
             FloatVector cor = FloatVector.zero(F);
             for (int c = 0, so = (b + r) * ns; c < ns; c += 8) {
@@ -170,32 +146,16 @@ final class Q6Spans {
     }
 
     /**
-     * Scaled activations and negated sub-block sums for every batch row, once per input: a worker
-     * keeps them while the same input array, shape and job epoch come back for its next chunk.
+     * Scaled activations and negated sub-block sums for every batch row, once per input and worker
+     * ({@link SpanInput}).
      */
-    private static void prepare(float[] x, int nRows, int cols, Scratch s) {
-        if (s.byteFor == x && s.byteRows == nRows && s.byteCols == cols && s.byteEpoch == s.epoch) return;
-        int n = nRows * cols;
-        if (s.byteX == null || s.byteX.length < n) {
-            s.byteX = new float[n];
-            s.byteC = new float[n / 16];
-        }
-        float[] xs = s.byteX, sb = s.byteC;
-        for (int i = 0; i < n; i += 8) {
-            FloatVector.fromArray(F, x, i).mul(BYTE_SCALE[(i >> 3) & 3]).intoArray(xs, i);
-        }
-        for (int i = 0; i < n; i += 16) {
-            FloatVector.fromArray(F, x, i).add(FloatVector.fromArray(F, x, i + 8)).intoArray(s.lanes, 0);
-            sb[i >> 4] = -sum8(s.lanes);
-        }
-        s.byteFor = x;
-        s.byteRows = nRows;
-        s.byteCols = cols;
-        s.byteEpoch = s.epoch;
+    private static SpanInput prepare(float[] x, int nRows, int cols, Scratch s) {
+        return s.bytes.prepare(x, nRows, cols, s.epoch, BYTE_SCALE, 16, s.lanes);
     }
 
     /** One batch row. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
-    private static void row1(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
+    @Override
+    void row1(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
         int x0 = b * cols;
         FloatVector a0 = FloatVector.zero(F);
         for (int i = 0; i < spans; i++) {
@@ -216,7 +176,8 @@ final class Q6Spans {
     }
 
     /** Two batch rows: each span decoded once for both. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
-    private static void rows2(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
+    @Override
+    void rows2(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
         int x0 = b * cols; int x1 = x0 + cols;
         FloatVector a0 = FloatVector.zero(F), a1 = a0;
         for (int i = 0; i < spans; i++) {
@@ -240,7 +201,8 @@ final class Q6Spans {
     }
 
     /** Four batch rows: each span decoded once for all four. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
-    private static void rows4(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
+    @Override
+    void rows4(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
         int x0 = b * cols; int x1 = x0 + cols; int x2 = x1 + cols; int x3 = x2 + cols;
         FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
         for (int i = 0; i < spans; i++) {

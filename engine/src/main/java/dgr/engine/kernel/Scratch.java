@@ -16,17 +16,10 @@ public final class Scratch {
      * rewritten, so per-input work cached below is redone.
      */
     public long epoch;
-    // 4-bit span kernels (Q4Spans): scaled activations, negated block sums, accumulators,
-    // grown on first use and kept, and which input they were made from.
-    float[] spanX, spanC, spanAcc;
-    Object spanFor;
-    int spanRows, spanCols;
-    long spanEpoch = -1;
-    // The same for Q6_K byte spans (Q6Spans): scaled per byte position, summed per 16 values.
-    float[] byteX, byteC;
-    Object byteFor;
-    int byteRows, byteCols;
-    long byteEpoch = -1;
+    /** Activations prepared for the 4-bit ({@link Q4Spans}) and byte ({@link Q6Spans}) span layouts. */
+    final SpanInput nibbles = new SpanInput(), bytes = new SpanInput();
+    /** Span kernels' accumulators: 8 floats per batch row of a group. */
+    float[] spanAcc;
 
     public Scratch(int maxCols, int maxContext) {
         this.row = new float[maxCols];

@@ -1,0 +1,55 @@
+package dgr.engine.kernel;
+
+import static dgr.engine.kernel.SimdKernels.F;
+import static dgr.engine.kernel.SimdKernels.sum8;
+
+import jdk.incubator.vector.FloatVector;
+
+/**
+ * One worker's activations prepared for a span layout ({@link Q4Spans}, {@link Q6Spans}): the
+ * input scaled per chunk position, the negated block sums, and which input they were made from.
+ * A worker keeps them while the same input array, shape and job epoch come back for its next
+ * chunk, so an input is prepared once per worker, not once per chunk. Grown on first use, kept.
+ */
+final class SpanInput {
+    float[] scaled, sums;
+    private Object from;
+    private int rows, cols;
+    private long epoch = -1;
+
+    /**
+     * True if this already holds {@code x} ({@code nRows × cols}) prepared under {@code epoch};
+     * otherwise sizes the buffers ({@code cols / perSum} sums per row), records the input and
+     * returns false so the caller fills them.
+     */
+    private boolean reuse(float[] x, int nRows, int cols, long epoch, int perSum) {
+        if (from == x && rows == nRows && this.cols == cols && this.epoch == epoch) return true;
+        int n = nRows * cols;
+        if (scaled == null || scaled.length < n) scaled = new float[n];
+        if (sums == null || sums.length < n / perSum) sums = new float[n / perSum];
+        from = x;
+        rows = nRows;
+        this.cols = cols;
+        this.epoch = epoch;
+        return false;
+    }
+
+    /**
+     * Prepares {@code x} ({@code nRows × cols}) unless already held: 8-value chunk {@code c} of
+     * each 64-value stretch is multiplied by {@code chunkScale[c % chunkScale.length]} (powers of
+     * two: exact), and every {@code perSum} values get {@code −sum8(chunk0 + chunk1 + …)}, the
+     * chunks added lane-wise in order.
+     */
+    SpanInput prepare(float[] x, int nRows, int cols, long epoch, float[] chunkScale, int perSum, float[] lanes) {
+        if (reuse(x, nRows, cols, epoch, perSum)) return this;
+        int n = nRows * cols, mask = chunkScale.length - 1;
+        for (int i = 0; i < n; i += 8) FloatVector.fromArray(F, x, i).mul(chunkScale[(i >> 3) & mask]).intoArray(scaled, i);
+        for (int i = 0; i < n; i += perSum) {
+            FloatVector v = FloatVector.fromArray(F, x, i);
+            for (int c = 8; c < perSum; c += 8) v = v.add(FloatVector.fromArray(F, x, i + c));
+            v.intoArray(lanes, 0);
+            sums[i / perSum] = -sum8(lanes);
+        }
+        return this;
+    }
+}

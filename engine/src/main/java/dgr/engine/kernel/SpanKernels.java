@@ -1,0 +1,60 @@
+package dgr.engine.kernel;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The batch-group walk shared by the span layouts ({@link Q4Spans}, {@link Q6Spans}): batch rows
+ * four, two and one at a time, each weight row decoded once per group, then the format's offsets
+ * added by {@link #finish}.
+ *
+ * <p>Batch groups go outer and output rows inner: a group's activations stay in L1/L2 while the
+ * chunk's weight rows (in L2 after the first group) are walked; output rows outer made every
+ * weight row reread all batch rows' activations from L2.
+ *
+ * <p>The kernels are written out once per row count rather than built from a helper: a helper
+ * returning vectors that C2 declines to inline boxes every vector, and an 8-row version measured
+ * unstable (C2 sometimes left it on the Vector API's non-intrinsic fallback, 100× slower).
+ */
+abstract class SpanKernels {
+    /** Span kernels for {@code n} batch rows starting at {@code b}; accumulators go to {@code acc[0 ..]}, 8 floats per row. */
+    abstract void row1(MemorySegment m, long off, long quants, int spans, float[] xs, int b, int cols, float[] acc);
+
+    abstract void rows2(MemorySegment m, long off, long quants, int spans, float[] xs, int b, int cols, float[] acc);
+
+    abstract void rows4(MemorySegment m, long off, long quants, int spans, float[] xs, int b, int cols, float[] acc);
+
+    /** {@code out} for batch rows {@code b .. b+n-1} of output row {@code o} (its bytes at {@code off}). */
+    abstract void finish(MemorySegment m, long off, int cols, float[] sums, float[] acc, int b, int n, float[] out,
+                         int rows, int o, float[] lanes);
+
+    /** Runs output rows {@code [oStart, oEnd)} of {@code w} over prepared input {@code in}. */
+    final void walk(WeightMatrix w, long quants, int spans, SpanInput in, int nRows, float[] out, int oStart, int oEnd,
+                    Scratch s) {
+        if (s.spanAcc == null || s.spanAcc.length < 32) s.spanAcc = new float[32];
+        float[] xs = in.scaled, sums = in.sums, acc = s.spanAcc;
+        MemorySegment m = w.data();
+        int cols = w.cols(), rows = w.rows(), b = 0;
+        for (; b + 4 <= nRows; b += 4) {
+            for (int o = oStart; o < oEnd; o++) {
+                long off = w.rowOffset(o);
+                rows4(m, off, off + quants, spans, xs, b, cols, acc);
+                finish(m, off, cols, sums, acc, b, 4, out, rows, o, s.lanes);
+            }
+        }
+        if (b + 2 <= nRows) {
+            for (int o = oStart; o < oEnd; o++) {
+                long off = w.rowOffset(o);
+                rows2(m, off, off + quants, spans, xs, b, cols, acc);
+                finish(m, off, cols, sums, acc, b, 2, out, rows, o, s.lanes);
+            }
+            b += 2;
+        }
+        if (b < nRows) {
+            for (int o = oStart; o < oEnd; o++) {
+                long off = w.rowOffset(o);
+                row1(m, off, off + quants, spans, xs, b, cols, acc);
+                finish(m, off, cols, sums, acc, b, 1, out, rows, o, s.lanes);
+            }
+        }
+    }
+}
