@@ -76,6 +76,7 @@ final class RunCommand implements Callable<Integer> {
         if (nPredict < 0) throw new IllegalArgumentException("-n must be 0 or more");
         PrintStream out = System.out;
         try (Engine engine = model.load(); StateSlot slot = engine.openSlot()) {
+            dgr.engine.WarmUp.run(engine, 2);
             Tokenizer tok = Tokenizer.fromMetadata(engine.info().metadata());
             int[] prompt = promptIds(tok);
             if (prompt.length == 0) throw new IllegalArgumentException("the prompt is empty");

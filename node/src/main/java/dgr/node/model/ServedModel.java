@@ -50,10 +50,18 @@ public final class ServedModel implements AutoCloseable {
 
     /**
      * Loads the engine (its row limit set to the scheduler's {@code maxBatchTokens}), so the node can
-     * read its recipe before it decides the scheduler's limits.
+     * read its recipe before it decides the scheduler's limits. A few throw-away passes follow
+     * ({@link dgr.engine.WarmUp}) so the first request is not served by uncompiled kernels.
      */
     public static Engine loadEngine(ModelSpec spec, EngineOptions engineOptions, SchedulerConfig base) {
-        return Engines.load(spec.path(), engineOptions.withMaxRows(base.maxBatchTokens()));
+        Engine engine = Engines.load(spec.path(), engineOptions.withMaxRows(base.maxBatchTokens()));
+        try {
+            dgr.engine.WarmUp.run(engine, 2);
+        } catch (RuntimeException | Error e) {
+            engine.close();
+            throw e;
+        }
+        return engine;
     }
 
     /**
