@@ -9,8 +9,10 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.stream.IntStream;
 import dgr.gguf.GgmlType;
+import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -24,13 +26,16 @@ import jdk.incubator.vector.VectorSpecies;
  * {@code s_b = d·sc_j}, {@code o_b = dmin·m_j} for sub-block {@code j} of its super-block (both
  * products exact in f32, as ggml computes them).
  *
- * <p><b>Layout:</b> a row of {@code nb} blocks holds the {@code nb} scales {@code s_b} as f32
- * (Q4_0: exact copies of its f16 values), for Q4_K then the {@code nb} offsets {@code o_b} as f32,
- * then {@code nb / 2} spans of 32 bytes. Span {@code i} covers columns {@code 64i .. 64i+63}; read
- * as eight little-endian ints, nibble {@code k} (bits {@code 4k..4k+3}) of int {@code j} is the
- * quant of column {@code 64i + 8k + j}. Nibbles 0–3 belong to block {@code 2i}, 4–7 to
- * {@code 2i+1}. f32 scales cost Q4_0 2 bytes per block more than the file, which is cheaper than
- * converting f16 on every pass; Q4_K grows from 4.5 to 6 bits per value.
+ * <p><b>Layout:</b> a row of {@code nb} blocks starts with its scales: Q4_0 the {@code nb} f16
+ * {@code d} as in the file; Q4_K its {@code nb/8} super-block {@code d} as f32, then the
+ * {@code nb/8} {@code dmin} as f32, then one byte per block of 6-bit scale {@code sc}, then one of
+ * min {@code m}. Then come {@code nb / 2} spans of 32 bytes. Span {@code i} covers columns
+ * {@code 64i .. 64i+63}; read as eight little-endian ints, nibble {@code k} (bits {@code 4k..4k+3})
+ * of int {@code j} is the quant of column {@code 64i + 8k + j}. Nibbles 0–3 belong to block
+ * {@code 2i}, 4–7 to {@code 2i+1}. Q4_0 stays at 4.5 bits per value, Q4_K takes 4.75 (file: 4.5):
+ * at batch 1 decode time follows the bytes streamed (f32 scales and offsets per block, 6 bits per
+ * value, made Q4_K 45% slower than Q4_0 per matrix), while the scale products cost two scalar
+ * operations per block.
  *
  * <p><b>Why no shifts:</b> {@code v & (0xF << 4k)} converts to exactly {@code q·16^k}. Scaling the
  * activation chunk by {@code 16^-k} once per input row (exact: a power of two, for any activation
@@ -81,11 +86,15 @@ final class Q4Spans extends SpanKernels {
         IntStream.range(0, (w.rows() + rowsPerTask - 1) / rowsPerTask).parallel().forEach(task -> {
             byte[] in = new byte[(int) inBytes], out = new byte[(int) outBytes];
             int[] q = new int[w.cols()];
-            float[] sc = new float[w.cols() / 32], of = new float[w.cols() / 32];
+            float[] sc = new float[w.cols() / 32];
             for (int r = task * rowsPerTask, e = Math.min(w.rows(), r + rowsPerTask); r < e; r++) {
                 MemorySegment.copy(src, ValueLayout.JAVA_BYTE, r * inBytes, in, 0, in.length);
-                if (type == GgmlType.Q4_0) unpackQ4_0(in, q, sc); else unpackQ4_K(in, q, sc, of);
-                packRow(type, q, sc, of, out);
+                if (type == GgmlType.Q4_0) {
+                    unpackQ4_0(in, q, sc);
+                    packQ4_0(q, sc, out);
+                } else {
+                    packQ4_K(in, q, out);
+                }
                 MemorySegment.copy(out, 0, dst, ValueLayout.JAVA_BYTE, r * outBytes, out.length);
             }
         });
@@ -93,9 +102,23 @@ final class Q4Spans extends SpanKernels {
         return new WeightMatrix(w.name(), type, w.rows(), w.cols(), outBytes, dst, layout);
     }
 
+    private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final VectorSpecies<Short> S128 = ShortVector.SPECIES_128;
+
+    private static final VectorSpecies<Byte> B64 = ByteVector.SPECIES_64;
+
+
+    /** Eight f16 values at {@code off} as floats (exact: bits moved into f32 position, times 2^112). */
+    private static FloatVector f16(MemorySegment m, long off) {
+        IntVector h = (IntVector) ShortVector.fromMemorySegment(S128, m, off, ByteOrder.LITTLE_ENDIAN)
+                .convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 0);
+        return h.and(0x8000).lanewise(VectorOperators.LSHL, 16).or(h.and(0x7FFF).lanewise(VectorOperators.LSHL, 13))
+                .reinterpretAsFloats().mul(0x1p112f);
+    }
+
     /** Bytes of one repacked row: f32 scales (and Q4_K's f32 offsets) and 16 bytes of quants per block. */
     static long rowBytes(GgmlType type, int cols) {
-        return (type == GgmlType.Q4_K ? 24L : 20L) * (cols / 32);
+        return (type == GgmlType.Q4_K ? 19L : 18L) * (cols / 32);
     }
 
     /** Q4_0 file row: per 18-byte block an f16 d and 16 bytes, low nibbles first. */
@@ -112,15 +135,18 @@ final class Q4Spans extends SpanKernels {
     }
 
     /**
-     * Q4_K file row: per 144-byte super-block f16 d, f16 dmin, 12 bytes of 6-bit scales and mins
-     * (ggml's get_scale_min_k4 packing), 128 bytes where byte {@code 32p + i} holds value {@code i}
-     * of sub-block {@code 2p} (low nibble) and of sub-block {@code 2p+1} (high nibble).
+     * Q4_K file row to span layout. Per 144-byte super-block the file has f16 d, f16 dmin, 12 bytes
+     * of 6-bit scales and mins (ggml's get_scale_min_k4 packing) and 128 bytes where byte
+     * {@code 32p + i} holds value {@code i} of sub-block {@code 2p} (low nibble) and of sub-block
+     * {@code 2p+1} (high nibble). Written: all d as f32, all dmin as f32, one byte per block of
+     * scale, one of min, then the spans.
      */
-    static void unpackQ4_K(byte[] in, int[] q, float[] sc, float[] of) {
-        for (int sbk = 0; sbk < sc.length / 8; sbk++) {
+    static void packQ4_K(byte[] in, int[] q, byte[] out) {
+        int nsb = q.length / 256, nb = 8 * nsb;
+        for (int sbk = 0; sbk < nsb; sbk++) {
             int o = sbk * 144;
-            float d = Float.float16ToFloat((short) ((in[o] & 0xFF) | (in[o + 1] << 8)));
-            float dmin = Float.float16ToFloat((short) ((in[o + 2] & 0xFF) | (in[o + 3] << 8)));
+            putInt(out, 4 * sbk, Float.floatToRawIntBits(Float.float16ToFloat((short) ((in[o] & 0xFF) | (in[o + 1] << 8)))));
+            putInt(out, nb / 2 + 4 * sbk, Float.floatToRawIntBits(Float.float16ToFloat((short) ((in[o + 2] & 0xFF) | (in[o + 3] << 8)))));
             for (int j = 0; j < 8; j++) {
                 int s6, m6;
                 if (j < 4) {
@@ -130,20 +156,29 @@ final class Q4Spans extends SpanKernels {
                     s6 = (in[o + 8 + j] & 0xF) | (((in[o + j] & 0xFF) >>> 6) << 4);
                     m6 = ((in[o + 8 + j] & 0xFF) >>> 4) | (((in[o + 4 + j] & 0xFF) >>> 6) << 4);
                 }
-                sc[8 * sbk + j] = d * s6;
-                of[8 * sbk + j] = dmin * m6;
+                out[nb + 8 * sbk + j] = (byte) s6;
+                out[2 * nb + 8 * sbk + j] = (byte) m6;
                 int qs = o + 16 + 32 * (j / 2), shift = 4 * (j % 2);
                 for (int i = 0; i < 32; i++) q[256 * sbk + 32 * j + i] = ((in[qs + i] & 0xFF) >>> shift) & 15;
             }
         }
+        packSpans(q, out, 3 * nb);
     }
 
-    /** Scales, Q4_K offsets, then spans, as the class comment lays them out. */
-    static void packRow(GgmlType type, int[] q, float[] sc, float[] of, byte[] out) {
-        int nb = sc.length, p = 0;
-        for (float f : sc) p = putInt(out, p, Float.floatToRawIntBits(f));
-        if (type == GgmlType.Q4_K) for (float f : of) p = putInt(out, p, Float.floatToRawIntBits(f));
-        for (int i = 0; i < nb / 2; i++) {
+    /** Q4_0 to span layout: the f16 scales as they were, then the spans. */
+    static void packQ4_0(int[] q, float[] sc, byte[] out) {
+        int p = 0;
+        for (float f : sc) {
+            short h = Float.floatToFloat16(f);
+            out[p++] = (byte) h;
+            out[p++] = (byte) (h >>> 8);
+        }
+        packSpans(q, out, p);
+    }
+
+    /** Quants (0..15, column order) into spans from {@code out[p]}: nibble k of int j is column 8k + j. */
+    private static void packSpans(int[] q, byte[] out, int p) {
+        for (int i = 0; i < q.length / 64; i++) {
             for (int j = 0; j < 8; j++) {
                 int v = 0;
                 for (int k = 0; k < 8; k++) v |= q[64 * i + 8 * k + j] << (4 * k);
@@ -163,7 +198,7 @@ final class Q4Spans extends SpanKernels {
     static void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
         int nb = w.cols() / 32;
         Q4Spans kernels = w.layout() == WeightLayout.Q4_K_SPANS ? Q4_K : Q4_0;
-        kernels.walk(w, (kernels.offsets ? 8L : 4L) * nb, nb / 2, prepare(x, nRows, w.cols(), s), nRows, out, oStart, oEnd, s);
+        kernels.walk(w, (kernels.offsets ? 3L : 2L) * nb, nb / 2, prepare(x, nRows, w.cols(), s), nRows, out, oStart, oEnd, s);
     }
 
     /** {@code out = sum8(acc) + sum8(cor)}, {@code cor} the offsets' dot product with the negated block sums. */
@@ -175,8 +210,11 @@ final class Q4Spans extends SpanKernels {
             FloatVector cor = FloatVector.zero(F);
             for (int c = 0, so = (b + r) * nb; c < nb; c += 8) {
                 // Q4_0's offsets are 8·d: exact, so computed here instead of stored.
-                FloatVector ofs = offsets ? FloatVector.fromMemorySegment(F, m, off + 4L * (nb + c), LE)
-                        : FloatVector.fromMemorySegment(F, m, off + 4L * c, LE).mul(8f);
+                FloatVector ofs = offsets
+                        ? ((FloatVector) ByteVector.fromMemorySegment(B64, m, off + 2L * nb + c, LE)
+                                .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0).convert(VectorOperators.I2F, 0))
+                                .mul(m.get(F32, off + nb / 2 + 4L * (c >> 3)))
+                        : f16(m, off + 2L * c).mul(8f);
                 cor = ofs.fma(FloatVector.fromArray(F, sb, so + c), cor);
             }
             cor.intoArray(lanes, 0);
@@ -195,6 +233,7 @@ final class Q4Spans extends SpanKernels {
     /** One batch row. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
     @Override
     void row1(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
+        long scl = off + (w - off) / 3; // Q4_K: its scale bytes follow nb/2 bytes of d and nb/2 of dmin
         int x0 = b * cols;
         FloatVector a0 = FloatVector.zero(F);
         for (int i = 0; i < spans; i++) {
@@ -203,14 +242,16 @@ final class Q4Spans extends SpanKernels {
             {
                 FloatVector q0 = ((FloatVector) v.and(0xF).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xF0).convert(VectorOperators.I2F, 0));
                 FloatVector q2 = ((FloatVector) v.and(0xF00).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.and(0xF000).convert(VectorOperators.I2F, 0));
-                FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 8L * i + 0));
+                FloatVector dd = FloatVector.broadcast(F, offsets ? m.get(F32, off + 4L * ((2 * i + 0) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 0) & 0xFF)
+                        : Float.float16ToFloat(m.get(I16, off + 4L * i + 0)));
                 a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
                         q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 0))))).fma(dd, a0);
             }
             {
                 FloatVector q0 = ((FloatVector) v.and(0xF0000).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xF00000).convert(VectorOperators.I2F, 0));
                 FloatVector q2 = ((FloatVector) v.and(0xF000000).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.lanewise(VectorOperators.LSHR, 28).convert(VectorOperators.I2F, 0));
-                FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 8L * i + 4));
+                FloatVector dd = FloatVector.broadcast(F, offsets ? m.get(F32, off + 4L * ((2 * i + 1) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 1) & 0xFF)
+                        : Float.float16ToFloat(m.get(I16, off + 4L * i + 2)));
                 a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
                         q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 32))))).fma(dd, a0);
             }
@@ -221,6 +262,7 @@ final class Q4Spans extends SpanKernels {
     /** Two batch rows: each span decoded once for both. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
     @Override
     void rows2(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
+        long scl = off + (w - off) / 3; // Q4_K: its scale bytes follow nb/2 bytes of d and nb/2 of dmin
         int x0 = b * cols; int x1 = x0 + cols;
         FloatVector a0 = FloatVector.zero(F), a1 = a0;
         for (int i = 0; i < spans; i++) {
@@ -229,7 +271,8 @@ final class Q4Spans extends SpanKernels {
             {
                 FloatVector q0 = ((FloatVector) v.and(0xF).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xF0).convert(VectorOperators.I2F, 0));
                 FloatVector q2 = ((FloatVector) v.and(0xF00).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.and(0xF000).convert(VectorOperators.I2F, 0));
-                FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 8L * i + 0));
+                FloatVector dd = FloatVector.broadcast(F, offsets ? m.get(F32, off + 4L * ((2 * i + 0) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 0) & 0xFF)
+                        : Float.float16ToFloat(m.get(I16, off + 4L * i + 0)));
                 a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
                         q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 0))))).fma(dd, a0);
                 a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 16),
@@ -238,7 +281,8 @@ final class Q4Spans extends SpanKernels {
             {
                 FloatVector q0 = ((FloatVector) v.and(0xF0000).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xF00000).convert(VectorOperators.I2F, 0));
                 FloatVector q2 = ((FloatVector) v.and(0xF000000).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.lanewise(VectorOperators.LSHR, 28).convert(VectorOperators.I2F, 0));
-                FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 8L * i + 4));
+                FloatVector dd = FloatVector.broadcast(F, offsets ? m.get(F32, off + 4L * ((2 * i + 1) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 1) & 0xFF)
+                        : Float.float16ToFloat(m.get(I16, off + 4L * i + 2)));
                 a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
                         q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 32))))).fma(dd, a0);
                 a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 48),
@@ -252,6 +296,7 @@ final class Q4Spans extends SpanKernels {
     /** Four batch rows: each span decoded once for all four. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
     @Override
     void rows4(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
+        long scl = off + (w - off) / 3; // Q4_K: its scale bytes follow nb/2 bytes of d and nb/2 of dmin
         int x0 = b * cols; int x1 = x0 + cols; int x2 = x1 + cols; int x3 = x2 + cols;
         FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
         for (int i = 0; i < spans; i++) {
@@ -260,7 +305,8 @@ final class Q4Spans extends SpanKernels {
             {
                 FloatVector q0 = ((FloatVector) v.and(0xF).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xF0).convert(VectorOperators.I2F, 0));
                 FloatVector q2 = ((FloatVector) v.and(0xF00).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.and(0xF000).convert(VectorOperators.I2F, 0));
-                FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 8L * i + 0));
+                FloatVector dd = FloatVector.broadcast(F, offsets ? m.get(F32, off + 4L * ((2 * i + 0) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 0) & 0xFF)
+                        : Float.float16ToFloat(m.get(I16, off + 4L * i + 0)));
                 a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
                         q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 0))))).fma(dd, a0);
                 a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 16),
@@ -273,7 +319,8 @@ final class Q4Spans extends SpanKernels {
             {
                 FloatVector q0 = ((FloatVector) v.and(0xF0000).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xF00000).convert(VectorOperators.I2F, 0));
                 FloatVector q2 = ((FloatVector) v.and(0xF000000).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.lanewise(VectorOperators.LSHR, 28).convert(VectorOperators.I2F, 0));
-                FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 8L * i + 4));
+                FloatVector dd = FloatVector.broadcast(F, offsets ? m.get(F32, off + 4L * ((2 * i + 1) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 1) & 0xFF)
+                        : Float.float16ToFloat(m.get(I16, off + 4L * i + 2)));
                 a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
                         q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 32))))).fma(dd, a0);
                 a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 48),

@@ -9,6 +9,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.stream.IntStream;
+import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
@@ -22,12 +23,13 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>Q6_K is, per 16-value sub-block {@code s}, {@code value = s_s·(q − 32)} with {@code q} in
  * 0..63 and {@code s_s = d·sc_s} (f16 times int8: exact in f32, as ggml computes it).
  *
- * <p><b>Layout:</b> a row holds its {@code cols / 16} sub-block scales {@code s_s} as f32, then
- * {@code cols / 32} spans of 32 bytes. Span {@code i} covers columns {@code 32i .. 32i+31}; read as
- * eight little-endian ints, byte {@code k} of int {@code j} is the unsigned quant of column
- * {@code 32i + 8k + j}. Bytes 0–1 belong to sub-block {@code 2i}, 2–3 to {@code 2i+1}. That is 10
- * bits per value against the file's 6.56: the row streams 50% more bytes and decodes in under half
- * the operations.
+ * <p><b>Layout:</b> a row holds its {@code cols / 256} super-block {@code d} as f32, then its
+ * {@code cols / 16} int8 sub-block scales {@code sc} as in the file ({@code s_s = d·sc} is formed
+ * in the kernel), then {@code cols / 32} spans of 32 bytes. Span {@code i} covers columns
+ * {@code 32i .. 32i+31}; read as eight little-endian ints, byte {@code k} of int {@code j} is the
+ * unsigned quant of column {@code 32i + 8k + j}. Bytes 0–1 belong to sub-block {@code 2i}, 2–3 to
+ * {@code 2i+1}. That is 8.6 bits per value against the file's 6.56: the row streams 30% more bytes
+ * and decodes in under half the operations.
  *
  * <p><b>Why no shifts:</b> as in {@link Q4Spans}: {@code v & (0xFF << 8k)} converts to exactly
  * {@code q·256^k} (a quant is below 64, so even byte 3 stays positive), and the activation chunk is
@@ -59,7 +61,7 @@ final class Q6Spans extends SpanKernels {
 
     /** Bytes of one repacked row: an f32 scale per 16 values and one byte per value. */
     static long rowBytes(int cols) {
-        return cols + 4L * (cols / 16);
+        return cols + cols / 16 + 4L * (cols / 256);
     }
 
     /** Copies a Q6_K matrix in file layout into byte-span layout in {@code arena}; rows in parallel. */
@@ -75,11 +77,10 @@ final class Q6Spans extends SpanKernels {
         IntStream.range(0, (w.rows() + rowsPerTask - 1) / rowsPerTask).parallel().forEach(task -> {
             byte[] in = new byte[(int) inBytes], out = new byte[(int) outBytes];
             int[] q = new int[w.cols()];
-            float[] sc = new float[w.cols() / 16];
             for (int r = task * rowsPerTask, e = Math.min(w.rows(), r + rowsPerTask); r < e; r++) {
                 MemorySegment.copy(src, ValueLayout.JAVA_BYTE, r * inBytes, in, 0, in.length);
-                unpack(in, q, sc);
-                pack(q, sc, out);
+                unpackQuants(in, q);
+                pack(in, q, out);
                 MemorySegment.copy(out, 0, dst, ValueLayout.JAVA_BYTE, r * outBytes, out.length);
             }
         });
@@ -92,11 +93,9 @@ final class Q6Spans extends SpanKernels {
      * 32·((p >> 5) & 1)]} (high nibble when {@code p >= 64}) and its top two bits from
      * {@code qh[32n + (p & 31)]} at bit {@code 2·(p >> 5)}; its sub-block is {@code 8n + p / 16}.
      */
-    static void unpack(byte[] in, int[] q, float[] sc) {
-        for (int blk = 0; blk < sc.length / 16; blk++) {
+    static void unpackQuants(byte[] in, int[] q) {
+        for (int blk = 0; blk < q.length / 256; blk++) {
             int o = blk * BLOCK;
-            float d = Float.float16ToFloat((short) ((in[o + 208] & 0xFF) | (in[o + 209] << 8)));
-            for (int s = 0; s < 16; s++) sc[16 * blk + s] = d * in[o + 192 + s];
             for (int n = 0; n < 2; n++) {
                 for (int p = 0; p < 128; p++) {
                     int l = p & 31, g = p >> 5;
@@ -108,15 +107,18 @@ final class Q6Spans extends SpanKernels {
         }
     }
 
-    /** Scales, then spans, as the class comment lays them out. */
-    static void pack(int[] q, float[] sc, byte[] out) {
-        int p = 0;
-        for (float f : sc) {
-            int v = Float.floatToRawIntBits(f);
+    /** Super-block d as f32, the int8 sub-block scales as they were, then spans (class comment). */
+    static void pack(byte[] in, int[] q, byte[] out) {
+        int nsb = q.length / 256, p = 0;
+        for (int blk = 0; blk < nsb; blk++) {
+            int v = Float.floatToRawIntBits(Float.float16ToFloat((short) ((in[blk * BLOCK + 208] & 0xFF) | (in[blk * BLOCK + 209] << 8))));
             out[p++] = (byte) v;
             out[p++] = (byte) (v >>> 8);
             out[p++] = (byte) (v >>> 16);
             out[p++] = (byte) (v >>> 24);
+        }
+        for (int blk = 0; blk < nsb; blk++) {
+            for (int s = 0; s < 16; s++) out[p++] = in[blk * BLOCK + 192 + s];
         }
         for (int i = 0; i < q.length / 32; i++) {
             for (int j = 0; j < 8; j++) {
@@ -125,9 +127,12 @@ final class Q6Spans extends SpanKernels {
         }
     }
 
+    private static final VectorSpecies<Byte> B64 = ByteVector.SPECIES_64;
+
+
     static void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
         int cols = w.cols();
-        INSTANCE.walk(w, 4L * (cols / 16), cols / 32, prepare(x, nRows, cols, s), nRows, out, oStart, oEnd, s);
+        INSTANCE.walk(w, cols / 64 + cols / 16, cols / 32, prepare(x, nRows, cols, s), nRows, out, oStart, oEnd, s);
     }
 
     /** {@code out = sum8(acc) + sum8(cor)}, {@code cor} the offsets' dot product with the negated sub-block sums. */
@@ -138,7 +143,9 @@ final class Q6Spans extends SpanKernels {
         for (int r = 0; r < n; r++) {
             FloatVector cor = FloatVector.zero(F);
             for (int c = 0, so = (b + r) * ns; c < ns; c += 8) {
-                cor = FloatVector.fromMemorySegment(F, m, off + 4L * c, LE).mul(32f).fma(FloatVector.fromArray(F, sb, so + c), cor);
+                FloatVector sc = (FloatVector) ByteVector.fromMemorySegment(B64, m, off + cols / 64 + c, LE)
+                        .convertShape(VectorOperators.B2I, I, 0).convert(VectorOperators.I2F, 0);
+                cor = sc.mul(32f * m.get(F32, off + 4L * (c >> 4))).fma(FloatVector.fromArray(F, sb, so + c), cor);
             }
             cor.intoArray(lanes, 0);
             out[(b + r) * rows + o] = sum8(acc, 8 * r) + sum8(lanes);
@@ -156,6 +163,7 @@ final class Q6Spans extends SpanKernels {
     /** One batch row. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
     @Override
     void row1(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
+        long scl = off + (w - off) / 5; // the int8 scales follow cols/64 bytes of d
         int x0 = b * cols;
         FloatVector a0 = FloatVector.zero(F);
         for (int i = 0; i < spans; i++) {
@@ -163,12 +171,12 @@ final class Q6Spans extends SpanKernels {
             int xo = 32 * i;
             {
                 FloatVector q0 = ((FloatVector) v.and(0xFF).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xFF00).convert(VectorOperators.I2F, 0));
-                FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 8L * i + 0));
+                FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 0) >> 4)) * m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 0));
                 a0 = q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 0))).fma(dd, a0);
             }
             {
                 FloatVector q0 = ((FloatVector) v.and(0xFF0000).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xFF000000).convert(VectorOperators.I2F, 0));
-                FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 8L * i + 4));
+                FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 1) >> 4)) * m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 1));
                 a0 = q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 16))).fma(dd, a0);
             }
         }
@@ -178,6 +186,7 @@ final class Q6Spans extends SpanKernels {
     /** Two batch rows: each span decoded once for both. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
     @Override
     void rows2(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
+        long scl = off + (w - off) / 5; // the int8 scales follow cols/64 bytes of d
         int x0 = b * cols; int x1 = x0 + cols;
         FloatVector a0 = FloatVector.zero(F), a1 = a0;
         for (int i = 0; i < spans; i++) {
@@ -185,13 +194,13 @@ final class Q6Spans extends SpanKernels {
             int xo = 32 * i;
             {
                 FloatVector q0 = ((FloatVector) v.and(0xFF).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xFF00).convert(VectorOperators.I2F, 0));
-                FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 8L * i + 0));
+                FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 0) >> 4)) * m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 0));
                 a0 = q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 0))).fma(dd, a0);
                 a1 = q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x1 + xo + 0))).fma(dd, a1);
             }
             {
                 FloatVector q0 = ((FloatVector) v.and(0xFF0000).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xFF000000).convert(VectorOperators.I2F, 0));
-                FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 8L * i + 4));
+                FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 1) >> 4)) * m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 1));
                 a0 = q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 16))).fma(dd, a0);
                 a1 = q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q0.mul(FloatVector.fromArray(F, xs, x1 + xo + 16))).fma(dd, a1);
             }
@@ -203,6 +212,7 @@ final class Q6Spans extends SpanKernels {
     /** Four batch rows: each span decoded once for all four. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
     @Override
     void rows4(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
+        long scl = off + (w - off) / 5; // the int8 scales follow cols/64 bytes of d
         int x0 = b * cols; int x1 = x0 + cols; int x2 = x1 + cols; int x3 = x2 + cols;
         FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
         for (int i = 0; i < spans; i++) {
@@ -210,7 +220,7 @@ final class Q6Spans extends SpanKernels {
             int xo = 32 * i;
             {
                 FloatVector q0 = ((FloatVector) v.and(0xFF).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xFF00).convert(VectorOperators.I2F, 0));
-                FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 8L * i + 0));
+                FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 0) >> 4)) * m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 0));
                 a0 = q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 0))).fma(dd, a0);
                 a1 = q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x1 + xo + 0))).fma(dd, a1);
                 a2 = q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x2 + xo + 0))).fma(dd, a2);
@@ -218,7 +228,7 @@ final class Q6Spans extends SpanKernels {
             }
             {
                 FloatVector q0 = ((FloatVector) v.and(0xFF0000).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xFF000000).convert(VectorOperators.I2F, 0));
-                FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 8L * i + 4));
+                FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 1) >> 4)) * m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 1));
                 a0 = q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 16))).fma(dd, a0);
                 a1 = q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q0.mul(FloatVector.fromArray(F, xs, x1 + xo + 16))).fma(dd, a1);
                 a2 = q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 24), q0.mul(FloatVector.fromArray(F, xs, x2 + xo + 16))).fma(dd, a2);

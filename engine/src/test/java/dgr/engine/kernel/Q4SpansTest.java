@@ -58,10 +58,13 @@ class Q4SpansTest {
             long off = p.rowOffset(r);
             for (int c = 0; c < cols; c++) {
                 int span = c / 64, k = (c % 64) / 8, j = c % 8;
-                int v = p.data().get(ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), off + 8L * nb + 32L * span + 4L * j);
-                int q = (v >>> (4 * k)) & 15;
-                float s = p.data().get(F32, off + 4L * (c / 32)), o = p.data().get(F32, off + 4L * (nb + c / 32));
-                assertThat(s * q - o).as("row %d col %d", r, c).isEqualTo(want[c]);
+                int v = p.data().get(ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), off + 3L * nb + 32L * span + 4L * j);
+                int q = (v >>> (4 * k)) & 15, b = c / 32;
+                float d = p.data().get(F32, off + 4L * (b / 8)), dmin = p.data().get(F32, off + nb / 2 + 4L * (b / 8));
+                int sc = p.data().get(ValueLayout.JAVA_BYTE, off + nb + b) & 0xFF, mn = p.data().get(ValueLayout.JAVA_BYTE, off + 2L * nb + b) & 0xFF;
+                assertThat(sc).isLessThan(64);
+                assertThat(mn).isLessThan(64);
+                assertThat((d * sc) * q - dmin * mn).as("row %d col %d", r, c).isEqualTo(want[c]);
             }
         }
     }
@@ -85,9 +88,9 @@ class Q4SpansTest {
             long off = p.rowOffset(r);
             for (int c = 0; c < 512; c++) {
                 int span = c / 64, k = (c % 64) / 8, j = c % 8;
-                int v = p.data().get(ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), off + 4L * nb + 32L * span + 4L * j);
+                int v = p.data().get(ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), off + 2L * nb + 32L * span + 4L * j);
                 int q = (v >>> (4 * k)) & 15;
-                float d = p.data().get(F32, off + 4L * (c / 32));
+                float d = Float.float16ToFloat(p.data().get(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), off + 2L * (c / 32)));
                 assertThat(Float.floatToRawIntBits(d * (q - 8))).as("row %d col %d", r, c)
                         .isEqualTo(Float.floatToRawIntBits(want[c]));
             }

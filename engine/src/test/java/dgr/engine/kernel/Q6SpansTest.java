@@ -40,8 +40,9 @@ class Q6SpansTest {
             long off = p.rowOffset(r);
             for (int c = 0; c < cols; c++) {
                 int span = c / 32, k = (c % 32) / 8, j = c % 8;
-                int q = p.data().get(ValueLayout.JAVA_BYTE, off + 4L * (cols / 16) + 32L * span + 4L * j + k) & 0xFF;
-                float s = p.data().get(ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE), off + 4L * (c / 16));
+                int q = p.data().get(ValueLayout.JAVA_BYTE, off + cols / 64 + cols / 16 + 32L * span + 4L * j + k) & 0xFF;
+                float s = p.data().get(ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE), off + 4L * (c / 256))
+                        * p.data().get(ValueLayout.JAVA_BYTE, off + cols / 64 + c / 16);
                 assertThat(q).isLessThan(64);
                 assertThat(Float.floatToRawIntBits(s * (q - 32))).as("row %d col %d", r, c).isEqualTo(Float.floatToRawIntBits(want[c]));
             }
