@@ -3,6 +3,7 @@ package dgr.bench;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dgr.bench.metrics.Check;
+import dgr.bench.metrics.Thresholds;
 import dgr.engine.EngineOptions;
 import dgr.runtime.SchedulerConfig;
 import java.nio.file.Path;
@@ -24,9 +25,20 @@ class FairnessCheckTest {
     @BeforeAll
     static void model() { model = TinyModel.write(dir); }
 
+    /**
+     * The fair-share bar for this setup. Tenant 1 has one closed-loop client: while that client
+     * turns a finished request around, its freed row goes to a waiting request of tenant 2 (the
+     * scheduler does not preempt), so even with tenant counters on its share lands at 0.45–0.55
+     * of its max-min fair share, depending on how fast the warm JIT runs the tiny model (it failed
+     * the default 0.5 in one full CI run in seven: 10 of 42 requests, 0.476). First come, first
+     * served (counters off) gives it 0.29–0.33.
+     */
+    private static final Thresholds THRESHOLDS = new Thresholds(0.8, 0.4, 1.0);
+
     private static Bench.Outcome run(boolean fairness, String name) throws InterruptedException {
         SchedulerConfig sched = SchedulerConfig.defaults().withBatch(2, 64).withFairness(fairness);
         BenchConfig cfg = BenchConfig.builder().model(model).tenants(TenantMix.parse("1:1,6:1")).requestsPerLevel(42)
+                .thresholds(THRESHOLDS)
                 .promptTokens(IntRange.fixed(8)).maxTokens(IntRange.fixed(12)).warmup(0).scheduler(sched)
                 .engine(EngineOptions.defaults().withThreads(1)).duration(java.time.Duration.ofSeconds(15)).out(dir.resolve(name)).build();
         return new Bench(cfg, null).run();
