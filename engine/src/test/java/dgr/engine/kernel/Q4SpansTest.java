@@ -103,7 +103,12 @@ class Q4SpansTest {
         checkAgainstReference(randomQ4_0(37, 768, 2), nRows);
     }
 
-    private static void checkAgainstReference(WeightMatrix w, int nRows) {
+    /**
+     * Prepares {@code w} and checks every output of a {@code nRows}-row matmul (run in two chunks)
+     * against a float64 dot product of the dequantized row, and each batch row bit for bit against
+     * the same row run alone. Shared with {@link Q6SpansTest}.
+     */
+    static void checkAgainstReference(WeightMatrix w, int nRows) {
         int rows = w.rows(), cols = w.cols();
         WeightMatrix p = new SimdKernels().prepare(w, Arena.ofAuto());
         assertThat(p.layout()).isNotEqualTo(WeightLayout.GGML);

@@ -53,32 +53,7 @@ class Q6SpansTest {
     @ValueSource(ints = {1, 2, 3, 4, 5, 8})
     void matchesFloat64ReferenceAndIsBitIdenticalAcrossBatchSizes(int nRows) {
         WeightMatrix w = randomQ6_K(19, 768, 2);
-        int rows = w.rows(), cols = w.cols();
-        WeightMatrix p = new SimdKernels().prepare(w, Arena.ofAuto());
-        assertThat(p.layout()).isEqualTo(WeightLayout.Q6_K_SPANS);
-        SplittableRandom rnd = new SplittableRandom(3);
-        float[] x = new float[nRows * cols];
-        for (int i = 0; i < x.length; i++) x[i] = (float) (rnd.nextGaussian() * (i % 89 == 0 ? 40 : 1));
-        float[] out = new float[nRows * rows];
-        Kernels k = new SimdKernels();
-        Scratch s = new Scratch(cols, 16);
-        k.matmul(p, x, nRows, out, 0, 7, s);
-        k.matmul(p, x, nRows, out, 7, rows, s);
-        float[] row = new float[cols];
-        for (int o = 0; o < rows; o++) {
-            RowDecoder.decodeRow(w, o, row, 0);
-            for (int b = 0; b < nRows; b++) {
-                double ref = 0, mag = 0;
-                for (int c = 0; c < cols; c++) {
-                    ref += (double) row[c] * x[b * cols + c];
-                    mag += Math.abs((double) row[c] * x[b * cols + c]);
-                }
-                assertThat((double) out[b * rows + o]).as("out %d row %d", o, b).isCloseTo(ref, org.assertj.core.data.Offset.offset(1e-5 * mag + 1e-30));
-                float[] alone = new float[rows];
-                k.matmul(p, java.util.Arrays.copyOfRange(x, b * cols, (b + 1) * cols), 1, alone, o, o + 1, new Scratch(cols, 16));
-                assertThat(Float.floatToRawIntBits(out[b * rows + o])).as("out %d row %d alone", o, b)
-                        .isEqualTo(Float.floatToRawIntBits(alone[o]));
-            }
-        }
+        assertThat(new SimdKernels().prepare(w, Arena.ofAuto()).layout()).isEqualTo(WeightLayout.Q6_K_SPANS);
+        Q4SpansTest.checkAgainstReference(w, nRows);
     }
 }
