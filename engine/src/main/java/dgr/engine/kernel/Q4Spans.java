@@ -125,7 +125,7 @@ final class Q4Spans extends SpanKernels {
     static void unpackQ4_0(byte[] in, int[] q, float[] sc) {
         for (int b = 0; b < sc.length; b++) {
             int o = b * 18;
-            sc[b] = Float.float16ToFloat((short) ((in[o] & 0xFF) | (in[o + 1] << 8)));
+            sc[b] = RowDecoder.f16le(in, o);
             for (int p = 0; p < 16; p++) {
                 int v = in[o + 2 + p] & 0xFF;
                 q[32 * b + p] = v & 15;
@@ -143,19 +143,13 @@ final class Q4Spans extends SpanKernels {
      */
     static void packQ4_K(byte[] in, int[] q, byte[] out) {
         int nsb = q.length / 256, nb = 8 * nsb;
+        MemorySegment packed = MemorySegment.ofArray(in);
         for (int sbk = 0; sbk < nsb; sbk++) {
             int o = sbk * 144;
-            putInt(out, 4 * sbk, Float.floatToRawIntBits(Float.float16ToFloat((short) ((in[o] & 0xFF) | (in[o + 1] << 8)))));
-            putInt(out, nb / 2 + 4 * sbk, Float.floatToRawIntBits(Float.float16ToFloat((short) ((in[o + 2] & 0xFF) | (in[o + 3] << 8)))));
+            putInt(out, 4 * sbk, Float.floatToRawIntBits(RowDecoder.f16le(in, o)));
+            putInt(out, nb / 2 + 4 * sbk, Float.floatToRawIntBits(RowDecoder.f16le(in, o + 2)));
             for (int j = 0; j < 8; j++) {
-                int s6, m6;
-                if (j < 4) {
-                    s6 = in[o + 4 + j] & 63;
-                    m6 = in[o + 8 + j] & 63;
-                } else {
-                    s6 = (in[o + 8 + j] & 0xF) | (((in[o + j] & 0xFF) >>> 6) << 4);
-                    m6 = ((in[o + 8 + j] & 0xFF) >>> 4) | (((in[o + 4 + j] & 0xFF) >>> 6) << 4);
-                }
+                int s6 = RowDecoder.scaleMinK4(packed, o + 4, j, 0), m6 = RowDecoder.scaleMinK4(packed, o + 4, j, 1);
                 out[nb + 8 * sbk + j] = (byte) s6;
                 out[2 * nb + 8 * sbk + j] = (byte) m6;
                 int qs = o + 16 + 32 * (j / 2), shift = 4 * (j % 2);

@@ -111,7 +111,7 @@ final class Q6Spans extends SpanKernels {
     static void pack(byte[] in, int[] q, byte[] out) {
         int nsb = q.length / 256, p = 0;
         for (int blk = 0; blk < nsb; blk++) {
-            int v = Float.floatToRawIntBits(Float.float16ToFloat((short) ((in[blk * BLOCK + 208] & 0xFF) | (in[blk * BLOCK + 209] << 8))));
+            int v = Float.floatToRawIntBits(RowDecoder.f16le(in, blk * BLOCK + 208));
             out[p++] = (byte) v;
             out[p++] = (byte) (v >>> 8);
             out[p++] = (byte) (v >>> 16);

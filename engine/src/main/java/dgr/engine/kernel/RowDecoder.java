@@ -153,6 +153,11 @@ public final class RowDecoder {
         return low | (high << 4);
     }
 
+    /** The little-endian f16 at {@code b[i], b[i+1]} as a float (for repacking file blocks held in arrays). */
+    static float f16le(byte[] b, int i) {
+        return Float.float16ToFloat((short) ((b[i] & 0xFF) | (b[i + 1] << 8)));
+    }
+
     /** ggml's get_scale_min_k4: the 6-bit scale (which=0) or min (which=1) of sub-block j. */
     static int scaleMinK4(MemorySegment s, long q, int j, int which) {
         if (j < 4) return u8(s, q + j + 4L * which) & 63;

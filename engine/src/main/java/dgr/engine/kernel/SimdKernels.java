@@ -13,14 +13,14 @@ import jdk.incubator.vector.VectorSpecies;
  *     ({@link #prepare}) and follow {@link Q4Spans}'s order: the block order below over unsigned
  *     quants, plus the block offsets as one short dot product per output. Q6_K is repacked to a
  *     byte per quant and follows {@link Q6Spans}'s order, the same scheme per 16-value sub-block.
- * <li>Q4_0 and Q8_0 (block order): per 32-value block the four 8-value chunks of integer weights
- *     are dotted with the activations into one partial ({@code mul}, then three {@code fma}), and
- *     the partial is scaled into the accumulator ({@code acc = fma(t, d, acc)}); see
- *     {@link SimdQ4_0}, {@link SimdQ8_0}. Q6_K does the same per 16-value sub-block (two
- *     8-value chunks, scaled by {@code d·sc[s]}) into accumulator {@code s & 1}; see {@link SimdQ6K}.
- * <li>Every other type (chunk order): weights are dequantized exactly as ggml does (in registers
- *     for Q4_K, into scratch for Q5_K and the rest), walked in 8-value chunks, chunk {@code c} fused into
- *     accumulator {@code c & 1}, the two accumulators added lane-wise at the end.
+ *     (K-quant widths are always multiples of 256, so Q4_K and Q6_K are always repacked.)
+ * <li>Q8_0, and Q4_0 of other widths (block order): per 32-value block the four 8-value chunks of
+ *     integer weights are dotted with the activations into one partial ({@code mul}, then three
+ *     {@code fma}), and the partial is scaled into the accumulator ({@code acc = fma(t, d, acc)});
+ *     see {@link SimdQ4_0}, {@link SimdQ8_0}.
+ * <li>Every other type, and any matrix left in file layout (chunk order): each weight row is
+ *     dequantized exactly as ggml does into scratch, walked in 8-value chunks, chunk {@code c} fused
+ *     into accumulator {@code c & 1}, the two accumulators added lane-wise at the end.
  * </ul>
  * Kernels for 8, 4, 2 and 1 batch rows of one type follow the same per-element order, so the
  * batch size never changes a result.
@@ -54,8 +54,6 @@ public final class SimdKernels implements Kernels {
         switch (w.type()) {
             case Q4_0 -> SimdQ4_0.matmul(w, x, nRows, out, oStart, oEnd, s.lanes);
             case Q8_0 -> SimdQ8_0.matmul(w, x, nRows, out, oStart, oEnd, s.lanes);
-            case Q4_K -> SimdQ4K.matmul(w, x, nRows, out, oStart, oEnd, s.lanes);
-            case Q6_K -> SimdQ6K.matmul(w, x, nRows, out, oStart, oEnd, s.lanes);
             case F32 -> SimdF32.matmulSegment(w, x, nRows, out, oStart, oEnd, s.lanes);
             default -> {
                 for (int o = oStart; o < oEnd; o++) {
