@@ -12,7 +12,7 @@ import java.util.SplittableRandom;
  * fastest thread-CPU ms per matmul, weight GB/s and GFLOP/s for batch sizes 1, 2, 4, 8, 16.
  *
  * <pre>
- * java --add-modules jdk.incubator.vector -cp ... dgr.engine.kernel.KernelBench [Q4_0|Q8_0|Q4_K|Q6_K] [reps] [batches, e.g. 1,8]
+ * java --add-modules jdk.incubator.vector -cp ... dgr.engine.kernel.KernelBench [Q4_0|Q8_0|Q4_K|Q6_K] [reps] [batches, e.g. 1,8] [rows] [copies]
  * </pre>
  */
 public final class KernelBench {
@@ -24,7 +24,7 @@ public final class KernelBench {
     public static void main(String[] args) {
         GgmlType type = GgmlType.valueOf(args.length > 0 ? args[0] : "Q4_0");
         int reps = args.length > 1 ? Integer.parseInt(args[1]) : 15;
-        int rows = 8192, cols = 2048, copies = 4;
+        int rows = args.length > 3 ? Integer.parseInt(args[3]) : 8192, cols = 2048, copies = args.length > 4 ? Integer.parseInt(args[4]) : 4;
         long rowBytes = type.bytesFor(cols);
         WeightMatrix[] ws = new WeightMatrix[copies];
         SplittableRandom rnd = new SplittableRandom(7);
@@ -54,7 +54,7 @@ public final class KernelBench {
             }
             java.util.Arrays.sort(t);
             double ms = t[0] / 1e6; // the fastest run: interference from other processes only ever adds time
-            System.out.printf("%s B=%2d  %.3f ms  %.2f GB/s  %.2f GFLOP/s%n", type, b, ms,
+            System.out.printf("%s B=%2d  %.4f ms  %.2f GB/s  %.2f GFLOP/s%n", type, b, ms,
                     rowBytes * rows / ms / 1e6, 2.0 * rows * cols * b / ms / 1e6);
         }
     }

@@ -12,7 +12,6 @@ import dgr.gguf.GgmlType;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -51,20 +50,15 @@ import jdk.incubator.vector.VectorSpecies;
  * {@link SimdKernels#sum8}). Result: {@code sum8(acc) + sum8(cor)}. One accumulator per batch row,
  * so four rows fit the 16 AVX2 registers when a span is decoded once for four rows.
  */
-final class Q4Spans extends SpanKernels {
+abstract sealed class Q4Spans extends SpanKernels {
     private static final VectorSpecies<Integer> I = IntVector.SPECIES_256;
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     /** Activation scale per nibble position: 16^-k for the masked nibbles, 1 for the shifted one. */
-    private static final float[] NIBBLE_SCALE = {1f, 0x1p-4f, 0x1p-8f, 0x1p-12f, 0x1p-16f, 0x1p-20f, 0x1p-24f, 1f};
+    private static final float[] NIBBLE_SCALE = {0x1p85f, 0x1p81f, 0x1p77f, 0x1p73f, 0x1p69f, 0x1p65f, 0x1p73f, 0x1p85f};
 
-    static final Q4Spans Q4_0 = new Q4Spans(false), Q4_K = new Q4Spans(true);
-    /** Whether offsets are stored (Q4_K) rather than 8·scale (Q4_0). */
-    private final boolean offsets;
-
-    private Q4Spans(boolean offsets) {
-        this.offsets = offsets;
-    }
+    /** Kernels per format: one class each, so no format test sits in the inner loops. */
+    static final Q4Spans Q4_0 = new Zero(), Q4_K = new K();
 
     /** Whether this matrix can be repacked: Q4_0 or Q4_K in file layout, whole groups of 8 blocks. */
     static boolean fits(WeightMatrix w) {
@@ -102,20 +96,8 @@ final class Q4Spans extends SpanKernels {
         return new WeightMatrix(w.name(), type, w.rows(), w.cols(), outBytes, dst, layout);
     }
 
-    private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final VectorSpecies<Short> S128 = ShortVector.SPECIES_128;
-
     private static final VectorSpecies<Byte> B64 = ByteVector.SPECIES_64;
-
-
-    /** Eight f16 values at {@code off} as floats (exact: bits moved into f32 position, times 2^112). */
-    private static FloatVector f16(MemorySegment m, long off) {
-        IntVector h = (IntVector) ShortVector.fromMemorySegment(S128, m, off, ByteOrder.LITTLE_ENDIAN)
-                .convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 0);
-        return h.and(0x8000).lanewise(VectorOperators.LSHL, 16).or(h.and(0x7FFF).lanewise(VectorOperators.LSHL, 13))
-                .reinterpretAsFloats().mul(0x1p112f);
-    }
-
+    private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     /** Bytes of one repacked row: f32 scales (and Q4_K's f32 offsets) and 16 bytes of quants per block. */
     static long rowBytes(GgmlType type, int cols) {
         return (type == GgmlType.Q4_K ? 19L : 18L) * (cols / 32);
@@ -191,143 +173,248 @@ final class Q4Spans extends SpanKernels {
 
     static void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
         int nb = w.cols() / 32;
-        Q4Spans kernels = w.layout() == WeightLayout.Q4_K_SPANS ? Q4_K : Q4_0;
-        kernels.walk(w, (kernels.offsets ? 3L : 2L) * nb, nb / 2, prepare(x, nRows, w.cols(), s), nRows, out, oStart, oEnd, s);
-    }
-
-    /** {@code out = sum8(acc) + sum8(cor)}, {@code cor} the offsets' dot product with the negated block sums. */
-    @Override
-    void finish(MemorySegment m, long off, int cols, float[] sb, float[] acc, int b, int n, float[] out, int rows, int o,
-                float[] lanes) {
-        int nb = cols / 32;
-        for (int r = 0; r < n; r++) {
-            FloatVector cor = FloatVector.zero(F);
-            for (int c = 0, so = (b + r) * nb; c < nb; c += 8) {
-                // Q4_0's offsets are 8·d: exact, so computed here instead of stored.
-                FloatVector ofs = offsets
-                        ? ((FloatVector) ByteVector.fromMemorySegment(B64, m, off + 2L * nb + c, LE)
-                                .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0).convert(VectorOperators.I2F, 0))
-                                .mul(m.get(F32, off + nb / 2 + 4L * (c >> 3)))
-                        : f16(m, off + 2L * c).mul(8f);
-                cor = ofs.fma(FloatVector.fromArray(F, sb, so + c), cor);
-            }
-            cor.intoArray(lanes, 0);
-            out[(b + r) * rows + o] = sum8(acc, 8 * r) + sum8(lanes);
-        }
+        boolean k = w.layout() == WeightLayout.Q4_K_SPANS;
+        (k ? Q4_K : Q4_0).walk(w, (k ? 3L : 2L) * nb, nb / 2, prepare(x, nRows, w.cols(), s), nRows, out, oStart, oEnd, s);
     }
 
     /**
-     * Scaled activations and negated block sums for every batch row, once per input and worker
+     * Scaled activations, per-block offset vectors ({@code −8 ×} the block's chunks added
+     * lane-wise) and negated block sums for every batch row, once per input and worker
      * ({@link SpanInput}).
      */
     private static SpanInput prepare(float[] x, int nRows, int cols, Scratch s) {
-        return s.nibbles.prepare(x, nRows, cols, s.epoch, NIBBLE_SCALE, 32, s.lanes);
+        return s.nibbles.prepare(x, nRows, cols, s.epoch, NIBBLE_SCALE, 32, -0x1p-61f, s.lanes);
     }
 
-    /** One batch row. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
-    @Override
-    void row1(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
-        long scl = off + (w - off) / 3; // Q4_K: its scale bytes follow nb/2 bytes of d and nb/2 of dmin
-        int x0 = b * cols;
-        FloatVector a0 = FloatVector.zero(F);
-        for (int i = 0; i < spans; i++) {
-            IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
-            int xo = 64 * i;
-            {
-                FloatVector q0 = ((FloatVector) v.and(0xF).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xF0).convert(VectorOperators.I2F, 0));
-                FloatVector q2 = ((FloatVector) v.and(0xF00).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.and(0xF000).convert(VectorOperators.I2F, 0));
-                FloatVector dd = FloatVector.broadcast(F, offsets ? m.get(F32, off + 4L * ((2 * i + 0) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 0) & 0xFF)
-                        : Float.float16ToFloat(m.get(I16, off + 4L * i + 0)));
-                a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
-                        q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 0))))).fma(dd, a0);
-            }
-            {
-                FloatVector q0 = ((FloatVector) v.and(0xF0000).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xF00000).convert(VectorOperators.I2F, 0));
-                FloatVector q2 = ((FloatVector) v.and(0xF000000).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.lanewise(VectorOperators.LSHR, 28).convert(VectorOperators.I2F, 0));
-                FloatVector dd = FloatVector.broadcast(F, offsets ? m.get(F32, off + 4L * ((2 * i + 1) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 1) & 0xFF)
-                        : Float.float16ToFloat(m.get(I16, off + 4L * i + 2)));
-                a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
-                        q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 32))))).fma(dd, a0);
-            }
+    /** Q4_0: the "− 8" rides in each block's sum ({@code t} starts at the block's offset vector), so only {@code sum8(acc)} is left. */
+    private static final class Zero extends Q4Spans {
+        @Override
+        void finish(MemorySegment m, long off, int cols, float[] sb, float[] acc, int b, int n, float[] out, int rows, int o,
+                    float[] lanes) {
+            for (int r = 0; r < n; r++) out[(b + r) * rows + o] = sum8(acc, 8 * r) * 0x1p64f;
         }
-        a0.intoArray(acc, 0);
+
+        /** One batch row. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
+        @Override
+        void row1(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
+            int x0 = b * cols;
+            int o0 = b * (cols / 4);
+            FloatVector a0 = FloatVector.zero(F);
+            for (int i = 0; i < spans; i++) {
+                IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
+                int xo = 64 * i, oo = 16 * i;
+                {
+                    FloatVector q0 = v.and(0xF).reinterpretAsFloats(), q1 = v.and(0xF0).reinterpretAsFloats();
+                    FloatVector q2 = v.and(0xF00).reinterpretAsFloats(), q3 = v.and(0xF000).reinterpretAsFloats();
+                    FloatVector dd = FloatVector.broadcast(F, Float.float16ToFloat(m.get(I16, off + 4L * i + 0)));
+                    a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
+                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.fromArray(F, os, o0 + oo + 0))))).fma(dd, a0);
+                }
+                {
+                    FloatVector q0 = v.and(0xF0000).reinterpretAsFloats(), q1 = v.and(0xF00000).reinterpretAsFloats();
+                    FloatVector q2 = v.lanewise(VectorOperators.LSHR, 12).and(0xF000).reinterpretAsFloats(), q3 = v.lanewise(VectorOperators.LSHR, 28).reinterpretAsFloats();
+                    FloatVector dd = FloatVector.broadcast(F, Float.float16ToFloat(m.get(I16, off + 4L * i + 2)));
+                    a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
+                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.fromArray(F, os, o0 + oo + 8))))).fma(dd, a0);
+                }
+            }
+            a0.intoArray(acc, 0);
+        }
+
+        /** Two batch rows: each span decoded once for both. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
+        @Override
+        void rows2(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
+            int x0 = b * cols; int x1 = x0 + cols;
+            int o0 = b * (cols / 4); int o1 = o0 + cols / 4;
+            FloatVector a0 = FloatVector.zero(F), a1 = a0;
+            for (int i = 0; i < spans; i++) {
+                IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
+                int xo = 64 * i, oo = 16 * i;
+                {
+                    FloatVector q0 = v.and(0xF).reinterpretAsFloats(), q1 = v.and(0xF0).reinterpretAsFloats();
+                    FloatVector q2 = v.and(0xF00).reinterpretAsFloats(), q3 = v.and(0xF000).reinterpretAsFloats();
+                    FloatVector dd = FloatVector.broadcast(F, Float.float16ToFloat(m.get(I16, off + 4L * i + 0)));
+                    a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
+                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.fromArray(F, os, o0 + oo + 0))))).fma(dd, a0);
+                    a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 16),
+                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 0), FloatVector.fromArray(F, os, o1 + oo + 0))))).fma(dd, a1);
+                }
+                {
+                    FloatVector q0 = v.and(0xF0000).reinterpretAsFloats(), q1 = v.and(0xF00000).reinterpretAsFloats();
+                    FloatVector q2 = v.lanewise(VectorOperators.LSHR, 12).and(0xF000).reinterpretAsFloats(), q3 = v.lanewise(VectorOperators.LSHR, 28).reinterpretAsFloats();
+                    FloatVector dd = FloatVector.broadcast(F, Float.float16ToFloat(m.get(I16, off + 4L * i + 2)));
+                    a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
+                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.fromArray(F, os, o0 + oo + 8))))).fma(dd, a0);
+                    a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 48),
+                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 32), FloatVector.fromArray(F, os, o1 + oo + 8))))).fma(dd, a1);
+                }
+            }
+            a0.intoArray(acc, 0);
+            a1.intoArray(acc, 8);
+        }
+
+        /** Four batch rows: each span decoded once for all four. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
+        @Override
+        void rows4(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
+            int x0 = b * cols; int x1 = x0 + cols; int x2 = x1 + cols; int x3 = x2 + cols;
+            int o0 = b * (cols / 4); int o1 = o0 + cols / 4; int o2 = o1 + cols / 4; int o3 = o2 + cols / 4;
+            FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
+            for (int i = 0; i < spans; i++) {
+                IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
+                int xo = 64 * i, oo = 16 * i;
+                {
+                    FloatVector q0 = v.and(0xF).reinterpretAsFloats(), q1 = v.and(0xF0).reinterpretAsFloats();
+                    FloatVector q2 = v.and(0xF00).reinterpretAsFloats(), q3 = v.and(0xF000).reinterpretAsFloats();
+                    FloatVector dd = FloatVector.broadcast(F, Float.float16ToFloat(m.get(I16, off + 4L * i + 0)));
+                    a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
+                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.fromArray(F, os, o0 + oo + 0))))).fma(dd, a0);
+                    a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 16),
+                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 0), FloatVector.fromArray(F, os, o1 + oo + 0))))).fma(dd, a1);
+                    a2 = q3.fma(FloatVector.fromArray(F, xs, x2 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x2 + xo + 16),
+                            q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x2 + xo + 0), FloatVector.fromArray(F, os, o2 + oo + 0))))).fma(dd, a2);
+                    a3 = q3.fma(FloatVector.fromArray(F, xs, x3 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x3 + xo + 16),
+                            q1.fma(FloatVector.fromArray(F, xs, x3 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x3 + xo + 0), FloatVector.fromArray(F, os, o3 + oo + 0))))).fma(dd, a3);
+                }
+                {
+                    FloatVector q0 = v.and(0xF0000).reinterpretAsFloats(), q1 = v.and(0xF00000).reinterpretAsFloats();
+                    FloatVector q2 = v.lanewise(VectorOperators.LSHR, 12).and(0xF000).reinterpretAsFloats(), q3 = v.lanewise(VectorOperators.LSHR, 28).reinterpretAsFloats();
+                    FloatVector dd = FloatVector.broadcast(F, Float.float16ToFloat(m.get(I16, off + 4L * i + 2)));
+                    a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
+                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.fromArray(F, os, o0 + oo + 8))))).fma(dd, a0);
+                    a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 48),
+                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 32), FloatVector.fromArray(F, os, o1 + oo + 8))))).fma(dd, a1);
+                    a2 = q3.fma(FloatVector.fromArray(F, xs, x2 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x2 + xo + 48),
+                            q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x2 + xo + 32), FloatVector.fromArray(F, os, o2 + oo + 8))))).fma(dd, a2);
+                    a3 = q3.fma(FloatVector.fromArray(F, xs, x3 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x3 + xo + 48),
+                            q1.fma(FloatVector.fromArray(F, xs, x3 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x3 + xo + 32), FloatVector.fromArray(F, os, o3 + oo + 8))))).fma(dd, a3);
+                }
+            }
+            a0.intoArray(acc, 0);
+            a1.intoArray(acc, 8);
+            a2.intoArray(acc, 16);
+            a3.intoArray(acc, 24);
+        }
     }
 
-    /** Two batch rows: each span decoded once for both. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
-    @Override
-    void rows2(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
-        long scl = off + (w - off) / 3; // Q4_K: its scale bytes follow nb/2 bytes of d and nb/2 of dmin
-        int x0 = b * cols; int x1 = x0 + cols;
-        FloatVector a0 = FloatVector.zero(F), a1 = a0;
-        for (int i = 0; i < spans; i++) {
-            IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
-            int xo = 64 * i;
-            {
-                FloatVector q0 = ((FloatVector) v.and(0xF).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xF0).convert(VectorOperators.I2F, 0));
-                FloatVector q2 = ((FloatVector) v.and(0xF00).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.and(0xF000).convert(VectorOperators.I2F, 0));
-                FloatVector dd = FloatVector.broadcast(F, offsets ? m.get(F32, off + 4L * ((2 * i + 0) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 0) & 0xFF)
-                        : Float.float16ToFloat(m.get(I16, off + 4L * i + 0)));
-                a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
-                        q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 0))))).fma(dd, a0);
-                a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 16),
-                        q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x1 + xo + 0))))).fma(dd, a1);
-            }
-            {
-                FloatVector q0 = ((FloatVector) v.and(0xF0000).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xF00000).convert(VectorOperators.I2F, 0));
-                FloatVector q2 = ((FloatVector) v.and(0xF000000).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.lanewise(VectorOperators.LSHR, 28).convert(VectorOperators.I2F, 0));
-                FloatVector dd = FloatVector.broadcast(F, offsets ? m.get(F32, off + 4L * ((2 * i + 1) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 1) & 0xFF)
-                        : Float.float16ToFloat(m.get(I16, off + 4L * i + 2)));
-                a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
-                        q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 32))))).fma(dd, a0);
-                a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 48),
-                        q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x1 + xo + 32))))).fma(dd, a1);
+    /** Q4_K: per-block scale {@code d·sc}; the mins are a separate dot product in {@link #finish}. */
+    private static final class K extends Q4Spans {
+        /** {@code out = sum8(acc) + sum8(cor)}, {@code cor} the mins' dot product with the negated block sums. */
+        @Override
+        void finish(MemorySegment m, long off, int cols, float[] sb, float[] acc, int b, int n, float[] out, int rows, int o,
+                    float[] lanes) {
+            int nb = cols / 32;
+            for (int r = 0; r < n; r++) {
+                FloatVector cor = FloatVector.zero(F);
+                for (int c = 0, so = (b + r) * nb; c < nb; c += 8) {
+                    FloatVector mins = ((FloatVector) ByteVector.fromMemorySegment(B64, m, off + 2L * nb + c, LE)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0).convert(VectorOperators.I2F, 0))
+                            .mul(m.get(F32, off + nb / 2 + 4L * (c >> 3)));
+                    cor = mins.fma(FloatVector.fromArray(F, sb, so + c), cor);
+                }
+                cor.intoArray(lanes, 0);
+                out[(b + r) * rows + o] = sum8(acc, 8 * r) * 0x1p-85f + sum8(lanes);
             }
         }
-        a0.intoArray(acc, 0);
-        a1.intoArray(acc, 8);
-    }
 
-    /** Four batch rows: each span decoded once for all four. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
-    @Override
-    void rows4(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
-        long scl = off + (w - off) / 3; // Q4_K: its scale bytes follow nb/2 bytes of d and nb/2 of dmin
-        int x0 = b * cols; int x1 = x0 + cols; int x2 = x1 + cols; int x3 = x2 + cols;
-        FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
-        for (int i = 0; i < spans; i++) {
-            IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
-            int xo = 64 * i;
-            {
-                FloatVector q0 = ((FloatVector) v.and(0xF).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xF0).convert(VectorOperators.I2F, 0));
-                FloatVector q2 = ((FloatVector) v.and(0xF00).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.and(0xF000).convert(VectorOperators.I2F, 0));
-                FloatVector dd = FloatVector.broadcast(F, offsets ? m.get(F32, off + 4L * ((2 * i + 0) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 0) & 0xFF)
-                        : Float.float16ToFloat(m.get(I16, off + 4L * i + 0)));
-                a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
-                        q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 0))))).fma(dd, a0);
-                a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 16),
-                        q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x1 + xo + 0))))).fma(dd, a1);
-                a2 = q3.fma(FloatVector.fromArray(F, xs, x2 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x2 + xo + 16),
-                        q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x2 + xo + 0))))).fma(dd, a2);
-                a3 = q3.fma(FloatVector.fromArray(F, xs, x3 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x3 + xo + 16),
-                        q1.fma(FloatVector.fromArray(F, xs, x3 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x3 + xo + 0))))).fma(dd, a3);
+        /** One batch row. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
+        @Override
+        void row1(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
+            long scl = off + (w - off) / 3; // its scale bytes follow nb/2 bytes of d and nb/2 of dmin
+            int x0 = b * cols;
+            FloatVector a0 = FloatVector.zero(F);
+            for (int i = 0; i < spans; i++) {
+                IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
+                int xo = 64 * i;
+                {
+                    FloatVector q0 = ((FloatVector) v.and(0xF).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xF0).convert(VectorOperators.I2F, 0));
+                    FloatVector q2 = ((FloatVector) v.and(0xF00).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.and(0xF000).convert(VectorOperators.I2F, 0));
+                    FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 0) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 0) & 0xFF));
+                    a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
+                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 0))))).fma(dd, a0);
+                }
+                {
+                    FloatVector q0 = ((FloatVector) v.and(0xF0000).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xF00000).convert(VectorOperators.I2F, 0));
+                    FloatVector q2 = ((FloatVector) v.lanewise(VectorOperators.LSHR, 12).and(0xF000).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.lanewise(VectorOperators.LSHR, 28).convert(VectorOperators.I2F, 0));
+                    FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 1) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 1) & 0xFF));
+                    a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
+                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 32))))).fma(dd, a0);
+                }
             }
-            {
-                FloatVector q0 = ((FloatVector) v.and(0xF0000).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xF00000).convert(VectorOperators.I2F, 0));
-                FloatVector q2 = ((FloatVector) v.and(0xF000000).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.lanewise(VectorOperators.LSHR, 28).convert(VectorOperators.I2F, 0));
-                FloatVector dd = FloatVector.broadcast(F, offsets ? m.get(F32, off + 4L * ((2 * i + 1) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 1) & 0xFF)
-                        : Float.float16ToFloat(m.get(I16, off + 4L * i + 2)));
-                a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
-                        q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 32))))).fma(dd, a0);
-                a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 48),
-                        q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x1 + xo + 32))))).fma(dd, a1);
-                a2 = q3.fma(FloatVector.fromArray(F, xs, x2 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x2 + xo + 48),
-                        q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x2 + xo + 32))))).fma(dd, a2);
-                a3 = q3.fma(FloatVector.fromArray(F, xs, x3 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x3 + xo + 48),
-                        q1.fma(FloatVector.fromArray(F, xs, x3 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x3 + xo + 32))))).fma(dd, a3);
-            }
+            a0.intoArray(acc, 0);
         }
-        a0.intoArray(acc, 0);
-        a1.intoArray(acc, 8);
-        a2.intoArray(acc, 16);
-        a3.intoArray(acc, 24);
+
+        /** Two batch rows: each span decoded once for both. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
+        @Override
+        void rows2(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
+            long scl = off + (w - off) / 3; // its scale bytes follow nb/2 bytes of d and nb/2 of dmin
+            int x0 = b * cols; int x1 = x0 + cols;
+            FloatVector a0 = FloatVector.zero(F), a1 = a0;
+            for (int i = 0; i < spans; i++) {
+                IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
+                int xo = 64 * i;
+                {
+                    FloatVector q0 = ((FloatVector) v.and(0xF).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xF0).convert(VectorOperators.I2F, 0));
+                    FloatVector q2 = ((FloatVector) v.and(0xF00).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.and(0xF000).convert(VectorOperators.I2F, 0));
+                    FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 0) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 0) & 0xFF));
+                    a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
+                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 0))))).fma(dd, a0);
+                    a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 16),
+                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x1 + xo + 0))))).fma(dd, a1);
+                }
+                {
+                    FloatVector q0 = ((FloatVector) v.and(0xF0000).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xF00000).convert(VectorOperators.I2F, 0));
+                    FloatVector q2 = ((FloatVector) v.lanewise(VectorOperators.LSHR, 12).and(0xF000).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.lanewise(VectorOperators.LSHR, 28).convert(VectorOperators.I2F, 0));
+                    FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 1) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 1) & 0xFF));
+                    a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
+                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 32))))).fma(dd, a0);
+                    a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 48),
+                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x1 + xo + 32))))).fma(dd, a1);
+                }
+            }
+            a0.intoArray(acc, 0);
+            a1.intoArray(acc, 8);
+        }
+
+        /** Four batch rows: each span decoded once for all four. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
+        @Override
+        void rows4(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
+            long scl = off + (w - off) / 3; // its scale bytes follow nb/2 bytes of d and nb/2 of dmin
+            int x0 = b * cols; int x1 = x0 + cols; int x2 = x1 + cols; int x3 = x2 + cols;
+            FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
+            for (int i = 0; i < spans; i++) {
+                IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
+                int xo = 64 * i;
+                {
+                    FloatVector q0 = ((FloatVector) v.and(0xF).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xF0).convert(VectorOperators.I2F, 0));
+                    FloatVector q2 = ((FloatVector) v.and(0xF00).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.and(0xF000).convert(VectorOperators.I2F, 0));
+                    FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 0) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 0) & 0xFF));
+                    a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
+                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 0))))).fma(dd, a0);
+                    a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 16),
+                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x1 + xo + 0))))).fma(dd, a1);
+                    a2 = q3.fma(FloatVector.fromArray(F, xs, x2 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x2 + xo + 16),
+                            q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x2 + xo + 0))))).fma(dd, a2);
+                    a3 = q3.fma(FloatVector.fromArray(F, xs, x3 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x3 + xo + 16),
+                            q1.fma(FloatVector.fromArray(F, xs, x3 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x3 + xo + 0))))).fma(dd, a3);
+                }
+                {
+                    FloatVector q0 = ((FloatVector) v.and(0xF0000).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xF00000).convert(VectorOperators.I2F, 0));
+                    FloatVector q2 = ((FloatVector) v.lanewise(VectorOperators.LSHR, 12).and(0xF000).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.lanewise(VectorOperators.LSHR, 28).convert(VectorOperators.I2F, 0));
+                    FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 1) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 1) & 0xFF));
+                    a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
+                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 32))))).fma(dd, a0);
+                    a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 48),
+                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x1 + xo + 32))))).fma(dd, a1);
+                    a2 = q3.fma(FloatVector.fromArray(F, xs, x2 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x2 + xo + 48),
+                            q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x2 + xo + 32))))).fma(dd, a2);
+                    a3 = q3.fma(FloatVector.fromArray(F, xs, x3 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x3 + xo + 48),
+                            q1.fma(FloatVector.fromArray(F, xs, x3 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x3 + xo + 32))))).fma(dd, a3);
+                }
+            }
+            a0.intoArray(acc, 0);
+            a1.intoArray(acc, 8);
+            a2.intoArray(acc, 16);
+            a3.intoArray(acc, 24);
+        }
     }
 }

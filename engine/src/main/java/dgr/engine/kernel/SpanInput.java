@@ -7,12 +7,13 @@ import jdk.incubator.vector.FloatVector;
 
 /**
  * One worker's activations prepared for a span layout ({@link Q4Spans}, {@link Q6Spans}): the
- * input scaled per chunk position, the negated block sums, and which input they were made from.
+ * input scaled per chunk position, per-block offset vectors, the negated block sums, and which
+ * input they were made from.
  * A worker keeps them while the same input array, shape and job epoch come back for its next
  * chunk, so an input is prepared once per worker, not once per chunk. Grown on first use, kept.
  */
 final class SpanInput {
-    float[] scaled, sums;
+    float[] scaled, offsets, sums;
     private Object from;
     private int rows, cols;
     private long epoch = -1;
@@ -27,6 +28,7 @@ final class SpanInput {
         int n = nRows * cols;
         if (scaled == null || scaled.length < n) scaled = new float[n];
         if (sums == null || sums.length < n / perSum) sums = new float[n / perSum];
+        if (offsets == null || offsets.length < 8 * (n / perSum)) offsets = new float[8 * (n / perSum)];
         from = x;
         rows = nRows;
         this.cols = cols;
@@ -37,16 +39,19 @@ final class SpanInput {
     /**
      * Prepares {@code x} ({@code nRows × cols}) unless already held: 8-value chunk {@code c} of
      * each 64-value stretch is multiplied by {@code chunkScale[c % chunkScale.length]} (powers of
-     * two: exact), and every {@code perSum} values get {@code −sum8(chunk0 + chunk1 + …)}, the
-     * chunks added lane-wise in order.
+     * two: exact). Every {@code perSum} values (a block) get, from {@code v = chunk0 + chunk1 + …}
+     * added lane-wise in order, the offset vector {@code spread·v} (8 floats; {@code spread} a
+     * power of two, so exact; none if 0) and the negated sum {@code −sum8(v)}.
      */
-    SpanInput prepare(float[] x, int nRows, int cols, long epoch, float[] chunkScale, int perSum, float[] lanes) {
+    SpanInput prepare(float[] x, int nRows, int cols, long epoch, float[] chunkScale, int perSum, float spread,
+                      float[] lanes) {
         if (reuse(x, nRows, cols, epoch, perSum)) return this;
         int n = nRows * cols, mask = chunkScale.length - 1;
         for (int i = 0; i < n; i += 8) FloatVector.fromArray(F, x, i).mul(chunkScale[(i >> 3) & mask]).intoArray(scaled, i);
         for (int i = 0; i < n; i += perSum) {
             FloatVector v = FloatVector.fromArray(F, x, i);
             for (int c = 8; c < perSum; c += 8) v = v.add(FloatVector.fromArray(F, x, i + c));
+            if (spread != 0) v.mul(spread).intoArray(offsets, 8 * (i / perSum));
             v.intoArray(lanes, 0);
             sums[i / perSum] = -sum8(lanes);
         }

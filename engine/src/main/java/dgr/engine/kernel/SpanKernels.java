@@ -17,11 +17,11 @@ import java.lang.foreign.MemorySegment;
  */
 abstract class SpanKernels {
     /** Span kernels for {@code n} batch rows starting at {@code b}; accumulators go to {@code acc[0 ..]}, 8 floats per row. */
-    abstract void row1(MemorySegment m, long off, long quants, int spans, float[] xs, int b, int cols, float[] acc);
+    abstract void row1(MemorySegment m, long off, long quants, int spans, float[] xs, float[] os, int b, int cols, float[] acc);
 
-    abstract void rows2(MemorySegment m, long off, long quants, int spans, float[] xs, int b, int cols, float[] acc);
+    abstract void rows2(MemorySegment m, long off, long quants, int spans, float[] xs, float[] os, int b, int cols, float[] acc);
 
-    abstract void rows4(MemorySegment m, long off, long quants, int spans, float[] xs, int b, int cols, float[] acc);
+    abstract void rows4(MemorySegment m, long off, long quants, int spans, float[] xs, float[] os, int b, int cols, float[] acc);
 
     /** {@code out} for batch rows {@code b .. b+n-1} of output row {@code o} (its bytes at {@code off}). */
     abstract void finish(MemorySegment m, long off, int cols, float[] sums, float[] acc, int b, int n, float[] out,
@@ -31,20 +31,20 @@ abstract class SpanKernels {
     final void walk(WeightMatrix w, long quants, int spans, SpanInput in, int nRows, float[] out, int oStart, int oEnd,
                     Scratch s) {
         if (s.spanAcc == null || s.spanAcc.length < 32) s.spanAcc = new float[32];
-        float[] xs = in.scaled, sums = in.sums, acc = s.spanAcc;
+        float[] xs = in.scaled, os = in.offsets, sums = in.sums, acc = s.spanAcc;
         MemorySegment m = w.data();
         int cols = w.cols(), rows = w.rows(), b = 0;
         for (; b + 4 <= nRows; b += 4) {
             for (int o = oStart; o < oEnd; o++) {
                 long off = w.rowOffset(o);
-                rows4(m, off, off + quants, spans, xs, b, cols, acc);
+                rows4(m, off, off + quants, spans, xs, os, b, cols, acc);
                 finish(m, off, cols, sums, acc, b, 4, out, rows, o, s.lanes);
             }
         }
         if (b + 2 <= nRows) {
             for (int o = oStart; o < oEnd; o++) {
                 long off = w.rowOffset(o);
-                rows2(m, off, off + quants, spans, xs, b, cols, acc);
+                rows2(m, off, off + quants, spans, xs, os, b, cols, acc);
                 finish(m, off, cols, sums, acc, b, 2, out, rows, o, s.lanes);
             }
             b += 2;
@@ -52,7 +52,7 @@ abstract class SpanKernels {
         if (b < nRows) {
             for (int o = oStart; o < oEnd; o++) {
                 long off = w.rowOffset(o);
-                row1(m, off, off + quants, spans, xs, b, cols, acc);
+                row1(m, off, off + quants, spans, xs, os, b, cols, acc);
                 finish(m, off, cols, sums, acc, b, 1, out, rows, o, s.lanes);
             }
         }
