@@ -109,12 +109,17 @@ class Q4SpansTest {
      * the same row run alone. Shared with {@link Q6SpansTest}.
      */
     static void checkAgainstReference(WeightMatrix w, int nRows) {
+        SplittableRandom rnd = new SplittableRandom(3);
+        checkAgainstReference(w, nRows, i -> rnd.nextGaussian() * (i % 97 == 0 ? 30 : 1));
+    }
+
+    /** {@link #checkAgainstReference(WeightMatrix, int)} with activation {@code i} from {@code input}. */
+    static void checkAgainstReference(WeightMatrix w, int nRows, java.util.function.IntToDoubleFunction input) {
         int rows = w.rows(), cols = w.cols();
         WeightMatrix p = new SimdKernels().prepare(w, Arena.ofAuto());
         assertThat(p.layout()).isNotEqualTo(WeightLayout.GGML);
-        SplittableRandom rnd = new SplittableRandom(3);
         float[] x = new float[nRows * cols];
-        for (int i = 0; i < x.length; i++) x[i] = (float) (rnd.nextGaussian() * (i % 97 == 0 ? 30 : 1));
+        for (int i = 0; i < x.length; i++) x[i] = (float) input.applyAsDouble(i);
         float[] out = new float[nRows * rows];
         Scratch s = new Scratch(cols, 16);
         Kernels k = new SimdKernels();
@@ -138,6 +143,20 @@ class Q4SpansTest {
                         .isEqualTo(Float.floatToRawIntBits(alone[o]));
             }
         }
+    }
+
+    /**
+     * The kernels scale activations by powers of two up to 2^85 (Q4_0 reads nibbles as subnormal
+     * floats, so its products carry 2^-64): activations from 1e-15 to 1e10 in one input still
+     * meet the float64 bound, alone and batched.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 5})
+    void activationsOverTwentyFiveDecadesStayExact(int nRows) {
+        SplittableRandom rnd = new SplittableRandom(8);
+        java.util.function.IntToDoubleFunction wide = i -> rnd.nextGaussian() * Math.pow(10, rnd.nextInt(-15, 11));
+        checkAgainstReference(randomQ4_0(9, 512, 5), nRows, wide);
+        checkAgainstReference(randomQ4_K(9, 512, 6), nRows, wide);
     }
 
     @Test
