@@ -7,12 +7,13 @@ import java.lang.foreign.ValueLayout;
 import java.util.SplittableRandom;
 
 /**
- * Single-thread matmul timings by hand (not a test): random weights of one type, 2048 columns ×
- * 8192 rows, four copies cycled so the weights come from memory as in a decode step. Prints the
+ * Single-thread matmul timings by hand (not a test): random weights of one type, by default 2048
+ * columns × 8192 rows, four copies cycled so the weights come from memory as in a decode step
+ * (one copy of 256 rows stays in L2 instead, which times the kernel alone). Prints the
  * fastest thread-CPU ms per matmul, weight GB/s and GFLOP/s for batch sizes 1, 2, 4, 8, 16.
  *
  * <pre>
- * java --add-modules jdk.incubator.vector -cp ... dgr.engine.kernel.KernelBench [Q4_0|Q8_0|Q4_K|Q6_K] [reps] [batches, e.g. 1,8] [rows] [copies]
+ * java --add-modules jdk.incubator.vector -cp ... dgr.engine.kernel.KernelBench [Q4_0|Q8_0|Q4_K|Q6_K] [reps] [batches, e.g. 1,8] [rows] [copies] [cols]
  * </pre>
  */
 public final class KernelBench {
@@ -24,7 +25,7 @@ public final class KernelBench {
     public static void main(String[] args) {
         GgmlType type = GgmlType.valueOf(args.length > 0 ? args[0] : "Q4_0");
         int reps = args.length > 1 ? Integer.parseInt(args[1]) : 15;
-        int rows = args.length > 3 ? Integer.parseInt(args[3]) : 8192, cols = 2048, copies = args.length > 4 ? Integer.parseInt(args[4]) : 4;
+        int rows = args.length > 3 ? Integer.parseInt(args[3]) : 8192, cols = args.length > 5 ? Integer.parseInt(args[5]) : 2048, copies = args.length > 4 ? Integer.parseInt(args[4]) : 4;
         long rowBytes = type.bytesFor(cols);
         WeightMatrix[] ws = new WeightMatrix[copies];
         SplittableRandom rnd = new SplittableRandom(7);
