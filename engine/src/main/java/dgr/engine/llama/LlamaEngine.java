@@ -285,9 +285,9 @@ public final class LlamaEngine implements Engine {
 
     /**
      * Up to three matmuls over the same rows. Output rows are handed out in chunks of
-     * {@link #chunkRows} from a shared counter rather than as fixed shares: on a machine shared with
-     * other work one worker is often descheduled, and the other then takes over its rows instead
-     * of waiting. Which worker computes a row never changes its bits (each output element is one
+     * {@link #chunkRows}, claimed one at a time rather than as fixed shares: on a machine shared
+     * with other work one worker is often descheduled, and the other then takes over its rows
+     * instead of waiting. Which worker computes a row never changes its bits (each output element is one
      * kernel sequence), so batch invariance holds.
      */
     private final class MatJob implements WorkerPool.Job {
@@ -298,7 +298,23 @@ public final class LlamaEngine implements Engine {
         private final float[][] out = new float[3][];
         private final int[] firstChunk = new int[4];
         private final int[] chunkRows = new int[3];
-        private final java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+        /**
+         * Chunks are split into one contiguous segment per worker; a worker claims from its own
+         * segment first and then from the others', so each streams contiguous weights while a
+         * descheduled worker's rows are still taken over.
+         */
+        private java.util.concurrent.atomic.AtomicIntegerArray cursor, segEnd; // one per worker, made on first use
+
+        private int claim(int worker) {
+            int ws = segEnd.length();
+            for (int k = 0; k < ws; k++) {
+                int seg = (worker + k) % ws;
+                if (cursor.get(seg) >= segEnd.get(seg)) continue;
+                int c = cursor.getAndIncrement(seg);
+                if (c < segEnd.get(seg)) return c;
+            }
+            return -1;
+        }
         /** Bumped per job: inputs may have been rewritten, so kernels redo per-input work (Scratch#epoch). */
         private long epoch;
 
@@ -318,14 +334,22 @@ public final class LlamaEngine implements Engine {
                 int c = j < parts && m[j] != null ? (m[j].rows() + chunkRows[j] - 1) / chunkRows[j] : 0;
                 firstChunk[j + 1] = firstChunk[j] + c;
             }
-            next.set(0);
+            int total = firstChunk[3], ws = scratch.length;
+            if (cursor == null) {
+                cursor = new java.util.concurrent.atomic.AtomicIntegerArray(ws);
+                segEnd = new java.util.concurrent.atomic.AtomicIntegerArray(ws);
+            }
+            for (int w = 0; w < ws; w++) {
+                cursor.set(w, (int) ((long) total * w / ws));
+                segEnd.set(w, (int) ((long) total * (w + 1) / ws));
+            }
         }
 
         @Override
         public void run(int worker, int workers) {
             Scratch s = scratch[worker];
             s.epoch = epoch;
-            for (int c = next.getAndIncrement(); c < firstChunk[3]; c = next.getAndIncrement()) {
+            for (int c = claim(worker); c >= 0; c = claim(worker)) {
                 int j = c < firstChunk[1] ? 0 : c < firstChunk[2] ? 1 : 2;
                 int rows = m[j].rows(), o0 = (c - firstChunk[j]) * chunkRows[j], o1 = Math.min(rows, o0 + chunkRows[j]);
                 kernels.matmul(m[j], in[j], n, out[j], o0, o1, s);
