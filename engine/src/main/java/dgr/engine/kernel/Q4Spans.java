@@ -327,11 +327,12 @@ abstract sealed class Q4Spans extends SpanKernels {
             int nb = cols / 32;
             for (int r = 0; r < n; r++) {
                 FloatVector cor = FloatVector.zero(F);
-                for (int c = 0, so = (b + r) * nb; c < nb; c += 8) {
-                    FloatVector mins = ((FloatVector) ByteVector.fromMemorySegment(B64, m, off + 2L * nb + c, LE)
+                // Indices linear in the super-block g: C2 lifts their bounds checks out of the loop.
+                for (int g = 0, so = (b + r) * nb; g < nb / 8; g++) {
+                    FloatVector mins = ((FloatVector) ByteVector.fromMemorySegment(B64, m, off + 2L * nb + 8L * g, LE)
                             .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0).convert(VectorOperators.I2F, 0))
-                            .mul(m.get(F32, off + nb / 2 + 4L * (c >> 3)));
-                    cor = mins.fma(FloatVector.fromArray(F, sb, so + c), cor);
+                            .mul(m.get(F32, off + nb / 2 + 4L * g));
+                    cor = mins.fma(FloatVector.fromArray(F, sb, so + 8 * g), cor);
                 }
                 cor.intoArray(lanes, 0);
                 out[(b + r) * rows + o] = sum8(acc, 8 * r) * 0x1p-85f + sum8(lanes);

@@ -142,10 +142,14 @@ final class Q6Spans extends SpanKernels {
         int ns = cols / 16;
         for (int r = 0; r < n; r++) {
             FloatVector cor = FloatVector.zero(F);
-            for (int c = 0, so = (b + r) * ns; c < ns; c += 8) {
-                FloatVector sc = (FloatVector) ByteVector.fromMemorySegment(B64, m, off + cols / 64 + c, LE)
-                        .convertShape(VectorOperators.B2I, I, 0).convert(VectorOperators.I2F, 0);
-                cor = sc.mul(32f * m.get(F32, off + 4L * (c >> 4))).fma(FloatVector.fromArray(F, sb, so + c), cor);
+            // Per super-block g (two groups of 8 sub-blocks): indices linear in g, so C2 lifts their bounds checks.
+            for (int g = 0, so = (b + r) * ns; g < ns / 16; g++) {
+                float d32 = 32f * m.get(F32, off + 4L * g);
+                for (int h = 0; h < 2; h++) {
+                    FloatVector sc = (FloatVector) ByteVector.fromMemorySegment(B64, m, off + cols / 64 + 16L * g + 8 * h, LE)
+                            .convertShape(VectorOperators.B2I, I, 0).convert(VectorOperators.I2F, 0);
+                    cor = sc.mul(d32).fma(FloatVector.fromArray(F, sb, so + 16 * g + 8 * h), cor);
+                }
             }
             cor.intoArray(lanes, 0);
             out[(b + r) * rows + o] = sum8(acc, 8 * r) + sum8(lanes);
