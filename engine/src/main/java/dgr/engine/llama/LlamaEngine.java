@@ -274,10 +274,10 @@ public final class LlamaEngine implements Engine {
     /**
      * Output rows per claim for {@code w}: about 144 KiB of weights, 16 to 256 rows, and at most
      * an eighth of the matrix so both workers always share it (which also keeps small test models
-     * split across workers). Bigger
-     * claims than the former fixed 32 rows cut the per-claim overhead at batch 1 (paired runs in
-     * one JVM on llama-1b Q4_0: median 14.9 against 13.8 tok/s), while a claim still fits L2 so
-     * batch groups after the first reread it from there (2048 columns: 128 rows; 8192: 32).
+     * split across workers). Bigger claims than the former fixed 32 rows cut the per-claim
+     * overhead at batch 1 (paired runs in one JVM on llama-1b Q4_0: median 14.9 against 13.8
+     * tok/s), while a claim still fits L2 so batch groups after the first reread it from there
+     * (2048 columns: 128 rows; 8192: 32).
      */
     static int chunkRows(WeightMatrix w) {
         return (int) Math.max(16, Math.min(Math.min(256, w.rows() / 8), (144L << 10) / w.rowBytes()));
@@ -287,8 +287,8 @@ public final class LlamaEngine implements Engine {
      * Up to three matmuls over the same rows. Output rows are handed out in chunks of
      * {@link #chunkRows}, claimed one at a time rather than as fixed shares: on a machine shared
      * with other work one worker is often descheduled, and the other then takes over its rows
-     * instead of waiting. Which worker computes a row never changes its bits (each output element is one
-     * kernel sequence), so batch invariance holds.
+     * instead of waiting. Which worker computes a row never changes its bits (each output element
+     * is one kernel sequence), so batch invariance holds.
      */
     private final class MatJob implements WorkerPool.Job {
         private int n;
