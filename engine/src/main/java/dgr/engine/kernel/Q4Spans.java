@@ -6,14 +6,11 @@ import static dgr.engine.kernel.SimdKernels.sum8;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
-import java.util.stream.IntStream;
 import dgr.gguf.GgmlType;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
-import jdk.incubator.vector.VectorSpecies;
 
 /**
  * 4-bit weights (Q4_0 and Q4_K) repacked at load so that one 32-byte load yields eight float
@@ -70,9 +67,6 @@ import jdk.incubator.vector.VectorSpecies;
  * once for four rows.
  */
 abstract sealed class Q4Spans extends SpanKernels {
-    private static final VectorSpecies<Integer> I = IntVector.SPECIES_256;
-    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     /** Activation scale per nibble position: 2^(85−e), {@code e} where the nibble's quant sits once isolated. */
     private static final float[] NIBBLE_SCALE = {0x1p85f, 0x1p81f, 0x1p77f, 0x1p73f, 0x1p69f, 0x1p65f, 0x1p73f, 0x1p85f};
 
@@ -92,32 +86,22 @@ abstract sealed class Q4Spans extends SpanKernels {
                     + " columns, " + w.layout() + ") cannot be repacked to 4-bit spans");
         }
         GgmlType type = w.type();
-        long inBytes = w.rowBytes(), outBytes = rowBytes(type, w.cols());
-        MemorySegment dst = arena.allocate(outBytes * w.rows(), 64);
-        MemorySegment src = w.data();
-        int rowsPerTask = 256;
-        IntStream.range(0, (w.rows() + rowsPerTask - 1) / rowsPerTask).parallel().forEach(task -> {
-            byte[] in = new byte[(int) inBytes], out = new byte[(int) outBytes];
+        long outBytes = rowBytes(type, w.cols());
+        MemorySegment dst = repackRows(w, outBytes, arena, () -> {
             int[] q = new int[w.cols()];
             float[] sc = new float[w.cols() / 32];
-            for (int r = task * rowsPerTask, e = Math.min(w.rows(), r + rowsPerTask); r < e; r++) {
-                MemorySegment.copy(src, ValueLayout.JAVA_BYTE, r * inBytes, in, 0, in.length);
-                if (type == GgmlType.Q4_0) {
-                    unpackQ4_0(in, q, sc);
-                    packQ4_0(q, sc, out);
-                } else {
-                    packQ4_K(in, q, out);
-                }
-                MemorySegment.copy(out, 0, dst, ValueLayout.JAVA_BYTE, r * outBytes, out.length);
-            }
+            return type == GgmlType.Q4_0 ? (in, out) -> { unpackQ4_0(in, q, sc); packQ4_0(q, sc, out); }
+                    : (in, out) -> packQ4_K(in, q, out);
         });
         WeightLayout layout = type == GgmlType.Q4_0 ? WeightLayout.Q4_0_SPANS : WeightLayout.Q4_K_SPANS;
         return new WeightMatrix(w.name(), type, w.rows(), w.cols(), outBytes, dst, layout);
     }
 
-    private static final VectorSpecies<Byte> B64 = ByteVector.SPECIES_64;
-    private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    /** Bytes of one repacked row: f32 scales (and Q4_K's f32 offsets) and 16 bytes of quants per block. */
+    private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
+    /**
+     * Bytes of one repacked row, 16 bytes of quants per block plus: Q4_0 its f16 scale; Q4_K a byte
+     * each of scale and min, and an f32 d and dmin per 8 blocks.
+     */
     static long rowBytes(GgmlType type, int cols) {
         return (type == GgmlType.Q4_K ? 19L : 18L) * (cols / 32);
     }
@@ -180,14 +164,6 @@ abstract sealed class Q4Spans extends SpanKernels {
                 p = putInt(out, p, v);
             }
         }
-    }
-
-    private static int putInt(byte[] out, int p, int v) {
-        out[p] = (byte) v;
-        out[p + 1] = (byte) (v >>> 8);
-        out[p + 2] = (byte) (v >>> 16);
-        out[p + 3] = (byte) (v >>> 24);
-        return p + 4;
     }
 
     static void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, Scratch s) {

@@ -7,13 +7,10 @@ import dgr.gguf.GgmlType;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
-import java.util.stream.IntStream;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
-import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Q6_K repacked at load into one byte per quant, so a 32-byte load yields four float vectors with
@@ -43,9 +40,6 @@ import jdk.incubator.vector.VectorSpecies;
  * {@link SimdKernels#sum8}). Result: {@code sum8(acc) + sum8(cor)}.
  */
 final class Q6Spans extends SpanKernels {
-    private static final VectorSpecies<Integer> I = IntVector.SPECIES_256;
-    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
-    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE);
     private static final int BLOCK = 210;
     /** Activation scale per byte position: 256^-k. */
     private static final float[] BYTE_SCALE = {1f, 0x1p-8f, 0x1p-16f, 0x1p-24f};
@@ -59,7 +53,7 @@ final class Q6Spans extends SpanKernels {
         return w.layout() == WeightLayout.GGML && w.type() == GgmlType.Q6_K && w.cols() % 256 == 0;
     }
 
-    /** Bytes of one repacked row: an f32 scale per 16 values and one byte per value. */
+    /** Bytes of one repacked row: an f32 d per 256 values, an int8 scale per 16, a byte per value. */
     static long rowBytes(int cols) {
         return cols + cols / 16 + 4L * (cols / 256);
     }
@@ -70,19 +64,10 @@ final class Q6Spans extends SpanKernels {
             throw new IllegalArgumentException("tensor '" + w.name() + "' (" + w.type() + ", " + w.layout()
                     + ") cannot be repacked to Q6_K byte spans");
         }
-        long inBytes = w.rowBytes(), outBytes = rowBytes(w.cols());
-        MemorySegment dst = arena.allocate(outBytes * w.rows(), 64);
-        MemorySegment src = w.data();
-        int rowsPerTask = 256;
-        IntStream.range(0, (w.rows() + rowsPerTask - 1) / rowsPerTask).parallel().forEach(task -> {
-            byte[] in = new byte[(int) inBytes], out = new byte[(int) outBytes];
+        long outBytes = rowBytes(w.cols());
+        MemorySegment dst = repackRows(w, outBytes, arena, () -> {
             int[] q = new int[w.cols()];
-            for (int r = task * rowsPerTask, e = Math.min(w.rows(), r + rowsPerTask); r < e; r++) {
-                MemorySegment.copy(src, ValueLayout.JAVA_BYTE, r * inBytes, in, 0, in.length);
-                unpackQuants(in, q);
-                pack(in, q, out);
-                MemorySegment.copy(out, 0, dst, ValueLayout.JAVA_BYTE, r * outBytes, out.length);
-            }
+            return (in, out) -> { unpackQuants(in, q); pack(in, q, out); };
         });
         return new WeightMatrix(w.name(), w.type(), w.rows(), w.cols(), outBytes, dst, WeightLayout.Q6_K_SPANS);
     }
@@ -110,13 +95,7 @@ final class Q6Spans extends SpanKernels {
     /** Super-block d as f32, the int8 sub-block scales as they were, then spans (class comment). */
     static void pack(byte[] in, int[] q, byte[] out) {
         int nsb = q.length / 256, p = 0;
-        for (int blk = 0; blk < nsb; blk++) {
-            int v = Float.floatToRawIntBits(RowDecoder.f16le(in, blk * BLOCK + 208));
-            out[p++] = (byte) v;
-            out[p++] = (byte) (v >>> 8);
-            out[p++] = (byte) (v >>> 16);
-            out[p++] = (byte) (v >>> 24);
-        }
+        for (int blk = 0; blk < nsb; blk++) p = putInt(out, p, Float.floatToRawIntBits(RowDecoder.f16le(in, blk * BLOCK + 208)));
         for (int blk = 0; blk < nsb; blk++) {
             for (int s = 0; s < 16; s++) out[p++] = in[blk * BLOCK + 192 + s];
         }
@@ -126,8 +105,6 @@ final class Q6Spans extends SpanKernels {
             }
         }
     }
-
-    private static final VectorSpecies<Byte> B64 = ByteVector.SPECIES_64;
 
 
     static void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, Scratch s) {

@@ -11,7 +11,7 @@ import jdk.incubator.vector.VectorSpecies;
  * <ul>
  * <li>Q4_0 and Q4_K matrices whose width is a multiple of 256 are repacked at load
  *     ({@link #prepare}) and follow {@link Q4Spans}'s order: the block order below over unsigned
- *     quants, plus the block offsets as one short dot product per output. Q6_K is repacked to a
+ *     quants, Q4_0's offsets folded into each block, Q4_K's mins as one short dot product per output. Q6_K is repacked to a
  *     byte per quant and follows {@link Q6Spans}'s order, the same scheme per 16-value sub-block.
  *     (K-quant widths are always multiples of 256, so Q4_K and Q6_K are always repacked.)
  * <li>Q8_0, and Q4_0 of other widths (block order): per 32-value block the four 8-value chunks of
@@ -87,7 +87,7 @@ public final class SimdKernels implements Kernels {
 
     /** The fixed lane reduction: ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)). */
     static float sum8(float[] l) {
-        return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+        return sum8(l, 0);
     }
 
     /** {@link #sum8(float[])} of the eight lanes at {@code l[o ..]}. */

@@ -1,6 +1,14 @@
 package dgr.engine.kernel;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.function.Supplier;
+import java.util.stream.IntStream;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorSpecies;
 
 /**
  * The batch-group walk shared by the span layouts ({@link Q4Spans}, {@link Q6Spans}): batch rows
@@ -16,6 +24,45 @@ import java.lang.foreign.MemorySegment;
  * unstable (C2 sometimes left it on the Vector API's non-intrinsic fallback, 100× slower).
  */
 abstract class SpanKernels {
+    static final VectorSpecies<Integer> I = IntVector.SPECIES_256;
+    static final VectorSpecies<Byte> B64 = ByteVector.SPECIES_64;
+    static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+    static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE);
+
+    /** Turns one file-layout row ({@code in}) into one repacked row ({@code out}). */
+    interface RowPacker {
+        void pack(byte[] in, byte[] out);
+    }
+
+    /**
+     * Copies {@code w} row by row into a new segment of {@code outBytes} per row in {@code arena},
+     * 256-row tasks in parallel; each task gets its own packer (with its own scratch) from
+     * {@code packers}.
+     */
+    static MemorySegment repackRows(WeightMatrix w, long outBytes, Arena arena, Supplier<RowPacker> packers) {
+        long inBytes = w.rowBytes();
+        MemorySegment dst = arena.allocate(outBytes * w.rows(), 64), src = w.data();
+        int rowsPerTask = 256;
+        IntStream.range(0, (w.rows() + rowsPerTask - 1) / rowsPerTask).parallel().forEach(task -> {
+            byte[] in = new byte[(int) inBytes], out = new byte[(int) outBytes];
+            RowPacker packer = packers.get();
+            for (int r = task * rowsPerTask, e = Math.min(w.rows(), r + rowsPerTask); r < e; r++) {
+                MemorySegment.copy(src, ValueLayout.JAVA_BYTE, r * inBytes, in, 0, in.length);
+                packer.pack(in, out);
+                MemorySegment.copy(out, 0, dst, ValueLayout.JAVA_BYTE, r * outBytes, out.length);
+            }
+        });
+        return dst;
+    }
+
+    /** Writes {@code v} little-endian at {@code out[p]}; returns {@code p + 4}. */
+    static int putInt(byte[] out, int p, int v) {
+        out[p] = (byte) v;
+        out[p + 1] = (byte) (v >>> 8);
+        out[p + 2] = (byte) (v >>> 16);
+        out[p + 3] = (byte) (v >>> 24);
+        return p + 4;
+    }
     /** Span kernels for {@code n} batch rows starting at {@code b}; accumulators go to {@code acc[0 ..]}, 8 floats per row. */
     abstract void row1(MemorySegment m, long off, long quants, int spans, float[] xs, float[] os, int b, int cols, float[] acc);
 

@@ -9,10 +9,10 @@ package dgr.engine.kernel;
 public enum WeightLayout {
     /** The GGUF block layout of the weight type, row after row. */
     GGML,
-    /** Q4_0 regrouped into 64-value spans with f32 scales: see {@link Q4Spans}. */
+    /** Q4_0 regrouped into 64-value spans, f16 scales kept: see {@link Q4Spans}. */
     Q4_0_SPANS,
-    /** Q4_K regrouped into 64-value spans with f32 scales and offsets: see {@link Q4Spans}. */
+    /** Q4_K regrouped into 64-value spans, byte scales and mins, f32 d and dmin: see {@link Q4Spans}. */
     Q4_K_SPANS,
-    /** Q6_K with one byte per quant in 32-value spans and f32 sub-block scales: see {@link Q6Spans}. */
+    /** Q6_K with one byte per quant in 32-value spans, int8 scales, f32 d: see {@link Q6Spans}. */
     Q6_K_SPANS
 }

@@ -17,33 +17,36 @@ import org.junit.jupiter.params.provider.ValueSource;
 class Q4SpansTest {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
+    /** {@code rows × cols} values of {@code type} as random bytes; callers then set realistic scales. */
+    static MemorySegment randomBlocks(GgmlType type, int rows, int cols, SplittableRandom rnd) {
+        MemorySegment m = Arena.ofAuto().allocate(type.bytesFor(cols) * rows, 64);
+        for (long o = 0; o < m.byteSize(); o++) m.set(ValueLayout.JAVA_BYTE, o, (byte) rnd.nextInt());
+        return m;
+    }
+
     /** A random Q4_0 matrix in ggml layout with realistic f16 scales (some tiny, one subnormal, one zero). */
     static WeightMatrix randomQ4_0(int rows, int cols, long seed) {
         SplittableRandom rnd = new SplittableRandom(seed);
-        long rowBytes = GgmlType.Q4_0.bytesFor(cols);
-        MemorySegment m = Arena.ofAuto().allocate(rowBytes * rows, 64);
-        for (long o = 0; o < m.byteSize(); o++) m.set(ValueLayout.JAVA_BYTE, o, (byte) rnd.nextInt());
+        MemorySegment m = randomBlocks(GgmlType.Q4_0, rows, cols, rnd);
         ValueLayout.OfShort f16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
         int k = 0;
         for (long o = 0; o < m.byteSize(); o += 18, k++) {
             float d = k == 3 ? 0f : k == 5 ? 3e-7f : (float) (0.001 + 0.02 * rnd.nextDouble()) * (rnd.nextBoolean() ? 1 : -1);
             m.set(f16, o, Float.floatToFloat16(d));
         }
-        return new WeightMatrix("w", GgmlType.Q4_0, rows, cols, rowBytes, m);
+        return new WeightMatrix("w", GgmlType.Q4_0, rows, cols, GgmlType.Q4_0.bytesFor(cols), m);
     }
 
     /** A random Q4_K matrix in ggml layout with realistic f16 d and dmin. */
     static WeightMatrix randomQ4_K(int rows, int cols, long seed) {
         SplittableRandom rnd = new SplittableRandom(seed);
-        long rowBytes = GgmlType.Q4_K.bytesFor(cols);
-        MemorySegment m = Arena.ofAuto().allocate(rowBytes * rows, 64);
-        for (long o = 0; o < m.byteSize(); o++) m.set(ValueLayout.JAVA_BYTE, o, (byte) rnd.nextInt());
+        MemorySegment m = randomBlocks(GgmlType.Q4_K, rows, cols, rnd);
         ValueLayout.OfShort f16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
         for (long o = 0; o < m.byteSize(); o += 144) {
             m.set(f16, o, Float.floatToFloat16((float) (0.0005 + 0.002 * rnd.nextDouble())));
             m.set(f16, o + 2, Float.floatToFloat16((float) (0.0005 + 0.002 * rnd.nextDouble())));
         }
-        return new WeightMatrix("k", GgmlType.Q4_K, rows, cols, rowBytes, m);
+        return new WeightMatrix("k", GgmlType.Q4_K, rows, cols, GgmlType.Q4_K.bytesFor(cols), m);
     }
 
     @Test

@@ -18,13 +18,11 @@ class Q6SpansTest {
 
     static WeightMatrix randomQ6_K(int rows, int cols, long seed) {
         SplittableRandom rnd = new SplittableRandom(seed);
-        long rowBytes = GgmlType.Q6_K.bytesFor(cols);
-        MemorySegment m = Arena.ofAuto().allocate(rowBytes * rows, 64);
-        for (long o = 0; o < m.byteSize(); o++) m.set(ValueLayout.JAVA_BYTE, o, (byte) rnd.nextInt());
+        MemorySegment m = Q4SpansTest.randomBlocks(GgmlType.Q6_K, rows, cols, rnd);
         for (long o = 0; o < m.byteSize(); o += 210) {
             m.set(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE), o + 208, Float.floatToFloat16((float) (0.0001 + 0.001 * rnd.nextDouble())));
         }
-        return new WeightMatrix("q6", GgmlType.Q6_K, rows, cols, rowBytes, m);
+        return new WeightMatrix("q6", GgmlType.Q6_K, rows, cols, GgmlType.Q6_K.bytesFor(cols), m);
     }
 
     @Test
