@@ -13,7 +13,7 @@ import java.util.SplittableRandom;
  * fastest thread-CPU ms per matmul, weight GB/s and GFLOP/s for batch sizes 1, 2, 4, 8, 16.
  *
  * <pre>
- * java --add-modules jdk.incubator.vector -cp ... dgr.engine.kernel.KernelBench [Q4_0|Q8_0|Q4_K|Q6_K] [reps] [batches, e.g. 1,8] [rows] [copies] [cols]
+ * java --add-modules jdk.incubator.vector -XX:ObjectAlignmentInBytes=32 -cp ... dgr.engine.kernel.KernelBench [Q4_0|Q8_0|Q4_K|Q6_K] [reps] [batches, e.g. 1,8] [rows] [copies] [cols]
  * </pre>
  */
 public final class KernelBench {
@@ -43,6 +43,7 @@ public final class KernelBench {
         Scratch s = new Scratch(cols, 16);
         // Thread CPU time, not wall time: on a shared machine preemption would otherwise swamp the kernel.
         java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
+        System.out.println(HeapAlignment.describe());
         int[] batches = args.length > 2 ? java.util.Arrays.stream(args[2].split(",")).mapToInt(Integer::parseInt).toArray()
                 : new int[] {1, 2, 4, 8, 16};
         for (int b : batches) {

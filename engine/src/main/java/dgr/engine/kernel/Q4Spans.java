@@ -195,8 +195,8 @@ abstract sealed class Q4Spans extends SpanKernels {
         /** One batch row. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
         @Override
         void row1(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
-            int x0 = b * cols;
-            int o0 = b * (cols / 4);
+            int x0 = SpanInput.PAD + b * cols;
+            int o0 = SpanInput.PAD + b * (cols / 4);
             FloatVector a0 = FloatVector.zero(F);
             for (int i = 0; i < spans; i++) {
                 IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
@@ -224,8 +224,8 @@ abstract sealed class Q4Spans extends SpanKernels {
         /** Two batch rows: each span decoded once for both. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
         @Override
         void rows2(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
-            int x0 = b * cols; int x1 = x0 + cols;
-            int o0 = b * (cols / 4); int o1 = o0 + cols / 4;
+            int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols;
+            int o0 = SpanInput.PAD + b * (cols / 4); int o1 = o0 + cols / 4;
             FloatVector a0 = FloatVector.zero(F), a1 = a0;
             for (int i = 0; i < spans; i++) {
                 IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
@@ -258,8 +258,8 @@ abstract sealed class Q4Spans extends SpanKernels {
         /** Four batch rows: each span decoded once for all four. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
         @Override
         void rows4(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
-            int x0 = b * cols; int x1 = x0 + cols; int x2 = x1 + cols; int x3 = x2 + cols;
-            int o0 = b * (cols / 4); int o1 = o0 + cols / 4; int o2 = o1 + cols / 4; int o3 = o2 + cols / 4;
+            int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols; int x2 = x1 + cols; int x3 = x2 + cols;
+            int o0 = SpanInput.PAD + b * (cols / 4); int o1 = o0 + cols / 4; int o2 = o1 + cols / 4; int o3 = o2 + cols / 4;
             FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
             for (int i = 0; i < spans; i++) {
                 IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
@@ -325,7 +325,7 @@ abstract sealed class Q4Spans extends SpanKernels {
         @Override
         void row1(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
             long scl = off + (w - off) / 3; // its scale bytes follow nb/2 bytes of d and nb/2 of dmin
-            int x0 = b * cols;
+            int x0 = SpanInput.PAD + b * cols;
             FloatVector a0 = FloatVector.zero(F);
             for (int i = 0; i < spans; i++) {
                 IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
@@ -353,7 +353,7 @@ abstract sealed class Q4Spans extends SpanKernels {
         @Override
         void rows2(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
             long scl = off + (w - off) / 3; // its scale bytes follow nb/2 bytes of d and nb/2 of dmin
-            int x0 = b * cols; int x1 = x0 + cols;
+            int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols;
             FloatVector a0 = FloatVector.zero(F), a1 = a0;
             for (int i = 0; i < spans; i++) {
                 IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
@@ -386,7 +386,7 @@ abstract sealed class Q4Spans extends SpanKernels {
         @Override
         void rows4(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
             long scl = off + (w - off) / 3; // its scale bytes follow nb/2 bytes of d and nb/2 of dmin
-            int x0 = b * cols; int x1 = x0 + cols; int x2 = x1 + cols; int x3 = x2 + cols;
+            int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols; int x2 = x1 + cols; int x3 = x2 + cols;
             FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
             for (int i = 0; i < spans; i++) {
                 IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);

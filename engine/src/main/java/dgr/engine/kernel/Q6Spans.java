@@ -145,7 +145,7 @@ final class Q6Spans extends SpanKernels {
     @Override
     void row1(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
         long scl = off + (w - off) / 5; // the int8 scales follow cols/64 bytes of d
-        int x0 = b * cols;
+        int x0 = SpanInput.PAD + b * cols;
         FloatVector a0 = FloatVector.zero(F);
         for (int i = 0; i < spans; i++) {
             IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
@@ -168,7 +168,7 @@ final class Q6Spans extends SpanKernels {
     @Override
     void rows2(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
         long scl = off + (w - off) / 5; // the int8 scales follow cols/64 bytes of d
-        int x0 = b * cols; int x1 = x0 + cols;
+        int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols;
         FloatVector a0 = FloatVector.zero(F), a1 = a0;
         for (int i = 0; i < spans; i++) {
             IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
@@ -194,7 +194,7 @@ final class Q6Spans extends SpanKernels {
     @Override
     void rows4(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
         long scl = off + (w - off) / 5; // the int8 scales follow cols/64 bytes of d
-        int x0 = b * cols; int x1 = x0 + cols; int x2 = x1 + cols; int x3 = x2 + cols;
+        int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols; int x2 = x1 + cols; int x3 = x2 + cols;
         FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
         for (int i = 0; i < spans; i++) {
             IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);

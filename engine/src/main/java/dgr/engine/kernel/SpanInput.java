@@ -11,8 +11,15 @@ import jdk.incubator.vector.FloatVector;
  * input they were made from.
  * A worker keeps them while the same input array, shape and job epoch come back for its next
  * chunk, so an input is prepared once per worker, not once per chunk. Grown on first use, kept.
+ *
+ * <p>{@link #scaled} and {@link #offsets} start at element {@link #PAD}, which is 32-byte aligned
+ * when the JVM aligns objects to 32 bytes ({@link HeapAlignment}): the kernels' activation loads
+ * then never straddle a cache line.
  */
 final class SpanInput {
+    /** First used element of {@link #scaled} and {@link #offsets}. */
+    static final int PAD = HeapAlignment.FLOAT_PAD;
+
     float[] scaled, offsets, sums;
     private Object from;
     private int rows, cols;
@@ -26,9 +33,9 @@ final class SpanInput {
     private boolean reuse(float[] x, int nRows, int cols, long epoch, int perSum) {
         if (from == x && rows == nRows && this.cols == cols && this.epoch == epoch) return true;
         int n = nRows * cols;
-        if (scaled == null || scaled.length < n) scaled = new float[n];
+        if (scaled == null || scaled.length < PAD + n) scaled = new float[PAD + n];
         if (sums == null || sums.length < n / perSum) sums = new float[n / perSum];
-        if (offsets == null || offsets.length < 8 * (n / perSum)) offsets = new float[8 * (n / perSum)];
+        if (offsets == null || offsets.length < PAD + 8 * (n / perSum)) offsets = new float[PAD + 8 * (n / perSum)];
         from = x;
         rows = nRows;
         this.cols = cols;
@@ -37,7 +44,8 @@ final class SpanInput {
     }
 
     /**
-     * Prepares {@code x} ({@code nRows × cols}) unless already held: 8-value chunk {@code c} of
+     * Prepares {@code x} ({@code nRows × cols}) unless already held, into {@link #scaled} from
+     * element {@link #PAD} (and {@link #offsets} likewise): 8-value chunk {@code c} of
      * each 64-value stretch is multiplied by {@code chunkScale[c % chunkScale.length]} (powers of
      * two: exact). Every {@code perSum} values (a block) get, from {@code v = chunk0 + chunk1 + …}
      * added lane-wise in order, the offset vector {@code spread·v} (8 floats; {@code spread} a
@@ -47,11 +55,11 @@ final class SpanInput {
                       float[] lanes) {
         if (reuse(x, nRows, cols, epoch, perSum)) return this;
         int n = nRows * cols, mask = chunkScale.length - 1;
-        for (int i = 0; i < n; i += 8) FloatVector.fromArray(F, x, i).mul(chunkScale[(i >> 3) & mask]).intoArray(scaled, i);
+        for (int i = 0; i < n; i += 8) FloatVector.fromArray(F, x, i).mul(chunkScale[(i >> 3) & mask]).intoArray(scaled, PAD + i);
         for (int i = 0; i < n; i += perSum) {
             FloatVector v = FloatVector.fromArray(F, x, i);
             for (int c = 8; c < perSum; c += 8) v = v.add(FloatVector.fromArray(F, x, i + c));
-            if (spread != 0) v.mul(spread).intoArray(offsets, 8 * (i / perSum));
+            if (spread != 0) v.mul(spread).intoArray(offsets, PAD + 8 * (i / perSum));
             v.intoArray(lanes, 0);
             sums[i / perSum] = -sum8(lanes);
         }

@@ -22,7 +22,7 @@ import java.util.SplittableRandom;
  * asserted).
  *
  * <pre>
- * java --add-modules jdk.incubator.vector -cp ... dgr.engine.llama.DecodeBench MODEL.gguf|--synth-1b
+ * java --add-modules jdk.incubator.vector -XX:ObjectAlignmentInBytes=32 -cp ... dgr.engine.llama.DecodeBench MODEL.gguf|--synth-1b
  *      [--threads 2] [--steps 32] [--batches 1,2,4,8,16] [--prompt 128] [--chunk 32] [--steady 512] [--scalar]
  * </pre>
  * {@code --synth-1b} writes (once) a random Q4_0 model of the llama-3.2-1B shape to /tmp. Prints
@@ -57,8 +57,8 @@ public final class DecodeBench {
         EngineOptions o = EngineOptions.defaults().withKind(kind).withThreads(threads)
                 .withMaxRows(Math.max(maxB, chunk)).withContextLength(Math.max(1024, prompt + 16));
         try (Engine e = Engines.load(model, o)) {
-            System.out.printf("model %s, engine %s, threads %d, %d layers, n_embd %d, vocab %d%n", model, e.id(), threads,
-                    e.info().nLayers(), e.info().nEmbd(), e.info().vocabSize());
+            System.out.printf("model %s, engine %s, threads %d, %d layers, n_embd %d, vocab %d; %s%n", model, e.id(), threads,
+                    e.info().nLayers(), e.info().nEmbd(), e.info().vocabSize(), dgr.engine.kernel.HeapAlignment.describe());
             decode(e, 1, 8); // warm-up: JIT compiles the kernels
             decode(e, Math.min(4, maxB), 4);
             for (int b : batches) {
