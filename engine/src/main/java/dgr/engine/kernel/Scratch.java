@@ -18,6 +18,8 @@ public final class Scratch {
     public long epoch;
     /** Activations prepared for the 4-bit ({@link Q4Spans}) and byte ({@link Q6Spans}) span layouts. */
     final SpanInput nibbles = new SpanInput(), bytes = new SpanInput();
+    /** The input copied as it is to an aligned start, for Q8_0 ({@link SpanInput#copy}). */
+    final SpanInput plain = new SpanInput();
     /** Span kernels' accumulators: 8 floats per batch row of a group. */
     float[] spanAcc;
 

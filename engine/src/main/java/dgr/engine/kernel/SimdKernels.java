@@ -53,7 +53,7 @@ public final class SimdKernels implements Kernels {
         }
         switch (w.type()) {
             case Q4_0 -> SimdQ4_0.matmul(w, x, nRows, out, oStart, oEnd, s.lanes);
-            case Q8_0 -> SimdQ8_0.matmul(w, x, nRows, out, oStart, oEnd, s.lanes);
+            case Q8_0 -> SimdQ8_0.matmul(w, x, nRows, out, oStart, oEnd, s);
             case F32 -> SimdF32.matmulSegment(w, x, nRows, out, oStart, oEnd, s.lanes);
             default -> {
                 for (int o = oStart; o < oEnd; o++) {

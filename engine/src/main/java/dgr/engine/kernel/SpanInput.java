@@ -31,16 +31,38 @@ final class SpanInput {
      * returns false so the caller fills them.
      */
     private boolean reuse(float[] x, int nRows, int cols, long epoch, int perSum) {
-        if (from == x && rows == nRows && this.cols == cols && this.epoch == epoch) return true;
+        if (holds(x, nRows, cols, epoch)) return true;
         int n = nRows * cols;
         if (scaled == null || scaled.length < PAD + n) scaled = new float[PAD + n];
         if (sums == null || sums.length < n / perSum) sums = new float[n / perSum];
         if (offsets == null || offsets.length < PAD + 8 * (n / perSum)) offsets = new float[PAD + 8 * (n / perSum)];
+        remember(x, nRows, cols, epoch);
+        return false;
+    }
+
+    private boolean holds(float[] x, int nRows, int cols, long epoch) {
+        return from == x && rows == nRows && this.cols == cols && this.epoch == epoch;
+    }
+
+    private void remember(float[] x, int nRows, int cols, long epoch) {
         from = x;
         rows = nRows;
         this.cols = cols;
         this.epoch = epoch;
-        return false;
+    }
+
+    /**
+     * Copies {@code x} ({@code nRows × cols}) as it is into {@link #scaled} from element
+     * {@link #PAD}, unless already held: aligned activations for kernels that read the input
+     * unscaled ({@link SimdQ8_0}). {@link #offsets} and {@link #sums} are left alone.
+     */
+    SpanInput copy(float[] x, int nRows, int cols, long epoch) {
+        if (holds(x, nRows, cols, epoch)) return this;
+        int n = nRows * cols;
+        if (scaled == null || scaled.length < PAD + n) scaled = new float[PAD + n];
+        System.arraycopy(x, 0, scaled, PAD, n);
+        remember(x, nRows, cols, epoch);
+        return this;
     }
 
     /**
