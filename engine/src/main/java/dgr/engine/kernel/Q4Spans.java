@@ -14,8 +14,8 @@ import jdk.incubator.vector.VectorOperators;
 
 /**
  * 4-bit weights (Q4_0 and Q4_K) repacked at load so that one 32-byte load yields eight float
- * vectors with about one integer operation each (and, for Q4_K, one int-to-float conversion),
- * instead of the byte widening, masking, shifting and offsets of the file layouts.
+ * vectors with about one integer operation each and no conversion, instead of the byte widening,
+ * masking, shifting and offsets of the file layouts.
  *
  * <p>Both formats are, per 32-value block {@code b}, {@code value = s_b·q − o_b} with an unsigned
  * quant {@code q} in 0..15: Q4_0 has {@code s_b = d}, {@code o_b = 8·d}; Q4_K has
@@ -40,17 +40,17 @@ import jdk.incubator.vector.VectorOperators;
  * every iteration for want of registers; four measured 2–3% faster at batch 1 and 4, alternating in
  * one JVM.) Each activation chunk is scaled
  * once per input row by {@code 2^(85−e)} (a power of two: exact for activations below 2^43).
- * <ul>
- *   <li>Q4_0 reads the int's bits as a float: below 2^24 those are exactly {@code q·2^e·2^-149}
- *       (subnormal, or the lowest normal binade, which continues it), so no conversion is needed
- *       and every product is {@code q·x·2^-64} exactly; the row's sum is multiplied back by 2^64.
- *       Products stay normal floats while {@code |q·x| ≥ 2^-62}. AMD Zen 3 takes subnormal FMA
- *       operands at full speed (measured); with the folded "− 8" below, the batch-1 kernel on
- *       L2-resident weights takes 10–20% less time (KernelBench Q4_0, 256 rows).</li>
- *   <li>Q4_K converts the int ({@code q·2^e}, exact), so products are {@code q·x·2^85}; the row's
- *       sum is multiplied by 2^-85. (Read as subnormals, its kernel measured slower: its scale
- *       lookups leave C2 fewer registers.)</li>
- * </ul>
+ * Both formats read the int's bits as a float: below 2^24 those are exactly
+ * {@code q·2^e·2^-149} (subnormal, or the lowest normal binade, which continues it), so no
+ * conversion is needed and every product is {@code q·x·2^-64} exactly; the row's sum is multiplied
+ * back by 2^64. Products stay normal floats while {@code |q·x| ≥ 2^-62}.
+ *
+ * <p>The subnormals only ever enter FMAs, never a plain multiply: on this AMD Zen 3 VM an FMA takes
+ * a subnormal operand at full speed, but {@code vmulps} with one ran up to 40% slower whenever the
+ * machine was in its slow phase (see docs/engine.md). So every block's chain starts with an FMA,
+ * Q4_0's from its offset vector and Q4_K's from zero ({@code fma(q0, x0, 0)} rounds exactly like
+ * {@code q0·x0}). Against converting the ints to floats, measured alternating in one JVM on
+ * L2-resident weights: Q4_0 batch 1 10–20% faster, Q4_K batch 1 5–7%.
  *
  * <p><b>Order per output element</b> (every kernel here, any batch size or worker split), with
  * {@code x_k} the scaled chunks of a block:
@@ -60,11 +60,11 @@ import jdk.incubator.vector.VectorOperators;
  *       {@code sum8(acc)·2^64}. {@code o_b} is the block's offset vector, {@code −8·2^-64} times
  *       its four unscaled chunks added lane-wise in order ({@link SpanInput}), so the "− 8" rides
  *       in the block's sum and no second dot product is left for {@link #finish}.</li>
- *   <li>Q4_K: {@code t = q0·x0}, then the same three FMAs and {@code acc = fma(t, d·sc_b, acc)};
- *       the mins are one more dot product over the row's blocks, {@code cor = fma(o[8c..],
- *       n[8c..], cor)} for each group of 8 blocks, {@code o_b = dmin·m_b},
- *       {@code n_b = −Σ x} over block {@code b} (lanes of its four chunks added in order, then
- *       {@link SimdKernels#sum8}). Result: {@code sum8(acc)·2^-85 + sum8(cor)}.</li>
+ *   <li>Q4_K: {@code t = fma(q0, x0, 0)}, then the same three FMAs and
+ *       {@code acc = fma(t, d·sc_b, acc)}; the mins are one more dot product over the row's
+ *       blocks, {@code cor = fma(o[8c..], n[8c..], cor)} for each group of 8 blocks,
+ *       {@code o_b = dmin·m_b}, {@code n_b = −Σ x} over block {@code b} (lanes of its four chunks
+ *       added in order, then {@link SimdKernels#sum8}). Result: {@code sum8(acc)·2^64 + sum8(cor)}.</li>
  * </ul>
  * One accumulator per batch row, so four rows fit the 16 AVX2 registers when a span is decoded
  * once for four rows.
@@ -317,7 +317,7 @@ abstract sealed class Q4Spans extends SpanKernels {
                     cor = mins.fma(FloatVector.fromArray(F, sb, so + 8 * g), cor);
                 }
                 cor.intoArray(lanes, 0);
-                out[(b + r) * rows + o] = sum8(acc, 8 * r) * 0x1p-85f + sum8(lanes);
+                out[(b + r) * rows + o] = sum8(acc, 8 * r) * 0x1p64f + sum8(lanes);
             }
         }
 
@@ -331,19 +331,19 @@ abstract sealed class Q4Spans extends SpanKernels {
                 IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
                 int xo = 64 * i;
                 {
-                    FloatVector q0 = ((FloatVector) v.and(0xF).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xF0).convert(VectorOperators.I2F, 0));
-                    FloatVector q2 = ((FloatVector) v.and(0xF00).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.and(0xF000).convert(VectorOperators.I2F, 0));
+                    FloatVector q0 = v.and(0xF).reinterpretAsFloats(), q1 = v.and(0xF0).reinterpretAsFloats();
+                    FloatVector q2 = v.and(0xF00).reinterpretAsFloats(), q3 = v.and(0xF000).reinterpretAsFloats();
                     FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 0) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 0) & 0xFF));
                     a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 0))))).fma(dd, a0);
+                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.zero(F))))).fma(dd, a0);
                 }
                 {
                     IntVector u = v.lanewise(VectorOperators.LSHR, 16);
-                    FloatVector q0 = ((FloatVector) u.and(0xF).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) u.and(0xF0).convert(VectorOperators.I2F, 0));
-                    FloatVector q2 = ((FloatVector) u.and(0xF00).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.lanewise(VectorOperators.LSHR, 28).convert(VectorOperators.I2F, 0));
+                    FloatVector q0 = u.and(0xF).reinterpretAsFloats(), q1 = u.and(0xF0).reinterpretAsFloats();
+                    FloatVector q2 = u.and(0xF00).reinterpretAsFloats(), q3 = v.lanewise(VectorOperators.LSHR, 28).reinterpretAsFloats();
                     FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 1) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 1) & 0xFF));
                     a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 32))))).fma(dd, a0);
+                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.zero(F))))).fma(dd, a0);
                 }
             }
             a0.intoArray(acc, 0);
@@ -359,23 +359,23 @@ abstract sealed class Q4Spans extends SpanKernels {
                 IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
                 int xo = 64 * i;
                 {
-                    FloatVector q0 = ((FloatVector) v.and(0xF).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xF0).convert(VectorOperators.I2F, 0));
-                    FloatVector q2 = ((FloatVector) v.and(0xF00).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.and(0xF000).convert(VectorOperators.I2F, 0));
+                    FloatVector q0 = v.and(0xF).reinterpretAsFloats(), q1 = v.and(0xF0).reinterpretAsFloats();
+                    FloatVector q2 = v.and(0xF00).reinterpretAsFloats(), q3 = v.and(0xF000).reinterpretAsFloats();
                     FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 0) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 0) & 0xFF));
                     a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 0))))).fma(dd, a0);
+                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.zero(F))))).fma(dd, a0);
                     a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x1 + xo + 0))))).fma(dd, a1);
+                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 0), FloatVector.zero(F))))).fma(dd, a1);
                 }
                 {
                     IntVector u = v.lanewise(VectorOperators.LSHR, 16);
-                    FloatVector q0 = ((FloatVector) u.and(0xF).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) u.and(0xF0).convert(VectorOperators.I2F, 0));
-                    FloatVector q2 = ((FloatVector) u.and(0xF00).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.lanewise(VectorOperators.LSHR, 28).convert(VectorOperators.I2F, 0));
+                    FloatVector q0 = u.and(0xF).reinterpretAsFloats(), q1 = u.and(0xF0).reinterpretAsFloats();
+                    FloatVector q2 = u.and(0xF00).reinterpretAsFloats(), q3 = v.lanewise(VectorOperators.LSHR, 28).reinterpretAsFloats();
                     FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 1) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 1) & 0xFF));
                     a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 32))))).fma(dd, a0);
+                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.zero(F))))).fma(dd, a0);
                     a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x1 + xo + 32))))).fma(dd, a1);
+                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 32), FloatVector.zero(F))))).fma(dd, a1);
                 }
             }
             a0.intoArray(acc, 0);
@@ -392,31 +392,31 @@ abstract sealed class Q4Spans extends SpanKernels {
                 IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
                 int xo = 64 * i;
                 {
-                    FloatVector q0 = ((FloatVector) v.and(0xF).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xF0).convert(VectorOperators.I2F, 0));
-                    FloatVector q2 = ((FloatVector) v.and(0xF00).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.and(0xF000).convert(VectorOperators.I2F, 0));
+                    FloatVector q0 = v.and(0xF).reinterpretAsFloats(), q1 = v.and(0xF0).reinterpretAsFloats();
+                    FloatVector q2 = v.and(0xF00).reinterpretAsFloats(), q3 = v.and(0xF000).reinterpretAsFloats();
                     FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 0) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 0) & 0xFF));
                     a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 0))))).fma(dd, a0);
+                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.zero(F))))).fma(dd, a0);
                     a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x1 + xo + 0))))).fma(dd, a1);
+                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 0), FloatVector.zero(F))))).fma(dd, a1);
                     a2 = q3.fma(FloatVector.fromArray(F, xs, x2 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x2 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x2 + xo + 0))))).fma(dd, a2);
+                            q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x2 + xo + 0), FloatVector.zero(F))))).fma(dd, a2);
                     a3 = q3.fma(FloatVector.fromArray(F, xs, x3 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x3 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x3 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x3 + xo + 0))))).fma(dd, a3);
+                            q1.fma(FloatVector.fromArray(F, xs, x3 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x3 + xo + 0), FloatVector.zero(F))))).fma(dd, a3);
                 }
                 {
                     IntVector u = v.lanewise(VectorOperators.LSHR, 16);
-                    FloatVector q0 = ((FloatVector) u.and(0xF).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) u.and(0xF0).convert(VectorOperators.I2F, 0));
-                    FloatVector q2 = ((FloatVector) u.and(0xF00).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.lanewise(VectorOperators.LSHR, 28).convert(VectorOperators.I2F, 0));
+                    FloatVector q0 = u.and(0xF).reinterpretAsFloats(), q1 = u.and(0xF0).reinterpretAsFloats();
+                    FloatVector q2 = u.and(0xF00).reinterpretAsFloats(), q3 = v.lanewise(VectorOperators.LSHR, 28).reinterpretAsFloats();
                     FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 1) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 1) & 0xFF));
                     a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 32))))).fma(dd, a0);
+                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.zero(F))))).fma(dd, a0);
                     a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x1 + xo + 32))))).fma(dd, a1);
+                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 32), FloatVector.zero(F))))).fma(dd, a1);
                     a2 = q3.fma(FloatVector.fromArray(F, xs, x2 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x2 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x2 + xo + 32))))).fma(dd, a2);
+                            q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x2 + xo + 32), FloatVector.zero(F))))).fma(dd, a2);
                     a3 = q3.fma(FloatVector.fromArray(F, xs, x3 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x3 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x3 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x3 + xo + 32))))).fma(dd, a3);
+                            q1.fma(FloatVector.fromArray(F, xs, x3 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x3 + xo + 32), FloatVector.zero(F))))).fma(dd, a3);
                 }
             }
             a0.intoArray(acc, 0);
