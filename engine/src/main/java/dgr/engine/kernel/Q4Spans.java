@@ -321,10 +321,23 @@ abstract sealed class Q4Spans extends SpanKernels {
             }
         }
 
+        /**
+         * The row's block scales {@code d·sc} into {@code acc[32 ..]}, eight (one super-block) per
+         * vector operation, so the span loops read each with one broadcast load instead of two
+         * scalar loads, a conversion and a multiply (the same f32 product, so the same bits).
+         */
+        private static void rowScales(MemorySegment m, long off, int cols, float[] acc) {
+            int nb = cols / 32;
+            for (int g = 0; g < nb / 8; g++) {
+                ((FloatVector) ByteVector.fromMemorySegment(B64, m, off + nb + 8L * g, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)
+                        .convert(VectorOperators.I2F, 0)).mul(m.get(F32, off + 4L * g)).intoArray(acc, 32 + 8 * g);
+            }
+        }
+
         /** One batch row. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
         @Override
         void row1(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
-            long scl = off + (w - off) / 3; // its scale bytes follow nb/2 bytes of d and nb/2 of dmin
+            rowScales(m, off, cols, acc);
             int x0 = SpanInput.PAD + b * cols;
             FloatVector a0 = FloatVector.zero(F);
             for (int i = 0; i < spans; i++) {
@@ -333,7 +346,7 @@ abstract sealed class Q4Spans extends SpanKernels {
                 {
                     FloatVector q0 = v.and(0xF).reinterpretAsFloats(), q1 = v.and(0xF0).reinterpretAsFloats();
                     FloatVector q2 = v.and(0xF00).reinterpretAsFloats(), q3 = v.and(0xF000).reinterpretAsFloats();
-                    FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 0) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 0) & 0xFF));
+                    FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 0]);
                     a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
                             q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.zero(F))))).fma(dd, a0);
                 }
@@ -341,7 +354,7 @@ abstract sealed class Q4Spans extends SpanKernels {
                     IntVector u = v.lanewise(VectorOperators.LSHR, 16);
                     FloatVector q0 = u.and(0xF).reinterpretAsFloats(), q1 = u.and(0xF0).reinterpretAsFloats();
                     FloatVector q2 = u.and(0xF00).reinterpretAsFloats(), q3 = v.lanewise(VectorOperators.LSHR, 28).reinterpretAsFloats();
-                    FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 1) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 1) & 0xFF));
+                    FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 1]);
                     a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
                             q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.zero(F))))).fma(dd, a0);
                 }
@@ -352,7 +365,7 @@ abstract sealed class Q4Spans extends SpanKernels {
         /** Two batch rows: each span decoded once for both. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
         @Override
         void rows2(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
-            long scl = off + (w - off) / 3; // its scale bytes follow nb/2 bytes of d and nb/2 of dmin
+            rowScales(m, off, cols, acc);
             int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols;
             FloatVector a0 = FloatVector.zero(F), a1 = a0;
             for (int i = 0; i < spans; i++) {
@@ -361,7 +374,7 @@ abstract sealed class Q4Spans extends SpanKernels {
                 {
                     FloatVector q0 = v.and(0xF).reinterpretAsFloats(), q1 = v.and(0xF0).reinterpretAsFloats();
                     FloatVector q2 = v.and(0xF00).reinterpretAsFloats(), q3 = v.and(0xF000).reinterpretAsFloats();
-                    FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 0) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 0) & 0xFF));
+                    FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 0]);
                     a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
                             q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.zero(F))))).fma(dd, a0);
                     a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 16),
@@ -371,7 +384,7 @@ abstract sealed class Q4Spans extends SpanKernels {
                     IntVector u = v.lanewise(VectorOperators.LSHR, 16);
                     FloatVector q0 = u.and(0xF).reinterpretAsFloats(), q1 = u.and(0xF0).reinterpretAsFloats();
                     FloatVector q2 = u.and(0xF00).reinterpretAsFloats(), q3 = v.lanewise(VectorOperators.LSHR, 28).reinterpretAsFloats();
-                    FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 1) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 1) & 0xFF));
+                    FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 1]);
                     a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
                             q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.zero(F))))).fma(dd, a0);
                     a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 48),
@@ -385,7 +398,7 @@ abstract sealed class Q4Spans extends SpanKernels {
         /** Four batch rows: each span decoded once for all four. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
         @Override
         void rows4(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
-            long scl = off + (w - off) / 3; // its scale bytes follow nb/2 bytes of d and nb/2 of dmin
+            rowScales(m, off, cols, acc);
             int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols; int x2 = x1 + cols; int x3 = x2 + cols;
             FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
             for (int i = 0; i < spans; i++) {
@@ -394,7 +407,7 @@ abstract sealed class Q4Spans extends SpanKernels {
                 {
                     FloatVector q0 = v.and(0xF).reinterpretAsFloats(), q1 = v.and(0xF0).reinterpretAsFloats();
                     FloatVector q2 = v.and(0xF00).reinterpretAsFloats(), q3 = v.and(0xF000).reinterpretAsFloats();
-                    FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 0) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 0) & 0xFF));
+                    FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 0]);
                     a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
                             q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.zero(F))))).fma(dd, a0);
                     a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 16),
@@ -408,7 +421,7 @@ abstract sealed class Q4Spans extends SpanKernels {
                     IntVector u = v.lanewise(VectorOperators.LSHR, 16);
                     FloatVector q0 = u.and(0xF).reinterpretAsFloats(), q1 = u.and(0xF0).reinterpretAsFloats();
                     FloatVector q2 = u.and(0xF00).reinterpretAsFloats(), q3 = v.lanewise(VectorOperators.LSHR, 28).reinterpretAsFloats();
-                    FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 1) >> 3)) * (m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 1) & 0xFF));
+                    FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 1]);
                     a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
                             q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.zero(F))))).fma(dd, a0);
                     a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 48),

@@ -141,10 +141,26 @@ final class Q6Spans extends SpanKernels {
         return s.bytes.prepare(x, nRows, cols, s.epoch, BYTE_SCALE, 16, 0f, s.lanes);
     }
 
+    /**
+     * The row's sub-block scales {@code d·sc} into {@code acc[32 ..]}, eight per vector operation,
+     * so the span loops read each with one broadcast load instead of two scalar loads, a
+     * conversion and a multiply (the same f32 product, so the same bits).
+     */
+    private static void rowScales(MemorySegment m, long off, int cols, float[] acc) {
+        long scl = off + cols / 64; // the int8 scales follow cols/64 bytes of d
+        for (int g = 0; g < cols / 256; g++) {
+            float d = m.get(F32, off + 4L * g);
+            for (int h = 0; h < 2; h++) {
+                ((FloatVector) ByteVector.fromMemorySegment(B64, m, scl + 16L * g + 8 * h, LE).convertShape(VectorOperators.B2I, I, 0)
+                        .convert(VectorOperators.I2F, 0)).mul(d).intoArray(acc, 32 + 16 * g + 8 * h);
+            }
+        }
+    }
+
     /** One batch row. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
     @Override
     void row1(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
-        long scl = off + (w - off) / 5; // the int8 scales follow cols/64 bytes of d
+        rowScales(m, off, cols, acc);
         int x0 = SpanInput.PAD + b * cols;
         FloatVector a0 = FloatVector.zero(F);
         for (int i = 0; i < spans; i++) {
@@ -152,12 +168,12 @@ final class Q6Spans extends SpanKernels {
             int xo = 32 * i;
             {
                 FloatVector q0 = ((FloatVector) v.and(0xFF).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xFF00).convert(VectorOperators.I2F, 0));
-                FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 0) >> 4)) * m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 0));
+                FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 0]);
                 a0 = q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 0))).fma(dd, a0);
             }
             {
                 FloatVector q0 = ((FloatVector) v.and(0xFF0000).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xFF000000).convert(VectorOperators.I2F, 0));
-                FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 1) >> 4)) * m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 1));
+                FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 1]);
                 a0 = q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 16))).fma(dd, a0);
             }
         }
@@ -167,7 +183,7 @@ final class Q6Spans extends SpanKernels {
     /** Two batch rows: each span decoded once for both. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
     @Override
     void rows2(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
-        long scl = off + (w - off) / 5; // the int8 scales follow cols/64 bytes of d
+        rowScales(m, off, cols, acc);
         int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols;
         FloatVector a0 = FloatVector.zero(F), a1 = a0;
         for (int i = 0; i < spans; i++) {
@@ -175,13 +191,13 @@ final class Q6Spans extends SpanKernels {
             int xo = 32 * i;
             {
                 FloatVector q0 = ((FloatVector) v.and(0xFF).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xFF00).convert(VectorOperators.I2F, 0));
-                FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 0) >> 4)) * m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 0));
+                FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 0]);
                 a0 = q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 0))).fma(dd, a0);
                 a1 = q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x1 + xo + 0))).fma(dd, a1);
             }
             {
                 FloatVector q0 = ((FloatVector) v.and(0xFF0000).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xFF000000).convert(VectorOperators.I2F, 0));
-                FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 1) >> 4)) * m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 1));
+                FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 1]);
                 a0 = q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 16))).fma(dd, a0);
                 a1 = q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q0.mul(FloatVector.fromArray(F, xs, x1 + xo + 16))).fma(dd, a1);
             }
@@ -193,7 +209,7 @@ final class Q6Spans extends SpanKernels {
     /** Four batch rows: each span decoded once for all four. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
     @Override
     void rows4(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
-        long scl = off + (w - off) / 5; // the int8 scales follow cols/64 bytes of d
+        rowScales(m, off, cols, acc);
         int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols; int x2 = x1 + cols; int x3 = x2 + cols;
         FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
         for (int i = 0; i < spans; i++) {
@@ -201,7 +217,7 @@ final class Q6Spans extends SpanKernels {
             int xo = 32 * i;
             {
                 FloatVector q0 = ((FloatVector) v.and(0xFF).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xFF00).convert(VectorOperators.I2F, 0));
-                FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 0) >> 4)) * m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 0));
+                FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 0]);
                 a0 = q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 0))).fma(dd, a0);
                 a1 = q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x1 + xo + 0))).fma(dd, a1);
                 a2 = q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x2 + xo + 0))).fma(dd, a2);
@@ -209,7 +225,7 @@ final class Q6Spans extends SpanKernels {
             }
             {
                 FloatVector q0 = ((FloatVector) v.and(0xFF0000).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xFF000000).convert(VectorOperators.I2F, 0));
-                FloatVector dd = FloatVector.broadcast(F, m.get(F32, off + 4L * ((2 * i + 1) >> 4)) * m.get(ValueLayout.JAVA_BYTE, scl + 2 * i + 1));
+                FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 1]);
                 a0 = q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 16))).fma(dd, a0);
                 a1 = q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q0.mul(FloatVector.fromArray(F, xs, x1 + xo + 16))).fma(dd, a1);
                 a2 = q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 24), q0.mul(FloatVector.fromArray(F, xs, x2 + xo + 16))).fma(dd, a2);

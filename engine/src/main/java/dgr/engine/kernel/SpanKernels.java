@@ -77,7 +77,7 @@ abstract class SpanKernels {
     /** Runs output rows {@code [oStart, oEnd)} of {@code w} over prepared input {@code in}. */
     final void walk(WeightMatrix w, long quants, int spans, SpanInput in, int nRows, float[] out, int oStart, int oEnd,
                     Scratch s) {
-        if (s.spanAcc == null || s.spanAcc.length < 32) s.spanAcc = new float[32];
+        if (s.spanAcc == null || s.spanAcc.length < 32 + w.cols() / 16) s.spanAcc = new float[32 + w.cols() / 16];
         float[] xs = in.scaled, os = in.offsets, sums = in.sums, acc = s.spanAcc;
         MemorySegment m = w.data();
         int cols = w.cols(), rows = w.rows(), b = 0;
