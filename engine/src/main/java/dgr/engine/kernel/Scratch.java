@@ -20,7 +20,10 @@ public final class Scratch {
     final SpanInput nibbles = new SpanInput(), bytes = new SpanInput();
     /** The input copied as it is to an aligned start, for Q8_0 ({@link SpanInput#copy}). */
     final SpanInput plain = new SpanInput();
-    /** Span kernels' accumulators: 8 floats per batch row of a group. */
+    /**
+     * Span kernels' scratch: 8 accumulator floats per batch row of a group in {@code [0, 32)}, then
+     * the current weight row's block scales (Q4_K, Q6_K) from element 32.
+     */
     float[] spanAcc;
 
     public Scratch(int maxCols, int maxContext) {
