@@ -118,9 +118,17 @@ class Q4SpansTest {
 
     /** {@link #checkAgainstReference(WeightMatrix, int)} with activation {@code i} from {@code input}. */
     static void checkAgainstReference(WeightMatrix w, int nRows, java.util.function.IntToDoubleFunction input) {
+        assertThat(new SimdKernels().prepare(w, Arena.ofAuto()).layout()).isNotEqualTo(WeightLayout.GGML);
+        checkMatmul(w, nRows, input);
+    }
+
+    /**
+     * The check of {@link #checkAgainstReference(WeightMatrix, int)} for any matrix the SIMD kernels
+     * take, repacked or not: float64 bound per output, and each batch row bit for bit alone.
+     */
+    static void checkMatmul(WeightMatrix w, int nRows, java.util.function.IntToDoubleFunction input) {
         int rows = w.rows(), cols = w.cols();
         WeightMatrix p = new SimdKernels().prepare(w, Arena.ofAuto());
-        assertThat(p.layout()).isNotEqualTo(WeightLayout.GGML);
         float[] x = new float[nRows * cols];
         for (int i = 0; i < x.length; i++) x[i] = (float) input.applyAsDouble(i);
         float[] out = new float[nRows * rows];
