@@ -326,7 +326,8 @@ abstract sealed class Q4Spans extends SpanKernels {
          * vector operation, so the span loops read each with one broadcast load instead of two
          * scalar loads, a conversion and a multiply (the same f32 product, so the same bits).
          */
-        private static void rowScales(MemorySegment m, long off, int cols, float[] acc) {
+        @Override
+        void rowScales(MemorySegment m, long off, int cols, float[] acc) {
             int nb = cols / 32;
             for (int g = 0; g < nb / 8; g++) {
                 ((FloatVector) ByteVector.fromMemorySegment(B64, m, off + nb + 8L * g, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)
@@ -337,7 +338,6 @@ abstract sealed class Q4Spans extends SpanKernels {
         /** One batch row. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
         @Override
         void row1(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
-            rowScales(m, off, cols, acc);
             int x0 = SpanInput.PAD + b * cols;
             FloatVector a0 = FloatVector.zero(F);
             for (int i = 0; i < spans; i++) {
@@ -365,7 +365,6 @@ abstract sealed class Q4Spans extends SpanKernels {
         /** Two batch rows: each span decoded once for both. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
         @Override
         void rows2(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
-            rowScales(m, off, cols, acc);
             int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols;
             FloatVector a0 = FloatVector.zero(F), a1 = a0;
             for (int i = 0; i < spans; i++) {
@@ -398,7 +397,6 @@ abstract sealed class Q4Spans extends SpanKernels {
         /** Four batch rows: each span decoded once for all four. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
         @Override
         void rows4(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
-            rowScales(m, off, cols, acc);
             int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols; int x2 = x1 + cols; int x3 = x2 + cols;
             FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
             for (int i = 0; i < spans; i++) {

@@ -146,7 +146,8 @@ final class Q6Spans extends SpanKernels {
      * so the span loops read each with one broadcast load instead of two scalar loads, a
      * conversion and a multiply (the same f32 product, so the same bits).
      */
-    private static void rowScales(MemorySegment m, long off, int cols, float[] acc) {
+    @Override
+    void rowScales(MemorySegment m, long off, int cols, float[] acc) {
         long scl = off + cols / 64; // the int8 scales follow cols/64 bytes of d
         for (int g = 0; g < cols / 256; g++) {
             float d = m.get(F32, off + 4L * g);
@@ -166,7 +167,6 @@ final class Q6Spans extends SpanKernels {
      */
     @Override
     void row1(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
-        rowScales(m, off, cols, acc);
         int x0 = SpanInput.PAD + b * cols;
         FloatVector a0 = FloatVector.zero(F);
         for (int i = 0; i < spans; i += 2) {
@@ -201,7 +201,6 @@ final class Q6Spans extends SpanKernels {
     /** Two batch rows: each span decoded once for both. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
     @Override
     void rows2(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
-        rowScales(m, off, cols, acc);
         int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols;
         FloatVector a0 = FloatVector.zero(F), a1 = a0;
         for (int i = 0; i < spans; i++) {
@@ -227,7 +226,6 @@ final class Q6Spans extends SpanKernels {
     /** Four batch rows: each span decoded once for all four. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
     @Override
     void rows4(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
-        rowScales(m, off, cols, acc);
         int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols; int x2 = x1 + cols; int x3 = x2 + cols;
         FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
         for (int i = 0; i < spans; i++) {

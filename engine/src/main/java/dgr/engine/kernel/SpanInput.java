@@ -33,11 +33,15 @@ final class SpanInput {
     private boolean reuse(float[] x, int nRows, int cols, long epoch, int perSum) {
         if (holds(x, nRows, cols, epoch)) return true;
         int n = nRows * cols;
-        if (scaled == null || scaled.length < PAD + n) scaled = new float[PAD + n];
+        growScaled(n);
         if (sums == null || sums.length < n / perSum) sums = new float[n / perSum];
         if (offsets == null || offsets.length < PAD + 8 * (n / perSum)) offsets = new float[PAD + 8 * (n / perSum)];
         remember(x, nRows, cols, epoch);
         return false;
+    }
+
+    private void growScaled(int n) {
+        if (scaled == null || scaled.length < PAD + n) scaled = new float[PAD + n];
     }
 
     private boolean holds(float[] x, int nRows, int cols, long epoch) {
@@ -59,7 +63,7 @@ final class SpanInput {
     SpanInput copy(float[] x, int nRows, int cols, long epoch) {
         if (holds(x, nRows, cols, epoch)) return this;
         int n = nRows * cols;
-        if (scaled == null || scaled.length < PAD + n) scaled = new float[PAD + n];
+        growScaled(n);
         System.arraycopy(x, 0, scaled, PAD, n);
         remember(x, nRows, cols, epoch);
         return this;

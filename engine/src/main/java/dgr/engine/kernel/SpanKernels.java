@@ -70,6 +70,13 @@ abstract class SpanKernels {
 
     abstract void rows4(MemorySegment m, long off, long quants, int spans, float[] xs, float[] os, int b, int cols, float[] acc);
 
+    /**
+     * Per-row work the kernels read from {@code acc[32 ..]}, done before each kernel call on the
+     * row at {@code off}: the K-quant layouts write their block scales {@code d·sc} there. None for
+     * Q4_0, whose f16 scales the loop converts itself.
+     */
+    void rowScales(MemorySegment m, long off, int cols, float[] acc) {}
+
     /** {@code out} for batch rows {@code b .. b+n-1} of output row {@code o} (its bytes at {@code off}). */
     abstract void finish(MemorySegment m, long off, int cols, float[] sums, float[] acc, int b, int n, float[] out,
                          int rows, int o, float[] lanes);
@@ -84,6 +91,7 @@ abstract class SpanKernels {
         for (; b + 4 <= nRows; b += 4) {
             for (int o = oStart; o < oEnd; o++) {
                 long off = w.rowOffset(o);
+                rowScales(m, off, cols, acc);
                 rows4(m, off, off + quants, spans, xs, os, b, cols, acc);
                 finish(m, off, cols, sums, acc, b, 4, out, rows, o, s.lanes);
             }
@@ -91,6 +99,7 @@ abstract class SpanKernels {
         if (b + 2 <= nRows) {
             for (int o = oStart; o < oEnd; o++) {
                 long off = w.rowOffset(o);
+                rowScales(m, off, cols, acc);
                 rows2(m, off, off + quants, spans, xs, os, b, cols, acc);
                 finish(m, off, cols, sums, acc, b, 2, out, rows, o, s.lanes);
             }
@@ -99,6 +108,7 @@ abstract class SpanKernels {
         if (b < nRows) {
             for (int o = oStart; o < oEnd; o++) {
                 long off = w.rowOffset(o);
+                rowScales(m, off, cols, acc);
                 row1(m, off, off + quants, spans, xs, os, b, cols, acc);
                 finish(m, off, cols, sums, acc, b, 1, out, rows, o, s.lanes);
             }

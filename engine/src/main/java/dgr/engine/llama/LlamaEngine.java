@@ -303,15 +303,17 @@ public final class LlamaEngine implements Engine {
          * segment first and then from the others', so each streams contiguous weights while a
          * descheduled worker's rows are still taken over.
          */
-        private java.util.concurrent.atomic.AtomicIntegerArray cursor, segEnd; // one per worker, made on first use
+        private java.util.concurrent.atomic.AtomicIntegerArray cursor; // one per worker, made on first use
+        /** Segment ends: written in {@link #set} before the pool publishes the job, then only read. */
+        private int[] segEnd;
 
         private int claim(int worker) {
-            int ws = segEnd.length();
+            int ws = segEnd.length;
             for (int k = 0; k < ws; k++) {
                 int seg = (worker + k) % ws;
-                if (cursor.get(seg) >= segEnd.get(seg)) continue;
+                if (cursor.get(seg) >= segEnd[seg]) continue;
                 int c = cursor.getAndIncrement(seg);
-                if (c < segEnd.get(seg)) return c;
+                if (c < segEnd[seg]) return c;
             }
             return -1;
         }
@@ -337,11 +339,11 @@ public final class LlamaEngine implements Engine {
             int total = firstChunk[3], ws = scratch.length;
             if (cursor == null) {
                 cursor = new java.util.concurrent.atomic.AtomicIntegerArray(ws);
-                segEnd = new java.util.concurrent.atomic.AtomicIntegerArray(ws);
+                segEnd = new int[ws];
             }
             for (int w = 0; w < ws; w++) {
                 cursor.set(w, (int) ((long) total * w / ws));
-                segEnd.set(w, (int) ((long) total * (w + 1) / ws));
+                segEnd[w] = (int) ((long) total * (w + 1) / ws);
             }
         }
 
