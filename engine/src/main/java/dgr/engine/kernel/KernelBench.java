@@ -43,7 +43,7 @@ public final class KernelBench {
         Scratch s = new Scratch(cols, 16);
         // Thread CPU time, not wall time: on a shared machine preemption would otherwise swamp the kernel.
         java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
-        System.out.println(HeapAlignment.describe());
+        System.out.println(SimdKernels.memoryReport());
         int[] batches = args.length > 2 ? java.util.Arrays.stream(args[2].split(",")).mapToInt(Integer::parseInt).toArray()
                 : new int[] {1, 2, 4, 8, 16};
         for (int b : batches) {

@@ -33,6 +33,15 @@ public final class SimdKernels implements Kernels {
         return "java-simd";
     }
 
+    /**
+     * One line for benchmark reports on what speeds the kernels' memory access here: aligned
+     * activations ({@link HeapAlignment}) and weights on huge pages ({@link NativeMemory}). Neither
+     * changes a result.
+     */
+    public static String memoryReport() {
+        return HeapAlignment.describe() + "; " + NativeMemory.describeHugePages();
+    }
+
     @Override
     public WeightMatrix prepare(WeightMatrix w, java.lang.foreign.Arena arena) {
         if (w.layout() != WeightLayout.GGML) return w;

@@ -35,13 +35,14 @@ abstract class SpanKernels {
     }
 
     /**
-     * Copies {@code w} row by row into a new segment of {@code outBytes} per row in {@code arena},
+     * Copies {@code w} row by row into a new segment of {@code outBytes} per row in {@code arena}
+     * (on 2 MiB pages where the system allows: {@link NativeMemory#allocateWeights}),
      * 256-row tasks in parallel; each task gets its own packer (with its own scratch) from
      * {@code packers}.
      */
     static MemorySegment repackRows(WeightMatrix w, long outBytes, Arena arena, Supplier<RowPacker> packers) {
         long inBytes = w.rowBytes();
-        MemorySegment dst = arena.allocate(outBytes * w.rows(), 64), src = w.data();
+        MemorySegment dst = NativeMemory.allocateWeights(outBytes * w.rows(), arena), src = w.data();
         int rowsPerTask = 256;
         IntStream.range(0, (w.rows() + rowsPerTask - 1) / rowsPerTask).parallel().forEach(task -> {
             byte[] in = new byte[(int) inBytes], out = new byte[(int) outBytes];
