@@ -13,7 +13,7 @@ import java.util.SplittableRandom;
  * fastest thread-CPU ms per matmul, weight GB/s and GFLOP/s for batch sizes 1, 2, 4, 8, 16.
  *
  * <pre>
- * java --add-modules jdk.incubator.vector -XX:ObjectAlignmentInBytes=32 -cp ... dgr.engine.kernel.KernelBench [Q4_0|Q8_0|Q4_K|Q6_K] [reps] [batches, e.g. 1,8] [rows] [copies] [cols]
+ * java --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:ObjectAlignmentInBytes=32 -cp ... dgr.engine.kernel.KernelBench [Q4_0|Q8_0|Q4_K|Q6_K] [reps] [batches, e.g. 1,8] [rows] [copies] [cols]
  * </pre>
  */
 public final class KernelBench {

@@ -22,7 +22,7 @@ import java.util.SplittableRandom;
  * asserted).
  *
  * <pre>
- * java --add-modules jdk.incubator.vector -XX:ObjectAlignmentInBytes=32 -cp ... dgr.engine.llama.DecodeBench MODEL.gguf|--synth-1b
+ * java --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:ObjectAlignmentInBytes=32 -cp ... dgr.engine.llama.DecodeBench MODEL.gguf|--synth-1b
  *      [--threads 2] [--steps 32] [--batches 1,2,4,8,16] [--prompt 128] [--chunk 32] [--steady 512] [--scalar]
  * </pre>
  * {@code --synth-1b} writes (once) a random Q4_0 model of the llama-3.2-1B shape to /tmp. Prints
