@@ -187,6 +187,11 @@ abstract sealed class Q4Spans extends SpanKernels {
     /** Q4_0: the "− 8" rides in each block's sum ({@code t} starts at the block's offset vector), so only {@code sum8(acc)} is left. */
     private static final class Zero extends Q4Spans {
         @Override
+        void walk(WeightMatrix w, long quants, int spans, SpanInput in, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
+            walkRows(this, w, quants, spans, in, nRows, out, oStart, oEnd, s);
+        }
+
+        @Override
         void finish(MemorySegment m, long off, int cols, float[] sb, float[] acc, int b, int n, float[] out, int rows, int o,
                     float[] lanes) {
             for (int r = 0; r < n; r++) out[(b + r) * rows + o] = sum8(acc, 8 * r) * 0x1p64f;
@@ -302,6 +307,11 @@ abstract sealed class Q4Spans extends SpanKernels {
 
     /** Q4_K: per-block scale {@code d·sc}; the mins are a separate dot product in {@link #finish}. */
     private static final class K extends Q4Spans {
+        @Override
+        void walk(WeightMatrix w, long quants, int spans, SpanInput in, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
+            walkRows(this, w, quants, spans, in, nRows, out, oStart, oEnd, s);
+        }
+
         /** {@code out = sum8(acc) + sum8(cor)}, {@code cor} the mins' dot product with the negated block sums. */
         @Override
         void finish(MemorySegment m, long off, int cols, float[] sb, float[] acc, int b, int n, float[] out, int rows, int o,
