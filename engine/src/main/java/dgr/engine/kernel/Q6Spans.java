@@ -121,21 +121,19 @@ final class Q6Spans extends SpanKernels {
         INSTANCE.walk(w, cols / 64 + cols / 16, cols / 32, prepare(x, nRows, cols, s), nRows, out, oStart, oEnd, s);
     }
 
-    /** {@code out = sum8(acc) + sum8(cor)}, {@code cor} the offsets' dot product with the negated sub-block sums. */
+    /**
+     * {@code out = sum8(acc) + sum8(cor)}, {@code cor} the offsets' dot product with the negated
+     * sub-block sums; the offsets {@code 32·d·sc} are {@link #rowScales}' products times 32 (exact:
+     * {@code d·sc} is exact in f32 and 32 a power of two, so the same bits as {@code sc·(32·d)}).
+     */
     @Override
     void finish(MemorySegment m, long off, int cols, float[] sb, float[] acc, int b, int n, float[] out, int rows, int o,
                 float[] lanes) {
         int ns = cols / 16;
         for (int r = 0; r < n; r++) {
             FloatVector cor = FloatVector.zero(F);
-            // Per super-block g (two groups of 8 sub-blocks): indices linear in g, so C2 lifts their bounds checks.
-            for (int g = 0, so = (b + r) * ns; g < ns / 16; g++) {
-                float d32 = 32f * m.get(F32, off + 4L * g);
-                for (int h = 0; h < 2; h++) {
-                    FloatVector sc = (FloatVector) ByteVector.fromMemorySegment(B64, m, off + cols / 64 + 16L * g + 8 * h, LE)
-                            .convertShape(VectorOperators.B2I, I, 0).convert(VectorOperators.I2F, 0);
-                    cor = sc.mul(d32).fma(FloatVector.fromArray(F, sb, so + 16 * g + 8 * h), cor);
-                }
+            for (int j = 0, so = (b + r) * ns; j < ns; j += 8) {
+                cor = FloatVector.fromArray(F, acc, 32 + j).mul(32f).fma(FloatVector.fromArray(F, sb, so + j), cor);
             }
             cor.intoArray(lanes, 0);
             out[(b + r) * rows + o] = sum8(acc, 8 * r) + sum8(lanes);
