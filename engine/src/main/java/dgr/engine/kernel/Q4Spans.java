@@ -10,6 +10,7 @@ import dgr.gguf.GgmlType;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 
 /**
@@ -47,24 +48,24 @@ import jdk.incubator.vector.VectorOperators;
  *
  * <p>The subnormals only ever enter FMAs, never a plain multiply: on this AMD Zen 3 VM an FMA takes
  * a subnormal operand at full speed, but {@code vmulps} with one ran up to 40% slower whenever the
- * machine was in its slow phase (see docs/engine.md). So every block's chain starts with an FMA,
- * Q4_0's from its offset vector and Q4_K's from zero ({@code fma(q0, x0, 0)} rounds exactly like
- * {@code q0·x0}). Against converting the ints to floats, measured alternating in one JVM on
+ * machine was in its slow phase (see docs/engine.md). So every block's chain starts with an FMA
+ * from zero ({@code fma(q0, x0, 0)} rounds exactly like {@code q0·x0}). Against converting the ints to floats, measured alternating in one JVM on
  * L2-resident weights: Q4_0 batch 1 10–20% faster, Q4_K batch 1 5–7%.
  *
  * <p><b>Order per output element</b> (every kernel here, any batch size or worker split), with
  * {@code x_k} the scaled chunks of a block:
  * <ul>
- *   <li>Q4_0: {@code t = fma(q0, x0, o_b)}, {@code t = fma(q1, x1, t)}, {@code fma(q2, x2, t)},
- *       {@code fma(q3, x3, t)}, then {@code acc = fma(t, d_b, acc)}; result
- *       {@code sum8(acc)·2^64}. {@code o_b} is the block's offset vector, {@code −8·2^-64} times
- *       its four unscaled chunks added lane-wise in order ({@link SpanInput}), so the "− 8" rides
- *       in the block's sum and no second dot product is left for {@link #finish}.</li>
- *   <li>Q4_K: {@code t = fma(q0, x0, 0)}, then the same three FMAs and
- *       {@code acc = fma(t, d·sc_b, acc)}; the mins are one more dot product over the row's
- *       blocks, {@code cor = fma(o[8c..], n[8c..], cor)} for each group of 8 blocks,
- *       {@code o_b = dmin·m_b}, {@code n_b = −Σ x} over block {@code b} (lanes of its four chunks
- *       added in order, then {@link SimdKernels#sum8}). Result: {@code sum8(acc)·2^64 + sum8(cor)}.</li>
+ *   <li>Both: {@code t = fma(q0, x0, 0)}, {@code t = fma(q1, x1, t)}, {@code fma(q2, x2, t)},
+ *       {@code fma(q3, x3, t)}, then {@code acc = fma(t, s_b, acc)}; the offsets are one more dot
+ *       product over the row's blocks, {@code cor = fma(c[8g..], n[8g..], cor)} for each group of
+ *       8 blocks, {@code n_b = −Σ x} over block {@code b} (lanes of its four chunks added in
+ *       order, then {@link SimdKernels#sum8}). Result: {@code sum8(acc)·2^64 + k·sum8(cor)}.</li>
+ *   <li>Q4_0: {@code s_b = d_b} and {@code c_b = d_b} with {@code k = 8} (the "− 8"); Q4_K:
+ *       {@code s_b = d·sc_b}, {@code c_b = dmin·m_b}, {@code k = 1}. Each format's
+ *       {@code rowScales} writes {@code s} and {@code c} once per weight row. (Q4_0 used to start
+ *       each block's chain from an 8-float offset vector instead; the separate dot product saves
+ *       two activation loads per span: the 4-row kernel 7–14% faster, batch 1 a few per cent,
+ *       one JVM alternating.)</li>
  * </ul>
  * One accumulator per batch row, so four rows fit the 16 AVX2 registers when a span is decoded
  * once for four rows.
@@ -100,7 +101,23 @@ abstract sealed class Q4Spans extends SpanKernels {
         return new WeightMatrix(w.name(), type, w.rows(), w.cols(), outBytes, dst, layout);
     }
 
-    private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
+    private static final jdk.incubator.vector.VectorSpecies<Short> S128 = ShortVector.SPECIES_128;
+    private static final ValueLayout.OfShort F16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
+
+    /**
+     * Whether every block scale of a file-layout Q4_0 matrix is finite: the span kernels convert
+     * the scales with bit operations that are exact for finite f16 only ({@code Zero.rowScales}),
+     * so a matrix with an infinite or NaN scale stays in file layout, where
+     * {@code Float.float16ToFloat} keeps it.
+     */
+    static boolean finiteScales(WeightMatrix w) {
+        MemorySegment m = w.data();
+        long bytes = w.rowBytes() * w.rows();
+        for (long o = 0; o < bytes; o += 18) {
+            if ((m.get(F16, o) & 0x7C00) == 0x7C00) return false;
+        }
+        return true;
+    }
     /**
      * Bytes of one repacked row, 16 bytes of quants per block plus: Q4_0 its f16 scale; Q4_K a byte
      * each of scale and min, and an f32 d and dmin per 8 blocks.
@@ -175,16 +192,12 @@ abstract sealed class Q4Spans extends SpanKernels {
         (k ? Q4_K : Q4_0).walk(w, (k ? 3L : 2L) * nb, nb / 2, prepare(x, nRows, w.cols(), s), nRows, out, oStart, oEnd, s);
     }
 
-    /**
-     * Scaled activations, per-block offset vectors ({@code −8 ×} the block's chunks added
-     * lane-wise) and negated block sums for every batch row, once per input and worker
-     * ({@link SpanInput}).
-     */
+    /** Scaled activations and negated block sums for every batch row, once per input and worker ({@link SpanInput}). */
     private static SpanInput prepare(float[] x, int nRows, int cols, Scratch s) {
-        return s.nibbles.prepare(x, nRows, cols, s.epoch, NIBBLE_SCALE, 32, -0x1p-61f, s.lanes);
+        return s.nibbles.prepare(x, nRows, cols, s.epoch, NIBBLE_SCALE, 32, s.lanes);
     }
 
-    /** Q4_0: the "− 8" rides in each block's sum ({@code t} starts at the block's offset vector), so only {@code sum8(acc)} is left. */
+    /** Q4_0: scales {@code d}, and the "− 8" as {@code 8·Σ d_b·n_b} at the end. */
     private static final class Zero extends Q4Spans {
         @Override
         void walk(WeightMatrix w, long quants, int spans, SpanInput in, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
@@ -194,33 +207,55 @@ abstract sealed class Q4Spans extends SpanKernels {
         @Override
         void finish(MemorySegment m, long off, int cols, float[] sb, float[] acc, int b, int n, float[] out, int rows, int o,
                     float[] lanes) {
-            for (int r = 0; r < n; r++) out[(b + r) * rows + o] = sum8(acc, 8 * r) * 0x1p64f;
+            int nb = cols / 32;
+            for (int r = 0; r < n; r++) {
+                FloatVector cor = FloatVector.zero(F);
+                for (int g = 0, so = (b + r) * nb; g < nb / 8; g++) {
+                    cor = FloatVector.fromArray(F, acc, 32 + 8 * g).fma(FloatVector.fromArray(F, sb, so + 8 * g), cor);
+                }
+                cor.intoArray(lanes, 0);
+                out[(b + r) * rows + o] = sum8(acc, 8 * r) * 0x1p64f + sum8(lanes) * 8f;
+            }
+        }
+
+        /**
+         * The row's f16 scales as f32 into {@code acc[32 ..]}, eight per vector operation: the f16
+         * bits moved into place in f32 bits (sign to bit 31, exponent and mantissa to bits 13–27)
+         * are exactly {@code d·2^-112} for every finite f16, subnormals included, and the multiply by
+         * 2^112 restores {@code d}. Only matrices whose scales are all finite are repacked
+         * ({@link #finiteScales}).
+         */
+        @Override
+        void rowScales(MemorySegment m, long off, int cols, float[] acc) {
+            for (int j = 0; j < cols / 32; j += 8) {
+                IntVector h = (IntVector) ShortVector.fromMemorySegment(S128, m, off + 2L * j, LE).convertShape(VectorOperators.S2I, I, 0);
+                h.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(0x8FFFFFFF).reinterpretAsFloats()
+                        .mul(0x1p112f).intoArray(acc, 32 + j);
+            }
         }
 
         /** One batch row. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
         @Override
-        void row1(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
+        void row1(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
             int x0 = SpanInput.PAD + b * cols;
-            int o0 = SpanInput.PAD + b * (cols / 4);
             FloatVector a0 = FloatVector.zero(F);
             for (int i = 0; i < spans; i++) {
                 IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
-                int hh = m.get(I32, off + 4L * i); // both blocks' f16 scales in one access: fewer accessor inlines for C2
-                int xo = 64 * i, oo = 16 * i;
+                int xo = 64 * i;
                 {
                     FloatVector q0 = v.and(0xF).reinterpretAsFloats(), q1 = v.and(0xF0).reinterpretAsFloats();
                     FloatVector q2 = v.and(0xF00).reinterpretAsFloats(), q3 = v.and(0xF000).reinterpretAsFloats();
-                    FloatVector dd = FloatVector.broadcast(F, Float.float16ToFloat((short) hh));
+                    FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i]);
                     a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.fromArray(F, os, o0 + oo + 0))))).fma(dd, a0);
+                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.zero(F))))).fma(dd, a0);
                 }
                 {
                     IntVector u = v.lanewise(VectorOperators.LSHR, 16);
                     FloatVector q0 = u.and(0xF).reinterpretAsFloats(), q1 = u.and(0xF0).reinterpretAsFloats();
                     FloatVector q2 = u.and(0xF00).reinterpretAsFloats(), q3 = v.lanewise(VectorOperators.LSHR, 28).reinterpretAsFloats();
-                    FloatVector dd = FloatVector.broadcast(F, Float.float16ToFloat((short) (hh >>> 16)));
+                    FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 1]);
                     a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.fromArray(F, os, o0 + oo + 8))))).fma(dd, a0);
+                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.zero(F))))).fma(dd, a0);
                 }
             }
             a0.intoArray(acc, 0);
@@ -228,32 +263,30 @@ abstract sealed class Q4Spans extends SpanKernels {
 
         /** Two batch rows: each span decoded once for both. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
         @Override
-        void rows2(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
+        void rows2(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
             int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols;
-            int o0 = SpanInput.PAD + b * (cols / 4); int o1 = o0 + cols / 4;
             FloatVector a0 = FloatVector.zero(F), a1 = a0;
             for (int i = 0; i < spans; i++) {
                 IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
-                int hh = m.get(I32, off + 4L * i); // both blocks' f16 scales in one access: fewer accessor inlines for C2
-                int xo = 64 * i, oo = 16 * i;
+                int xo = 64 * i;
                 {
                     FloatVector q0 = v.and(0xF).reinterpretAsFloats(), q1 = v.and(0xF0).reinterpretAsFloats();
                     FloatVector q2 = v.and(0xF00).reinterpretAsFloats(), q3 = v.and(0xF000).reinterpretAsFloats();
-                    FloatVector dd = FloatVector.broadcast(F, Float.float16ToFloat((short) hh));
+                    FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i]);
                     a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.fromArray(F, os, o0 + oo + 0))))).fma(dd, a0);
+                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.zero(F))))).fma(dd, a0);
                     a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 0), FloatVector.fromArray(F, os, o1 + oo + 0))))).fma(dd, a1);
+                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 0), FloatVector.zero(F))))).fma(dd, a1);
                 }
                 {
                     IntVector u = v.lanewise(VectorOperators.LSHR, 16);
                     FloatVector q0 = u.and(0xF).reinterpretAsFloats(), q1 = u.and(0xF0).reinterpretAsFloats();
                     FloatVector q2 = u.and(0xF00).reinterpretAsFloats(), q3 = v.lanewise(VectorOperators.LSHR, 28).reinterpretAsFloats();
-                    FloatVector dd = FloatVector.broadcast(F, Float.float16ToFloat((short) (hh >>> 16)));
+                    FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 1]);
                     a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.fromArray(F, os, o0 + oo + 8))))).fma(dd, a0);
+                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.zero(F))))).fma(dd, a0);
                     a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 32), FloatVector.fromArray(F, os, o1 + oo + 8))))).fma(dd, a1);
+                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 32), FloatVector.zero(F))))).fma(dd, a1);
                 }
             }
             a0.intoArray(acc, 0);
@@ -262,40 +295,38 @@ abstract sealed class Q4Spans extends SpanKernels {
 
         /** Four batch rows: each span decoded once for all four. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
         @Override
-        void rows4(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
+        void rows4(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
             int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols; int x2 = x1 + cols; int x3 = x2 + cols;
-            int o0 = SpanInput.PAD + b * (cols / 4); int o1 = o0 + cols / 4; int o2 = o1 + cols / 4; int o3 = o2 + cols / 4;
             FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
             for (int i = 0; i < spans; i++) {
                 IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
-                int hh = m.get(I32, off + 4L * i); // both blocks' f16 scales in one access: fewer accessor inlines for C2
-                int xo = 64 * i, oo = 16 * i;
+                int xo = 64 * i;
                 {
                     FloatVector q0 = v.and(0xF).reinterpretAsFloats(), q1 = v.and(0xF0).reinterpretAsFloats();
                     FloatVector q2 = v.and(0xF00).reinterpretAsFloats(), q3 = v.and(0xF000).reinterpretAsFloats();
-                    FloatVector dd = FloatVector.broadcast(F, Float.float16ToFloat((short) hh));
+                    FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i]);
                     a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.fromArray(F, os, o0 + oo + 0))))).fma(dd, a0);
+                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.zero(F))))).fma(dd, a0);
                     a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 0), FloatVector.fromArray(F, os, o1 + oo + 0))))).fma(dd, a1);
+                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 0), FloatVector.zero(F))))).fma(dd, a1);
                     a2 = q3.fma(FloatVector.fromArray(F, xs, x2 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x2 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x2 + xo + 0), FloatVector.fromArray(F, os, o2 + oo + 0))))).fma(dd, a2);
+                            q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x2 + xo + 0), FloatVector.zero(F))))).fma(dd, a2);
                     a3 = q3.fma(FloatVector.fromArray(F, xs, x3 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x3 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x3 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x3 + xo + 0), FloatVector.fromArray(F, os, o3 + oo + 0))))).fma(dd, a3);
+                            q1.fma(FloatVector.fromArray(F, xs, x3 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x3 + xo + 0), FloatVector.zero(F))))).fma(dd, a3);
                 }
                 {
                     IntVector u = v.lanewise(VectorOperators.LSHR, 16);
                     FloatVector q0 = u.and(0xF).reinterpretAsFloats(), q1 = u.and(0xF0).reinterpretAsFloats();
                     FloatVector q2 = u.and(0xF00).reinterpretAsFloats(), q3 = v.lanewise(VectorOperators.LSHR, 28).reinterpretAsFloats();
-                    FloatVector dd = FloatVector.broadcast(F, Float.float16ToFloat((short) (hh >>> 16)));
+                    FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 1]);
                     a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.fromArray(F, os, o0 + oo + 8))))).fma(dd, a0);
+                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.zero(F))))).fma(dd, a0);
                     a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 32), FloatVector.fromArray(F, os, o1 + oo + 8))))).fma(dd, a1);
+                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 32), FloatVector.zero(F))))).fma(dd, a1);
                     a2 = q3.fma(FloatVector.fromArray(F, xs, x2 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x2 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x2 + xo + 32), FloatVector.fromArray(F, os, o2 + oo + 8))))).fma(dd, a2);
+                            q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x2 + xo + 32), FloatVector.zero(F))))).fma(dd, a2);
                     a3 = q3.fma(FloatVector.fromArray(F, xs, x3 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x3 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x3 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x3 + xo + 32), FloatVector.fromArray(F, os, o3 + oo + 8))))).fma(dd, a3);
+                            q1.fma(FloatVector.fromArray(F, xs, x3 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x3 + xo + 32), FloatVector.zero(F))))).fma(dd, a3);
                 }
             }
             a0.intoArray(acc, 0);
@@ -351,7 +382,7 @@ abstract sealed class Q4Spans extends SpanKernels {
 
         /** One batch row. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
         @Override
-        void row1(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
+        void row1(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
             int x0 = SpanInput.PAD + b * cols;
             FloatVector a0 = FloatVector.zero(F);
             for (int i = 0; i < spans; i++) {
@@ -378,7 +409,7 @@ abstract sealed class Q4Spans extends SpanKernels {
 
         /** Two batch rows: each span decoded once for both. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
         @Override
-        void rows2(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
+        void rows2(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
             int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols;
             FloatVector a0 = FloatVector.zero(F), a1 = a0;
             for (int i = 0; i < spans; i++) {
@@ -410,7 +441,7 @@ abstract sealed class Q4Spans extends SpanKernels {
 
         /** Four batch rows: each span decoded once for all four. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
         @Override
-        void rows4(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
+        void rows4(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
             int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols; int x2 = x1 + cols; int x3 = x2 + cols;
             FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
             for (int i = 0; i < spans; i++) {

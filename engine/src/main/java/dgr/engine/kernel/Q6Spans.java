@@ -145,7 +145,7 @@ final class Q6Spans extends SpanKernels {
      * ({@link SpanInput}).
      */
     private static SpanInput prepare(float[] x, int nRows, int cols, Scratch s) {
-        return s.bytes.prepare(x, nRows, cols, s.epoch, BYTE_SCALE, 16, 0f, s.lanes);
+        return s.bytes.prepare(x, nRows, cols, s.epoch, BYTE_SCALE, 16, s.lanes);
     }
 
     /**
@@ -173,7 +173,7 @@ final class Q6Spans extends SpanKernels {
      * from memory (one JVM, alternating).
      */
     @Override
-    void row1(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
+    void row1(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
         int x0 = SpanInput.PAD + b * cols;
         FloatVector a0 = FloatVector.zero(F);
         for (int i = 0; i < spans; i += 2) {
@@ -203,7 +203,7 @@ final class Q6Spans extends SpanKernels {
 
     /** Two batch rows: each span decoded once for both. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
     @Override
-    void rows2(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
+    void rows2(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
         int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols;
         FloatVector a0 = FloatVector.zero(F), a1 = a0;
         for (int i = 0; i < spans; i++) {
@@ -223,7 +223,7 @@ final class Q6Spans extends SpanKernels {
 
     /** Four batch rows: each span decoded once for all four. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
     @Override
-    void rows4(MemorySegment m, long off, long w, int spans, float[] xs, float[] os, int b, int cols, float[] acc) {
+    void rows4(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
         int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols; int x2 = x1 + cols; int x3 = x2 + cols;
         FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
         for (int i = 0; i < spans; i++) {

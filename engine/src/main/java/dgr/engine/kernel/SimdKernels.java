@@ -11,7 +11,7 @@ import jdk.incubator.vector.VectorSpecies;
  * <ul>
  * <li>Q4_0 and Q4_K matrices whose width is a multiple of 256 are repacked at load
  *     ({@link #prepare}) and follow {@link Q4Spans}'s order: the block order below over unsigned
- *     quants, Q4_0's offsets folded into each block, Q4_K's mins as one short dot product per output. Q6_K is repacked to a
+ *     quants, the offsets (Q4_0's "− 8", Q4_K's mins) as one short dot product per output. Q6_K is repacked to a
  *     byte per quant and follows {@link Q6Spans}'s order: the same scheme per 16-value sub-block, two sub-blocks joined before each add to the accumulator.
  *     (K-quant widths are always multiples of 256, so Q4_K and Q6_K are always repacked.)
  * <li>Q8_0, and Q4_0 of other widths (block order): per 32-value block the four 8-value chunks of
@@ -45,7 +45,7 @@ public final class SimdKernels implements Kernels {
     @Override
     public WeightMatrix prepare(WeightMatrix w, java.lang.foreign.Arena arena) {
         if (w.layout() != WeightLayout.GGML) return w;
-        if (Q4Spans.fits(w)) return Q4Spans.repack(w, arena);
+        if (Q4Spans.fits(w) && (w.type() != dgr.gguf.GgmlType.Q4_0 || Q4Spans.finiteScales(w))) return Q4Spans.repack(w, arena);
         if (Q6Spans.fits(w)) return Q6Spans.repack(w, arena);
         return w;
     }

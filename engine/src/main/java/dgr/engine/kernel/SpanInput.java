@@ -7,20 +7,19 @@ import jdk.incubator.vector.FloatVector;
 
 /**
  * One worker's activations prepared for a span layout ({@link Q4Spans}, {@link Q6Spans}): the
- * input scaled per chunk position, per-block offset vectors, the negated block sums, and which
- * input they were made from.
+ * input scaled per chunk position, the negated block sums, and which input they were made from.
  * A worker keeps them while the same input array, shape and job epoch come back for its next
  * chunk, so an input is prepared once per worker, not once per chunk. Grown on first use, kept.
  *
- * <p>{@link #scaled} and {@link #offsets} start at element {@link #PAD}, which is 32-byte aligned
+ * <p>{@link #scaled} starts at element {@link #PAD}, which is 32-byte aligned
  * when the JVM aligns objects to 32 bytes ({@link HeapAlignment}): the kernels' activation loads
  * then never straddle a cache line.
  */
 final class SpanInput {
-    /** First used element of {@link #scaled} and {@link #offsets}. */
+    /** First used element of {@link #scaled}. */
     static final int PAD = HeapAlignment.FLOAT_PAD;
 
-    float[] scaled, offsets, sums;
+    float[] scaled, sums;
     private Object from;
     private int rows, cols;
     private long epoch = -1;
@@ -35,7 +34,6 @@ final class SpanInput {
         int n = nRows * cols;
         growScaled(n);
         if (sums == null || sums.length < n / perSum) sums = new float[n / perSum];
-        if (offsets == null || offsets.length < PAD + 8 * (n / perSum)) offsets = new float[PAD + 8 * (n / perSum)];
         remember(x, nRows, cols, epoch);
         return false;
     }
@@ -58,7 +56,7 @@ final class SpanInput {
     /**
      * Copies {@code x} ({@code nRows × cols}) as it is into {@link #scaled} from element
      * {@link #PAD}, unless already held: aligned activations for kernels that read the input
-     * unscaled ({@link SimdQ8_0}). {@link #offsets} and {@link #sums} are left alone.
+     * unscaled ({@link SimdQ8_0}). {@link #sums} are left alone.
      */
     SpanInput copy(float[] x, int nRows, int cols, long epoch) {
         if (holds(x, nRows, cols, epoch)) return this;
@@ -71,21 +69,18 @@ final class SpanInput {
 
     /**
      * Prepares {@code x} ({@code nRows × cols}) unless already held, into {@link #scaled} from
-     * element {@link #PAD} (and {@link #offsets} likewise): 8-value chunk {@code c} of
-     * each 64-value stretch is multiplied by {@code chunkScale[c % chunkScale.length]} (powers of
-     * two: exact). Every {@code perSum} values (a block) get, from {@code v = chunk0 + chunk1 + …}
-     * added lane-wise in order, the offset vector {@code spread·v} (8 floats; {@code spread} a
-     * power of two, so exact; none if 0) and the negated sum {@code −sum8(v)}.
+     * element {@link #PAD}: 8-value chunk {@code c} of each 64-value stretch is multiplied by
+     * {@code chunkScale[c % chunkScale.length]} (powers of two: exact). Every {@code perSum} values
+     * (a block) get the negated sum {@code −sum8(v)}, {@code v = chunk0 + chunk1 + …} added
+     * lane-wise in order.
      */
-    SpanInput prepare(float[] x, int nRows, int cols, long epoch, float[] chunkScale, int perSum, float spread,
-                      float[] lanes) {
+    SpanInput prepare(float[] x, int nRows, int cols, long epoch, float[] chunkScale, int perSum, float[] lanes) {
         if (reuse(x, nRows, cols, epoch, perSum)) return this;
         int n = nRows * cols, mask = chunkScale.length - 1;
         for (int i = 0; i < n; i += 8) FloatVector.fromArray(F, x, i).mul(chunkScale[(i >> 3) & mask]).intoArray(scaled, PAD + i);
         for (int i = 0; i < n; i += perSum) {
             FloatVector v = FloatVector.fromArray(F, x, i);
             for (int c = 8; c < perSum; c += 8) v = v.add(FloatVector.fromArray(F, x, i + c));
-            if (spread != 0) v.mul(spread).intoArray(offsets, PAD + 8 * (i / perSum));
             v.intoArray(lanes, 0);
             sums[i / perSum] = -sum8(lanes);
         }

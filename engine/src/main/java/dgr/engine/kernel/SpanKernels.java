@@ -65,18 +65,18 @@ abstract class SpanKernels {
         return p + 4;
     }
     /** Span kernels for {@code n} batch rows starting at {@code b}; accumulators go to {@code acc[0 ..]}, 8 floats per row. */
-    abstract void row1(MemorySegment m, long off, long quants, int spans, float[] xs, float[] os, int b, int cols, float[] acc);
+    abstract void row1(MemorySegment m, long off, long quants, int spans, float[] xs, int b, int cols, float[] acc);
 
-    abstract void rows2(MemorySegment m, long off, long quants, int spans, float[] xs, float[] os, int b, int cols, float[] acc);
+    abstract void rows2(MemorySegment m, long off, long quants, int spans, float[] xs, int b, int cols, float[] acc);
 
-    abstract void rows4(MemorySegment m, long off, long quants, int spans, float[] xs, float[] os, int b, int cols, float[] acc);
+    abstract void rows4(MemorySegment m, long off, long quants, int spans, float[] xs, int b, int cols, float[] acc);
 
     /**
      * Per-row work the kernels read from {@code acc[32 ..]}, done before each kernel call on the
-     * row at {@code off}: the K-quant layouts write their block scales {@code d·sc} there. None for
-     * Q4_0, whose f16 scales the loop converts itself.
+     * row at {@code off}: each format writes its block scales there as f32 (Q4_0 its f16
+     * {@code d}; Q4_K and Q6_K the products {@code d·sc}; Q4_K also its mins {@code dmin·m}).
      */
-    void rowScales(MemorySegment m, long off, int cols, float[] acc) {}
+    abstract void rowScales(MemorySegment m, long off, int cols, float[] acc);
 
     /** {@code out} for batch rows {@code b .. b+n-1} of output row {@code o} (its bytes at {@code off}). */
     abstract void finish(MemorySegment m, long off, int cols, float[] sums, float[] acc, int b, int n, float[] out,
@@ -96,7 +96,7 @@ abstract class SpanKernels {
     static void walkRows(SpanKernels k, WeightMatrix w, long quants, int spans, SpanInput in, int nRows, float[] out, int oStart,
                          int oEnd, Scratch s) {
         if (s.spanAcc == null || s.spanAcc.length < 32 + w.cols() / 16) s.spanAcc = new float[32 + w.cols() / 16];
-        float[] xs = in.scaled, os = in.offsets, sums = in.sums, acc = s.spanAcc;
+        float[] xs = in.scaled, sums = in.sums, acc = s.spanAcc;
         MemorySegment m = w.data();
         int cols = w.cols(), rows = w.rows();
         // Batch rows four at a time, then two, then one.
@@ -105,9 +105,9 @@ abstract class SpanKernels {
             for (int o = oStart; o < oEnd; o++) {
                 long off = w.rowOffset(o);
                 k.rowScales(m, off, cols, acc);
-                if (n == 4) k.rows4(m, off, off + quants, spans, xs, os, b, cols, acc);
-                else if (n == 2) k.rows2(m, off, off + quants, spans, xs, os, b, cols, acc);
-                else k.row1(m, off, off + quants, spans, xs, os, b, cols, acc);
+                if (n == 4) k.rows4(m, off, off + quants, spans, xs, b, cols, acc);
+                else if (n == 2) k.rows2(m, off, off + quants, spans, xs, b, cols, acc);
+                else k.row1(m, off, off + quants, spans, xs, b, cols, acc);
                 k.finish(m, off, cols, sums, acc, b, n, out, rows, o, s.lanes);
             }
         }

@@ -196,4 +196,30 @@ class Q4SpansTest {
         assertThatThrownBy(() -> Q4Spans.repack(narrow, Arena.ofAuto())).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'w'");
     }
+
+    /**
+     * The span kernels convert Q4_0's f16 scales with bit operations exact for finite values only,
+     * so a matrix with an infinite or NaN scale stays in file layout and its results keep the
+     * infinity (as ggml's would); subnormal scales are repacked and exact (the float64 checks).
+     */
+    @Test
+    void aQ4_0MatrixWithANonFiniteScaleStaysInFileLayout() {
+        ValueLayout.OfShort f16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+        WeightMatrix inf = randomQ4_0(4, 256, 13);
+        inf.data().set(f16, 18L * 9, (short) 0x7C00); // row 1, block 1: +Inf
+        assertThat(Q4Spans.finiteScales(inf)).isFalse();
+        WeightMatrix kept = new SimdKernels().prepare(inf, Arena.ofAuto());
+        assertThat(kept).isSameAs(inf);
+        float[] x = new float[256];
+        java.util.Arrays.fill(x, 1f);
+        float[] out = new float[4];
+        new SimdKernels().matmul(kept, x, 1, out, 0, 4, new Scratch(256, 4));
+        assertThat(Float.isFinite(out[1])).isFalse();
+        assertThat(Float.isFinite(out[0])).isTrue();
+
+        WeightMatrix sub = randomQ4_0(4, 256, 14);
+        sub.data().set(f16, 18L * 3, (short) 0x0001); // the smallest subnormal f16
+        assertThat(Q4Spans.finiteScales(sub)).isTrue();
+        checkAgainstReference(sub, 3);
+    }
 }
