@@ -11,7 +11,7 @@ import java.lang.management.ManagementFactory;
  * compressed class pointers), and HotSpot places objects on 8-byte boundaries, so a 32-byte vector
  * load at element {@code 8k} is aligned or straddles two 32-byte halves by chance of allocation,
  * and every other such load then also crosses a 64-byte cache line, costing a second load slot.
- * The batch-1 span kernel issues ten activation loads per 32-byte weight load; with them aligned
+ * The batch-1 span kernel issues eight activation loads per 32-byte weight load; with them aligned
  * it ran 11–17% faster (same JVM, alternating; weights in L2) and 7–11% from memory.
  *
  * <p>The JVM can only promise the placement when objects are aligned to 32 bytes
