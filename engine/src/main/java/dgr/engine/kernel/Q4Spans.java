@@ -200,11 +200,6 @@ abstract sealed class Q4Spans extends SpanKernels {
     /** Q4_0: scales {@code d}, and the "− 8" as {@code 8·Σ d_b·n_b} at the end. */
     private static final class Zero extends Q4Spans {
         @Override
-        void walk(WeightMatrix w, long quants, int spans, SpanInput in, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
-            walkRows(this, w, quants, spans, in, nRows, out, oStart, oEnd, s);
-        }
-
-        @Override
         void finish(MemorySegment m, long off, int cols, float[] sb, float[] acc, int b, int n, float[] out, int rows, int o,
                     float[] lanes) {
             int nb = cols / 32;
@@ -338,11 +333,6 @@ abstract sealed class Q4Spans extends SpanKernels {
 
     /** Q4_K: per-block scale {@code d·sc}; the mins are a separate dot product in {@link #finish}. */
     private static final class K extends Q4Spans {
-        @Override
-        void walk(WeightMatrix w, long quants, int spans, SpanInput in, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
-            walkRows(this, w, quants, spans, in, nRows, out, oStart, oEnd, s);
-        }
-
         /**
          * {@code out = sum8(acc) + sum8(cor)}, {@code cor} the mins' dot product with the negated block
          * sums; the mins {@code dmin·m} come from {@link #rowScales}.

@@ -52,11 +52,6 @@ final class Q6Spans extends SpanKernels {
 
     private Q6Spans() {}
 
-    @Override
-    void walk(WeightMatrix w, long quants, int spans, SpanInput in, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
-        walkRows(this, w, quants, spans, in, nRows, out, oStart, oEnd, s);
-    }
-
     /** Whether this matrix can be repacked: Q6_K in file layout. */
     static boolean fits(WeightMatrix w) {
         return w.layout() == WeightLayout.GGML && w.type() == GgmlType.Q6_K && w.cols() % 256 == 0;

@@ -83,18 +83,15 @@ abstract class SpanKernels {
                          int rows, int o, float[] lanes);
 
     /**
-     * Runs output rows {@code [oStart, oEnd)} of {@code w} over prepared input {@code in}. Each
-     * final format class implements this as a call to {@link #walkRows} with itself: inlined there,
-     * the kernel calls below bind to that one class. Shared by three formats, they were megamorphic
-     * virtual calls, three per weight row (batch-1 kernel 5–7% slower on L2-resident weights, one
-     * JVM alternating).
+     * Runs output rows {@code [oStart, oEnd)} of {@code w} over prepared input {@code in}. C2
+     * compiles this loop on its own and binds the per-row calls below by their type profile: one
+     * or two span formats per loaded model, so they are monomorphic or bimorphic. (A process
+     * running all three span formats at once makes them megamorphic virtual calls, 5–6% of a
+     * batch-1 pass on L2-resident weights in a harness; overriding this per format did not help
+     * in the engine, where C2 would not inline the shared body into the overrides.)
      */
-    abstract void walk(WeightMatrix w, long quants, int spans, SpanInput in, int nRows, float[] out, int oStart, int oEnd,
-                       Scratch s);
-
-    /** The body of {@link #walk} for format {@code k}; small enough for C2 to inline into each override. */
-    static void walkRows(SpanKernels k, WeightMatrix w, long quants, int spans, SpanInput in, int nRows, float[] out, int oStart,
-                         int oEnd, Scratch s) {
+    final void walk(WeightMatrix w, long quants, int spans, SpanInput in, int nRows, float[] out, int oStart, int oEnd,
+                    Scratch s) {
         if (s.spanAcc == null || s.spanAcc.length < 32 + w.cols() / 16) s.spanAcc = new float[32 + w.cols() / 16];
         float[] xs = in.scaled, sums = in.sums, acc = s.spanAcc;
         MemorySegment m = w.data();
@@ -104,11 +101,11 @@ abstract class SpanKernels {
             n = nRows - b >= 4 ? 4 : nRows - b >= 2 ? 2 : 1;
             for (int o = oStart; o < oEnd; o++) {
                 long off = w.rowOffset(o);
-                k.rowScales(m, off, cols, acc);
-                if (n == 4) k.rows4(m, off, off + quants, spans, xs, b, cols, acc);
-                else if (n == 2) k.rows2(m, off, off + quants, spans, xs, b, cols, acc);
-                else k.row1(m, off, off + quants, spans, xs, b, cols, acc);
-                k.finish(m, off, cols, sums, acc, b, n, out, rows, o, s.lanes);
+                rowScales(m, off, cols, acc);
+                if (n == 4) rows4(m, off, off + quants, spans, xs, b, cols, acc);
+                else if (n == 2) rows2(m, off, off + quants, spans, xs, b, cols, acc);
+                else row1(m, off, off + quants, spans, xs, b, cols, acc);
+                finish(m, off, cols, sums, acc, b, n, out, rows, o, s.lanes);
             }
         }
     }
