@@ -74,7 +74,7 @@ abstract sealed class Q4Spans extends SpanKernels {
     /** Activation scale per nibble position: 2^(85−e), {@code e} where the nibble's quant sits once isolated. */
     private static final float[] NIBBLE_SCALE = {0x1p85f, 0x1p81f, 0x1p77f, 0x1p73f, 0x1p85f, 0x1p81f, 0x1p77f, 0x1p85f};
 
-    /** Kernels per format: one class each, so no format test sits in the inner loops. */
+    /** The two formats: each class supplies its {@code rowScales} and where its offsets sit; the kernels are shared. */
     static final Q4Spans Q4_0 = new Zero(), Q4_K = new K();
 
     /** Whether this matrix can be repacked: Q4_0 or Q4_K in file layout, whole groups of 8 blocks. */
@@ -197,20 +197,142 @@ abstract sealed class Q4Spans extends SpanKernels {
         return s.nibbles.prepare(x, nRows, cols, s.epoch, NIBBLE_SCALE, 32, s.lanes);
     }
 
-    /** Q4_0: scales {@code d}, and the "− 8" as {@code 8·Σ d_b·n_b} at the end. */
-    private static final class Zero extends Q4Spans {
-        @Override
-        void finish(MemorySegment m, long off, int cols, float[] sb, float[] acc, int b, int n, float[] out, int rows, int o,
-                    float[] lanes) {
-            int nb = cols / 32;
-            for (int r = 0; r < n; r++) {
-                FloatVector cor = FloatVector.zero(F);
-                for (int g = 0, so = (b + r) * nb; g < nb / 8; g++) {
-                    cor = FloatVector.fromArray(F, acc, 32 + 8 * g).fma(FloatVector.fromArray(F, sb, so + 8 * g), cor);
-                }
-                cor.intoArray(lanes, 0);
-                out[(b + r) * rows + o] = sum8(acc, 8 * r) * 0x1p64f + sum8(lanes) * 8f;
+    /**
+     * Where the format's {@link #rowScales} leaves the offsets {@code c_b}: after the {@code nb}
+     * scales (Q4_K's mins) or in their place (Q4_0, whose offsets are its scales); and their
+     * factor {@code k}. Everything else, the kernels included, the two formats share.
+     */
+    private final boolean offsetsAfterScales;
+    private final float offsetFactor;
+
+    private Q4Spans(boolean offsetsAfterScales, float offsetFactor) {
+        this.offsetsAfterScales = offsetsAfterScales;
+        this.offsetFactor = offsetFactor;
+    }
+
+    /**
+     * {@code out = sum8(acc)·2^64 + k·sum8(cor)}, {@code cor} the dot product of the offsets
+     * {@code c} that {@link #rowScales} wrote with the negated block sums (class comment).
+     */
+    @Override
+    final void finish(MemorySegment m, long off, int cols, float[] sb, float[] acc, int b, int n, float[] out, int rows, int o,
+                      float[] lanes) {
+        int nb = cols / 32, c0 = 32 + (offsetsAfterScales ? nb : 0);
+        for (int r = 0; r < n; r++) {
+            FloatVector cor = FloatVector.zero(F);
+            for (int g = 0, so = (b + r) * nb; g < nb / 8; g++) {
+                cor = FloatVector.fromArray(F, acc, c0 + 8 * g).fma(FloatVector.fromArray(F, sb, so + 8 * g), cor);
             }
+            cor.intoArray(lanes, 0);
+            out[(b + r) * rows + o] = sum8(acc, 8 * r) * 0x1p64f + sum8(lanes) * offsetFactor;
+        }
+    }
+
+    /** One batch row. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
+    @Override
+    final void row1(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
+        int x0 = SpanInput.PAD + b * cols;
+        FloatVector a0 = FloatVector.zero(F);
+        for (int i = 0; i < spans; i++) {
+            IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
+            int xo = 64 * i;
+            {
+                FloatVector q0 = v.and(0xF).reinterpretAsFloats(), q1 = v.and(0xF0).reinterpretAsFloats();
+                FloatVector q2 = v.and(0xF00).reinterpretAsFloats(), q3 = v.and(0xF000).reinterpretAsFloats();
+                FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i]);
+                a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
+                        q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.zero(F))))).fma(dd, a0);
+            }
+            {
+                IntVector u = v.lanewise(VectorOperators.LSHR, 16);
+                FloatVector q0 = u.and(0xF).reinterpretAsFloats(), q1 = u.and(0xF0).reinterpretAsFloats();
+                FloatVector q2 = u.and(0xF00).reinterpretAsFloats(), q3 = v.lanewise(VectorOperators.LSHR, 28).reinterpretAsFloats();
+                FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 1]);
+                a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
+                        q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.zero(F))))).fma(dd, a0);
+            }
+        }
+        a0.intoArray(acc, 0);
+    }
+
+    /** Two batch rows: each span decoded once for both. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
+    @Override
+    final void rows2(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
+        int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols;
+        FloatVector a0 = FloatVector.zero(F), a1 = a0;
+        for (int i = 0; i < spans; i++) {
+            IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
+            int xo = 64 * i;
+            {
+                FloatVector q0 = v.and(0xF).reinterpretAsFloats(), q1 = v.and(0xF0).reinterpretAsFloats();
+                FloatVector q2 = v.and(0xF00).reinterpretAsFloats(), q3 = v.and(0xF000).reinterpretAsFloats();
+                FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i]);
+                a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
+                        q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.zero(F))))).fma(dd, a0);
+                a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 16),
+                        q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 0), FloatVector.zero(F))))).fma(dd, a1);
+            }
+            {
+                IntVector u = v.lanewise(VectorOperators.LSHR, 16);
+                FloatVector q0 = u.and(0xF).reinterpretAsFloats(), q1 = u.and(0xF0).reinterpretAsFloats();
+                FloatVector q2 = u.and(0xF00).reinterpretAsFloats(), q3 = v.lanewise(VectorOperators.LSHR, 28).reinterpretAsFloats();
+                FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 1]);
+                a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
+                        q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.zero(F))))).fma(dd, a0);
+                a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 48),
+                        q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 32), FloatVector.zero(F))))).fma(dd, a1);
+            }
+        }
+        a0.intoArray(acc, 0);
+        a1.intoArray(acc, 8);
+    }
+
+    /** Four batch rows: each span decoded once for all four. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
+    @Override
+    final void rows4(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
+        int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols; int x2 = x1 + cols; int x3 = x2 + cols;
+        FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
+        for (int i = 0; i < spans; i++) {
+            IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
+            int xo = 64 * i;
+            {
+                FloatVector q0 = v.and(0xF).reinterpretAsFloats(), q1 = v.and(0xF0).reinterpretAsFloats();
+                FloatVector q2 = v.and(0xF00).reinterpretAsFloats(), q3 = v.and(0xF000).reinterpretAsFloats();
+                FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i]);
+                a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
+                        q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.zero(F))))).fma(dd, a0);
+                a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 16),
+                        q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 0), FloatVector.zero(F))))).fma(dd, a1);
+                a2 = q3.fma(FloatVector.fromArray(F, xs, x2 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x2 + xo + 16),
+                        q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x2 + xo + 0), FloatVector.zero(F))))).fma(dd, a2);
+                a3 = q3.fma(FloatVector.fromArray(F, xs, x3 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x3 + xo + 16),
+                        q1.fma(FloatVector.fromArray(F, xs, x3 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x3 + xo + 0), FloatVector.zero(F))))).fma(dd, a3);
+            }
+            {
+                IntVector u = v.lanewise(VectorOperators.LSHR, 16);
+                FloatVector q0 = u.and(0xF).reinterpretAsFloats(), q1 = u.and(0xF0).reinterpretAsFloats();
+                FloatVector q2 = u.and(0xF00).reinterpretAsFloats(), q3 = v.lanewise(VectorOperators.LSHR, 28).reinterpretAsFloats();
+                FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 1]);
+                a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
+                        q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.zero(F))))).fma(dd, a0);
+                a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 48),
+                        q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 32), FloatVector.zero(F))))).fma(dd, a1);
+                a2 = q3.fma(FloatVector.fromArray(F, xs, x2 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x2 + xo + 48),
+                        q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x2 + xo + 32), FloatVector.zero(F))))).fma(dd, a2);
+                a3 = q3.fma(FloatVector.fromArray(F, xs, x3 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x3 + xo + 48),
+                        q1.fma(FloatVector.fromArray(F, xs, x3 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x3 + xo + 32), FloatVector.zero(F))))).fma(dd, a3);
+            }
+        }
+        a0.intoArray(acc, 0);
+        a1.intoArray(acc, 8);
+        a2.intoArray(acc, 16);
+        a3.intoArray(acc, 24);
+    }
+
+    /** Q4_0: scales {@code d}, and the "− 8" as {@code 8·Σ d_b·n_b} from the same {@code d}. */
+    private static final class Zero extends Q4Spans {
+        Zero() {
+            super(false, 8f);
         }
 
         /**
@@ -228,134 +350,19 @@ abstract sealed class Q4Spans extends SpanKernels {
                         .mul(0x1p112f).intoArray(acc, 32 + j);
             }
         }
-
-        /** One batch row. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
-        @Override
-        void row1(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
-            int x0 = SpanInput.PAD + b * cols;
-            FloatVector a0 = FloatVector.zero(F);
-            for (int i = 0; i < spans; i++) {
-                IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
-                int xo = 64 * i;
-                {
-                    FloatVector q0 = v.and(0xF).reinterpretAsFloats(), q1 = v.and(0xF0).reinterpretAsFloats();
-                    FloatVector q2 = v.and(0xF00).reinterpretAsFloats(), q3 = v.and(0xF000).reinterpretAsFloats();
-                    FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i]);
-                    a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.zero(F))))).fma(dd, a0);
-                }
-                {
-                    IntVector u = v.lanewise(VectorOperators.LSHR, 16);
-                    FloatVector q0 = u.and(0xF).reinterpretAsFloats(), q1 = u.and(0xF0).reinterpretAsFloats();
-                    FloatVector q2 = u.and(0xF00).reinterpretAsFloats(), q3 = v.lanewise(VectorOperators.LSHR, 28).reinterpretAsFloats();
-                    FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 1]);
-                    a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.zero(F))))).fma(dd, a0);
-                }
-            }
-            a0.intoArray(acc, 0);
-        }
-
-        /** Two batch rows: each span decoded once for both. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
-        @Override
-        void rows2(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
-            int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols;
-            FloatVector a0 = FloatVector.zero(F), a1 = a0;
-            for (int i = 0; i < spans; i++) {
-                IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
-                int xo = 64 * i;
-                {
-                    FloatVector q0 = v.and(0xF).reinterpretAsFloats(), q1 = v.and(0xF0).reinterpretAsFloats();
-                    FloatVector q2 = v.and(0xF00).reinterpretAsFloats(), q3 = v.and(0xF000).reinterpretAsFloats();
-                    FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i]);
-                    a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.zero(F))))).fma(dd, a0);
-                    a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 0), FloatVector.zero(F))))).fma(dd, a1);
-                }
-                {
-                    IntVector u = v.lanewise(VectorOperators.LSHR, 16);
-                    FloatVector q0 = u.and(0xF).reinterpretAsFloats(), q1 = u.and(0xF0).reinterpretAsFloats();
-                    FloatVector q2 = u.and(0xF00).reinterpretAsFloats(), q3 = v.lanewise(VectorOperators.LSHR, 28).reinterpretAsFloats();
-                    FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 1]);
-                    a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.zero(F))))).fma(dd, a0);
-                    a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 32), FloatVector.zero(F))))).fma(dd, a1);
-                }
-            }
-            a0.intoArray(acc, 0);
-            a1.intoArray(acc, 8);
-        }
-
-        /** Four batch rows: each span decoded once for all four. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
-        @Override
-        void rows4(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
-            int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols; int x2 = x1 + cols; int x3 = x2 + cols;
-            FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
-            for (int i = 0; i < spans; i++) {
-                IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
-                int xo = 64 * i;
-                {
-                    FloatVector q0 = v.and(0xF).reinterpretAsFloats(), q1 = v.and(0xF0).reinterpretAsFloats();
-                    FloatVector q2 = v.and(0xF00).reinterpretAsFloats(), q3 = v.and(0xF000).reinterpretAsFloats();
-                    FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i]);
-                    a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.zero(F))))).fma(dd, a0);
-                    a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 0), FloatVector.zero(F))))).fma(dd, a1);
-                    a2 = q3.fma(FloatVector.fromArray(F, xs, x2 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x2 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x2 + xo + 0), FloatVector.zero(F))))).fma(dd, a2);
-                    a3 = q3.fma(FloatVector.fromArray(F, xs, x3 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x3 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x3 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x3 + xo + 0), FloatVector.zero(F))))).fma(dd, a3);
-                }
-                {
-                    IntVector u = v.lanewise(VectorOperators.LSHR, 16);
-                    FloatVector q0 = u.and(0xF).reinterpretAsFloats(), q1 = u.and(0xF0).reinterpretAsFloats();
-                    FloatVector q2 = u.and(0xF00).reinterpretAsFloats(), q3 = v.lanewise(VectorOperators.LSHR, 28).reinterpretAsFloats();
-                    FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 1]);
-                    a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.zero(F))))).fma(dd, a0);
-                    a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 32), FloatVector.zero(F))))).fma(dd, a1);
-                    a2 = q3.fma(FloatVector.fromArray(F, xs, x2 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x2 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x2 + xo + 32), FloatVector.zero(F))))).fma(dd, a2);
-                    a3 = q3.fma(FloatVector.fromArray(F, xs, x3 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x3 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x3 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x3 + xo + 32), FloatVector.zero(F))))).fma(dd, a3);
-                }
-            }
-            a0.intoArray(acc, 0);
-            a1.intoArray(acc, 8);
-            a2.intoArray(acc, 16);
-            a3.intoArray(acc, 24);
-        }
     }
 
-    /** Q4_K: per-block scale {@code d·sc}; the mins are a separate dot product in {@link #finish}. */
+    /** Q4_K: per-block scale {@code d·sc}; the mins {@code dmin·m} after them, factor 1. */
     private static final class K extends Q4Spans {
-        /**
-         * {@code out = sum8(acc) + sum8(cor)}, {@code cor} the mins' dot product with the negated block
-         * sums; the mins {@code dmin·m} come from {@link #rowScales}.
-         */
-        @Override
-        void finish(MemorySegment m, long off, int cols, float[] sb, float[] acc, int b, int n, float[] out, int rows, int o,
-                    float[] lanes) {
-            int nb = cols / 32;
-            for (int r = 0; r < n; r++) {
-                FloatVector cor = FloatVector.zero(F);
-                for (int g = 0, so = (b + r) * nb; g < nb / 8; g++) {
-                    cor = FloatVector.fromArray(F, acc, 32 + nb + 8 * g).fma(FloatVector.fromArray(F, sb, so + 8 * g), cor);
-                }
-                cor.intoArray(lanes, 0);
-                out[(b + r) * rows + o] = sum8(acc, 8 * r) * 0x1p64f + sum8(lanes);
-            }
+        K() {
+            super(true, 1f);
         }
 
         /**
          * The row's block scales {@code d·sc} into {@code acc[32 ..]} and its mins {@code dmin·m}
          * into {@code acc[32 + nb ..]}, eight (one super-block) per vector operation: the span loops
          * read each scale with one broadcast load instead of two scalar loads, a conversion and a
-         * multiply, and {@link #finish} reads the mins once per batch row instead of decoding them
+         * multiply, and {@code finish} reads the mins once per batch row instead of decoding them
          * again (the same f32 products, so the same bits; {@code finish} had taken about 40% as
          * long as the batch-1 loop, segment accesses outside a hot loop).
          */
@@ -368,107 +375,6 @@ abstract sealed class Q4Spans extends SpanKernels {
                 ((FloatVector) ByteVector.fromMemorySegment(B64, m, off + 2L * nb + 8L * g, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)
                         .convert(VectorOperators.I2F, 0)).mul(m.get(F32, off + nb / 2 + 4L * g)).intoArray(acc, 32 + nb + 8 * g);
             }
-        }
-
-        /** One batch row. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
-        @Override
-        void row1(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
-            int x0 = SpanInput.PAD + b * cols;
-            FloatVector a0 = FloatVector.zero(F);
-            for (int i = 0; i < spans; i++) {
-                IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
-                int xo = 64 * i;
-                {
-                    FloatVector q0 = v.and(0xF).reinterpretAsFloats(), q1 = v.and(0xF0).reinterpretAsFloats();
-                    FloatVector q2 = v.and(0xF00).reinterpretAsFloats(), q3 = v.and(0xF000).reinterpretAsFloats();
-                    FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 0]);
-                    a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.zero(F))))).fma(dd, a0);
-                }
-                {
-                    IntVector u = v.lanewise(VectorOperators.LSHR, 16);
-                    FloatVector q0 = u.and(0xF).reinterpretAsFloats(), q1 = u.and(0xF0).reinterpretAsFloats();
-                    FloatVector q2 = u.and(0xF00).reinterpretAsFloats(), q3 = v.lanewise(VectorOperators.LSHR, 28).reinterpretAsFloats();
-                    FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 1]);
-                    a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.zero(F))))).fma(dd, a0);
-                }
-            }
-            a0.intoArray(acc, 0);
-        }
-
-        /** Two batch rows: each span decoded once for both. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
-        @Override
-        void rows2(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
-            int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols;
-            FloatVector a0 = FloatVector.zero(F), a1 = a0;
-            for (int i = 0; i < spans; i++) {
-                IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
-                int xo = 64 * i;
-                {
-                    FloatVector q0 = v.and(0xF).reinterpretAsFloats(), q1 = v.and(0xF0).reinterpretAsFloats();
-                    FloatVector q2 = v.and(0xF00).reinterpretAsFloats(), q3 = v.and(0xF000).reinterpretAsFloats();
-                    FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 0]);
-                    a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.zero(F))))).fma(dd, a0);
-                    a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 0), FloatVector.zero(F))))).fma(dd, a1);
-                }
-                {
-                    IntVector u = v.lanewise(VectorOperators.LSHR, 16);
-                    FloatVector q0 = u.and(0xF).reinterpretAsFloats(), q1 = u.and(0xF0).reinterpretAsFloats();
-                    FloatVector q2 = u.and(0xF00).reinterpretAsFloats(), q3 = v.lanewise(VectorOperators.LSHR, 28).reinterpretAsFloats();
-                    FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 1]);
-                    a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.zero(F))))).fma(dd, a0);
-                    a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 32), FloatVector.zero(F))))).fma(dd, a1);
-                }
-            }
-            a0.intoArray(acc, 0);
-            a1.intoArray(acc, 8);
-        }
-
-        /** Four batch rows: each span decoded once for all four. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
-        @Override
-        void rows4(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
-            int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols; int x2 = x1 + cols; int x3 = x2 + cols;
-            FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
-            for (int i = 0; i < spans; i++) {
-                IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
-                int xo = 64 * i;
-                {
-                    FloatVector q0 = v.and(0xF).reinterpretAsFloats(), q1 = v.and(0xF0).reinterpretAsFloats();
-                    FloatVector q2 = v.and(0xF00).reinterpretAsFloats(), q3 = v.and(0xF000).reinterpretAsFloats();
-                    FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 0]);
-                    a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.zero(F))))).fma(dd, a0);
-                    a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 0), FloatVector.zero(F))))).fma(dd, a1);
-                    a2 = q3.fma(FloatVector.fromArray(F, xs, x2 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x2 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x2 + xo + 0), FloatVector.zero(F))))).fma(dd, a2);
-                    a3 = q3.fma(FloatVector.fromArray(F, xs, x3 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x3 + xo + 16),
-                            q1.fma(FloatVector.fromArray(F, xs, x3 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x3 + xo + 0), FloatVector.zero(F))))).fma(dd, a3);
-                }
-                {
-                    IntVector u = v.lanewise(VectorOperators.LSHR, 16);
-                    FloatVector q0 = u.and(0xF).reinterpretAsFloats(), q1 = u.and(0xF0).reinterpretAsFloats();
-                    FloatVector q2 = u.and(0xF00).reinterpretAsFloats(), q3 = v.lanewise(VectorOperators.LSHR, 28).reinterpretAsFloats();
-                    FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 1]);
-                    a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.zero(F))))).fma(dd, a0);
-                    a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 32), FloatVector.zero(F))))).fma(dd, a1);
-                    a2 = q3.fma(FloatVector.fromArray(F, xs, x2 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x2 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x2 + xo + 32), FloatVector.zero(F))))).fma(dd, a2);
-                    a3 = q3.fma(FloatVector.fromArray(F, xs, x3 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x3 + xo + 48),
-                            q1.fma(FloatVector.fromArray(F, xs, x3 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x3 + xo + 32), FloatVector.zero(F))))).fma(dd, a3);
-                }
-            }
-            a0.intoArray(acc, 0);
-            a1.intoArray(acc, 8);
-            a2.intoArray(acc, 16);
-            a3.intoArray(acc, 24);
         }
     }
 }
