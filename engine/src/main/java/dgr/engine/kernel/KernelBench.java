@@ -56,8 +56,9 @@ public final class KernelBench {
             }
             java.util.Arrays.sort(t);
             double ms = t[0] / 1e6; // the fastest run: interference from other processes only ever adds time
-            System.out.printf("%s B=%2d  %.4f ms  %.2f GB/s  %.2f GFLOP/s%n", type, b, ms,
-                    rowBytes * rows / ms / 1e6, 2.0 * rows * cols * b / ms / 1e6);
+            double med = t[reps / 2] / 1e6;
+            System.out.printf("%s B=%2d  %.4f ms  %.2f GB/s  %.2f GFLOP/s  (median %.2f GB/s)%n", type, b, ms,
+                    rowBytes * rows / ms / 1e6, 2.0 * rows * cols * b / ms / 1e6, rowBytes * rows / med / 1e6);
         }
     }
 

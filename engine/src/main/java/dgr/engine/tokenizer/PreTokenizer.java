@@ -64,6 +64,33 @@ final class PreTokenizer {
         "[0-9][0-9][0-9]",
     };
 
+    /** Digits one by one, then GPT-2's words (StarCoder, Refact, Command-R, SmolLM, CodeShell, EXAONE, Minerva). */
+    private static final String[] DIGITS_THEN_GPT2 = {"\\p{N}", GPT2};
+    private static final String[] FALCON = {"[\\p{P}\\$\\+<=>\\^~\\|`]+", GPT2, "[0-9][0-9][0-9]"};
+    private static final String[] DEEPSEEK_CODER = {
+        "[\r\n]", "\\s?\\p{L}+", "\\s?\\p{P}+", "[\u4E00-\u9FA5\u0800-\u4E00\uAC00-\uD7FF]+", "\\p{N}",
+    };
+    /** Words up to a space or one of {@code |.,!?…。，、।۔،()} (Poro, BLOOM, GPT-3 Finnish). */
+    private static final String BLOOM = " ?[^(\\s|.,!?\u2026\u3002\uFF0C\u3001\u0964\u06D4\u060C)]+";
+    /** Mistral's tekken: words split at lower-to-upper case changes; digits one by one. */
+    private static final String TEKKEN =
+            "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+"
+            + "|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*"
+            + "|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    /** OpenAI's o200k split (GPT-4o, Llama 4): tekken's case-aware words with contractions, digits by three. */
+    private static final String GPT4O =
+            "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+"
+            + "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
+            + "|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*"
+            + "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
+            + "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    private static final String SEED_CODER =
+            "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1}"
+            + "| ?[^\\s\\p{L}\\p{N}\\r\\n]+|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    private static final String BAILINGMOE =
+            "'(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}"
+            + "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]|\\s+(?!\\S)|\\s+";
+
     private final String name;
     private final Pattern[] patterns;
 
@@ -73,26 +100,45 @@ final class PreTokenizer {
         for (int i = 0; i < regexes.length; i++) patterns[i] = Pattern.compile(translate(regexes[i]));
     }
 
-    /** The pre-tokenizer llama.cpp picks for {@code tokenizer.ggml.pre} (same name groups), or a precise error. */
+    /**
+     * The pre-tokenizer llama.cpp picks for {@code tokenizer.ggml.pre} (its name groups in
+     * llama-vocab.cpp), or a precise error for the few whose splitting llama.cpp does in custom
+     * code (kimi-k2, afmoe, superbpe) or that need more than a regex (chameleon, chatglm).
+     */
     static PreTokenizer forName(String pre) {
         return switch (pre) {
             case "", "default" -> new PreTokenizer("default", DEFAULT);
-            case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2" ->
+            case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "dbrx", "smaug-bpe" ->
                     new PreTokenizer(pre, LLAMA3);
-            case "qwen2", "deepseek-r1-qwen", "stablelm2", "hunyuan" -> new PreTokenizer(pre, QWEN2);
+            case "qwen2", "deepseek-r1-qwen", "stablelm2", "hunyuan", "megrez", "kormo", "grok-2" -> new PreTokenizer(pre, QWEN2);
             case "deepseek-llm" -> new PreTokenizer(pre, DEEPSEEK_LLM);
-            case "deepseek-v3" -> new PreTokenizer(pre, DEEPSEEK_V3);
+            case "deepseek-v3", "hunyuan-dense" -> new PreTokenizer(pre, DEEPSEEK_V3);
+            case "deepseek-coder" -> new PreTokenizer(pre, DEEPSEEK_CODER);
             case "gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de", "mpt", "olmo",
-                 "jais", "trillion", "a.x-4.0", "mellum" -> new PreTokenizer(pre, GPT2);
+                 "jais", "trillion", "a.x-4.0", "mellum", "exaone4", "granite-docling" -> new PreTokenizer(pre, GPT2);
+            case "starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b" ->
+                    new PreTokenizer(pre, DIGITS_THEN_GPT2);
+            case "falcon" -> new PreTokenizer(pre, FALCON);
+            case "poro-chat", "bloom", "gpt3-finnish" -> new PreTokenizer(pre, BLOOM);
+            case "viking" -> new PreTokenizer(pre, BLOOM, "\\p{N}");
+            case "tekken" -> new PreTokenizer(pre, TEKKEN);
+            case "gpt-4o", "llama4", "kanana2", "minimax-m2" -> new PreTokenizer(pre, GPT4O);
+            case "seed-coder" -> new PreTokenizer(pre, SEED_CODER);
+            case "bailingmoe", "bailingmoe2", "llada-moe" -> new PreTokenizer(pre, BAILINGMOE);
             default -> throw new TokenizerException("unsupported tokenizer.ggml.pre '" + pre
-                    + "' (supported: default, llama-bpe/llama3, qwen2, deepseek-llm, deepseek-v3, gpt-2 and their aliases)");
+                    + "' (supported: default, llama-bpe/llama3, qwen2, deepseek-llm, deepseek-v3, deepseek-coder, gpt-2, "
+                    + "smollm/starcoder/refact/command-r, falcon, bloom, tekken, gpt-4o/llama4, seed-coder, bailingmoe "
+                    + "and their aliases)");
         };
     }
 
-    /** Whether llama.cpp takes a whole word that is itself a token without merging (Llama 3 family). */
+    /**
+     * Whether llama.cpp takes a whole word that is itself a token without merging (Llama 3
+     * family, tekken); these are also the vocabularies for which it adds BOS by default.
+     */
     static boolean ignoresMerges(String pre) {
         return switch (pre) {
-            case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2" -> true;
+            case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "tekken" -> true;
             default -> false;
         };
     }

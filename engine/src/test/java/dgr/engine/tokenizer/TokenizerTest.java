@@ -84,8 +84,8 @@ class TokenizerTest {
     void unsupportedVocabularyKindsAreRejectedByName() {
         assertThatThrownBy(() -> Tokenizer.fromMetadata(metadata("bert", null)))
                 .isInstanceOf(TokenizerException.class).hasMessageContaining("tokenizer.ggml.model 'bert'");
-        assertThatThrownBy(() -> Tokenizer.fromMetadata(metadata("gpt2", "tekken")))
-                .isInstanceOf(TokenizerException.class).hasMessageContaining("tokenizer.ggml.pre 'tekken'");
+        assertThatThrownBy(() -> Tokenizer.fromMetadata(metadata("gpt2", "kimi-k2")))
+                .isInstanceOf(TokenizerException.class).hasMessageContaining("tokenizer.ggml.pre 'kimi-k2'");
     }
 
     @Test
