@@ -49,7 +49,9 @@ public record RopeConfig(boolean neox, int nRot, double freqBase, String scaling
             ff = new float[nRot / 2];
             RowDecoder.decode(GgmlType.F32, t.data(), 0, ff, 0, ff.length);
         }
-        return new RopeConfig(false, nRot, base, scaling, factor, orig, attn, ff);
+        // llama.cpp's rope type per architecture (llama_model_rope_type): NeoX pairs for qwen2.
+        boolean neox = p.equals("qwen2.");
+        return new RopeConfig(neox, nRot, base, scaling, factor, orig, attn, ff);
     }
 
     public RopeConfig withNeox(boolean n) {

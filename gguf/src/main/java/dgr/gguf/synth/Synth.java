@@ -75,6 +75,12 @@ public final class Synth {
             params[0] += p.nEmbd();
             w.tensor(name, GgmlType.F32, new long[] {p.nEmbd()}, sink -> writeNorm(sink, p.nEmbd(), tensorSeed));
         };
+        java.util.function.BiConsumer<String, Integer> bias = (name, n) -> {
+            long tensorSeed = mix(seed, index[0]++);
+            params[0] += n;
+            w.tensor(name, GgmlType.F32, new long[] {n}, sink -> writeVector(sink, n, 0f, tensorSeed));
+        };
+        boolean qkvBias = a.equals("qwen2"); // llama.cpp requires them for qwen2
         int kvDim = p.nHeadKv() * p.headDim();
         matrix.accept("token_embd.weight", new long[] {p.nEmbd(), vocab});
         norm.accept("output_norm.weight");
@@ -85,6 +91,11 @@ public final class Synth {
             matrix.accept(b + "attn_q.weight", new long[] {p.nEmbd(), p.nEmbd()});
             matrix.accept(b + "attn_k.weight", new long[] {p.nEmbd(), kvDim});
             matrix.accept(b + "attn_v.weight", new long[] {p.nEmbd(), kvDim});
+            if (qkvBias) {
+                bias.accept(b + "attn_q.bias", p.nEmbd());
+                bias.accept(b + "attn_k.bias", kvDim);
+                bias.accept(b + "attn_v.bias", kvDim);
+            }
             matrix.accept(b + "attn_output.weight", new long[] {p.nEmbd(), p.nEmbd()});
             norm.accept(b + "ffn_norm.weight");
             matrix.accept(b + "ffn_gate.weight", new long[] {p.nEmbd(), p.nFf()});
@@ -129,9 +140,14 @@ public final class Synth {
     }
 
     private static void writeNorm(GgufWriter.ByteSink sink, int n, long tensorSeed) throws java.io.IOException {
+        writeVector(sink, n, 1f, tensorSeed);
+    }
+
+    /** {@code n} f32 values {@code mean + 0.02·N(0,1)}: norm weights (mean 1) or biases (mean 0). */
+    private static void writeVector(GgufWriter.ByteSink sink, int n, float mean, long tensorSeed) throws java.io.IOException {
         SplittableRandom rnd = new SplittableRandom(tensorSeed);
         ByteBuffer b = ByteBuffer.allocate(n * 4).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-        for (int i = 0; i < n; i++) b.putFloat((float) (1 + STD * rnd.nextGaussian()));
+        for (int i = 0; i < n; i++) b.putFloat((float) (mean + STD * rnd.nextGaussian()));
         b.flip();
         sink.put(b);
     }
