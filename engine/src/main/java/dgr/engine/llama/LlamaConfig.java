@@ -29,6 +29,11 @@ public record LlamaConfig(String architecture, int nEmbd, int nLayers, int nFf, 
         Metadata md = a.metadata();
         String arch = md.getString("general.architecture");
         String p = arch + ".";
+        if (md.has(p + "expert_count") && md.getInt(p + "expert_count") > 0) {
+            // llama.cpp runs Mixtral-style models under "llama" with routed expert tensors (ffn_*_exps).
+            throw new IllegalArgumentException(a.path() + ": " + p + "expert_count = " + md.getInt(p + "expert_count")
+                    + ": mixture-of-experts llama models (Mixtral) are not supported by the llama engine");
+        }
         int nEmbd = md.getInt(p + "embedding_length");
         int nHead = md.getInt(p + "attention.head_count");
         int nHeadKv = md.getInt(p + "attention.head_count_kv", nHead);

@@ -90,6 +90,15 @@ class BadRowsTest {
     }
 
     @Test
+    void mixtureOfExpertsLlamaIsRefusedByItsExpertCount(@TempDir Path dir) throws Exception {
+        Path f = dir.resolve("mixtral.gguf");
+        new GgufWriter().put("general.architecture", MetaValue.of("llama")).put("llama.expert_count", MetaValue.u32(8)).write(f);
+        assertThatThrownBy(() -> Engines.load(f, EngineOptions.defaults()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(f + ": llama.expert_count = 8: mixture-of-experts llama models (Mixtral) are not supported by the llama engine");
+    }
+
+    @Test
     void unknownArchitectureNamesTheFileAndWhatIsSupported(@TempDir Path dir) throws Exception {
         Path f = dir.resolve("gpt2.gguf");
         new GgufWriter().put("general.architecture", MetaValue.of("gpt2")).write(f);
