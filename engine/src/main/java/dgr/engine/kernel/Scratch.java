@@ -16,7 +16,7 @@ public final class Scratch {
      * rewritten, so per-input work cached below is redone.
      */
     public long epoch;
-    /** Activations prepared for the 4-bit ({@link Q4Spans}) and byte ({@link Q6Spans}) span layouts. */
+    /** Activations prepared for the 4-bit ({@link Q4Spans}) and byte ({@link ByteSpans}) span layouts. */
     final SpanInput nibbles = new SpanInput(), bytes = new SpanInput();
     /** The input copied as it is to an aligned start, for Q8_0 ({@link SpanInput#copy}). */
     final SpanInput plain = new SpanInput();

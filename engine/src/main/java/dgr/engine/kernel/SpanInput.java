@@ -6,7 +6,7 @@ import static dgr.engine.kernel.SimdKernels.sum8;
 import jdk.incubator.vector.FloatVector;
 
 /**
- * One worker's activations prepared for a span layout ({@link Q4Spans}, {@link Q6Spans}): the
+ * One worker's activations prepared for a span layout ({@link Q4Spans}, {@link ByteSpans}): the
  * input scaled per chunk position, the negated block sums, and which input they were made from.
  * A worker keeps them while the same input array, shape and job epoch come back for its next
  * chunk, so an input is prepared once per worker, not once per chunk. Grown on first use, kept.

@@ -11,7 +11,7 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * The batch-group walk shared by the span layouts ({@link Q4Spans}, {@link Q6Spans}): batch rows
+ * The batch-group walk shared by the span layouts ({@link Q4Spans}, {@link ByteSpans}): batch rows
  * four, two and one at a time, each weight row decoded once per group, then the format's offsets
  * added by {@link #finish}.
  *
@@ -92,7 +92,7 @@ abstract class SpanKernels {
      */
     final void walk(WeightMatrix w, long quants, int spans, SpanInput in, int nRows, float[] out, int oStart, int oEnd,
                     Scratch s) {
-        if (s.spanAcc == null || s.spanAcc.length < 32 + w.cols() / 16) s.spanAcc = new float[32 + w.cols() / 16];
+        if (s.spanAcc == null || s.spanAcc.length < 32 + w.cols() / 8) s.spanAcc = new float[32 + w.cols() / 8];
         float[] xs = in.scaled, sums = in.sums, acc = s.spanAcc;
         MemorySegment m = w.data();
         int cols = w.cols(), rows = w.rows();

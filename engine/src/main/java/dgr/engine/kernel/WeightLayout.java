@@ -13,6 +13,8 @@ public enum WeightLayout {
     Q4_0_SPANS,
     /** Q4_K regrouped into 64-value spans, byte scales and mins, f32 d and dmin: see {@link Q4Spans}. */
     Q4_K_SPANS,
-    /** Q6_K with one byte per quant in 32-value spans, int8 scales, f32 d: see {@link Q6Spans}. */
-    Q6_K_SPANS
+    /** Q6_K with one byte per quant in 32-value spans, int8 scales, f32 d: see {@link ByteSpans}. */
+    Q6_K_SPANS,
+    /** Q5_K with one byte per quant in 32-value spans, a byte of scale and min per 16 values, f32 d and dmin: see {@link ByteSpans}. */
+    Q5_K_SPANS
 }

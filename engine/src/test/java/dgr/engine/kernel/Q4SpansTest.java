@@ -109,7 +109,7 @@ class Q4SpansTest {
     /**
      * Prepares {@code w} and checks every output of a {@code nRows}-row matmul (run in two chunks)
      * against a float64 dot product of the dequantized row, and each batch row bit for bit against
-     * the same row run alone. Shared with {@link Q6SpansTest}.
+     * the same row run alone. Shared with {@link ByteSpansTest}.
      */
     static void checkAgainstReference(WeightMatrix w, int nRows) {
         SplittableRandom rnd = new SplittableRandom(3);

@@ -13,67 +13,82 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
 
 /**
- * Q6_K repacked at load into one byte per quant, so a 32-byte load yields four float vectors with
- * one AND and one int-to-float conversion each (the file's split low nibbles and high bit pairs
- * took about eight operations per eight values).
+ * Q6_K and Q5_K repacked at load into one byte per quant, so a 32-byte load yields four float
+ * vectors with one AND and one int-to-float conversion each (the files' split low nibbles and
+ * high bits took about eight operations per eight values; Q5_K had no fused kernel at all and ran
+ * through row decoding, 12× slower than llama.cpp at batch 1 on llama-1b Q5_K_M).
  *
- * <p>Q6_K is, per 16-value sub-block {@code s}, {@code value = s_s·(q − 32)} with {@code q} in
- * 0..63 and {@code s_s = d·sc_s} (f16 times int8: exact in f32, as ggml computes it).
+ * <p>Both are, per 16-value group {@code g}, {@code value = s_g·q − o_g} with an unsigned quant
+ * {@code q} (Q6_K 0..63, Q5_K 0..31): Q6_K has {@code s_g = d·sc_g} and {@code o_g = 32·s_g};
+ * Q5_K has {@code s_g = d·sc_j}, {@code o_g = dmin·m_j} for the 32-value sub-block {@code j}
+ * holding {@code g} (f16 times a small integer: exact in f32, as ggml computes them).
  *
- * <p><b>Layout:</b> a row holds its {@code cols / 256} super-block {@code d} as f32, then its
- * {@code cols / 16} int8 sub-block scales {@code sc} as in the file ({@code s_s = d·sc} is formed
- * in the kernel), then {@code cols / 32} spans of 32 bytes. Span {@code i} covers columns
- * {@code 32i .. 32i+31}; read as eight little-endian ints, byte {@code k} of int {@code j} is the
- * unsigned quant of column {@code 32i + 8k + j}. Bytes 0–1 belong to sub-block {@code 2i}, 2–3 to
- * {@code 2i+1}. That is 8.6 bits per value against the file's 6.56: the row streams 30% more bytes
- * and decodes in under half the operations.
+ * <p><b>Layout:</b> a row starts with its scales, then {@code cols / 32} spans of 32 bytes. Q6_K:
+ * the {@code cols / 256} super-block {@code d} as f32, then the {@code cols / 16} int8 group
+ * scales as in the file. Q5_K: the {@code d} as f32, the {@code dmin} as f32, then a byte of scale
+ * and one of min per group (each sub-block's written twice, so both formats read one byte per
+ * group). Span {@code i} covers columns {@code 32i .. 32i+31}; read as eight little-endian ints,
+ * byte {@code k} of int {@code j} is the quant of column {@code 32i + 8k + j}. Bytes 0–1 belong to
+ * group {@code 2i}, 2–3 to {@code 2i+1}. That is 8.6 (Q6_K) and 9.25 (Q5_K) bits per value against
+ * the files' 6.56 and 5.5: more bytes streamed, in a fraction of the operations.
  *
  * <p><b>Why no shifts:</b> as in {@link Q4Spans}: {@code v & (0xFF << 8k)} converts to exactly
  * {@code q·256^k} (a quant is below 64, so even byte 3 stays positive), and the activation chunk is
  * scaled by {@code 256^-k} once per input row (exact for any activation above 2^-102).
  *
  * <p><b>Order per output element</b> (every kernel here, any batch size or worker split): for each
- * span, its two sub-blocks {@code a} and {@code b} each give {@code t = fma(q1, x1, q0·x0)} over
- * their two 8-column chunks (float quants 0..63), then {@code acc = acc + fma(t_a, s_a, t_b·s_b)}.
- * One add per span on the accumulator, not an FMA per sub-block: with sub-blocks of 16 values the
+ * span, its two groups {@code a} and {@code b} each give {@code t = fma(q1, x1, q0·x0)} over
+ * their two 8-column chunks (float quants), then {@code acc = acc + fma(t_a, s_a, t_b·s_b)}.
+ * One add per span on the accumulator, not an FMA per group: with groups of 16 values the
  * accumulator's dependency chain (four FMAs of 4 cycles per 64 values) bounded the batch-1 loop;
  * with one 3-cycle add per 32 values it runs 21% faster on L2-resident weights and 5–12% from
- * memory, the 4-row kernel unchanged (one JVM, alternating). The "− 32" is one more dot product over
- * the row's sub-blocks: {@code cor = fma(32·s[8c..], n[8c..], cor)} for each group of 8, with
- * {@code n_s = −Σ x} over sub-block {@code s} (its two chunks added lane-wise, then
+ * memory, the 4-row kernel unchanged (one JVM, alternating). The offsets are one more dot product
+ * over the row's groups: {@code cor = fma(o[8c..], n[8c..], cor)} for each group of 8, with
+ * {@code n_g = −Σ x} over group {@code g} (its two chunks added lane-wise, then
  * {@link SimdKernels#sum8}). Result: {@code sum8(acc) + sum8(cor)}.
  */
-final class Q6Spans extends SpanKernels {
-    private static final int BLOCK = 210;
+abstract sealed class ByteSpans extends SpanKernels {
+    private static final int Q6_BLOCK = 210, Q5_BLOCK = 176;
     /** Activation scale per byte position: 256^-k. */
     private static final float[] BYTE_SCALE = {1f, 0x1p-8f, 0x1p-16f, 0x1p-24f};
 
-    static final Q6Spans INSTANCE = new Q6Spans();
+    /** The two formats: each supplies its layout's scales ({@code rowScales}); kernels and finish are shared. */
+    static final ByteSpans Q6_K = new Q6(), Q5_K = new Q5K();
 
-    private Q6Spans() {}
-
-    /** Whether this matrix can be repacked: Q6_K in file layout. */
+    /** Whether this matrix can be repacked: Q6_K or Q5_K in file layout (K-quant rows are whole super-blocks). */
     static boolean fits(WeightMatrix w) {
-        return w.layout() == WeightLayout.GGML && w.type() == GgmlType.Q6_K && w.cols() % 256 == 0;
+        return w.layout() == WeightLayout.GGML && (w.type() == GgmlType.Q6_K || w.type() == GgmlType.Q5_K)
+                && w.cols() % 256 == 0;
     }
 
-    /** Bytes of one repacked row: an f32 d per 256 values, an int8 scale per 16, a byte per value. */
-    static long rowBytes(int cols) {
-        return cols + cols / 16 + 4L * (cols / 256);
+    /**
+     * Bytes of one repacked row, a byte per value plus: Q6_K an f32 d per 256 values and an int8
+     * scale per 16; Q5_K an f32 d and dmin per 256 and a byte of scale and of min per 16.
+     */
+    static long rowBytes(GgmlType type, int cols) {
+        return cols + quantsOffset(type, cols);
     }
 
-    /** Copies a Q6_K matrix in file layout into byte-span layout in {@code arena}; rows in parallel. */
+    /** Where a row's spans start, after its scales. */
+    private static long quantsOffset(GgmlType type, int cols) {
+        return type == GgmlType.Q5_K ? cols / 32 + cols / 8 : cols / 64 + cols / 16;
+    }
+
+    /** Copies a Q6_K or Q5_K matrix in file layout into byte-span layout in {@code arena}; rows in parallel. */
     static WeightMatrix repack(WeightMatrix w, Arena arena) {
         if (!fits(w)) {
             throw new IllegalArgumentException("tensor '" + w.name() + "' (" + w.type() + ", " + w.layout()
-                    + ") cannot be repacked to Q6_K byte spans");
+                    + ") cannot be repacked to byte spans");
         }
-        long outBytes = rowBytes(w.cols());
+        GgmlType type = w.type();
+        long outBytes = rowBytes(type, w.cols());
         MemorySegment dst = repackRows(w, outBytes, arena, () -> {
             int[] q = new int[w.cols()];
-            return (in, out) -> { unpackQuants(in, q); pack(in, q, out); };
+            return type == GgmlType.Q6_K ? (in, out) -> { unpackQ6_K(in, q); packQ6_K(in, q, out); }
+                    : (in, out) -> packQ5_K(in, q, out);
         });
-        return new WeightMatrix(w.name(), w.type(), w.rows(), w.cols(), outBytes, dst, WeightLayout.Q6_K_SPANS);
+        WeightLayout layout = type == GgmlType.Q6_K ? WeightLayout.Q6_K_SPANS : WeightLayout.Q5_K_SPANS;
+        return new WeightMatrix(w.name(), type, w.rows(), w.cols(), outBytes, dst, layout);
     }
 
     /**
@@ -82,9 +97,9 @@ final class Q6Spans extends SpanKernels {
      * 32·((p >> 5) & 1)]} (high nibble when {@code p >= 64}) and its top two bits from
      * {@code qh[32n + (p & 31)]} at bit {@code 2·(p >> 5)}; its sub-block is {@code 8n + p / 16}.
      */
-    static void unpackQuants(byte[] in, int[] q) {
+    static void unpackQ6_K(byte[] in, int[] q) {
         for (int blk = 0; blk < q.length / 256; blk++) {
-            int o = blk * BLOCK;
+            int o = blk * Q6_BLOCK;
             for (int n = 0; n < 2; n++) {
                 for (int p = 0; p < 128; p++) {
                     int l = p & 31, g = p >> 5;
@@ -96,13 +111,48 @@ final class Q6Spans extends SpanKernels {
         }
     }
 
-    /** Super-block d as f32, the int8 sub-block scales as they were, then spans (class comment). */
-    static void pack(byte[] in, int[] q, byte[] out) {
+    /** Q6_K: super-block d as f32, the int8 group scales as they were, then spans (class comment). */
+    static void packQ6_K(byte[] in, int[] q, byte[] out) {
         int nsb = q.length / 256, p = 0;
-        for (int blk = 0; blk < nsb; blk++) p = putInt(out, p, Float.floatToRawIntBits(RowDecoder.f16le(in, blk * BLOCK + 208)));
+        for (int blk = 0; blk < nsb; blk++) p = putInt(out, p, Float.floatToRawIntBits(RowDecoder.f16le(in, blk * Q6_BLOCK + 208)));
         for (int blk = 0; blk < nsb; blk++) {
-            for (int s = 0; s < 16; s++) out[p++] = in[blk * BLOCK + 192 + s];
+            for (int s = 0; s < 16; s++) out[p++] = in[blk * Q6_BLOCK + 192 + s];
         }
+        packSpans(q, out, p);
+    }
+
+    /**
+     * Q5_K file row to byte spans. Per 176-byte super-block the file has f16 d, f16 dmin, 12 bytes
+     * of 6-bit scales and mins (ggml's get_scale_min_k4 packing), 32 bytes {@code qh} and 128 bytes
+     * {@code qs}: sub-blocks {@code 2p} and {@code 2p+1} take their low four bits from the low and
+     * high nibbles of {@code qs[32p + l]} and their fifth bit from bits {@code 2p} and {@code 2p+1}
+     * of {@code qh[l]}. Written: all d as f32, all dmin as f32, each sub-block's scale twice (once per
+     * 16-value group), each min twice, then the spans.
+     */
+    static void packQ5_K(byte[] in, int[] q, byte[] out) {
+        int nsb = q.length / 256, ng = q.length / 16;
+        MemorySegment packed = MemorySegment.ofArray(in);
+        for (int blk = 0; blk < nsb; blk++) {
+            int o = blk * Q5_BLOCK;
+            putInt(out, 4 * blk, Float.floatToRawIntBits(RowDecoder.f16le(in, o)));
+            putInt(out, 4 * (nsb + blk), Float.floatToRawIntBits(RowDecoder.f16le(in, o + 2)));
+            for (int j = 0; j < 8; j++) {
+                int sc = RowDecoder.scaleMinK4(packed, o + 4, j, 0), m = RowDecoder.scaleMinK4(packed, o + 4, j, 1);
+                int g = 8 * nsb + 16 * blk + 2 * j;
+                out[g] = out[g + 1] = (byte) sc;
+                out[g + ng] = out[g + ng + 1] = (byte) m;
+                int pair = j / 2, nib = 4 * (j % 2);
+                for (int l = 0; l < 32; l++) {
+                    int lo = ((in[o + 48 + 32 * pair + l] & 0xFF) >>> nib) & 15, hi = ((in[o + 16 + l] & 0xFF) >>> j) & 1;
+                    q[256 * blk + 32 * j + l] = lo | (hi << 4);
+                }
+            }
+        }
+        packSpans(q, out, 8 * nsb + 2 * ng);
+    }
+
+    /** Quants (column order) into spans from {@code out[p]}: byte k of int j of span i is column 32i + 8k + j. */
+    private static void packSpans(int[] q, byte[] out, int p) {
         for (int i = 0; i < q.length / 32; i++) {
             for (int j = 0; j < 8; j++) {
                 for (int k = 0; k < 4; k++) out[p++] = (byte) q[32 * i + 8 * k + j];
@@ -110,25 +160,24 @@ final class Q6Spans extends SpanKernels {
         }
     }
 
-
     static void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
         int cols = w.cols();
-        INSTANCE.walk(w, cols / 64 + cols / 16, cols / 32, prepare(x, nRows, cols, s), nRows, out, oStart, oEnd, s);
+        ByteSpans f = w.layout() == WeightLayout.Q5_K_SPANS ? Q5_K : Q6_K;
+        f.walk(w, quantsOffset(w.type(), cols), cols / 32, prepare(x, nRows, cols, s), nRows, out, oStart, oEnd, s);
     }
 
     /**
-     * {@code out = sum8(acc) + sum8(cor)}, {@code cor} the offsets' dot product with the negated
-     * sub-block sums; the offsets {@code 32·d·sc} are {@link #rowScales}' products times 32 (exact:
-     * {@code d·sc} is exact in f32 and 32 a power of two, so the same bits as {@code sc·(32·d)}).
+     * {@code out = sum8(acc) + sum8(cor)}, {@code cor} the dot product of the offsets {@code o}
+     * that {@link #rowScales} wrote after the scales with the negated group sums.
      */
     @Override
-    void finish(MemorySegment m, long off, int cols, float[] sb, float[] acc, int b, int n, float[] out, int rows, int o,
-                float[] lanes) {
+    final void finish(MemorySegment m, long off, int cols, float[] sb, float[] acc, int b, int n, float[] out, int rows, int o,
+                      float[] lanes) {
         int ns = cols / 16;
         for (int r = 0; r < n; r++) {
             FloatVector cor = FloatVector.zero(F);
             for (int j = 0, so = (b + r) * ns; j < ns; j += 8) {
-                cor = FloatVector.fromArray(F, acc, 32 + j).mul(32f).fma(FloatVector.fromArray(F, sb, so + j), cor);
+                cor = FloatVector.fromArray(F, acc, 32 + ns + j).fma(FloatVector.fromArray(F, sb, so + j), cor);
             }
             cor.intoArray(lanes, 0);
             out[(b + r) * rows + o] = sum8(acc, 8 * r) + sum8(lanes);
@@ -143,19 +192,47 @@ final class Q6Spans extends SpanKernels {
         return s.bytes.prepare(x, nRows, cols, s.epoch, BYTE_SCALE, 16, s.lanes);
     }
 
-    /**
-     * The row's sub-block scales {@code d·sc} into {@code acc[32 ..]}, eight per vector operation,
-     * so the span loops read each with one broadcast load instead of two scalar loads, a
-     * conversion and a multiply (the same f32 product, so the same bits).
-     */
-    @Override
-    void rowScales(MemorySegment m, long off, int cols, float[] acc) {
-        long scl = off + cols / 64; // the int8 scales follow cols/64 bytes of d
-        for (int g = 0; g < cols / 256; g++) {
-            float d = m.get(F32, off + 4L * g);
-            for (int h = 0; h < 2; h++) {
-                ((FloatVector) ByteVector.fromMemorySegment(B64, m, scl + 16L * g + 8 * h, LE).convertShape(VectorOperators.B2I, I, 0)
-                        .convert(VectorOperators.I2F, 0)).mul(d).intoArray(acc, 32 + 16 * g + 8 * h);
+    /** Q6_K: {@code s = d·sc}, {@code o = 32·s}. */
+    private static final class Q6 extends ByteSpans {
+        /**
+         * The row's group scales {@code d·sc} into {@code acc[32 ..]} and the offsets {@code 32·d·sc}
+         * after them, eight per vector operation, so the span loops read each scale with one
+         * broadcast load instead of two scalar loads, a conversion and a multiply (the same f32
+         * products, so the same bits; times 32, a power of two, is exact).
+         */
+        @Override
+        void rowScales(MemorySegment m, long off, int cols, float[] acc) {
+            long scl = off + cols / 64; // the int8 scales follow cols/64 bytes of d
+            int ns = cols / 16;
+            for (int g = 0; g < cols / 256; g++) {
+                float d = m.get(F32, off + 4L * g);
+                for (int h = 0; h < 2; h++) {
+                    FloatVector s = ((FloatVector) ByteVector.fromMemorySegment(B64, m, scl + 16L * g + 8 * h, LE)
+                            .convertShape(VectorOperators.B2I, I, 0).convert(VectorOperators.I2F, 0)).mul(d);
+                    s.intoArray(acc, 32 + 16 * g + 8 * h);
+                    s.mul(32f).intoArray(acc, 32 + ns + 16 * g + 8 * h);
+                }
+            }
+        }
+    }
+
+    /** Q5_K: {@code s = d·sc}, {@code o = dmin·m}, per 32-value sub-block (each written for both its groups). */
+    private static final class Q5K extends ByteSpans {
+        /** The row's group scales {@code d·sc} into {@code acc[32 ..]} and mins {@code dmin·m} after them, eight per vector operation. */
+        @Override
+        void rowScales(MemorySegment m, long off, int cols, float[] acc) {
+            int nsb = cols / 256, ns = cols / 16;
+            long scl = off + 8L * nsb, mins = scl + ns;
+            for (int g = 0; g < nsb; g++) {
+                float d = m.get(F32, off + 4L * g), dmin = m.get(F32, off + 4L * (nsb + g));
+                for (int h = 0; h < 2; h++) {
+                    ((FloatVector) ByteVector.fromMemorySegment(B64, m, scl + 16L * g + 8 * h, LE)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0).convert(VectorOperators.I2F, 0)).mul(d)
+                            .intoArray(acc, 32 + 16 * g + 8 * h);
+                    ((FloatVector) ByteVector.fromMemorySegment(B64, m, mins + 16L * g + 8 * h, LE)
+                            .convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0).convert(VectorOperators.I2F, 0)).mul(dmin)
+                            .intoArray(acc, 32 + ns + 16 * g + 8 * h);
+                }
             }
         }
     }
@@ -168,7 +245,7 @@ final class Q6Spans extends SpanKernels {
      * from memory (one JVM, alternating).
      */
     @Override
-    void row1(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
+    final void row1(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
         int x0 = SpanInput.PAD + b * cols;
         FloatVector a0 = FloatVector.zero(F);
         for (int i = 0; i < spans; i += 2) {
@@ -198,7 +275,7 @@ final class Q6Spans extends SpanKernels {
 
     /** Two batch rows: each span decoded once for both. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
     @Override
-    void rows2(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
+    final void rows2(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
         int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols;
         FloatVector a0 = FloatVector.zero(F), a1 = a0;
         for (int i = 0; i < spans; i++) {
@@ -218,7 +295,7 @@ final class Q6Spans extends SpanKernels {
 
     /** Four batch rows: each span decoded once for all four. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
     @Override
-    void rows4(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
+    final void rows4(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
         int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols; int x2 = x1 + cols; int x3 = x2 + cols;
         FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
         for (int i = 0; i < spans; i++) {
