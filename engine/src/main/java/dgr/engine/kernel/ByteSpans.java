@@ -13,24 +13,27 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
 
 /**
- * Q6_K and Q5_K repacked at load into one byte per quant, so a 32-byte load yields four float
- * vectors with one AND and one int-to-float conversion each (the files' split low nibbles and
- * high bits took about eight operations per eight values; Q5_K had no fused kernel at all and ran
- * through row decoding, 12× slower than llama.cpp at batch 1 on llama-1b Q5_K_M).
+ * Q6_K, Q5_K, Q3_K and Q2_K repacked at load into one byte per quant, so a 32-byte load yields
+ * four float vectors with one AND and one int-to-float conversion each (Q6_K's split low nibbles
+ * and high bits took about eight operations per eight values; Q5_K, Q3_K and Q2_K had no fused
+ * kernel at all and ran through row decoding, 12× slower than llama.cpp at batch 1 on llama-1b
+ * Q5_K_M).
  *
- * <p>Both are, per 16-value group {@code g}, {@code value = s_g·q − o_g} with an unsigned quant
- * {@code q} (Q6_K 0..63, Q5_K 0..31): Q6_K has {@code s_g = d·sc_g} and {@code o_g = 32·s_g};
- * Q5_K has {@code s_g = d·sc_j}, {@code o_g = dmin·m_j} for the 32-value sub-block {@code j}
- * holding {@code g} (f16 times a small integer: exact in f32, as ggml computes them).
+ * <p>All are, per 16-value group {@code g}, {@code value = s_g·q − o_g} with an unsigned quant
+ * {@code q} (Q6_K 0..63, Q5_K 0..31, Q3_K 0..7, Q2_K 0..3). Symmetric: Q6_K has
+ * {@code s_g = d·sc_g}, {@code o_g = 32·s_g}; Q3_K {@code s_g = d·(sc_g − 32)}, {@code o_g = 4·s_g}.
+ * With mins: Q5_K has {@code s_g = d·sc_j}, {@code o_g = dmin·m_j} for the 32-value sub-block
+ * {@code j} holding {@code g}; Q2_K {@code s_g = d·sc_g}, {@code o_g = dmin·m_g}. (f16 times a small
+ * integer: exact in f32, as ggml computes them.)
  *
- * <p><b>Layout:</b> a row starts with its scales, then {@code cols / 32} spans of 32 bytes. Q6_K:
- * the {@code cols / 256} super-block {@code d} as f32, then the {@code cols / 16} int8 group
- * scales as in the file. Q5_K: the {@code d} as f32, the {@code dmin} as f32, then a byte of scale
- * and one of min per group (each sub-block's written twice, so both formats read one byte per
- * group). Span {@code i} covers columns {@code 32i .. 32i+31}; read as eight little-endian ints,
+ * <p><b>Layout:</b> a row starts with its scales, then {@code cols / 32} spans of 32 bytes.
+ * Symmetric: the {@code cols / 256} super-block {@code d} as f32, then an int8 scale per group
+ * (Q3_K's {@code sc − 32}). With mins: the {@code d} as f32, the {@code dmin} as f32, then a byte
+ * of scale and one of min per group (Q5_K's sub-block values written twice). Span {@code i} covers columns {@code 32i .. 32i+31}; read as eight little-endian ints,
  * byte {@code k} of int {@code j} is the quant of column {@code 32i + 8k + j}. Bytes 0–1 belong to
- * group {@code 2i}, 2–3 to {@code 2i+1}. That is 8.6 (Q6_K) and 9.25 (Q5_K) bits per value against
- * the files' 6.56 and 5.5: more bytes streamed, in a fraction of the operations.
+ * group {@code 2i}, 2–3 to {@code 2i+1}. That is 8.6 to 9.25 bits per value against the files'
+ * 6.56 (Q6_K), 5.5 (Q5_K), 3.44 (Q3_K) and 2.63 (Q2_K): more bytes streamed, in a fraction of the
+ * operations.
  *
  * <p><b>Why no shifts:</b> as in {@link Q4Spans}: {@code v & (0xFF << 8k)} converts to exactly
  * {@code q·256^k} (a quant is below 64, so even byte 3 stays positive), and the activation chunk is
@@ -48,22 +51,52 @@ import jdk.incubator.vector.VectorOperators;
  * {@link SimdKernels#sum8}). Result: {@code sum8(acc) + sum8(cor)}.
  */
 abstract sealed class ByteSpans extends SpanKernels {
-    private static final int Q6_BLOCK = 210, Q5_BLOCK = 176;
+    private static final int Q6_BLOCK = 210, Q5_BLOCK = 176, Q3_BLOCK = 110, Q2_BLOCK = 84;
     /** Activation scale per byte position: 256^-k. */
     private static final float[] BYTE_SCALE = {1f, 0x1p-8f, 0x1p-16f, 0x1p-24f};
 
-    /** The two formats: each supplies its layout's scales ({@code rowScales}); kernels and finish are shared. */
-    static final ByteSpans Q6_K = new Q6(), Q5_K = new Q5K();
+    /**
+     * The two layouts: symmetric ({@code o = k·s}: Q6_K with k = 32, Q3_K with k = 4) and with
+     * mins (Q5_K, Q2_K). Each supplies its {@code rowScales}; kernels and finish are shared.
+     */
+    static final ByteSpans Q6_K = new Sym(32f), Q3_K = new Sym(4f), Q5_K = new Min(), Q2_K = new Min();
 
-    /** Whether this matrix can be repacked: Q6_K or Q5_K in file layout (K-quant rows are whole super-blocks). */
+    /** Whether this matrix can be repacked: Q6_K, Q5_K, Q3_K or Q2_K in file layout (K-quant rows are whole super-blocks). */
     static boolean fits(WeightMatrix w) {
-        return w.layout() == WeightLayout.GGML && (w.type() == GgmlType.Q6_K || w.type() == GgmlType.Q5_K)
-                && w.cols() % 256 == 0;
+        return w.layout() == WeightLayout.GGML && layoutFor(w.type()) != null && w.cols() % 256 == 0;
+    }
+
+    /** The byte-span layout for a K-quant type, or null. */
+    private static WeightLayout layoutFor(GgmlType type) {
+        return switch (type) {
+            case Q6_K -> WeightLayout.Q6_K_SPANS;
+            case Q5_K -> WeightLayout.Q5_K_SPANS;
+            case Q3_K -> WeightLayout.Q3_K_SPANS;
+            case Q2_K -> WeightLayout.Q2_K_SPANS;
+            default -> null;
+        };
+    }
+
+    /** Whether a matrix in {@code layout} runs on these kernels. */
+    static boolean handles(WeightLayout layout) {
+        return layout == WeightLayout.Q6_K_SPANS || layout == WeightLayout.Q5_K_SPANS
+                || layout == WeightLayout.Q3_K_SPANS || layout == WeightLayout.Q2_K_SPANS;
+    }
+
+    private static ByteSpans format(GgmlType type) {
+        return switch (type) {
+            case Q6_K -> Q6_K;
+            case Q5_K -> Q5_K;
+            case Q3_K -> Q3_K;
+            case Q2_K -> Q2_K;
+            default -> throw new IllegalArgumentException(type + " has no byte-span layout");
+        };
     }
 
     /**
-     * Bytes of one repacked row, a byte per value plus: Q6_K an f32 d per 256 values and an int8
-     * scale per 16; Q5_K an f32 d and dmin per 256 and a byte of scale and of min per 16.
+     * Bytes of one repacked row, a byte per value plus: Q6_K and Q3_K an f32 d per 256 values and
+     * an int8 scale per 16; Q5_K and Q2_K an f32 d and dmin per 256 and a byte of scale and of min
+     * per 16.
      */
     static long rowBytes(GgmlType type, int cols) {
         return cols + quantsOffset(type, cols);
@@ -71,10 +104,10 @@ abstract sealed class ByteSpans extends SpanKernels {
 
     /** Where a row's spans start, after its scales. */
     private static long quantsOffset(GgmlType type, int cols) {
-        return type == GgmlType.Q5_K ? cols / 32 + cols / 8 : cols / 64 + cols / 16;
+        return format(type) instanceof Min ? cols / 32 + cols / 8 : cols / 64 + cols / 16;
     }
 
-    /** Copies a Q6_K or Q5_K matrix in file layout into byte-span layout in {@code arena}; rows in parallel. */
+    /** Copies a Q6_K, Q5_K, Q3_K or Q2_K matrix in file layout into byte-span layout in {@code arena}; rows in parallel. */
     static WeightMatrix repack(WeightMatrix w, Arena arena) {
         if (!fits(w)) {
             throw new IllegalArgumentException("tensor '" + w.name() + "' (" + w.type() + ", " + w.layout()
@@ -84,11 +117,14 @@ abstract sealed class ByteSpans extends SpanKernels {
         long outBytes = rowBytes(type, w.cols());
         MemorySegment dst = repackRows(w, outBytes, arena, () -> {
             int[] q = new int[w.cols()];
-            return type == GgmlType.Q6_K ? (in, out) -> { unpackQ6_K(in, q); packQ6_K(in, q, out); }
-                    : (in, out) -> packQ5_K(in, q, out);
+            return switch (type) {
+                case Q6_K -> (in, out) -> { unpackQ6_K(in, q); packQ6_K(in, q, out); };
+                case Q5_K -> (in, out) -> packQ5_K(in, q, out);
+                case Q3_K -> (in, out) -> packQ3_K(in, q, out);
+                default -> (in, out) -> packQ2_K(in, q, out);
+            };
         });
-        WeightLayout layout = type == GgmlType.Q6_K ? WeightLayout.Q6_K_SPANS : WeightLayout.Q5_K_SPANS;
-        return new WeightMatrix(w.name(), type, w.rows(), w.cols(), outBytes, dst, layout);
+        return new WeightMatrix(w.name(), type, w.rows(), w.cols(), outBytes, dst, layoutFor(type));
     }
 
     /**
@@ -151,6 +187,56 @@ abstract sealed class ByteSpans extends SpanKernels {
         packSpans(q, out, 8 * nsb + 2 * ng);
     }
 
+    /**
+     * Q3_K file row to byte spans. Per 110-byte super-block the file has 32 bytes {@code hmask},
+     * 64 bytes {@code qs}, 12 bytes of 6-bit scales and an f16 d; group {@code 8n + 2j + h}
+     * ({@code n} the 128-value half, {@code j} the 2-bit shift step, {@code h} which 16 bytes)
+     * takes its two low bits from {@code qs[32n + 16h + l] >> 2j} and its third from bit
+     * {@code 4n + j} of {@code hmask[16h + l]}: {@code q = low + 4·bit}, value {@code d·(sc − 32)·(q − 4)}.
+     * Written: all d as f32, each group's {@code sc − 32} as int8, then the spans.
+     */
+    static void packQ3_K(byte[] in, int[] q, byte[] out) {
+        int nsb = q.length / 256;
+        MemorySegment packed = MemorySegment.ofArray(in);
+        for (int blk = 0; blk < nsb; blk++) {
+            int o = blk * Q3_BLOCK;
+            putInt(out, 4 * blk, Float.floatToRawIntBits(RowDecoder.f16le(in, o + 108)));
+            for (int grp = 0; grp < 16; grp++) {
+                int n = grp / 8, j = (grp % 8) / 2, h = grp % 2;
+                out[4 * nsb + 16 * blk + grp] = (byte) (RowDecoder.q3Scale(packed, o + 96, grp) - 32);
+                for (int l = 0; l < 16; l++) {
+                    int low = ((in[o + 32 + 32 * n + 16 * h + l] & 0xFF) >>> (2 * j)) & 3;
+                    int bit = ((in[o + 16 * h + l] & 0xFF) >>> (4 * n + j)) & 1;
+                    q[256 * blk + 16 * grp + l] = low | (bit << 2);
+                }
+            }
+        }
+        packSpans(q, out, 4 * nsb + q.length / 16);
+    }
+
+    /**
+     * Q2_K file row to byte spans. Per 84-byte super-block the file has 16 scale bytes (low
+     * nibble scale, high nibble min, one per group), 64 bytes {@code qs} and f16 d and dmin; group
+     * {@code 8n + 2j + h} takes its two bits from {@code qs[32n + 16h + l] >> 2j}. Written: all d as
+     * f32, all dmin as f32, a byte of scale and one of min per group, then the spans.
+     */
+    static void packQ2_K(byte[] in, int[] q, byte[] out) {
+        int nsb = q.length / 256, ng = q.length / 16;
+        for (int blk = 0; blk < nsb; blk++) {
+            int o = blk * Q2_BLOCK;
+            putInt(out, 4 * blk, Float.floatToRawIntBits(RowDecoder.f16le(in, o + 80)));
+            putInt(out, 4 * (nsb + blk), Float.floatToRawIntBits(RowDecoder.f16le(in, o + 82)));
+            for (int grp = 0; grp < 16; grp++) {
+                int n = grp / 8, j = (grp % 8) / 2, h = grp % 2;
+                int sm = in[o + grp] & 0xFF, g = 8 * nsb + 16 * blk + grp;
+                out[g] = (byte) (sm & 15);
+                out[g + ng] = (byte) (sm >>> 4);
+                for (int l = 0; l < 16; l++) q[256 * blk + 16 * grp + l] = ((in[o + 16 + 32 * n + 16 * h + l] & 0xFF) >>> (2 * j)) & 3;
+            }
+        }
+        packSpans(q, out, 8 * nsb + 2 * ng);
+    }
+
     /** Quants (column order) into spans from {@code out[p]}: byte k of int j of span i is column 32i + 8k + j. */
     private static void packSpans(int[] q, byte[] out, int p) {
         for (int i = 0; i < q.length / 32; i++) {
@@ -162,8 +248,7 @@ abstract sealed class ByteSpans extends SpanKernels {
 
     static void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
         int cols = w.cols();
-        ByteSpans f = w.layout() == WeightLayout.Q5_K_SPANS ? Q5_K : Q6_K;
-        f.walk(w, quantsOffset(w.type(), cols), cols / 32, prepare(x, nRows, cols, s), nRows, out, oStart, oEnd, s);
+        format(w.type()).walk(w, quantsOffset(w.type(), cols), cols / 32, prepare(x, nRows, cols, s), nRows, out, oStart, oEnd, s);
     }
 
     /**
@@ -192,13 +277,19 @@ abstract sealed class ByteSpans extends SpanKernels {
         return s.bytes.prepare(x, nRows, cols, s.epoch, BYTE_SCALE, 16, s.lanes);
     }
 
-    /** Q6_K: {@code s = d·sc}, {@code o = 32·s}. */
-    private static final class Q6 extends ByteSpans {
+    /** Q6_K and Q3_K: {@code s = d·sc} with a signed int8 {@code sc}, {@code o = k·s} (k = 32 and 4). */
+    private static final class Sym extends ByteSpans {
+        private final float k;
+
+        Sym(float k) {
+            this.k = k;
+        }
+
         /**
-         * The row's group scales {@code d·sc} into {@code acc[32 ..]} and the offsets {@code 32·d·sc}
+         * The row's group scales {@code d·sc} into {@code acc[32 ..]} and the offsets {@code k·d·sc}
          * after them, eight per vector operation, so the span loops read each scale with one
          * broadcast load instead of two scalar loads, a conversion and a multiply (the same f32
-         * products, so the same bits; times 32, a power of two, is exact).
+         * products, so the same bits; times k, a power of two, is exact).
          */
         @Override
         void rowScales(MemorySegment m, long off, int cols, float[] acc) {
@@ -210,14 +301,14 @@ abstract sealed class ByteSpans extends SpanKernels {
                     FloatVector s = ((FloatVector) ByteVector.fromMemorySegment(B64, m, scl + 16L * g + 8 * h, LE)
                             .convertShape(VectorOperators.B2I, I, 0).convert(VectorOperators.I2F, 0)).mul(d);
                     s.intoArray(acc, 32 + 16 * g + 8 * h);
-                    s.mul(32f).intoArray(acc, 32 + ns + 16 * g + 8 * h);
+                    s.mul(k).intoArray(acc, 32 + ns + 16 * g + 8 * h);
                 }
             }
         }
     }
 
-    /** Q5_K: {@code s = d·sc}, {@code o = dmin·m}, per 32-value sub-block (each written for both its groups). */
-    private static final class Q5K extends ByteSpans {
+    /** Q5_K and Q2_K: {@code s = d·sc}, {@code o = dmin·m} with unsigned {@code sc} and {@code m} per group. */
+    private static final class Min extends ByteSpans {
         /** The row's group scales {@code d·sc} into {@code acc[32 ..]} and mins {@code dmin·m} after them, eight per vector operation. */
         @Override
         void rowScales(MemorySegment m, long off, int cols, float[] acc) {

@@ -147,7 +147,7 @@ public final class RowDecoder {
     }
 
     /** The i-th 6-bit Q3_K scale: low 4 bits from bytes 0..7, high 2 bits from bytes 8..11. */
-    private static int q3Scale(MemorySegment s, long sc, int i) {
+    static int q3Scale(MemorySegment s, long sc, int i) {
         int low = i < 8 ? u8(s, sc + i) & 0xF : u8(s, sc + i - 8) >> 4;
         int high = (u8(s, sc + 8 + (i & 3)) >> (2 * (i >> 2))) & 3;
         return low | (high << 4);

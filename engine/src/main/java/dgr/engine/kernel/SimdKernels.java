@@ -11,9 +11,9 @@ import jdk.incubator.vector.VectorSpecies;
  * <ul>
  * <li>Q4_0 and Q4_K matrices whose width is a multiple of 256 are repacked at load
  *     ({@link #prepare}) and follow {@link Q4Spans}'s order: the block order below over unsigned
- *     quants, the offsets (Q4_0's "− 8", Q4_K's mins) as one short dot product per output. Q6_K and Q5_K are repacked to a
+ *     quants, the offsets (Q4_0's "− 8", Q4_K's mins) as one short dot product per output. Q6_K, Q5_K, Q3_K and Q2_K are repacked to a
  *     byte per quant and follow {@link ByteSpans}'s order: the same scheme per 16-value group, two groups joined before each add to the accumulator.
- *     (K-quant widths are always multiples of 256, so Q4_K, Q5_K and Q6_K are always repacked.)
+ *     (K-quant widths are always multiples of 256, so K-quants are always repacked.)
  * <li>Q8_0, and Q4_0 of other widths (block order): per 32-value block the four 8-value chunks of
  *     integer weights are dotted with the activations into one partial ({@code mul}, then three
  *     {@code fma}), and the partial is scaled into the accumulator ({@code acc = fma(t, d, acc)});
@@ -56,7 +56,7 @@ public final class SimdKernels implements Kernels {
             Q4Spans.matmul(w, x, nRows, out, oStart, oEnd, s);
             return;
         }
-        if (w.layout() == WeightLayout.Q6_K_SPANS || w.layout() == WeightLayout.Q5_K_SPANS) {
+        if (ByteSpans.handles(w.layout())) {
             ByteSpans.matmul(w, x, nRows, out, oStart, oEnd, s);
             return;
         }

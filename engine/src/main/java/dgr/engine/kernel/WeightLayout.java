@@ -16,5 +16,9 @@ public enum WeightLayout {
     /** Q6_K with one byte per quant in 32-value spans, int8 scales, f32 d: see {@link ByteSpans}. */
     Q6_K_SPANS,
     /** Q5_K with one byte per quant in 32-value spans, a byte of scale and min per 16 values, f32 d and dmin: see {@link ByteSpans}. */
-    Q5_K_SPANS
+    Q5_K_SPANS,
+    /** Q3_K with one byte per quant in 32-value spans, int8 scales (sc − 32), f32 d: see {@link ByteSpans}. */
+    Q3_K_SPANS,
+    /** Q2_K with one byte per quant in 32-value spans, a byte of scale and min per 16 values, f32 d and dmin: see {@link ByteSpans}. */
+    Q2_K_SPANS
 }

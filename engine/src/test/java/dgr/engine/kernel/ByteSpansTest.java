@@ -11,30 +11,31 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** The repacked Q6_K and Q5_K byte layouts and their kernels, against the file layout and a float64 reference. */
+/** The repacked Q6_K, Q5_K, Q3_K and Q2_K byte layouts and their kernels, against the file layout and a float64 reference. */
 class ByteSpansTest {
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     private static final ValueLayout.OfShort F16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE);
 
-    /** Random blocks with small positive f16 scales (Q6_K: d; Q5_K: d and dmin), so sums stay ordinary numbers. */
+    /** Random blocks with small positive f16 scales (d, and dmin where the type has one), so sums stay ordinary numbers. */
     static WeightMatrix random(GgmlType type, int rows, int cols, long seed) {
         SplittableRandom rnd = new SplittableRandom(seed);
         MemorySegment m = Q4SpansTest.randomBlocks(type, rows, cols, rnd);
         int block = (int) type.bytesFor(256);
         for (long o = 0; o < m.byteSize(); o += block) {
-            if (type == GgmlType.Q6_K) {
-                m.set(F16, o + 208, Float.floatToFloat16((float) (0.0001 + 0.001 * rnd.nextDouble())));
-            } else {
-                m.set(F16, o, Float.floatToFloat16((float) (0.0001 + 0.001 * rnd.nextDouble())));
-                m.set(F16, o + 2, Float.floatToFloat16((float) (0.0001 + 0.001 * rnd.nextDouble())));
-            }
+            long[] at = switch (type) {
+                case Q6_K -> new long[] {208};
+                case Q5_K -> new long[] {0, 2};
+                case Q3_K -> new long[] {108};
+                default -> new long[] {80, 82};
+            };
+            for (long a : at) m.set(F16, o + a, Float.floatToFloat16((float) (0.0001 + 0.001 * rnd.nextDouble())));
         }
         return new WeightMatrix(type.name().toLowerCase(), type, rows, cols, type.bytesFor(cols), m);
     }
 
     @ParameterizedTest
-    @CsvSource({"Q6_K, Q6_K_SPANS", "Q5_K, Q5_K_SPANS"})
+    @CsvSource({"Q6_K, Q6_K_SPANS", "Q5_K, Q5_K_SPANS", "Q3_K, Q3_K_SPANS", "Q2_K, Q2_K_SPANS"})
     void repackedRowsHoldTheSameValuesAsTheFile(GgmlType type, WeightLayout layout) {
         int cols = 512, ns = cols / 16;
         WeightMatrix w = random(type, 3, cols, 1);
@@ -51,12 +52,13 @@ class ByteSpansTest {
                 int span = c / 32, k = (c % 32) / 8, j = c % 8, g = c / 16, sb = c / 256;
                 int q = d.get(ValueLayout.JAVA_BYTE, off + quants + 32L * span + 4L * j + k) & 0xFF;
                 float value;
-                if (type == GgmlType.Q6_K) {
-                    assertThat(q).isLessThan(64);
+                if (type == GgmlType.Q6_K || type == GgmlType.Q3_K) {
+                    int off8 = type == GgmlType.Q6_K ? 32 : 4;
+                    assertThat(q).isLessThan(2 * off8);
                     float s = d.get(F32, off + 4L * sb) * d.get(ValueLayout.JAVA_BYTE, off + cols / 64 + g);
-                    value = s * (q - 32);
+                    value = s * (q - off8);
                 } else {
-                    assertThat(q).isLessThan(32);
+                    assertThat(q).isLessThan(type == GgmlType.Q5_K ? 32 : 4);
                     long scales = off + 8L * (cols / 256);
                     float s = d.get(F32, off + 4L * sb) * (d.get(ValueLayout.JAVA_BYTE, scales + g) & 0xFF);
                     float o = d.get(F32, off + 4L * (cols / 256 + sb)) * (d.get(ValueLayout.JAVA_BYTE, scales + ns + g) & 0xFF);
@@ -69,11 +71,12 @@ class ByteSpansTest {
 
     @ParameterizedTest
     @CsvSource({"Q6_K, 1", "Q6_K, 2", "Q6_K, 3", "Q6_K, 4", "Q6_K, 5", "Q6_K, 8",
-                "Q5_K, 1", "Q5_K, 2", "Q5_K, 3", "Q5_K, 4", "Q5_K, 5", "Q5_K, 8"})
+                "Q5_K, 1", "Q5_K, 2", "Q5_K, 3", "Q5_K, 4", "Q5_K, 5", "Q5_K, 8",
+                "Q3_K, 1", "Q3_K, 3", "Q3_K, 5", "Q2_K, 1", "Q2_K, 3", "Q2_K, 5"})
     void matchesFloat64ReferenceAndIsBitIdenticalAcrossBatchSizes(GgmlType type, int nRows) {
         WeightMatrix w = random(type, 19, 768, 2);
         assertThat(new SimdKernels().prepare(w, Arena.ofAuto()).layout())
-                .isEqualTo(type == GgmlType.Q6_K ? WeightLayout.Q6_K_SPANS : WeightLayout.Q5_K_SPANS);
+                .isEqualTo(WeightLayout.valueOf(type.name() + "_SPANS"));
         Q4SpansTest.checkAgainstReference(w, nRows);
     }
 }
