@@ -10,7 +10,10 @@ import java.lang.foreign.ValueLayout;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShuffle;
+import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Q6_K, Q5_K, Q3_K and Q2_K repacked at load into one byte per quant, so a 32-byte load yields
@@ -52,6 +55,8 @@ import jdk.incubator.vector.VectorOperators;
  */
 abstract sealed class ByteSpans extends SpanKernels {
     private static final int Q6_BLOCK = 210, Q5_BLOCK = 176, Q3_BLOCK = 110, Q2_BLOCK = 84;
+    private static final VectorSpecies<Short> S128 = ShortVector.SPECIES_128;
+    private static final ValueLayout.OfShort F16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
     /** Activation scale per byte position: 256^-k. */
     private static final float[] BYTE_SCALE = {1f, 0x1p-8f, 0x1p-16f, 0x1p-24f};
 
@@ -59,11 +64,24 @@ abstract sealed class ByteSpans extends SpanKernels {
      * The two layouts: symmetric ({@code o = k·s}: Q6_K with k = 32, Q3_K with k = 4) and with
      * mins (Q5_K, Q2_K). Each supplies its {@code rowScales}; kernels and finish are shared.
      */
-    static final ByteSpans Q6_K = new Sym(32f), Q3_K = new Sym(4f), Q5_K = new Min(), Q2_K = new Min();
+    static final ByteSpans Q6_K = new Sym(32f), Q3_K = new Sym(4f), Q5_K = new Min(), Q2_K = new Min(),
+            Q5_0 = new Block(false), Q5_1 = new Block(true);
 
-    /** Whether this matrix can be repacked: Q6_K, Q5_K, Q3_K or Q2_K in file layout (K-quant rows are whole super-blocks). */
+    /**
+     * Whether this matrix can be repacked: Q6_K, Q5_K, Q3_K, Q2_K, Q5_0 or Q5_1 in file layout, a
+     * multiple of 256 wide, and (Q5_0, Q5_1) every f16 scale and min finite: {@link Block} converts
+     * them with bit operations that are exact for finite f16 only.
+     */
     static boolean fits(WeightMatrix w) {
-        return w.layout() == WeightLayout.GGML && layoutFor(w.type()) != null && w.cols() % 256 == 0;
+        if (w.layout() != WeightLayout.GGML || layoutFor(w.type()) == null || w.cols() % 256 != 0) return false;
+        if (w.type() != GgmlType.Q5_0 && w.type() != GgmlType.Q5_1) return true;
+        MemorySegment m = w.data();
+        int block = w.type() == GgmlType.Q5_1 ? 24 : 22;
+        for (long o = 0, bytes = w.rowBytes() * w.rows(); o < bytes; o += block) {
+            if ((m.get(F16, o) & 0x7C00) == 0x7C00) return false;
+            if (block == 24 && (m.get(F16, o + 2) & 0x7C00) == 0x7C00) return false;
+        }
+        return true;
     }
 
     /** The byte-span layout for a K-quant type, or null. */
@@ -73,14 +91,18 @@ abstract sealed class ByteSpans extends SpanKernels {
             case Q5_K -> WeightLayout.Q5_K_SPANS;
             case Q3_K -> WeightLayout.Q3_K_SPANS;
             case Q2_K -> WeightLayout.Q2_K_SPANS;
+            case Q5_0 -> WeightLayout.Q5_0_SPANS;
+            case Q5_1 -> WeightLayout.Q5_1_SPANS;
             default -> null;
         };
     }
 
     /** Whether a matrix in {@code layout} runs on these kernels. */
     static boolean handles(WeightLayout layout) {
-        return layout == WeightLayout.Q6_K_SPANS || layout == WeightLayout.Q5_K_SPANS
-                || layout == WeightLayout.Q3_K_SPANS || layout == WeightLayout.Q2_K_SPANS;
+        return switch (layout) {
+            case Q6_K_SPANS, Q5_K_SPANS, Q3_K_SPANS, Q2_K_SPANS, Q5_0_SPANS, Q5_1_SPANS -> true;
+            default -> false;
+        };
     }
 
     private static ByteSpans format(GgmlType type) {
@@ -89,6 +111,8 @@ abstract sealed class ByteSpans extends SpanKernels {
             case Q5_K -> Q5_K;
             case Q3_K -> Q3_K;
             case Q2_K -> Q2_K;
+            case Q5_0 -> Q5_0;
+            case Q5_1 -> Q5_1;
             default -> throw new IllegalArgumentException(type + " has no byte-span layout");
         };
     }
@@ -104,7 +128,11 @@ abstract sealed class ByteSpans extends SpanKernels {
 
     /** Where a row's spans start, after its scales. */
     private static long quantsOffset(GgmlType type, int cols) {
-        return format(type) instanceof Min ? cols / 32 + cols / 8 : cols / 64 + cols / 16;
+        return switch (type) {
+            case Q5_0 -> cols / 16;
+            case Q5_1 -> cols / 8;
+            default -> format(type) instanceof Min ? cols / 32 + cols / 8 : cols / 64 + cols / 16;
+        };
     }
 
     /** Copies a Q6_K, Q5_K, Q3_K or Q2_K matrix in file layout into byte-span layout in {@code arena}; rows in parallel. */
@@ -121,7 +149,8 @@ abstract sealed class ByteSpans extends SpanKernels {
                 case Q6_K -> (in, out) -> { unpackQ6_K(in, q); packQ6_K(in, q, out); };
                 case Q5_K -> (in, out) -> packQ5_K(in, q, out);
                 case Q3_K -> (in, out) -> packQ3_K(in, q, out);
-                default -> (in, out) -> packQ2_K(in, q, out);
+                case Q2_K -> (in, out) -> packQ2_K(in, q, out);
+                default -> (in, out) -> packQ5_01(in, q, out, type == GgmlType.Q5_1);
             };
         });
         return new WeightMatrix(w.name(), type, w.rows(), w.cols(), outBytes, dst, layoutFor(type));
@@ -237,6 +266,32 @@ abstract sealed class ByteSpans extends SpanKernels {
         packSpans(q, out, 8 * nsb + 2 * ng);
     }
 
+    /**
+     * Q5_0 (22-byte blocks: f16 d, 4 bytes {@code qh}, 16 bytes {@code qs}) or Q5_1 (24 bytes: f16
+     * d, f16 m, then the same) to byte spans: value {@code j} of a block takes its low four bits
+     * from the low ({@code j < 16}) or high nibble of {@code qs[j % 16]} and its fifth from bit
+     * {@code j} of {@code qh}. Written: all d, then (Q5_1) all m, as they were, then the spans.
+     */
+    static void packQ5_01(byte[] in, int[] q, byte[] out, boolean mins) {
+        int nb = q.length / 32, block = mins ? 24 : 22, h = mins ? 4 : 2;
+        for (int b = 0; b < nb; b++) {
+            int o = b * block;
+            out[2 * b] = in[o];
+            out[2 * b + 1] = in[o + 1];
+            if (mins) {
+                out[2 * (nb + b)] = in[o + 2];
+                out[2 * (nb + b) + 1] = in[o + 3];
+            }
+            int qh = (in[o + h] & 0xFF) | (in[o + h + 1] & 0xFF) << 8 | (in[o + h + 2] & 0xFF) << 16 | (in[o + h + 3] & 0xFF) << 24;
+            for (int j = 0; j < 16; j++) {
+                int v = in[o + h + 4 + j] & 0xFF;
+                q[32 * b + j] = (v & 15) | ((qh >>> j) & 1) << 4;
+                q[32 * b + j + 16] = (v >>> 4) | ((qh >>> (j + 16)) & 1) << 4;
+            }
+        }
+        packSpans(q, out, (mins ? 4 : 2) * nb);
+    }
+
     /** Quants (column order) into spans from {@code out[p]}: byte k of int j of span i is column 32i + 8k + j. */
     private static void packSpans(int[] q, byte[] out, int p) {
         for (int i = 0; i < q.length / 32; i++) {
@@ -303,6 +358,44 @@ abstract sealed class ByteSpans extends SpanKernels {
                     s.intoArray(acc, 32 + 16 * g + 8 * h);
                     s.mul(k).intoArray(acc, 32 + ns + 16 * g + 8 * h);
                 }
+            }
+        }
+    }
+
+    /**
+     * Q5_0 and Q5_1: an f16 {@code d} per 32-value block (both its groups), {@code o = 16·d}
+     * (Q5_0's "− 16") or {@code o = −m} (Q5_1's f16 min, added).
+     */
+    private static final class Block extends ByteSpans {
+        private static final VectorShuffle<Float> FIRST =
+                VectorShuffle.fromValues(F, 0, 0, 1, 1, 2, 2, 3, 3);
+        private static final VectorShuffle<Float> SECOND =
+                VectorShuffle.fromValues(F, 4, 4, 5, 5, 6, 6, 7, 7);
+        private final boolean mins;
+
+        Block(boolean mins) {
+            this.mins = mins;
+        }
+
+        /**
+         * Eight blocks per step: their f16 {@code d} (and {@code m}) to f32 by Q4_0's exact bit
+         * conversion ({@link Q4Spans}: f16 bits moved into f32 place, times 2^112), each value then
+         * written for both 16-value groups of its block.
+         */
+        @Override
+        void rowScales(MemorySegment m, long off, int cols, float[] acc) {
+            int nb = cols / 32, ns = cols / 16;
+            for (int j = 0; j < nb; j += 8) {
+                FloatVector d = ((IntVector) ShortVector.fromMemorySegment(S128, m, off + 2L * j, LE)
+                        .convertShape(VectorOperators.S2I, I, 0)).lanewise(VectorOperators.LSHL, 16)
+                        .lanewise(VectorOperators.ASHR, 3).and(0x8FFFFFFF).reinterpretAsFloats().mul(0x1p112f);
+                FloatVector o = !mins ? d.mul(16f) : ((IntVector) ShortVector.fromMemorySegment(S128, m, off + 2L * (nb + j), LE)
+                        .convertShape(VectorOperators.S2I, I, 0)).lanewise(VectorOperators.LSHL, 16)
+                        .lanewise(VectorOperators.ASHR, 3).and(0x8FFFFFFF).reinterpretAsFloats().mul(-0x1p112f);
+                d.rearrange(FIRST).intoArray(acc, 32 + 2 * j);
+                d.rearrange(SECOND).intoArray(acc, 32 + 2 * j + 8);
+                o.rearrange(FIRST).intoArray(acc, 32 + ns + 2 * j);
+                o.rearrange(SECOND).intoArray(acc, 32 + ns + 2 * j + 8);
             }
         }
     }

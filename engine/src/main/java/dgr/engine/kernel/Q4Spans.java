@@ -14,12 +14,13 @@ import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 
 /**
- * 4-bit weights (Q4_0 and Q4_K) repacked at load so that one 32-byte load yields eight float
+ * 4-bit weights (Q4_0, Q4_1 and Q4_K) repacked at load so that one 32-byte load yields eight float
  * vectors with about one integer operation each and no conversion, instead of the byte widening,
  * masking, shifting and offsets of the file layouts.
  *
  * <p>Both formats are, per 32-value block {@code b}, {@code value = s_b·q − o_b} with an unsigned
- * quant {@code q} in 0..15: Q4_0 has {@code s_b = d}, {@code o_b = 8·d}; Q4_K has
+ * quant {@code q} in 0..15: Q4_0 has {@code s_b = d}, {@code o_b = 8·d}; Q4_1 {@code s_b = d},
+ * {@code o_b = −m}; Q4_K has
  * {@code s_b = d·sc_j}, {@code o_b = dmin·m_j} for sub-block {@code j} of its super-block (both
  * products exact in f32, as ggml computes them).
  *
@@ -75,15 +76,16 @@ abstract sealed class Q4Spans extends SpanKernels {
     private static final float[] NIBBLE_SCALE = {0x1p85f, 0x1p81f, 0x1p77f, 0x1p73f, 0x1p85f, 0x1p81f, 0x1p77f, 0x1p85f};
 
     /** The two formats: each class supplies its {@code rowScales} and where its offsets sit; the kernels are shared. */
-    static final Q4Spans Q4_0 = new Zero(), Q4_K = new K();
+    static final Q4Spans Q4_0 = new Zero(), Q4_K = new K(), Q4_1 = new One();
 
-    /** Whether this matrix can be repacked: Q4_0 or Q4_K in file layout, whole groups of 8 blocks. */
+    /** Whether this matrix can be repacked: Q4_0, Q4_1 or Q4_K in file layout, whole groups of 8 blocks. */
     static boolean fits(WeightMatrix w) {
-        return w.layout() == WeightLayout.GGML && (w.type() == GgmlType.Q4_0 || w.type() == GgmlType.Q4_K)
+        return w.layout() == WeightLayout.GGML
+                && (w.type() == GgmlType.Q4_0 || w.type() == GgmlType.Q4_1 || w.type() == GgmlType.Q4_K)
                 && w.cols() % 256 == 0;
     }
 
-    /** Copies a Q4_0 or Q4_K matrix in file layout into span layout in {@code arena}; rows in parallel. */
+    /** Copies a Q4_0, Q4_1 or Q4_K matrix in file layout into span layout in {@code arena}; rows in parallel. */
     static WeightMatrix repack(WeightMatrix w, Arena arena) {
         if (!fits(w)) {
             throw new IllegalArgumentException("tensor '" + w.name() + "' (" + w.type() + ", " + w.cols()
@@ -94,10 +96,17 @@ abstract sealed class Q4Spans extends SpanKernels {
         MemorySegment dst = repackRows(w, outBytes, arena, () -> {
             int[] q = new int[w.cols()];
             float[] sc = new float[w.cols() / 32];
-            return type == GgmlType.Q4_0 ? (in, out) -> { unpackQ4_0(in, q, sc); packQ4_0(q, sc, out); }
-                    : (in, out) -> packQ4_K(in, q, out);
+            return switch (type) {
+                case Q4_0 -> (in, out) -> { unpackQ4_0(in, q, sc); packQ4_0(q, sc, out); };
+                case Q4_1 -> (in, out) -> packQ4_1(in, q, out);
+                default -> (in, out) -> packQ4_K(in, q, out);
+            };
         });
-        WeightLayout layout = type == GgmlType.Q4_0 ? WeightLayout.Q4_0_SPANS : WeightLayout.Q4_K_SPANS;
+        WeightLayout layout = switch (type) {
+            case Q4_0 -> WeightLayout.Q4_0_SPANS;
+            case Q4_1 -> WeightLayout.Q4_1_SPANS;
+            default -> WeightLayout.Q4_K_SPANS;
+        };
         return new WeightMatrix(w.name(), type, w.rows(), w.cols(), outBytes, dst, layout);
     }
 
@@ -113,8 +122,10 @@ abstract sealed class Q4Spans extends SpanKernels {
     static boolean finiteScales(WeightMatrix w) {
         MemorySegment m = w.data();
         long bytes = w.rowBytes() * w.rows();
-        for (long o = 0; o < bytes; o += 18) {
+        boolean one = w.type() == GgmlType.Q4_1; // Q4_1 blocks: f16 d and m, then 16 bytes
+        for (long o = 0; o < bytes; o += one ? 20 : 18) {
             if ((m.get(F16, o) & 0x7C00) == 0x7C00) return false;
+            if (one && (m.get(F16, o + 2) & 0x7C00) == 0x7C00) return false;
         }
         return true;
     }
@@ -123,7 +134,7 @@ abstract sealed class Q4Spans extends SpanKernels {
      * each of scale and min, and an f32 d and dmin per 8 blocks.
      */
     static long rowBytes(GgmlType type, int cols) {
-        return (type == GgmlType.Q4_K ? 19L : 18L) * (cols / 32);
+        return (type == GgmlType.Q4_K ? 19L : type == GgmlType.Q4_1 ? 20L : 18L) * (cols / 32);
     }
 
     /** Q4_0 file row: per 18-byte block an f16 d and 16 bytes, low nibbles first. */
@@ -164,6 +175,24 @@ abstract sealed class Q4Spans extends SpanKernels {
         packSpans(q, out, 3 * nb);
     }
 
+    /** Q4_1 file row (per 20-byte block f16 d, f16 m, 16 bytes, low nibbles first): all d, all m, as they were, then the spans. */
+    static void packQ4_1(byte[] in, int[] q, byte[] out) {
+        int nb = q.length / 32;
+        for (int b = 0; b < nb; b++) {
+            int o = b * 20;
+            out[2 * b] = in[o];
+            out[2 * b + 1] = in[o + 1];
+            out[2 * (nb + b)] = in[o + 2];
+            out[2 * (nb + b) + 1] = in[o + 3];
+            for (int p = 0; p < 16; p++) {
+                int v = in[o + 4 + p] & 0xFF;
+                q[32 * b + p] = v & 15;
+                q[32 * b + p + 16] = v >>> 4;
+            }
+        }
+        packSpans(q, out, 4 * nb);
+    }
+
     /** Q4_0 to span layout: the f16 scales as they were, then the spans. */
     static void packQ4_0(int[] q, float[] sc, byte[] out) {
         int p = 0;
@@ -188,8 +217,14 @@ abstract sealed class Q4Spans extends SpanKernels {
 
     static void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
         int nb = w.cols() / 32;
-        boolean k = w.layout() == WeightLayout.Q4_K_SPANS;
-        (k ? Q4_K : Q4_0).walk(w, (k ? 3L : 2L) * nb, nb / 2, prepare(x, nRows, w.cols(), s), nRows, out, oStart, oEnd, s);
+        // Scales before the spans: Q4_0 an f16 per block, Q4_1 two, Q4_K three bytes' worth.
+        Q4Spans f = switch (w.layout()) {
+            case Q4_K_SPANS -> Q4_K;
+            case Q4_1_SPANS -> Q4_1;
+            default -> Q4_0;
+        };
+        long quants = (f == Q4_K ? 3L : f == Q4_1 ? 4L : 2L) * nb;
+        f.walk(w, quants, nb / 2, prepare(x, nRows, w.cols(), s), nRows, out, oStart, oEnd, s);
     }
 
     /** Scaled activations and negated block sums for every batch row, once per input and worker ({@link SpanInput}). */
@@ -348,6 +383,31 @@ abstract sealed class Q4Spans extends SpanKernels {
                 IntVector h = (IntVector) ShortVector.fromMemorySegment(S128, m, off + 2L * j, LE).convertShape(VectorOperators.S2I, I, 0);
                 h.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(0x8FFFFFFF).reinterpretAsFloats()
                         .mul(0x1p112f).intoArray(acc, 32 + j);
+            }
+        }
+    }
+
+    /** Q4_1: {@code value = d·q + m}, so scales {@code d} and offsets {@code −m}, factor 1. */
+    private static final class One extends Q4Spans {
+        One() {
+            super(true, 1f);
+        }
+
+        /**
+         * The row's f16 {@code d} into {@code acc[32 ..]} and {@code −m} after them, eight per vector
+         * operation, by {@link Zero#rowScales}'s exact bit conversion (negating is exact too). Only
+         * matrices whose {@code d} and {@code m} are all finite are repacked.
+         */
+        @Override
+        void rowScales(MemorySegment m, long off, int cols, float[] acc) {
+            int nb = cols / 32;
+            for (int j = 0; j < nb; j += 8) {
+                IntVector h = (IntVector) ShortVector.fromMemorySegment(S128, m, off + 2L * j, LE).convertShape(VectorOperators.S2I, I, 0);
+                h.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(0x8FFFFFFF).reinterpretAsFloats()
+                        .mul(0x1p112f).intoArray(acc, 32 + j);
+                IntVector g = (IntVector) ShortVector.fromMemorySegment(S128, m, off + 2L * (nb + j), LE).convertShape(VectorOperators.S2I, I, 0);
+                g.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(0x8FFFFFFF).reinterpretAsFloats()
+                        .mul(-0x1p112f).intoArray(acc, 32 + nb + j);
             }
         }
     }

@@ -9,7 +9,7 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>Every output element is reduced in one fixed order per weight type, whatever the batch size
  * or worker split, and ends with the 8-lane tree of {@link #sum8}:
  * <ul>
- * <li>Q4_0 and Q4_K matrices whose width is a multiple of 256 are repacked at load
+ * <li>Q4_0, Q4_1 and Q4_K matrices whose width is a multiple of 256 are repacked at load
  *     ({@link #prepare}) and follow {@link Q4Spans}'s order: the block order below over unsigned
  *     quants, the offsets (Q4_0's "− 8", Q4_K's mins) as one short dot product per output. Q6_K, Q5_K, Q3_K and Q2_K are repacked to a
  *     byte per quant and follow {@link ByteSpans}'s order: the same scheme per 16-value group, two groups joined before each add to the accumulator.
@@ -45,14 +45,14 @@ public final class SimdKernels implements Kernels {
     @Override
     public WeightMatrix prepare(WeightMatrix w, java.lang.foreign.Arena arena) {
         if (w.layout() != WeightLayout.GGML) return w;
-        if (Q4Spans.fits(w) && (w.type() != dgr.gguf.GgmlType.Q4_0 || Q4Spans.finiteScales(w))) return Q4Spans.repack(w, arena);
+        if (Q4Spans.fits(w) && (w.type() == dgr.gguf.GgmlType.Q4_K || Q4Spans.finiteScales(w))) return Q4Spans.repack(w, arena);
         if (ByteSpans.fits(w)) return ByteSpans.repack(w, arena);
         return w;
     }
 
     @Override
     public void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
-        if (w.layout() == WeightLayout.Q4_0_SPANS || w.layout() == WeightLayout.Q4_K_SPANS) {
+        if (w.layout() == WeightLayout.Q4_0_SPANS || w.layout() == WeightLayout.Q4_1_SPANS || w.layout() == WeightLayout.Q4_K_SPANS) {
             Q4Spans.matmul(w, x, nRows, out, oStart, oEnd, s);
             return;
         }

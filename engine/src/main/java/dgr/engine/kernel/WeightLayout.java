@@ -13,6 +13,8 @@ public enum WeightLayout {
     Q4_0_SPANS,
     /** Q4_K regrouped into 64-value spans, byte scales and mins, f32 d and dmin: see {@link Q4Spans}. */
     Q4_K_SPANS,
+    /** Q4_1 regrouped into 64-value spans, f16 d and m kept: see {@link Q4Spans}. */
+    Q4_1_SPANS,
     /** Q6_K with one byte per quant in 32-value spans, int8 scales, f32 d: see {@link ByteSpans}. */
     Q6_K_SPANS,
     /** Q5_K with one byte per quant in 32-value spans, a byte of scale and min per 16 values, f32 d and dmin: see {@link ByteSpans}. */
@@ -20,5 +22,9 @@ public enum WeightLayout {
     /** Q3_K with one byte per quant in 32-value spans, int8 scales (sc − 32), f32 d: see {@link ByteSpans}. */
     Q3_K_SPANS,
     /** Q2_K with one byte per quant in 32-value spans, a byte of scale and min per 16 values, f32 d and dmin: see {@link ByteSpans}. */
-    Q2_K_SPANS
+    Q2_K_SPANS,
+    /** Q5_0 with one byte per quant in 32-value spans, f16 d kept: see {@link ByteSpans}. */
+    Q5_0_SPANS,
+    /** Q5_1 with one byte per quant in 32-value spans, f16 d and m kept: see {@link ByteSpans}. */
+    Q5_1_SPANS
 }

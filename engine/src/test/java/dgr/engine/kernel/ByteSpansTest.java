@@ -11,7 +11,7 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** The repacked Q6_K, Q5_K, Q3_K and Q2_K byte layouts and their kernels, against the file layout and a float64 reference. */
+/** The repacked Q6_K, Q5_K, Q3_K, Q2_K, Q5_0 and Q5_1 byte layouts and their kernels, against the file layout and a float64 reference. */
 class ByteSpansTest {
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     private static final ValueLayout.OfShort F16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
@@ -27,7 +27,9 @@ class ByteSpansTest {
                 case Q6_K -> new long[] {208};
                 case Q5_K -> new long[] {0, 2};
                 case Q3_K -> new long[] {108};
-                default -> new long[] {80, 82};
+                case Q2_K -> new long[] {80, 82};
+                case Q5_0 -> new long[] {0, 22, 44, 66, 88, 110, 132, 154}; // eight 22-byte blocks per 256 values
+                default -> new long[] {0, 2, 24, 26, 48, 50, 72, 74, 96, 98, 120, 122, 144, 146, 168, 170}; // Q5_1, 24-byte blocks
             };
             for (long a : at) m.set(F16, o + a, Float.floatToFloat16((float) (0.0001 + 0.001 * rnd.nextDouble())));
         }
@@ -35,7 +37,8 @@ class ByteSpansTest {
     }
 
     @ParameterizedTest
-    @CsvSource({"Q6_K, Q6_K_SPANS", "Q5_K, Q5_K_SPANS", "Q3_K, Q3_K_SPANS", "Q2_K, Q2_K_SPANS"})
+    @CsvSource({"Q6_K, Q6_K_SPANS", "Q5_K, Q5_K_SPANS", "Q3_K, Q3_K_SPANS", "Q2_K, Q2_K_SPANS", "Q5_0, Q5_0_SPANS",
+                "Q5_1, Q5_1_SPANS"})
     void repackedRowsHoldTheSameValuesAsTheFile(GgmlType type, WeightLayout layout) {
         int cols = 512, ns = cols / 16;
         WeightMatrix w = random(type, 3, cols, 1);
@@ -52,7 +55,11 @@ class ByteSpansTest {
                 int span = c / 32, k = (c % 32) / 8, j = c % 8, g = c / 16, sb = c / 256;
                 int q = d.get(ValueLayout.JAVA_BYTE, off + quants + 32L * span + 4L * j + k) & 0xFF;
                 float value;
-                if (type == GgmlType.Q6_K || type == GgmlType.Q3_K) {
+                if (type == GgmlType.Q5_0 || type == GgmlType.Q5_1) {
+                    assertThat(q).isLessThan(32);
+                    float s = Float.float16ToFloat(d.get(F16, off + 2L * (c / 32)));
+                    value = type == GgmlType.Q5_0 ? (q - 16) * s : q * s + Float.float16ToFloat(d.get(F16, off + 2L * (cols / 32 + c / 32)));
+                } else if (type == GgmlType.Q6_K || type == GgmlType.Q3_K) {
                     int off8 = type == GgmlType.Q6_K ? 32 : 4;
                     assertThat(q).isLessThan(2 * off8);
                     float s = d.get(F32, off + 4L * sb) * d.get(ValueLayout.JAVA_BYTE, off + cols / 64 + g);
@@ -72,7 +79,8 @@ class ByteSpansTest {
     @ParameterizedTest
     @CsvSource({"Q6_K, 1", "Q6_K, 2", "Q6_K, 3", "Q6_K, 4", "Q6_K, 5", "Q6_K, 8",
                 "Q5_K, 1", "Q5_K, 2", "Q5_K, 3", "Q5_K, 4", "Q5_K, 5", "Q5_K, 8",
-                "Q3_K, 1", "Q3_K, 3", "Q3_K, 5", "Q2_K, 1", "Q2_K, 3", "Q2_K, 5"})
+                "Q3_K, 1", "Q3_K, 3", "Q3_K, 5", "Q2_K, 1", "Q2_K, 3", "Q2_K, 5", "Q5_0, 1", "Q5_0, 3", "Q5_0, 5",
+                "Q5_1, 1", "Q5_1, 3", "Q5_1, 5"})
     void matchesFloat64ReferenceAndIsBitIdenticalAcrossBatchSizes(GgmlType type, int nRows) {
         WeightMatrix w = random(type, 19, 768, 2);
         assertThat(new SimdKernels().prepare(w, Arena.ofAuto()).layout())

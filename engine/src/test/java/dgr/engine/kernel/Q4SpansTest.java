@@ -106,6 +106,33 @@ class Q4SpansTest {
         checkAgainstReference(randomQ4_0(37, 768, 2), nRows);
     }
 
+    /** A random Q4_1 matrix in ggml layout with small f16 scales and mins of either sign. */
+    static WeightMatrix randomQ4_1(int rows, int cols, long seed) {
+        SplittableRandom rnd = new SplittableRandom(seed);
+        MemorySegment m = randomBlocks(GgmlType.Q4_1, rows, cols, rnd);
+        ValueLayout.OfShort f16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+        for (long o = 0; o < m.byteSize(); o += 20) {
+            m.set(f16, o, Float.floatToFloat16((float) (0.0005 + 0.002 * rnd.nextDouble())));
+            m.set(f16, o + 2, Float.floatToFloat16((float) (0.01 * rnd.nextGaussian())));
+        }
+        return new WeightMatrix("q4_1", GgmlType.Q4_1, rows, cols, GgmlType.Q4_1.bytesFor(cols), m);
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {1, 2, 3, 4, 5, 8})
+    void q4_1MatchesFloat64ReferenceAndIsBitIdenticalAcrossBatchSizes(int nRows) {
+        WeightMatrix w = randomQ4_1(21, 512, 4);
+        assertThat(new SimdKernels().prepare(w, Arena.ofAuto()).layout()).isEqualTo(WeightLayout.Q4_1_SPANS);
+        checkAgainstReference(w, nRows);
+    }
+
+    @Test
+    void q4_1WithAnInfiniteMinStaysInFileLayout() {
+        WeightMatrix w = randomQ4_1(2, 256, 5);
+        w.data().set(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 20 * 3 + 2, (short) 0x7C00);
+        assertThat(new SimdKernels().prepare(w, Arena.ofAuto()).layout()).isEqualTo(WeightLayout.GGML);
+    }
+
     /**
      * Prepares {@code w} and checks every output of a {@code nRows}-row matmul (run in two chunks)
      * against a float64 dot product of the dequantized row, and each batch row bit for bit against
