@@ -6,14 +6,11 @@ import static dgr.engine.kernel.SimdKernels.sum8;
 import dgr.gguf.GgmlType;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShuffle;
-import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Q6_K, Q5_K, Q3_K and Q2_K repacked at load into one byte per quant, so a 32-byte load yields
@@ -55,8 +52,6 @@ import jdk.incubator.vector.VectorSpecies;
  */
 abstract sealed class ByteSpans extends SpanKernels {
     private static final int Q6_BLOCK = 210, Q5_BLOCK = 176, Q3_BLOCK = 110, Q2_BLOCK = 84;
-    private static final VectorSpecies<Short> S128 = ShortVector.SPECIES_128;
-    private static final ValueLayout.OfShort F16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
     /** Activation scale per byte position: 256^-k. */
     private static final float[] BYTE_SCALE = {1f, 0x1p-8f, 0x1p-16f, 0x1p-24f};
 
@@ -75,13 +70,7 @@ abstract sealed class ByteSpans extends SpanKernels {
     static boolean fits(WeightMatrix w) {
         if (w.layout() != WeightLayout.GGML || layoutFor(w.type()) == null || w.cols() % 256 != 0) return false;
         if (w.type() != GgmlType.Q5_0 && w.type() != GgmlType.Q5_1) return true;
-        MemorySegment m = w.data();
-        int block = w.type() == GgmlType.Q5_1 ? 24 : 22;
-        for (long o = 0, bytes = w.rowBytes() * w.rows(); o < bytes; o += block) {
-            if ((m.get(F16, o) & 0x7C00) == 0x7C00) return false;
-            if (block == 24 && (m.get(F16, o + 2) & 0x7C00) == 0x7C00) return false;
-        }
-        return true;
+        return w.type() == GgmlType.Q5_1 ? finiteF16(w, 24, 0, 2) : finiteF16(w, 22, 0);
     }
 
     /** The byte-span layout for a K-quant type, or null. */
@@ -378,20 +367,15 @@ abstract sealed class ByteSpans extends SpanKernels {
         }
 
         /**
-         * Eight blocks per step: their f16 {@code d} (and {@code m}) to f32 by Q4_0's exact bit
-         * conversion ({@link Q4Spans}: f16 bits moved into f32 place, times 2^112), each value then
-         * written for both 16-value groups of its block.
+         * Eight blocks per step: their f16 {@code d} (and {@code m}) to f32 by the exact bit
+         * conversion {@link #f16x8}, each value then written for both 16-value groups of its block.
          */
         @Override
         void rowScales(MemorySegment m, long off, int cols, float[] acc) {
             int nb = cols / 32, ns = cols / 16;
             for (int j = 0; j < nb; j += 8) {
-                FloatVector d = ((IntVector) ShortVector.fromMemorySegment(S128, m, off + 2L * j, LE)
-                        .convertShape(VectorOperators.S2I, I, 0)).lanewise(VectorOperators.LSHL, 16)
-                        .lanewise(VectorOperators.ASHR, 3).and(0x8FFFFFFF).reinterpretAsFloats().mul(0x1p112f);
-                FloatVector o = !mins ? d.mul(16f) : ((IntVector) ShortVector.fromMemorySegment(S128, m, off + 2L * (nb + j), LE)
-                        .convertShape(VectorOperators.S2I, I, 0)).lanewise(VectorOperators.LSHL, 16)
-                        .lanewise(VectorOperators.ASHR, 3).and(0x8FFFFFFF).reinterpretAsFloats().mul(-0x1p112f);
+                FloatVector d = f16x8(m, off + 2L * j, 0x1p112f);
+                FloatVector o = mins ? f16x8(m, off + 2L * (nb + j), -0x1p112f) : d.mul(16f);
                 d.rearrange(FIRST).intoArray(acc, 32 + 2 * j);
                 d.rearrange(SECOND).intoArray(acc, 32 + 2 * j + 8);
                 o.rearrange(FIRST).intoArray(acc, 32 + ns + 2 * j);

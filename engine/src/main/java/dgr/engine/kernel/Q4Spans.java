@@ -5,12 +5,10 @@ import static dgr.engine.kernel.SimdKernels.sum8;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import dgr.gguf.GgmlType;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 
 /**
@@ -110,8 +108,6 @@ abstract sealed class Q4Spans extends SpanKernels {
         return new WeightMatrix(w.name(), type, w.rows(), w.cols(), outBytes, dst, layout);
     }
 
-    private static final jdk.incubator.vector.VectorSpecies<Short> S128 = ShortVector.SPECIES_128;
-    private static final ValueLayout.OfShort F16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
 
     /**
      * Whether every block scale of a file-layout Q4_0 matrix is finite: the span kernels convert
@@ -120,14 +116,8 @@ abstract sealed class Q4Spans extends SpanKernels {
      * {@code Float.float16ToFloat} keeps it.
      */
     static boolean finiteScales(WeightMatrix w) {
-        MemorySegment m = w.data();
-        long bytes = w.rowBytes() * w.rows();
-        boolean one = w.type() == GgmlType.Q4_1; // Q4_1 blocks: f16 d and m, then 16 bytes
-        for (long o = 0; o < bytes; o += one ? 20 : 18) {
-            if ((m.get(F16, o) & 0x7C00) == 0x7C00) return false;
-            if (one && (m.get(F16, o + 2) & 0x7C00) == 0x7C00) return false;
-        }
-        return true;
+        // Q4_1 blocks: f16 d and m, then 16 bytes; Q4_0: f16 d, then 16 bytes.
+        return w.type() == GgmlType.Q4_1 ? finiteF16(w, 20, 0, 2) : finiteF16(w, 18, 0);
     }
     /**
      * Bytes of one repacked row, 16 bytes of quants per block plus: Q4_0 its f16 scale; Q4_K a byte
@@ -371,19 +361,13 @@ abstract sealed class Q4Spans extends SpanKernels {
         }
 
         /**
-         * The row's f16 scales as f32 into {@code acc[32 ..]}, eight per vector operation: the f16
-         * bits moved into place in f32 bits (sign to bit 31, exponent and mantissa to bits 13–27)
-         * are exactly {@code d·2^-112} for every finite f16, subnormals included, and the multiply by
-         * 2^112 restores {@code d}. Only matrices whose scales are all finite are repacked
-         * ({@link #finiteScales}).
+         * The row's f16 scales as f32 into {@code acc[32 ..]}, eight per vector operation, by the
+         * exact bit conversion {@link #f16x8}. Only matrices whose scales are all finite are
+         * repacked ({@link #finiteScales}).
          */
         @Override
         void rowScales(MemorySegment m, long off, int cols, float[] acc) {
-            for (int j = 0; j < cols / 32; j += 8) {
-                IntVector h = (IntVector) ShortVector.fromMemorySegment(S128, m, off + 2L * j, LE).convertShape(VectorOperators.S2I, I, 0);
-                h.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(0x8FFFFFFF).reinterpretAsFloats()
-                        .mul(0x1p112f).intoArray(acc, 32 + j);
-            }
+            for (int j = 0; j < cols / 32; j += 8) f16x8(m, off + 2L * j, 0x1p112f).intoArray(acc, 32 + j);
         }
     }
 
@@ -395,19 +379,15 @@ abstract sealed class Q4Spans extends SpanKernels {
 
         /**
          * The row's f16 {@code d} into {@code acc[32 ..]} and {@code −m} after them, eight per vector
-         * operation, by {@link Zero#rowScales}'s exact bit conversion (negating is exact too). Only
+         * operation, by the exact bit conversion {@link #f16x8} (negating is exact too). Only
          * matrices whose {@code d} and {@code m} are all finite are repacked.
          */
         @Override
         void rowScales(MemorySegment m, long off, int cols, float[] acc) {
             int nb = cols / 32;
             for (int j = 0; j < nb; j += 8) {
-                IntVector h = (IntVector) ShortVector.fromMemorySegment(S128, m, off + 2L * j, LE).convertShape(VectorOperators.S2I, I, 0);
-                h.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(0x8FFFFFFF).reinterpretAsFloats()
-                        .mul(0x1p112f).intoArray(acc, 32 + j);
-                IntVector g = (IntVector) ShortVector.fromMemorySegment(S128, m, off + 2L * (nb + j), LE).convertShape(VectorOperators.S2I, I, 0);
-                g.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(0x8FFFFFFF).reinterpretAsFloats()
-                        .mul(-0x1p112f).intoArray(acc, 32 + nb + j);
+                f16x8(m, off + 2L * j, 0x1p112f).intoArray(acc, 32 + j);
+                f16x8(m, off + 2L * (nb + j), -0x1p112f).intoArray(acc, 32 + nb + j);
             }
         }
     }

@@ -7,7 +7,10 @@ import java.nio.ByteOrder;
 import java.util.function.Supplier;
 import java.util.stream.IntStream;
 import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -54,6 +57,33 @@ abstract class SpanKernels {
             }
         });
         return dst;
+    }
+
+    private static final VectorSpecies<Short> S128 = ShortVector.SPECIES_128;
+    private static final ValueLayout.OfShort F16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
+
+    /**
+     * Eight little-endian f16 at {@code at} as f32, times {@code scale}: the f16 bits moved into
+     * place in f32 bits (sign to bit 31, exponent and mantissa to bits 13–27) are exactly
+     * {@code h·2^-112} for every finite f16, subnormals included, so {@code scale = ±2^112} gives
+     * {@code ±h} exactly. Only matrices whose f16 values are all finite are repacked
+     * ({@link #finiteF16}). Small, so C2 inlines it into the once-per-row {@code rowScales}
+     * (a vector returned from a call it did not inline would be boxed).
+     */
+    static FloatVector f16x8(MemorySegment m, long at, float scale) {
+        IntVector h = (IntVector) ShortVector.fromMemorySegment(S128, m, at, LE).convertShape(VectorOperators.S2I, I, 0);
+        return h.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(0x8FFFFFFF).reinterpretAsFloats().mul(scale);
+    }
+
+    /** Whether the f16 at {@code offsets} of every {@code block}-byte block of {@code w} (file layout) are finite. */
+    static boolean finiteF16(WeightMatrix w, int block, int... offsets) {
+        MemorySegment m = w.data();
+        for (long o = 0, bytes = w.rowBytes() * w.rows(); o < bytes; o += block) {
+            for (int at : offsets) {
+                if ((m.get(F16, o + at) & 0x7C00) == 0x7C00) return false;
+            }
+        }
+        return true;
     }
 
     /** Writes {@code v} little-endian at {@code out[p]}; returns {@code p + 4}. */
