@@ -65,8 +65,10 @@ public final class SimdKernels implements Kernels {
             case Q8_0 -> SimdQ8_0.matmul(w, x, nRows, out, oStart, oEnd, s);
             case F32 -> SimdF32.matmulSegment(w, x, nRows, out, oStart, oEnd, s.lanes);
             default -> {
+                boolean half = w.type() == dgr.gguf.GgmlType.F16 || w.type() == dgr.gguf.GgmlType.BF16;
                 for (int o = oStart; o < oEnd; o++) {
-                    RowDecoder.decodeRow(w, o, s.row, 0);
+                    if (half) SimdF32.decodeHalf(w, o, s.row);
+                    else RowDecoder.decodeRow(w, o, s.row, 0);
                     SimdF32.dotRows(s.row, w.cols(), x, nRows, out, w.rows(), o, s.lanes);
                 }
             }
