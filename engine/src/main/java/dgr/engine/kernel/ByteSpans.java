@@ -13,27 +13,29 @@ import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShuffle;
 
 /**
- * Q6_K, Q5_K, Q3_K and Q2_K repacked at load into one byte per quant, so a 32-byte load yields
- * four float vectors with one AND and one int-to-float conversion each (Q6_K's split low nibbles
- * and high bits took about eight operations per eight values; Q5_K, Q3_K and Q2_K had no fused
+ * Q6_K, Q5_K, Q3_K, Q2_K, Q5_0 and Q5_1 repacked at load into one byte per quant, so a 32-byte load
+ * yields four float vectors with one AND and one int-to-float conversion each (Q6_K's split low
+ * nibbles and high bits took about eight operations per eight values; the others had no fused
  * kernel at all and ran through row decoding, 12× slower than llama.cpp at batch 1 on llama-1b
  * Q5_K_M).
  *
  * <p>All are, per 16-value group {@code g}, {@code value = s_g·q − o_g} with an unsigned quant
- * {@code q} (Q6_K 0..63, Q5_K 0..31, Q3_K 0..7, Q2_K 0..3). Symmetric: Q6_K has
+ * {@code q} (Q6_K 0..63, Q5_K, Q5_0 and Q5_1 0..31, Q3_K 0..7, Q2_K 0..3). Symmetric: Q6_K has
  * {@code s_g = d·sc_g}, {@code o_g = 32·s_g}; Q3_K {@code s_g = d·(sc_g − 32)}, {@code o_g = 4·s_g}.
  * With mins: Q5_K has {@code s_g = d·sc_j}, {@code o_g = dmin·m_j} for the 32-value sub-block
- * {@code j} holding {@code g}; Q2_K {@code s_g = d·sc_g}, {@code o_g = dmin·m_g}. (f16 times a small
- * integer: exact in f32, as ggml computes them.)
+ * {@code j} holding {@code g}; Q2_K {@code s_g = d·sc_g}, {@code o_g = dmin·m_g}. Per block: Q5_0
+ * {@code s_g = d_b}, {@code o_g = 16·d_b}; Q5_1 {@code s_g = d_b}, {@code o_g = −m_b} for the
+ * 32-value block {@code b}. (f16 times a small integer: exact in f32, as ggml computes them.)
  *
  * <p><b>Layout:</b> a row starts with its scales, then {@code cols / 32} spans of 32 bytes.
  * Symmetric: the {@code cols / 256} super-block {@code d} as f32, then an int8 scale per group
  * (Q3_K's {@code sc − 32}). With mins: the {@code d} as f32, the {@code dmin} as f32, then a byte
- * of scale and one of min per group (Q5_K's sub-block values written twice). Span {@code i} covers columns {@code 32i .. 32i+31}; read as eight little-endian ints,
- * byte {@code k} of int {@code j} is the quant of column {@code 32i + 8k + j}. Bytes 0–1 belong to
- * group {@code 2i}, 2–3 to {@code 2i+1}. That is 8.6 to 9.25 bits per value against the files'
- * 6.56 (Q6_K), 5.5 (Q5_K), 3.44 (Q3_K) and 2.63 (Q2_K): more bytes streamed, in a fraction of the
- * operations.
+ * of scale and one of min per group (Q5_K's sub-block values written twice). Per block: the f16
+ * {@code d} (and Q5_1's f16 {@code m}) as in the file. Span {@code i} covers columns
+ * {@code 32i .. 32i+31}; read as eight little-endian ints, byte {@code k} of int {@code j} is the
+ * quant of column {@code 32i + 8k + j}. Bytes 0–1 belong to group {@code 2i}, 2–3 to {@code 2i+1}.
+ * That is 8.5 to 9.25 bits per value against the files' 6.56 (Q6_K), 6 (Q5_1), 5.5 (Q5_K, Q5_0),
+ * 3.44 (Q3_K) and 2.63 (Q2_K): more bytes streamed, in a fraction of the operations.
  *
  * <p><b>Why no shifts:</b> as in {@link Q4Spans}: {@code v & (0xFF << 8k)} converts to exactly
  * {@code q·256^k} (a quant is below 64, so even byte 3 stays positive), and the activation chunk is
@@ -56,8 +58,9 @@ abstract sealed class ByteSpans extends SpanKernels {
     private static final float[] BYTE_SCALE = {1f, 0x1p-8f, 0x1p-16f, 0x1p-24f};
 
     /**
-     * The two layouts: symmetric ({@code o = k·s}: Q6_K with k = 32, Q3_K with k = 4) and with
-     * mins (Q5_K, Q2_K). Each supplies its {@code rowScales}; kernels and finish are shared.
+     * The three layouts: symmetric ({@code o = k·s}: Q6_K with k = 32, Q3_K with k = 4), with mins
+     * (Q5_K, Q2_K) and per-block f16 (Q5_0, Q5_1). Each supplies its {@code rowScales}; kernels and
+     * finish are shared.
      */
     static final ByteSpans Q6_K = new Sym(32f), Q3_K = new Sym(4f), Q5_K = new Min(), Q2_K = new Min(),
             Q5_0 = new Block(false), Q5_1 = new Block(true);
@@ -73,7 +76,7 @@ abstract sealed class ByteSpans extends SpanKernels {
         return w.type() == GgmlType.Q5_1 ? finiteF16(w, 24, 0, 2) : finiteF16(w, 22, 0);
     }
 
-    /** The byte-span layout for a K-quant type, or null. */
+    /** The byte-span layout for a type, or null. */
     private static WeightLayout layoutFor(GgmlType type) {
         return switch (type) {
             case Q6_K -> WeightLayout.Q6_K_SPANS;
@@ -109,7 +112,7 @@ abstract sealed class ByteSpans extends SpanKernels {
     /**
      * Bytes of one repacked row, a byte per value plus: Q6_K and Q3_K an f32 d per 256 values and
      * an int8 scale per 16; Q5_K and Q2_K an f32 d and dmin per 256 and a byte of scale and of min
-     * per 16.
+     * per 16; Q5_0 an f16 d per 32, Q5_1 an f16 d and m per 32.
      */
     static long rowBytes(GgmlType type, int cols) {
         return cols + quantsOffset(type, cols);
