@@ -1,7 +1,6 @@
 package dgr.engine.kernel;
 
 import static dgr.engine.kernel.SimdKernels.F;
-import static dgr.engine.kernel.SimdKernels.sum8;
 
 import dgr.gguf.GgmlType;
 import java.lang.foreign.Arena;
@@ -115,16 +114,16 @@ abstract sealed class ByteSpans extends SpanKernels {
      * per 16; Q5_0 an f16 d per 32, Q5_1 an f16 d and m per 32.
      */
     static long rowBytes(GgmlType type, int cols) {
-        return cols + quantsOffset(type, cols);
-    }
-
-    /** Where a row's spans start, after its scales. */
-    private static long quantsOffset(GgmlType type, int cols) {
-        return switch (type) {
+        return cols + switch (type) {
             case Q5_0 -> cols / 16;
             case Q5_1 -> cols / 8;
             default -> format(type) instanceof Min ? cols / 32 + cols / 8 : cols / 64 + cols / 16;
         };
+    }
+
+    /** {@link #finish}: offsets per 16-value group after the scales, {@code sum8(acc) + sum8(cor)}. */
+    private ByteSpans() {
+        super(16, true, 1f, 1f);
     }
 
     /** Copies a Q6_K, Q5_K, Q3_K or Q2_K matrix in file layout into byte-span layout in {@code arena}; rows in parallel. */
@@ -295,25 +294,8 @@ abstract sealed class ByteSpans extends SpanKernels {
 
     static void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
         int cols = w.cols();
-        format(w.type()).walk(w, quantsOffset(w.type(), cols), cols / 32, prepare(x, nRows, cols, s), nRows, out, oStart, oEnd, s);
-    }
-
-    /**
-     * {@code out = sum8(acc) + sum8(cor)}, {@code cor} the dot product of the offsets {@code o}
-     * that {@link #rowScales} wrote after the scales with the negated group sums.
-     */
-    @Override
-    final void finish(MemorySegment m, long off, int cols, float[] sb, float[] acc, int b, int n, float[] out, int rows, int o,
-                      float[] lanes) {
-        int ns = cols / 16;
-        for (int r = 0; r < n; r++) {
-            FloatVector cor = FloatVector.zero(F);
-            for (int j = 0, so = (b + r) * ns; j < ns; j += 8) {
-                cor = FloatVector.fromArray(F, acc, 32 + ns + j).fma(FloatVector.fromArray(F, sb, so + j), cor);
-            }
-            cor.intoArray(lanes, 0);
-            out[(b + r) * rows + o] = sum8(acc, 8 * r) + sum8(lanes);
-        }
+        // The spans are a row's last cols bytes, after its scales.
+        format(w.type()).walk(w, w.rowBytes() - cols, cols / 32, prepare(x, nRows, cols, s), nRows, out, oStart, oEnd, s);
     }
 
     /**

@@ -1,7 +1,6 @@
 package dgr.engine.kernel;
 
 import static dgr.engine.kernel.SimdKernels.F;
-import static dgr.engine.kernel.SimdKernels.sum8;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -73,14 +72,25 @@ abstract sealed class Q4Spans extends SpanKernels {
     /** Activation scale per nibble position: 2^(85−e), {@code e} where the nibble's quant sits once isolated. */
     private static final float[] NIBBLE_SCALE = {0x1p85f, 0x1p81f, 0x1p77f, 0x1p73f, 0x1p85f, 0x1p81f, 0x1p77f, 0x1p85f};
 
-    /** The two formats: each class supplies its {@code rowScales} and where its offsets sit; the kernels are shared. */
+    /** The three formats: each class supplies its {@code rowScales} and where its offsets sit; the kernels are shared. */
     static final Q4Spans Q4_0 = new Zero(), Q4_K = new K(), Q4_1 = new One();
 
-    /** Whether this matrix can be repacked: Q4_0, Q4_1 or Q4_K in file layout, whole groups of 8 blocks. */
+    /**
+     * Whether this matrix can be repacked: Q4_0, Q4_1 or Q4_K in file layout, whole groups of 8
+     * blocks, and (Q4_0, Q4_1) every f16 scale and min finite ({@link #finiteScales}).
+     */
     static boolean fits(WeightMatrix w) {
-        return w.layout() == WeightLayout.GGML
-                && (w.type() == GgmlType.Q4_0 || w.type() == GgmlType.Q4_1 || w.type() == GgmlType.Q4_K)
-                && w.cols() % 256 == 0;
+        if (w.layout() != WeightLayout.GGML || w.cols() % 256 != 0) return false;
+        return switch (w.type()) {
+            case Q4_K -> true;
+            case Q4_0, Q4_1 -> finiteScales(w);
+            default -> false;
+        };
+    }
+
+    /** Whether a matrix in {@code layout} runs on these kernels. */
+    static boolean handles(WeightLayout layout) {
+        return layout == WeightLayout.Q4_0_SPANS || layout == WeightLayout.Q4_1_SPANS || layout == WeightLayout.Q4_K_SPANS;
     }
 
     /** Copies a Q4_0, Q4_1 or Q4_K matrix in file layout into span layout in {@code arena}; rows in parallel. */
@@ -93,10 +103,9 @@ abstract sealed class Q4Spans extends SpanKernels {
         long outBytes = rowBytes(type, w.cols());
         MemorySegment dst = repackRows(w, outBytes, arena, () -> {
             int[] q = new int[w.cols()];
-            float[] sc = new float[w.cols() / 32];
             return switch (type) {
-                case Q4_0 -> (in, out) -> { unpackQ4_0(in, q, sc); packQ4_0(q, sc, out); };
-                case Q4_1 -> (in, out) -> packQ4_1(in, q, out);
+                case Q4_0 -> (in, out) -> packQ4_01(in, q, out, false);
+                case Q4_1 -> (in, out) -> packQ4_01(in, q, out, true);
                 default -> (in, out) -> packQ4_K(in, q, out);
             };
         });
@@ -110,9 +119,9 @@ abstract sealed class Q4Spans extends SpanKernels {
 
 
     /**
-     * Whether every block scale of a file-layout Q4_0 matrix is finite: the span kernels convert
-     * the scales with bit operations that are exact for finite f16 only ({@code Zero.rowScales}),
-     * so a matrix with an infinite or NaN scale stays in file layout, where
+     * Whether every f16 scale (and Q4_1 min) of a file-layout Q4_0 or Q4_1 matrix is finite: the
+     * span kernels convert them with bit operations that are exact for finite f16 only
+     * ({@link #f16x8}), so a matrix with an infinite or NaN one stays in file layout, where
      * {@code Float.float16ToFloat} keeps it.
      */
     static boolean finiteScales(WeightMatrix w) {
@@ -120,25 +129,13 @@ abstract sealed class Q4Spans extends SpanKernels {
         return w.type() == GgmlType.Q4_1 ? finiteF16(w, 20, 0, 2) : finiteF16(w, 18, 0);
     }
     /**
-     * Bytes of one repacked row, 16 bytes of quants per block plus: Q4_0 its f16 scale; Q4_K a byte
-     * each of scale and min, and an f32 d and dmin per 8 blocks.
+     * Bytes of one repacked row, 16 bytes of quants per block plus: Q4_0 its f16 scale; Q4_1 its
+     * f16 scale and min; Q4_K a byte each of scale and min, and an f32 d and dmin per 8 blocks.
      */
     static long rowBytes(GgmlType type, int cols) {
         return (type == GgmlType.Q4_K ? 19L : type == GgmlType.Q4_1 ? 20L : 18L) * (cols / 32);
     }
 
-    /** Q4_0 file row: per 18-byte block an f16 d and 16 bytes, low nibbles first. */
-    static void unpackQ4_0(byte[] in, int[] q, float[] sc) {
-        for (int b = 0; b < sc.length; b++) {
-            int o = b * 18;
-            sc[b] = RowDecoder.f16le(in, o);
-            for (int p = 0; p < 16; p++) {
-                int v = in[o + 2 + p] & 0xFF;
-                q[32 * b + p] = v & 15;
-                q[32 * b + p + 16] = v >>> 4;
-            }
-        }
-    }
 
     /**
      * Q4_K file row to span layout. Per 144-byte super-block the file has f16 d, f16 dmin, 12 bytes
@@ -165,33 +162,28 @@ abstract sealed class Q4Spans extends SpanKernels {
         packSpans(q, out, 3 * nb);
     }
 
-    /** Q4_1 file row (per 20-byte block f16 d, f16 m, 16 bytes, low nibbles first): all d, all m, as they were, then the spans. */
-    static void packQ4_1(byte[] in, int[] q, byte[] out) {
-        int nb = q.length / 32;
+    /**
+     * Q4_0 file row (per 18-byte block an f16 d and 16 bytes, low nibbles first) or Q4_1 (20-byte
+     * blocks: f16 d, f16 m, then the same) to span layout: all d, then (Q4_1) all m, as they were,
+     * then the spans.
+     */
+    static void packQ4_01(byte[] in, int[] q, byte[] out, boolean mins) {
+        int nb = q.length / 32, block = mins ? 20 : 18, h = mins ? 4 : 2;
         for (int b = 0; b < nb; b++) {
-            int o = b * 20;
+            int o = b * block;
             out[2 * b] = in[o];
             out[2 * b + 1] = in[o + 1];
-            out[2 * (nb + b)] = in[o + 2];
-            out[2 * (nb + b) + 1] = in[o + 3];
+            if (mins) {
+                out[2 * (nb + b)] = in[o + 2];
+                out[2 * (nb + b) + 1] = in[o + 3];
+            }
             for (int p = 0; p < 16; p++) {
-                int v = in[o + 4 + p] & 0xFF;
+                int v = in[o + h + p] & 0xFF;
                 q[32 * b + p] = v & 15;
                 q[32 * b + p + 16] = v >>> 4;
             }
         }
-        packSpans(q, out, 4 * nb);
-    }
-
-    /** Q4_0 to span layout: the f16 scales as they were, then the spans. */
-    static void packQ4_0(int[] q, float[] sc, byte[] out) {
-        int p = 0;
-        for (float f : sc) {
-            short h = Float.floatToFloat16(f);
-            out[p++] = (byte) h;
-            out[p++] = (byte) (h >>> 8);
-        }
-        packSpans(q, out, p);
+        packSpans(q, out, h * nb);
     }
 
     /** Quants (0..15, column order) into spans from {@code out[p]}: nibble k of int j is column 8k + j. */
@@ -206,15 +198,13 @@ abstract sealed class Q4Spans extends SpanKernels {
     }
 
     static void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
-        int nb = w.cols() / 32;
-        // Scales before the spans: Q4_0 an f16 per block, Q4_1 two, Q4_K three bytes' worth.
         Q4Spans f = switch (w.layout()) {
             case Q4_K_SPANS -> Q4_K;
             case Q4_1_SPANS -> Q4_1;
             default -> Q4_0;
         };
-        long quants = (f == Q4_K ? 3L : f == Q4_1 ? 4L : 2L) * nb;
-        f.walk(w, quants, nb / 2, prepare(x, nRows, w.cols(), s), nRows, out, oStart, oEnd, s);
+        // The spans are a row's last cols / 2 bytes, after its scales.
+        f.walk(w, w.rowBytes() - w.cols() / 2, w.cols() / 64, prepare(x, nRows, w.cols(), s), nRows, out, oStart, oEnd, s);
     }
 
     /** Scaled activations and negated block sums for every batch row, once per input and worker ({@link SpanInput}). */
@@ -223,34 +213,13 @@ abstract sealed class Q4Spans extends SpanKernels {
     }
 
     /**
-     * Where the format's {@link #rowScales} leaves the offsets {@code c_b}: after the {@code nb}
-     * scales (Q4_K's mins) or in their place (Q4_0, whose offsets are its scales); and their
-     * factor {@code k}. Everything else, the kernels included, the two formats share.
+     * Where the format's {@link #rowScales} leaves the offsets {@code c_b} (after the {@code nb}
+     * scales, or in their place for Q4_0, whose offsets are its scales) and their factor {@code k};
+     * {@link #finish} then gives {@code sum8(acc)·2^64 + k·sum8(cor)}. Everything else, the kernels
+     * included, the formats share.
      */
-    private final boolean offsetsAfterScales;
-    private final float offsetFactor;
-
     private Q4Spans(boolean offsetsAfterScales, float offsetFactor) {
-        this.offsetsAfterScales = offsetsAfterScales;
-        this.offsetFactor = offsetFactor;
-    }
-
-    /**
-     * {@code out = sum8(acc)·2^64 + k·sum8(cor)}, {@code cor} the dot product of the offsets
-     * {@code c} that {@link #rowScales} wrote with the negated block sums (class comment).
-     */
-    @Override
-    final void finish(MemorySegment m, long off, int cols, float[] sb, float[] acc, int b, int n, float[] out, int rows, int o,
-                      float[] lanes) {
-        int nb = cols / 32, c0 = 32 + (offsetsAfterScales ? nb : 0);
-        for (int r = 0; r < n; r++) {
-            FloatVector cor = FloatVector.zero(F);
-            for (int g = 0, so = (b + r) * nb; g < nb / 8; g++) {
-                cor = FloatVector.fromArray(F, acc, c0 + 8 * g).fma(FloatVector.fromArray(F, sb, so + 8 * g), cor);
-            }
-            cor.intoArray(lanes, 0);
-            out[(b + r) * rows + o] = sum8(acc, 8 * r) * 0x1p64f + sum8(lanes) * offsetFactor;
-        }
+        super(32, offsetsAfterScales, 0x1p64f, offsetFactor);
     }
 
     /** One batch row. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */

@@ -22,7 +22,7 @@ public final class Scratch {
     final SpanInput plain = new SpanInput();
     /**
      * Span kernels' scratch: 8 accumulator floats per batch row of a group in {@code [0, 32)}, then
-     * the current weight row's block scales (and Q4_K's mins) as f32 from element 32 ({@code rowScales}).
+     * the current weight row's scales and offsets as f32 from element 32 ({@code rowScales}).
      */
     float[] spanAcc;
 

@@ -11,15 +11,17 @@ import jdk.incubator.vector.VectorSpecies;
  * <ul>
  * <li>Q4_0, Q4_1 and Q4_K matrices whose width is a multiple of 256 are repacked at load
  *     ({@link #prepare}) and follow {@link Q4Spans}'s order: the block order below over unsigned
- *     quants, the offsets (Q4_0's "− 8", Q4_K's mins) as one short dot product per output. Q6_K, Q5_K, Q3_K and Q2_K are repacked to a
- *     byte per quant and follow {@link ByteSpans}'s order: the same scheme per 16-value group, two groups joined before each add to the accumulator.
- *     (K-quant widths are always multiples of 256, so K-quants are always repacked.)
+ *     quants, the offsets (Q4_0's "− 8", Q4_K's mins) as one short dot product per output. Q6_K, Q5_K, Q3_K, Q2_K, Q5_0 and Q5_1 are
+ *     repacked to a byte per quant and follow {@link ByteSpans}'s order: the same scheme per 16-value group, two groups joined before each add to the accumulator.
+ *     (K-quant widths are always multiples of 256, so K-quants are always repacked; Q4_0, Q4_1,
+ *     Q5_0 and Q5_1 with a non-finite f16 scale or min stay in file layout.)
  * <li>Q8_0, and Q4_0 of other widths (block order): per 32-value block the four 8-value chunks of
  *     integer weights are dotted with the activations into one partial ({@code mul}, then three
  *     {@code fma}), and the partial is scaled into the accumulator ({@code acc = fma(t, d, acc)});
  *     see {@link SimdQ4_0}, {@link SimdQ8_0}.
  * <li>Every other type, and any matrix left in file layout (chunk order): each weight row is
- *     dequantized exactly as ggml does into scratch, walked in 8-value chunks, chunk {@code c} fused
+ *     dequantized exactly as ggml does into scratch (F16 and BF16 with vector operations,
+ *     {@link SimdF32#decodeHalf}), walked in 8-value chunks, chunk {@code c} fused
  *     into accumulator {@code c & 1}, the two accumulators added lane-wise at the end.
  * </ul>
  * Kernels for 8, 4, 2 and 1 batch rows of one type follow the same per-element order, so the
@@ -45,14 +47,14 @@ public final class SimdKernels implements Kernels {
     @Override
     public WeightMatrix prepare(WeightMatrix w, java.lang.foreign.Arena arena) {
         if (w.layout() != WeightLayout.GGML) return w;
-        if (Q4Spans.fits(w) && (w.type() == dgr.gguf.GgmlType.Q4_K || Q4Spans.finiteScales(w))) return Q4Spans.repack(w, arena);
+        if (Q4Spans.fits(w)) return Q4Spans.repack(w, arena);
         if (ByteSpans.fits(w)) return ByteSpans.repack(w, arena);
         return w;
     }
 
     @Override
     public void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
-        if (w.layout() == WeightLayout.Q4_0_SPANS || w.layout() == WeightLayout.Q4_1_SPANS || w.layout() == WeightLayout.Q4_K_SPANS) {
+        if (Q4Spans.handles(w.layout())) {
             Q4Spans.matmul(w, x, nRows, out, oStart, oEnd, s);
             return;
         }

@@ -1,5 +1,8 @@
 package dgr.engine.kernel;
 
+import static dgr.engine.kernel.SimdKernels.F;
+import static dgr.engine.kernel.SimdKernels.sum8;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -31,6 +34,24 @@ abstract class SpanKernels {
     static final VectorSpecies<Byte> B64 = ByteVector.SPECIES_64;
     static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE);
+
+    /**
+     * How {@link #finish} reads a format's per-row work: the offsets' dot product runs over units
+     * of {@code unitCols} columns (a block of 32 or a group of 16, whose negated activation sums
+     * {@link SpanInput} holds); the offsets sit after the scales in {@code acc} or in their place
+     * (Q4_0, whose offsets are its scales); the output is
+     * {@code sum8(acc)·accScale + sum8(cor)·corScale}.
+     */
+    private final int unitCols;
+    private final boolean offsetsAfterScales;
+    private final float accScale, corScale;
+
+    SpanKernels(int unitCols, boolean offsetsAfterScales, float accScale, float corScale) {
+        this.unitCols = unitCols;
+        this.offsetsAfterScales = offsetsAfterScales;
+        this.accScale = accScale;
+        this.corScale = corScale;
+    }
 
     /** Turns one file-layout row ({@code in}) into one repacked row ({@code out}). */
     interface RowPacker {
@@ -102,15 +123,29 @@ abstract class SpanKernels {
     abstract void rows4(MemorySegment m, long off, long quants, int spans, float[] xs, int b, int cols, float[] acc);
 
     /**
-     * Per-row work the kernels read from {@code acc[32 ..]}, done before each kernel call on the
-     * row at {@code off}: each format writes its block scales there as f32 (Q4_0 its f16
-     * {@code d}; Q4_K and Q6_K the products {@code d·sc}; Q4_K also its mins {@code dmin·m}).
+     * Per-row work the kernels and {@link #finish} read from {@code acc[32 ..]}, done before the
+     * kernel call on the row at {@code off}: each format writes its scale per unit as f32 and, unless
+     * they are the scales themselves (Q4_0), its offsets per unit after them (Q4_K's mins, Q4_1's
+     * −m, the byte formats' {@code k·s}, mins or per-block values).
      */
     abstract void rowScales(MemorySegment m, long off, int cols, float[] acc);
 
-    /** {@code out} for batch rows {@code b .. b+n-1} of output row {@code o} (its bytes at {@code off}). */
-    abstract void finish(MemorySegment m, long off, int cols, float[] sums, float[] acc, int b, int n, float[] out,
-                         int rows, int o, float[] lanes);
+    /**
+     * {@code out} for batch rows {@code b .. b+n-1} of output row {@code o}: {@code cor}, the dot
+     * product of the row's offsets with the negated unit sums ({@code cor = fma(c[8g..], n[8g..],
+     * cor)} over groups of eight units), then {@code sum8(acc)·accScale + sum8(cor)·corScale}.
+     */
+    final void finish(int cols, float[] sums, float[] acc, int b, int n, float[] out, int rows, int o, float[] lanes) {
+        int units = cols / unitCols, c0 = 32 + (offsetsAfterScales ? units : 0);
+        for (int r = 0; r < n; r++) {
+            FloatVector cor = FloatVector.zero(F);
+            for (int g = 0, so = (b + r) * units; g < units; g += 8) {
+                cor = FloatVector.fromArray(F, acc, c0 + g).fma(FloatVector.fromArray(F, sums, so + g), cor);
+            }
+            cor.intoArray(lanes, 0);
+            out[(b + r) * rows + o] = sum8(acc, 8 * r) * accScale + sum8(lanes) * corScale;
+        }
+    }
 
     /**
      * Runs output rows {@code [oStart, oEnd)} of {@code w} over prepared input {@code in}. C2
@@ -122,6 +157,7 @@ abstract class SpanKernels {
      */
     final void walk(WeightMatrix w, long quants, int spans, SpanInput in, int nRows, float[] out, int oStart, int oEnd,
                     Scratch s) {
+        // Accumulators, then scales and offsets: at most one each per 16 columns.
         if (s.spanAcc == null || s.spanAcc.length < 32 + w.cols() / 8) s.spanAcc = new float[32 + w.cols() / 8];
         float[] xs = in.scaled, sums = in.sums, acc = s.spanAcc;
         MemorySegment m = w.data();
@@ -135,7 +171,7 @@ abstract class SpanKernels {
                 if (n == 4) rows4(m, off, off + quants, spans, xs, b, cols, acc);
                 else if (n == 2) rows2(m, off, off + quants, spans, xs, b, cols, acc);
                 else row1(m, off, off + quants, spans, xs, b, cols, acc);
-                finish(m, off, cols, sums, acc, b, n, out, rows, o, s.lanes);
+                finish(cols, sums, acc, b, n, out, rows, o, s.lanes);
             }
         }
     }

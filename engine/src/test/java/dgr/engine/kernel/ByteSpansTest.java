@@ -21,18 +21,20 @@ class ByteSpansTest {
     static WeightMatrix random(GgmlType type, int rows, int cols, long seed) {
         SplittableRandom rnd = new SplittableRandom(seed);
         MemorySegment m = Q4SpansTest.randomBlocks(type, rows, cols, rnd);
-        int block = (int) type.bytesFor(256);
-        for (long o = 0; o < m.byteSize(); o += block) {
-            long[] at = switch (type) {
-                case Q6_K -> new long[] {208};
-                case Q5_K -> new long[] {0, 2};
-                case Q3_K -> new long[] {108};
-                case Q2_K -> new long[] {80, 82};
-                case Q5_0 -> new long[] {0, 22, 44, 66, 88, 110, 132, 154}; // eight 22-byte blocks per 256 values
-                default -> new long[] {0, 2, 24, 26, 48, 50, 72, 74, 96, 98, 120, 122, 144, 146, 168, 170}; // Q5_1, 24-byte blocks
-            };
-            for (long a : at) m.set(F16, o + a, Float.floatToFloat16((float) (0.0001 + 0.001 * rnd.nextDouble())));
-        }
+        // Where each type's f16 d (and dmin or m) sit in its file block.
+        int block = switch (type) {
+            case Q5_0 -> 22;
+            case Q5_1 -> 24;
+            default -> (int) type.bytesFor(256);
+        };
+        int[] at = switch (type) {
+            case Q6_K -> new int[] {208};
+            case Q3_K -> new int[] {108};
+            case Q2_K -> new int[] {80, 82};
+            case Q5_0 -> new int[] {0};
+            default -> new int[] {0, 2}; // Q5_K, Q5_1
+        };
+        for (int a : at) Q4SpansTest.setF16(m, block, a, () -> 0.0001 + 0.001 * rnd.nextDouble());
         return new WeightMatrix(type.name().toLowerCase(), type, rows, cols, type.bytesFor(cols), m);
     }
 

@@ -37,15 +37,18 @@ class Q4SpansTest {
         return new WeightMatrix("w", GgmlType.Q4_0, rows, cols, GgmlType.Q4_0.bytesFor(cols), m);
     }
 
+    /** Writes {@code value} as f16 at byte {@code at} of every {@code block}-byte block of {@code m}. */
+    static void setF16(MemorySegment m, int block, int at, java.util.function.DoubleSupplier value) {
+        ValueLayout.OfShort f16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+        for (long o = 0; o < m.byteSize(); o += block) m.set(f16, o + at, Float.floatToFloat16((float) value.getAsDouble()));
+    }
+
     /** A random Q4_K matrix in ggml layout with realistic f16 d and dmin. */
     static WeightMatrix randomQ4_K(int rows, int cols, long seed) {
         SplittableRandom rnd = new SplittableRandom(seed);
         MemorySegment m = randomBlocks(GgmlType.Q4_K, rows, cols, rnd);
-        ValueLayout.OfShort f16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-        for (long o = 0; o < m.byteSize(); o += 144) {
-            m.set(f16, o, Float.floatToFloat16((float) (0.0005 + 0.002 * rnd.nextDouble())));
-            m.set(f16, o + 2, Float.floatToFloat16((float) (0.0005 + 0.002 * rnd.nextDouble())));
-        }
+        setF16(m, 144, 0, () -> 0.0005 + 0.002 * rnd.nextDouble());
+        setF16(m, 144, 2, () -> 0.0005 + 0.002 * rnd.nextDouble());
         return new WeightMatrix("k", GgmlType.Q4_K, rows, cols, GgmlType.Q4_K.bytesFor(cols), m);
     }
 
@@ -110,11 +113,8 @@ class Q4SpansTest {
     static WeightMatrix randomQ4_1(int rows, int cols, long seed) {
         SplittableRandom rnd = new SplittableRandom(seed);
         MemorySegment m = randomBlocks(GgmlType.Q4_1, rows, cols, rnd);
-        ValueLayout.OfShort f16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-        for (long o = 0; o < m.byteSize(); o += 20) {
-            m.set(f16, o, Float.floatToFloat16((float) (0.0005 + 0.002 * rnd.nextDouble())));
-            m.set(f16, o + 2, Float.floatToFloat16((float) (0.01 * rnd.nextGaussian())));
-        }
+        setF16(m, 20, 0, () -> 0.0005 + 0.002 * rnd.nextDouble());
+        setF16(m, 20, 2, () -> 0.01 * rnd.nextGaussian());
         return new WeightMatrix("q4_1", GgmlType.Q4_1, rows, cols, GgmlType.Q4_1.bytesFor(cols), m);
     }
 
