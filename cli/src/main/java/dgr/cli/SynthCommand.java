@@ -15,7 +15,7 @@ final class SynthCommand implements Callable<Integer> {
     String preset;
 
     @Option(names = "--quant", defaultValue = "Q4_0",
-            description = "F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q4_K Q5_K Q6_K Q8_K Q3_K_M Q4_K_M Q5_K_M (default ${DEFAULT-VALUE})")
+            description = "F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q4_K Q5_K Q6_K Q8_K IQ4_NL IQ4_XS Q3_K_M Q4_K_M Q5_K_M (default ${DEFAULT-VALUE})")
     String quant;
 
     @Option(names = "--seed", defaultValue = "42", description = "weight seed (default ${DEFAULT-VALUE})")

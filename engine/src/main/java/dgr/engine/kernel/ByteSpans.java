@@ -3,6 +3,7 @@ package dgr.engine.kernel;
 import static dgr.engine.kernel.SimdKernels.F;
 
 import dgr.gguf.GgmlType;
+import dgr.gguf.codec.Iq4Fit;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import jdk.incubator.vector.ByteVector;
@@ -12,33 +13,40 @@ import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShuffle;
 
 /**
- * Q6_K, Q5_K, Q3_K, Q2_K, Q5_0 and Q5_1 repacked at load into one byte per quant, so a 32-byte load
+ * Q6_K, Q5_K, Q3_K, Q2_K, Q5_0, Q5_1, IQ4_XS and IQ4_NL repacked at load into one byte per quant, so a 32-byte load
  * yields four float vectors with one AND and one int-to-float conversion each (Q6_K's split low
  * nibbles and high bits took about eight operations per eight values; the others had no fused
  * kernel at all and ran through row decoding, 12× slower than llama.cpp at batch 1 on llama-1b
  * Q5_K_M).
  *
  * <p>All are, per 16-value group {@code g}, {@code value = s_g·q − o_g} with an unsigned quant
- * {@code q} (Q6_K 0..63, Q5_K, Q5_0 and Q5_1 0..31, Q3_K 0..7, Q2_K 0..3). Symmetric: Q6_K has
- * {@code s_g = d·sc_g}, {@code o_g = 32·s_g}; Q3_K {@code s_g = d·(sc_g − 32)}, {@code o_g = 4·s_g}.
+ * {@code q} (Q6_K 0..63, Q5_K, Q5_0 and Q5_1 0..31, Q3_K 0..7, Q2_K 0..3, the IQ4 types' grid value
+ * + 128, 1..241). Symmetric: Q6_K has {@code s_g = d·sc_g}, {@code o_g = 32·s_g}; Q3_K
+ * {@code s_g = d·(sc_g − 32)}, {@code o_g = 4·s_g}; IQ4_XS {@code s_g = d·(ls_j − 32)} for the
+ * 32-value sub-block {@code j} holding {@code g}, {@code o_g = 128·s_g}.
  * With mins: Q5_K has {@code s_g = d·sc_j}, {@code o_g = dmin·m_j} for the 32-value sub-block
  * {@code j} holding {@code g}; Q2_K {@code s_g = d·sc_g}, {@code o_g = dmin·m_g}. Per block: Q5_0
- * {@code s_g = d_b}, {@code o_g = 16·d_b}; Q5_1 {@code s_g = d_b}, {@code o_g = −m_b} for the
- * 32-value block {@code b}. (f16 times a small integer: exact in f32, as ggml computes them.)
+ * {@code s_g = d_b}, {@code o_g = 16·d_b}; IQ4_NL {@code s_g = d_b}, {@code o_g = 128·d_b}; Q5_1
+ * {@code s_g = d_b}, {@code o_g = −m_b} for the 32-value block {@code b}. (f16 times a small integer: exact in f32, as ggml computes them.)
  *
  * <p><b>Layout:</b> a row starts with its scales, then {@code cols / 32} spans of 32 bytes.
  * Symmetric: the {@code cols / 256} super-block {@code d} as f32, then an int8 scale per group
- * (Q3_K's {@code sc − 32}). With mins: the {@code d} as f32, the {@code dmin} as f32, then a byte
+ * (Q3_K's {@code sc − 32}, IQ4_XS's {@code ls − 32} written for both groups of its sub-block). With mins: the {@code d} as f32, the {@code dmin} as f32, then a byte
  * of scale and one of min per group (Q5_K's sub-block values written twice). Per block: the f16
- * {@code d} (and Q5_1's f16 {@code m}) as in the file. Span {@code i} covers columns
+ * {@code d} (and Q5_1's f16 {@code m}) as in the file (Q5_0, Q5_1, IQ4_NL). Span {@code i} covers columns
  * {@code 32i .. 32i+31}; read as eight little-endian ints, byte {@code k} of int {@code j} is the
  * quant of column {@code 32i + 8k + j}. Bytes 0–1 belong to group {@code 2i}, 2–3 to {@code 2i+1}.
  * That is 8.5 to 9.25 bits per value against the files' 6.56 (Q6_K), 6 (Q5_1), 5.5 (Q5_K, Q5_0),
- * 3.44 (Q3_K) and 2.63 (Q2_K): more bytes streamed, in a fraction of the operations.
+ * 4.5 (IQ4_NL), 4.25 (IQ4_XS), 3.44 (Q3_K) and 2.63 (Q2_K): more bytes streamed, in a fraction of
+ * the operations (the IQ4 grid is not linear, so its indices cannot be used as numbers the way
+ * {@link Q4Spans} uses Q4_0's).
  *
- * <p><b>Why no shifts:</b> as in {@link Q4Spans}: {@code v & (0xFF << 8k)} converts to exactly
- * {@code q·256^k} (a quant is below 64, so even byte 3 stays positive), and the activation chunk is
- * scaled by {@code 256^-k} once per input row (exact for any activation above 2^-102).
+ * <p><b>Why (almost) no shifts:</b> as in {@link Q4Spans}: for bytes {@code k} = 0–2,
+ * {@code v & (0xFF << 8k)} converts to exactly {@code q·256^k}, and the activation chunk is scaled by
+ * {@code 256^-k} once per input row (exact for any activation above 2^-110); byte 3 is read as
+ * {@code v >>> 24}, one shift in place of the AND, so it may use all eight bits (the IQ4 grid's
+ * values + 128 reach 241; masked in place such a byte would turn the int negative). The products
+ * {@code q·x} are the same exact numbers either way.
  *
  * <p><b>Order per output element</b> (every kernel here, any batch size or worker split): for each
  * span, its two groups {@code a} and {@code b} each give {@code t = fma(q1, x1, q0·x0)} over
@@ -52,27 +60,31 @@ import jdk.incubator.vector.VectorShuffle;
  * {@link SimdKernels#sum8}). Result: {@code sum8(acc) + sum8(cor)}.
  */
 abstract sealed class ByteSpans extends SpanKernels {
-    private static final int Q6_BLOCK = 210, Q5_BLOCK = 176, Q3_BLOCK = 110, Q2_BLOCK = 84;
-    /** Activation scale per byte position: 256^-k. */
-    private static final float[] BYTE_SCALE = {1f, 0x1p-8f, 0x1p-16f, 0x1p-24f};
+    private static final int Q6_BLOCK = 210, Q5_BLOCK = 176, Q3_BLOCK = 110, Q2_BLOCK = 84, IQ4_XS_BLOCK = 136, IQ4_NL_BLOCK = 18;
+    /** Activation scale per byte position: 256^-k for bytes 0–2, isolated in place; byte 3 is shifted down. */
+    private static final float[] BYTE_SCALE = {1f, 0x1p-8f, 0x1p-16f, 1f};
 
     /**
-     * The three layouts: symmetric ({@code o = k·s}: Q6_K with k = 32, Q3_K with k = 4), with mins
-     * (Q5_K, Q2_K) and per-block f16 (Q5_0, Q5_1). Each supplies its {@code rowScales}; kernels and
+     * The three layouts: symmetric ({@code o = k·s}: Q6_K with k = 32, Q3_K with k = 4, IQ4_XS with
+     * k = 128), with mins (Q5_K, Q2_K) and per-block f16 (Q5_0, Q5_1, IQ4_NL). Each supplies its {@code rowScales}; kernels and
      * finish are shared.
      */
-    static final ByteSpans Q6_K = new Sym(32f), Q3_K = new Sym(4f), Q5_K = new Min(), Q2_K = new Min(),
-            Q5_0 = new Block(false), Q5_1 = new Block(true);
+    static final ByteSpans Q6_K = new Sym(32f), Q3_K = new Sym(4f), IQ4_XS = new Sym(128f), Q5_K = new Min(), Q2_K = new Min(),
+            Q5_0 = new Block(false, 16f), Q5_1 = new Block(true, 0f), IQ4_NL = new Block(false, 128f);
 
     /**
-     * Whether this matrix can be repacked: Q6_K, Q5_K, Q3_K, Q2_K, Q5_0 or Q5_1 in file layout, a
-     * multiple of 256 wide, and (Q5_0, Q5_1) every f16 scale and min finite: {@link Block} converts
+     * Whether this matrix can be repacked: Q6_K, Q5_K, Q3_K, Q2_K, Q5_0, Q5_1, IQ4_XS or IQ4_NL in
+     * file layout, a multiple of 256 wide, and (Q5_0, Q5_1, IQ4_NL) every f16 scale and min finite: {@link Block} converts
      * them with bit operations that are exact for finite f16 only.
      */
     static boolean fits(WeightMatrix w) {
         if (w.layout() != WeightLayout.GGML || layoutFor(w.type()) == null || w.cols() % 256 != 0) return false;
-        if (w.type() != GgmlType.Q5_0 && w.type() != GgmlType.Q5_1) return true;
-        return w.type() == GgmlType.Q5_1 ? finiteF16(w, 24, 0, 2) : finiteF16(w, 22, 0);
+        return switch (w.type()) {
+            case Q5_0 -> finiteF16(w, 22, 0);
+            case Q5_1 -> finiteF16(w, 24, 0, 2);
+            case IQ4_NL -> finiteF16(w, IQ4_NL_BLOCK, 0);
+            default -> true;
+        };
     }
 
     /** The byte-span layout for a type, or null. */
@@ -84,6 +96,8 @@ abstract sealed class ByteSpans extends SpanKernels {
             case Q2_K -> WeightLayout.Q2_K_SPANS;
             case Q5_0 -> WeightLayout.Q5_0_SPANS;
             case Q5_1 -> WeightLayout.Q5_1_SPANS;
+            case IQ4_XS -> WeightLayout.IQ4_XS_SPANS;
+            case IQ4_NL -> WeightLayout.IQ4_NL_SPANS;
             default -> null;
         };
     }
@@ -91,7 +105,7 @@ abstract sealed class ByteSpans extends SpanKernels {
     /** Whether a matrix in {@code layout} runs on these kernels. */
     static boolean handles(WeightLayout layout) {
         return switch (layout) {
-            case Q6_K_SPANS, Q5_K_SPANS, Q3_K_SPANS, Q2_K_SPANS, Q5_0_SPANS, Q5_1_SPANS -> true;
+            case Q6_K_SPANS, Q5_K_SPANS, Q3_K_SPANS, Q2_K_SPANS, Q5_0_SPANS, Q5_1_SPANS, IQ4_XS_SPANS, IQ4_NL_SPANS -> true;
             default -> false;
         };
     }
@@ -104,6 +118,8 @@ abstract sealed class ByteSpans extends SpanKernels {
             case Q2_K -> Q2_K;
             case Q5_0 -> Q5_0;
             case Q5_1 -> Q5_1;
+            case IQ4_XS -> IQ4_XS;
+            case IQ4_NL -> IQ4_NL;
             default -> throw new IllegalArgumentException(type + " has no byte-span layout");
         };
     }
@@ -111,11 +127,11 @@ abstract sealed class ByteSpans extends SpanKernels {
     /**
      * Bytes of one repacked row, a byte per value plus: Q6_K and Q3_K an f32 d per 256 values and
      * an int8 scale per 16; Q5_K and Q2_K an f32 d and dmin per 256 and a byte of scale and of min
-     * per 16; Q5_0 an f16 d per 32, Q5_1 an f16 d and m per 32.
+     * per 16 (IQ4_XS too); Q5_0 and IQ4_NL an f16 d per 32, Q5_1 an f16 d and m per 32.
      */
     static long rowBytes(GgmlType type, int cols) {
         return cols + switch (type) {
-            case Q5_0 -> cols / 16;
+            case Q5_0, IQ4_NL -> cols / 16;
             case Q5_1 -> cols / 8;
             default -> format(type) instanceof Min ? cols / 32 + cols / 8 : cols / 64 + cols / 16;
         };
@@ -126,7 +142,7 @@ abstract sealed class ByteSpans extends SpanKernels {
         super(16, true, 1f, 1f);
     }
 
-    /** Copies a Q6_K, Q5_K, Q3_K or Q2_K matrix in file layout into byte-span layout in {@code arena}; rows in parallel. */
+    /** Copies a matrix of one of the byte-span types in file layout into byte-span layout in {@code arena}; rows in parallel. */
     static WeightMatrix repack(WeightMatrix w, Arena arena) {
         if (!fits(w)) {
             throw new IllegalArgumentException("tensor '" + w.name() + "' (" + w.type() + ", " + w.layout()
@@ -141,6 +157,8 @@ abstract sealed class ByteSpans extends SpanKernels {
                 case Q5_K -> (in, out) -> packQ5_K(in, q, out);
                 case Q3_K -> (in, out) -> packQ3_K(in, q, out);
                 case Q2_K -> (in, out) -> packQ2_K(in, q, out);
+                case IQ4_XS -> (in, out) -> packIQ4_XS(in, q, out);
+                case IQ4_NL -> (in, out) -> packIQ4_NL(in, q, out);
                 default -> (in, out) -> packQ5_01(in, q, out, type == GgmlType.Q5_1);
             };
         });
@@ -283,6 +301,49 @@ abstract sealed class ByteSpans extends SpanKernels {
         packSpans(q, out, (mins ? 4 : 2) * nb);
     }
 
+    /**
+     * IQ4_XS file row to byte spans. Per 136-byte super-block the file has f16 d, u16
+     * {@code scales_h}, 4 bytes {@code scales_l} and 128 bytes {@code qs}: sub-block {@code j} has
+     * the 6-bit scale {@code ls = (scales_l[j/2] >> 4·(j%2) & 15) | (scales_h >> 2j & 3) << 4} and
+     * its value {@code l} the index in the low ({@code l < 16}) or high nibble of
+     * {@code qs[16j + l % 16]}. Written: all d as f32, each sub-block's {@code ls − 32} as int8 for
+     * both its groups, then the spans of grid value + 128.
+     */
+    static void packIQ4_XS(byte[] in, int[] q, byte[] out) {
+        int nsb = q.length / 256;
+        for (int blk = 0; blk < nsb; blk++) {
+            int o = blk * IQ4_XS_BLOCK;
+            putInt(out, 4 * blk, Float.floatToRawIntBits(RowDecoder.f16le(in, o)));
+            int sh = (in[o + 2] & 0xFF) | (in[o + 3] & 0xFF) << 8;
+            for (int j = 0; j < 8; j++) {
+                int ls = ((in[o + 4 + j / 2] & 0xFF) >>> (4 * (j % 2)) & 15) | ((sh >>> (2 * j)) & 3) << 4;
+                out[4 * nsb + 16 * blk + 2 * j] = out[4 * nsb + 16 * blk + 2 * j + 1] = (byte) (ls - 32);
+                gridBytes(in, o + 8 + 16 * j, q, 256 * blk + 32 * j);
+            }
+        }
+        packSpans(q, out, 4 * nsb + q.length / 16);
+    }
+
+    /** IQ4_NL (18-byte blocks: f16 d, 16 bytes {@code qs} as IQ4_XS's) to byte spans: all d as they were, then the spans. */
+    static void packIQ4_NL(byte[] in, int[] q, byte[] out) {
+        for (int b = 0; b < q.length / 32; b++) {
+            int o = b * IQ4_NL_BLOCK;
+            out[2 * b] = in[o];
+            out[2 * b + 1] = in[o + 1];
+            gridBytes(in, o + 2, q, 32 * b);
+        }
+        packSpans(q, out, q.length / 16);
+    }
+
+    /** The 32 values of 16 index bytes at {@code in[o]} as grid value + 128 (1..241) into {@code q[at ..]}. */
+    private static void gridBytes(byte[] in, int o, int[] q, int at) {
+        for (int l = 0; l < 16; l++) {
+            int v = in[o + l] & 0xFF;
+            q[at + l] = Iq4Fit.value(v & 15) + 128;
+            q[at + l + 16] = Iq4Fit.value(v >>> 4) + 128;
+        }
+    }
+
     /** Quants (column order) into spans from {@code out[p]}: byte k of int j of span i is column 32i + 8k + j. */
     private static void packSpans(int[] q, byte[] out, int p) {
         for (int i = 0; i < q.length / 32; i++) {
@@ -306,7 +367,7 @@ abstract sealed class ByteSpans extends SpanKernels {
         return s.bytes.prepare(x, nRows, cols, s.epoch, BYTE_SCALE, 16, s.lanes);
     }
 
-    /** Q6_K and Q3_K: {@code s = d·sc} with a signed int8 {@code sc}, {@code o = k·s} (k = 32 and 4). */
+    /** Q6_K, Q3_K and IQ4_XS: {@code s = d·sc} with a signed int8 {@code sc}, {@code o = k·s} (k = 32, 4 and 128). */
     private static final class Sym extends ByteSpans {
         private final float k;
 
@@ -337,8 +398,8 @@ abstract sealed class ByteSpans extends SpanKernels {
     }
 
     /**
-     * Q5_0 and Q5_1: an f16 {@code d} per 32-value block (both its groups), {@code o = 16·d}
-     * (Q5_0's "− 16") or {@code o = −m} (Q5_1's f16 min, added).
+     * Q5_0, IQ4_NL and Q5_1: an f16 {@code d} per 32-value block (both its groups), {@code o = k·d}
+     * (Q5_0's "− 16", IQ4_NL's "− 128") or {@code o = −m} (Q5_1's f16 min, added).
      */
     private static final class Block extends ByteSpans {
         private static final VectorShuffle<Float> FIRST =
@@ -346,9 +407,11 @@ abstract sealed class ByteSpans extends SpanKernels {
         private static final VectorShuffle<Float> SECOND =
                 VectorShuffle.fromValues(F, 4, 4, 5, 5, 6, 6, 7, 7);
         private final boolean mins;
+        private final float k;
 
-        Block(boolean mins) {
+        Block(boolean mins, float k) {
             this.mins = mins;
+            this.k = k;
         }
 
         /**
@@ -360,7 +423,7 @@ abstract sealed class ByteSpans extends SpanKernels {
             int nb = cols / 32, ns = cols / 16;
             for (int j = 0; j < nb; j += 8) {
                 FloatVector d = f16x8(m, off + 2L * j, 0x1p112f);
-                FloatVector o = mins ? f16x8(m, off + 2L * (nb + j), -0x1p112f) : d.mul(16f);
+                FloatVector o = mins ? f16x8(m, off + 2L * (nb + j), -0x1p112f) : d.mul(k);
                 d.rearrange(FIRST).intoArray(acc, 32 + 2 * j);
                 d.rearrange(SECOND).intoArray(acc, 32 + 2 * j + 8);
                 o.rearrange(FIRST).intoArray(acc, 32 + ns + 2 * j);
@@ -406,7 +469,7 @@ abstract sealed class ByteSpans extends SpanKernels {
             int xo = 32 * i;
             {
                 FloatVector q0 = ((FloatVector) v.and(0xFF).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xFF00).convert(VectorOperators.I2F, 0));
-                FloatVector q2 = ((FloatVector) v.and(0xFF0000).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.and(0xFF000000).convert(VectorOperators.I2F, 0));
+                FloatVector q2 = ((FloatVector) v.and(0xFF0000).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.lanewise(VectorOperators.LSHR, 24).convert(VectorOperators.I2F, 0));
                 FloatVector sa = FloatVector.broadcast(F, acc[32 + 2 * i]), sb = FloatVector.broadcast(F, acc[32 + 2 * i + 1]);
                 FloatVector ta = q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo)));
                 FloatVector tb = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.mul(FloatVector.fromArray(F, xs, x0 + xo + 16)));
@@ -416,7 +479,7 @@ abstract sealed class ByteSpans extends SpanKernels {
             xo = 32 * i + 32;
             {
                 FloatVector q0 = ((FloatVector) v.and(0xFF).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xFF00).convert(VectorOperators.I2F, 0));
-                FloatVector q2 = ((FloatVector) v.and(0xFF0000).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.and(0xFF000000).convert(VectorOperators.I2F, 0));
+                FloatVector q2 = ((FloatVector) v.and(0xFF0000).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.lanewise(VectorOperators.LSHR, 24).convert(VectorOperators.I2F, 0));
                 FloatVector sa = FloatVector.broadcast(F, acc[32 + 2 * i + 2]), sb = FloatVector.broadcast(F, acc[32 + 2 * i + 3]);
                 FloatVector ta = q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo)));
                 FloatVector tb = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.mul(FloatVector.fromArray(F, xs, x0 + xo + 16)));
@@ -435,7 +498,7 @@ abstract sealed class ByteSpans extends SpanKernels {
             IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
             int xo = 32 * i;
             FloatVector q0 = ((FloatVector) v.and(0xFF).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xFF00).convert(VectorOperators.I2F, 0));
-            FloatVector q2 = ((FloatVector) v.and(0xFF0000).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.and(0xFF000000).convert(VectorOperators.I2F, 0));
+            FloatVector q2 = ((FloatVector) v.and(0xFF0000).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.lanewise(VectorOperators.LSHR, 24).convert(VectorOperators.I2F, 0));
             FloatVector sa = FloatVector.broadcast(F, acc[32 + 2 * i]), sb = FloatVector.broadcast(F, acc[32 + 2 * i + 1]);
             a0 = a0.add(q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo)))
                     .fma(sa, q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.mul(FloatVector.fromArray(F, xs, x0 + xo + 16))).mul(sb)));
@@ -455,7 +518,7 @@ abstract sealed class ByteSpans extends SpanKernels {
             IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
             int xo = 32 * i;
             FloatVector q0 = ((FloatVector) v.and(0xFF).convert(VectorOperators.I2F, 0)), q1 = ((FloatVector) v.and(0xFF00).convert(VectorOperators.I2F, 0));
-            FloatVector q2 = ((FloatVector) v.and(0xFF0000).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.and(0xFF000000).convert(VectorOperators.I2F, 0));
+            FloatVector q2 = ((FloatVector) v.and(0xFF0000).convert(VectorOperators.I2F, 0)), q3 = ((FloatVector) v.lanewise(VectorOperators.LSHR, 24).convert(VectorOperators.I2F, 0));
             FloatVector sa = FloatVector.broadcast(F, acc[32 + 2 * i]), sb = FloatVector.broadcast(F, acc[32 + 2 * i + 1]);
             a0 = a0.add(q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo)))
                     .fma(sa, q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.mul(FloatVector.fromArray(F, xs, x0 + xo + 16))).mul(sb)));

@@ -11,10 +11,11 @@ import jdk.incubator.vector.VectorSpecies;
  * <ul>
  * <li>Q4_0, Q4_1 and Q4_K matrices whose width is a multiple of 256 are repacked at load
  *     ({@link #prepare}) and follow {@link Q4Spans}'s order: the block order below over unsigned
- *     quants, the offsets (Q4_0's "− 8", Q4_K's mins) as one short dot product per output. Q6_K, Q5_K, Q3_K, Q2_K, Q5_0 and Q5_1 are
+ *     quants, the offsets (Q4_0's "− 8", Q4_K's mins) as one short dot product per output. Q6_K, Q5_K, Q3_K, Q2_K, Q5_0, Q5_1,
+ *     IQ4_XS and IQ4_NL (each index as its grid value + 128) are
  *     repacked to a byte per quant and follow {@link ByteSpans}'s order: the same scheme per 16-value group, two groups joined before each add to the accumulator.
- *     (K-quant widths are always multiples of 256, so K-quants are always repacked; Q4_0, Q4_1,
- *     Q5_0 and Q5_1 with a non-finite f16 scale or min stay in file layout.)
+ *     (K-quant and IQ4_XS widths are always multiples of 256, so those are always repacked; Q4_0, Q4_1,
+ *     Q5_0, Q5_1 and IQ4_NL with a non-finite f16 scale or min stay in file layout.)
  * <li>Q8_0, and Q4_0 of other widths (block order): per 32-value block the four 8-value chunks of
  *     integer weights are dotted with the activations into one partial ({@code mul}, then three
  *     {@code fma}), and the partial is scaled into the accumulator ({@code acc = fma(t, d, acc)});

@@ -26,5 +26,9 @@ public enum WeightLayout {
     /** Q5_0 with one byte per quant in 32-value spans, f16 d kept: see {@link ByteSpans}. */
     Q5_0_SPANS,
     /** Q5_1 with one byte per quant in 32-value spans, f16 d and m kept: see {@link ByteSpans}. */
-    Q5_1_SPANS
+    Q5_1_SPANS,
+    /** IQ4_NL with each quant's grid value + 128 as a byte in 32-value spans, f16 d kept: see {@link ByteSpans}. */
+    IQ4_NL_SPANS,
+    /** IQ4_XS with each quant's grid value + 128 as a byte in 32-value spans, int8 scales (ls − 32), f32 d: see {@link ByteSpans}. */
+    IQ4_XS_SPANS
 }

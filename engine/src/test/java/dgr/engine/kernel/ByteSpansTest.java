@@ -11,7 +11,7 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** The repacked Q6_K, Q5_K, Q3_K, Q2_K, Q5_0 and Q5_1 byte layouts and their kernels, against the file layout and a float64 reference. */
+/** The repacked byte layouts (Q6_K, Q5_K, Q3_K, Q2_K, Q5_0, Q5_1, IQ4_XS, IQ4_NL) and their kernels, against the file layout and a float64 reference. */
 class ByteSpansTest {
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     private static final ValueLayout.OfShort F16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
@@ -25,13 +25,14 @@ class ByteSpansTest {
         int block = switch (type) {
             case Q5_0 -> 22;
             case Q5_1 -> 24;
+            case IQ4_NL -> 18;
             default -> (int) type.bytesFor(256);
         };
         int[] at = switch (type) {
             case Q6_K -> new int[] {208};
             case Q3_K -> new int[] {108};
             case Q2_K -> new int[] {80, 82};
-            case Q5_0 -> new int[] {0};
+            case Q5_0, IQ4_NL, IQ4_XS -> new int[] {0};
             default -> new int[] {0, 2}; // Q5_K, Q5_1
         };
         for (int a : at) Q4SpansTest.setF16(m, block, a, () -> 0.0001 + 0.001 * rnd.nextDouble());
@@ -40,7 +41,7 @@ class ByteSpansTest {
 
     @ParameterizedTest
     @CsvSource({"Q6_K, Q6_K_SPANS", "Q5_K, Q5_K_SPANS", "Q3_K, Q3_K_SPANS", "Q2_K, Q2_K_SPANS", "Q5_0, Q5_0_SPANS",
-                "Q5_1, Q5_1_SPANS"})
+                "Q5_1, Q5_1_SPANS", "IQ4_XS, IQ4_XS_SPANS", "IQ4_NL, IQ4_NL_SPANS"})
     void repackedRowsHoldTheSameValuesAsTheFile(GgmlType type, WeightLayout layout) {
         int cols = 512, ns = cols / 16;
         WeightMatrix w = random(type, 3, cols, 1);
@@ -57,7 +58,13 @@ class ByteSpansTest {
                 int span = c / 32, k = (c % 32) / 8, j = c % 8, g = c / 16, sb = c / 256;
                 int q = d.get(ValueLayout.JAVA_BYTE, off + quants + 32L * span + 4L * j + k) & 0xFF;
                 float value;
-                if (type == GgmlType.Q5_0 || type == GgmlType.Q5_1) {
+                if (type == GgmlType.IQ4_NL) {
+                    assertThat(q).isBetween(1, 241);
+                    value = (q - 128) * Float.float16ToFloat(d.get(F16, off + 2L * (c / 32)));
+                } else if (type == GgmlType.IQ4_XS) {
+                    assertThat(q).isBetween(1, 241);
+                    value = d.get(F32, off + 4L * sb) * d.get(ValueLayout.JAVA_BYTE, off + cols / 64 + g) * (q - 128);
+                } else if (type == GgmlType.Q5_0 || type == GgmlType.Q5_1) {
                     assertThat(q).isLessThan(32);
                     float s = Float.float16ToFloat(d.get(F16, off + 2L * (c / 32)));
                     value = type == GgmlType.Q5_0 ? (q - 16) * s : q * s + Float.float16ToFloat(d.get(F16, off + 2L * (cols / 32 + c / 32)));
@@ -82,7 +89,8 @@ class ByteSpansTest {
     @CsvSource({"Q6_K, 1", "Q6_K, 2", "Q6_K, 3", "Q6_K, 4", "Q6_K, 5", "Q6_K, 8",
                 "Q5_K, 1", "Q5_K, 2", "Q5_K, 3", "Q5_K, 4", "Q5_K, 5", "Q5_K, 8",
                 "Q3_K, 1", "Q3_K, 3", "Q3_K, 5", "Q2_K, 1", "Q2_K, 3", "Q2_K, 5", "Q5_0, 1", "Q5_0, 3", "Q5_0, 5",
-                "Q5_1, 1", "Q5_1, 3", "Q5_1, 5"})
+                "Q5_1, 1", "Q5_1, 3", "Q5_1, 5", "IQ4_XS, 1", "IQ4_XS, 2", "IQ4_XS, 3", "IQ4_XS, 4", "IQ4_XS, 5", "IQ4_XS, 8",
+                "IQ4_NL, 1", "IQ4_NL, 3", "IQ4_NL, 5"})
     void matchesFloat64ReferenceAndIsBitIdenticalAcrossBatchSizes(GgmlType type, int nRows) {
         WeightMatrix w = random(type, 19, 768, 2);
         assertThat(new SimdKernels().prepare(w, Arena.ofAuto()).layout())

@@ -8,6 +8,9 @@ import dgr.engine.EngineOptions;
 import dgr.engine.Engines;
 import dgr.engine.ForwardResult;
 import dgr.engine.StateSlot;
+import dgr.gguf.synth.QuantMix;
+import dgr.gguf.synth.Synth;
+import dgr.gguf.synth.SynthPreset;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URISyntaxException;
@@ -33,8 +36,26 @@ final class TinyModels {
     private TinyModels() {}
 
     static Path model(String type) {
+        if (type.startsWith("IQ4_")) return synthesized(type);
         return resource("llama-tiny-" + type + ".gguf");
     }
+
+    /**
+     * The shared fixtures have no IQ4 files: {@code dgr synth --preset llama-tiny --quant TYPE
+     * --seed 7}, written once per test JVM ({@link Iq4CrossCheckTest} holds llama.cpp's view of them).
+     */
+    static synchronized Path synthesized(String type) {
+        try {
+            if (synthDir == null) synthDir = Files.createTempDirectory("dgr-tiny-models");
+            Path p = synthDir.resolve("llama-tiny-" + type + ".gguf");
+            if (!Files.exists(p)) Synth.write(SynthPreset.LLAMA_TINY, QuantMix.parse(type), 7, p);
+            return p;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static Path synthDir;
 
     static Path resource(String name) {
         try {

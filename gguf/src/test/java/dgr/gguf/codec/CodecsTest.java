@@ -15,7 +15,7 @@ class CodecsTest {
 
     @ParameterizedTest
     @EnumSource(names = {"F32", "F16", "BF16", "Q8_0", "Q8_1", "Q4_0", "Q4_1", "Q5_0", "Q5_1",
-            "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q8_K"})
+            "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q8_K", "IQ4_NL", "IQ4_XS"})
     void everyWeightTypeHasACodecOfThatType(GgmlType type) {
         assertThat(Codecs.has(type)).isTrue();
         assertThat(Codecs.of(type).type()).isEqualTo(type);

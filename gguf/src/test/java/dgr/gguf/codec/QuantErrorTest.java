@@ -16,7 +16,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  * <li>relative RMSE (‖y − x‖ / ‖x‖) on standard Gaussian data, 8 seeds × 4096 values. Measured
  * worst over 20 seeds with this implementation: Q8_0 0.0055, Q8_1 0.0055, Q4_0 0.0875,
  * Q4_1 0.0801, Q5_0 0.0441, Q5_1 0.0384, Q2_K 0.303, Q3_K 0.156, Q4_K 0.0730, Q5_K 0.0368,
- * Q6_K 0.0182, Q8_K 0.0073, F16 0.00021, BF16 0.0017. Bounds below leave about 10% headroom.</li>
+ * Q6_K 0.0182, Q8_K 0.0073, F16 0.00021, BF16 0.0017, IQ4_NL 0.0778, IQ4_XS 0.0782. Bounds below leave
+ * about 10% headroom.</li>
  * <li>llama.cpp's own test-quantize-fns check: data 0.1 + 2·cos(i), error sqrt(Σd²)/n, which
  * must stay under 0.002 (0.004 for 3-bit, 0.0075 for 2-bit). Measured: Q2_K 0.0047, Q3_K
  * 0.0025, Q4_K 0.00098, Q4_0 0.0011; a wrong K-quant fit fails it clearly.</li>
@@ -38,11 +39,13 @@ class QuantErrorTest {
             Map.entry(GgmlType.Q4_K, 0.08),
             Map.entry(GgmlType.Q5_K, 0.041),
             Map.entry(GgmlType.Q6_K, 0.02),
-            Map.entry(GgmlType.Q8_K, 0.008)));
+            Map.entry(GgmlType.Q8_K, 0.008),
+            Map.entry(GgmlType.IQ4_NL, 0.086),
+            Map.entry(GgmlType.IQ4_XS, 0.086)));
 
     @ParameterizedTest
     @EnumSource(names = {"F16", "BF16", "Q8_0", "Q8_1", "Q4_0", "Q4_1", "Q5_0", "Q5_1",
-            "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q8_K"})
+            "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q8_K", "IQ4_NL", "IQ4_XS"})
     void gaussianRoundTripErrorStaysWithinTheFormatsBound(GgmlType type) {
         assertThat(worstGaussianError(type)).isLessThan(GAUSSIAN_BOUND.get(type));
     }
@@ -60,7 +63,8 @@ class QuantErrorTest {
     }
 
     @ParameterizedTest
-    @EnumSource(names = {"Q8_0", "Q8_1", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q8_K"})
+    @EnumSource(names = {"Q8_0", "Q8_1", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q8_K",
+            "IQ4_NL", "IQ4_XS"})
     void passesLlamaCppsOwnQuantizationErrorThreshold(GgmlType type) {
         float[] x = new float[N];
         for (int i = 0; i < N; i++) x[i] = 0.1f + 2 * (float) Math.cos(i);
@@ -81,7 +85,7 @@ class QuantErrorTest {
 
     @ParameterizedTest
     @EnumSource(names = {"F16", "BF16", "Q8_0", "Q8_1", "Q4_0", "Q4_1", "Q5_0", "Q5_1",
-            "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q8_K"})
+            "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q8_K", "IQ4_NL", "IQ4_XS"})
     void zerosStayZero(GgmlType type) {
         BlockCodec c = Codecs.of(type);
         float[] y = c.dequantize(c.quantize(new float[512]));
