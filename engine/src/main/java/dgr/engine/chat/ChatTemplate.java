@@ -2,6 +2,7 @@ package dgr.engine.chat;
 
 import com.hubspot.jinjava.Jinjava;
 import com.hubspot.jinjava.JinjavaConfig;
+import com.hubspot.jinjava.el.JinjavaInterpreterResolver;
 import com.hubspot.jinjava.interpret.RenderResult;
 import com.hubspot.jinjava.interpret.TemplateError;
 import com.hubspot.jinjava.lib.fn.ELFunctionDefinition;
@@ -14,6 +15,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import jinjava.javax.el.CompositeELResolver;
 
 /**
  * Renders a model's {@code tokenizer.chat_template} (Jinja, as Hugging Face writes it) into the
@@ -45,13 +47,20 @@ public final class ChatTemplate {
     private static final Pattern TEST = Pattern.compile("\\bis\\s+(?:not\\s+)?([A-Za-z_][A-Za-z0-9_]*)");
 
     private final String source;
+    /** {@link #source} with the Python syntax Jinjava's parser lacks rewritten ({@link #jinjavaSyntax}). */
+    private final String rendered;
     private final boolean fallback;
     private final Jinjava jinjava;
 
     private ChatTemplate(String source, boolean fallback) {
         this.source = source;
+        this.rendered = jinjavaSyntax(source);
         this.fallback = fallback;
-        this.jinjava = new Jinjava(JinjavaConfig.newBuilder().withTrimBlocks(true).withLstripBlocks(true).build());
+        CompositeELResolver resolver = new CompositeELResolver();
+        resolver.add(new PythonStrings());
+        resolver.add(JinjavaInterpreterResolver.DEFAULT_RESOLVER_READ_WRITE);
+        this.jinjava = new Jinjava(JinjavaConfig.newBuilder().withTrimBlocks(true).withLstripBlocks(true)
+                .withElResolver(resolver).build());
         jinjava.getGlobalContext().registerFunction(new ELFunctionDefinition(
                 "", "raise_exception", TemplateFunctions.class, "raiseException", String.class));
         List<String> unsupported = unsupportedNames();
@@ -95,9 +104,137 @@ public final class ChatTemplate {
         context.put("add_generation_prompt", addGenerationPrompt);
         context.put("bos_token", bosToken);
         context.put("eos_token", eosToken);
-        RenderResult result = jinjava.renderForResult(source, context);
+        RenderResult result = jinjava.renderForResult(rendered, context);
         if (!result.getErrors().isEmpty()) throw new ChatTemplateException(describe(result.getErrors()));
         return result.getOutput();
+    }
+
+    private static final Pattern REVERSED = Pattern.compile("\\[\\s*:\\s*:\\s*-1\\s*]");
+    private static final Pattern NAMESPACE_CALL = Pattern.compile("\\bnamespace\\s*\\(");
+
+    /**
+     * Jinja that Jinjava's expression parser reads differently or not at all, spelled the way it
+     * reads as Jinja means it (Qwen3's template needs both), only inside tags and outside string
+     * literals:
+     * <ul>
+     *   <li>the reversing slice {@code seq[::-1]} becomes {@code (seq|reverse)};</li>
+     *   <li>a {@code namespace(...)} argument's value is parenthesised:
+     *       {@code namespace(n=messages|length - 1)} would otherwise subtract from the named
+     *       argument instead of the length;</li>
+     *   <li>whitespace control on expression tags, which Jinjava ignores: the text's whitespace
+     *       before <code>{{-</code> and after <code>-}}</code> is removed here (Llama 3.1, Qwen2.5 and Qwen3
+     *       indent their templates and rely on it).</li>
+     * </ul>
+     */
+    static String jinjavaSyntax(String source) {
+        Matcher block = BLOCK.matcher(source);
+        StringBuilder out = new StringBuilder(source.length());
+        int textStart = 0;
+        boolean stripNext = false;
+        while (block.find()) {
+            String text = source.substring(textStart, block.start());
+            if (stripNext) text = text.stripLeading();
+            String tag = rewriteTag(block.group());
+            if (tag.startsWith("{{-")) {
+                text = text.stripTrailing();
+                tag = "{{" + tag.substring(3);
+            }
+            stripNext = tag.startsWith("{{") && tag.endsWith("-}}");
+            if (stripNext) tag = tag.substring(0, tag.length() - 3) + "}}";
+            out.append(text).append(tag);
+            textStart = block.end();
+        }
+        String tail = source.substring(textStart);
+        return out.append(stripNext ? tail.stripLeading() : tail).toString();
+    }
+
+    private static String rewriteTag(String code) {
+        // The same text with every string literal blanked out, so brackets, commas and '=' inside
+        // literals are not mistaken for syntax; edits are found here and made in the original.
+        char[] mask = code.toCharArray();
+        for (Matcher lit = STRING_LITERAL.matcher(code); lit.find(); ) {
+            for (int i = lit.start(); i < lit.end(); i++) mask[i] = '_';
+        }
+        String masked = new String(mask);
+        java.util.TreeMap<Integer, String> inserts = new java.util.TreeMap<>();
+        java.util.TreeMap<Integer, Integer> cuts = new java.util.TreeMap<>();
+        for (Matcher m = REVERSED.matcher(masked); m.find(); ) {
+            inserts.merge(receiverStart(mask, m.start()), "(", (a, b) -> b + a);
+            cuts.put(m.start(), m.end());
+            inserts.merge(m.start(), "|reverse)", String::concat);
+        }
+        for (Matcher m = NAMESPACE_CALL.matcher(masked); m.find(); ) {
+            int close = matching(mask, m.end() - 1);
+            if (close < 0) continue;
+            int argStart = m.end(), depth = 0;
+            for (int i = m.end(); i <= close; i++) {
+                char c = mask[i];
+                if (i < close && (c == '(' || c == '[' || c == '{')) depth++;
+                else if (i < close && (c == ')' || c == ']' || c == '}')) depth--;
+                else if (i == close || (c == ',' && depth == 0)) {
+                    int eq = namedArgument(mask, argStart, i);
+                    if (eq >= 0) {
+                        inserts.merge(eq + 1, "(", String::concat);
+                        inserts.merge(i, ")", (a, b) -> b + a);
+                    }
+                    argStart = i + 1;
+                }
+            }
+        }
+        StringBuilder b = new StringBuilder(code.length() + 16);
+        for (int i = 0; i <= code.length(); i++) {
+            String ins = inserts.get(i);
+            if (ins != null) b.append(ins);
+            Integer end = cuts.get(i);
+            if (end != null) {
+                i = end - 1;
+                continue;
+            }
+            if (i < code.length()) b.append(code.charAt(i));
+        }
+        return b.toString();
+    }
+
+    /** Where the postfix chain ending just before {@code end} starts: names, dots and bracketed groups. */
+    private static int receiverStart(char[] mask, int end) {
+        int j = end;
+        while (j > 0) {
+            char c = mask[j - 1];
+            if (c == ']' || c == ')') {
+                int depth = 0;
+                do {
+                    char d = mask[--j];
+                    if (d == ']' || d == ')') depth++;
+                    else if (d == '[' || d == '(') depth--;
+                } while (depth > 0 && j > 0);
+            } else if (Character.isLetterOrDigit(c) || c == '_' || c == '.') {
+                j--;
+            } else {
+                break;
+            }
+        }
+        return j;
+    }
+
+    /** The index of the bracket closing the one at {@code open}, or -1. */
+    private static int matching(char[] mask, int open) {
+        int depth = 0;
+        for (int i = open; i < mask.length; i++) {
+            if (mask[i] == '(' || mask[i] == '[' || mask[i] == '{') depth++;
+            else if ((mask[i] == ')' || mask[i] == ']' || mask[i] == '}') && --depth == 0) return i;
+        }
+        return -1;
+    }
+
+    /** The '=' of {@code name=value} in {@code [from, to)}, or -1 when the argument is positional. */
+    private static int namedArgument(char[] mask, int from, int to) {
+        int i = from;
+        while (i < to && Character.isWhitespace(mask[i])) i++;
+        int name = i;
+        while (i < to && (Character.isLetterOrDigit(mask[i]) || mask[i] == '_')) i++;
+        if (i == name) return -1;
+        while (i < to && Character.isWhitespace(mask[i])) i++;
+        return i < to && mask[i] == '=' && (i + 1 >= to || mask[i + 1] != '=') ? i : -1;
     }
 
     /** Filters and tests the template names that Jinjava does not know (Jinjava would silently print nothing). */

@@ -103,10 +103,21 @@ class ChatTemplateTest {
 
     @Test
     void aMissingPythonStringMethodIsNamedNotRenderedAsNothing() {
-        ChatTemplate t = ChatTemplate.of("{% for m in messages %}{% if m['content'].startswith('/') %}cmd{% endif %}{% endfor %}");
+        ChatTemplate t = ChatTemplate.of("{% for m in messages %}{% if m['content'].zfill(3) %}cmd{% endif %}{% endfor %}");
         assertThatThrownBy(() -> t.render(List.of(ChatMessage.user("/help")), true, "", ""))
                 .isInstanceOf(ChatTemplateException.class)
-                .hasMessageContaining("startswith");
+                .hasMessageContaining("zfill");
+    }
+
+    @Test
+    void pythonStringMethodsMeanWhatTheyMeanInPython() {
+        // split takes a literal separator (Java's takes a regex) and keeps empty pieces; strip and
+        // friends take a set of characters; startswith, endswith, upper, title exist at all.
+        String src = "{% set c = messages[0].content %}{{ c.split('.')|length }}|{{ c.split('.')[-1] }}|{{ c.lstrip('a.') }}|"
+                + "{{ c.rstrip('.c') }}|{{ c.strip('a.c') }}|{{ c.startswith('a.') }}|{{ c.endswith('x') }}|{{ c.upper() }}|"
+                + "{{ ' a  b '.split()|length }}|{{ 'hello world'.title() }}|{{ messages[::-1][0].content }}";
+        String out = ChatTemplate.of(src).render(List.of(ChatMessage.user("a..b.c"), ChatMessage.user("last")), false, "", "");
+        assertThat(out).isEqualTo("4|c|b.c|a..b|b|true|false|A..B.C|2|Hello World|last");
     }
 
     @Test
@@ -138,5 +149,37 @@ class ChatTemplateTest {
         String t = "{% for m in messages %}\n    {{ m.role }}:{{ m.content }};\n{% endfor %}\n";
         assertThat(ChatTemplate.of(t).render(List.of(ChatMessage.user("a"), ChatMessage.assistant("b")), false, "", ""))
                 .isEqualTo("    user:a;\n    assistant:b;\n");
+    }
+
+    /**
+     * Qwen3's template (its tokenizer_config.json, as Qwen's GGUFs carry it): a namespace counter,
+     * reversed iteration, Python string methods ({@code startswith}, {@code split}, {@code lstrip},
+     * {@code strip}) and thinking blocks. Expected texts rendered by Python's jinja2 3.1.6 in
+     * transformers' sandbox settings.
+     */
+    @Test
+    void qwen3TemplateRendersAsJinja2Does() throws Exception {
+        ChatTemplate t = ChatTemplate.of(new String(getClass().getResourceAsStream("/chat/qwen3.jinja").readAllBytes(),
+                java.nio.charset.StandardCharsets.UTF_8));
+        assertThat(t.render(List.of(ChatMessage.user("Hi, robot!")), true, "", ""))
+                .isEqualTo("<|im_start|>user\nHi, robot!<|im_end|>\n<|im_start|>assistant\n");
+        assertThat(t.render(List.of(ChatMessage.system("You are a helpful assistant."), ChatMessage.user("Hello")), true, "", ""))
+                .isEqualTo("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n");
+        assertThat(t.render(List.of(ChatMessage.user("What's 2+2?"), ChatMessage.assistant("<think>\nadd\n</think>\n\n4"),
+                ChatMessage.user("Thanks!")), true, "", ""))
+                .isEqualTo("<|im_start|>user\nWhat's 2+2?<|im_end|>\n<|im_start|>assistant\n4<|im_end|>\n"
+                        + "<|im_start|>user\nThanks!<|im_end|>\n<|im_start|>assistant\n");
+        assertThat(t.render(List.of(ChatMessage.user("Hello"), ChatMessage.assistant("Hi there!")), false, "", ""))
+                .isEqualTo("<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nHi there!<|im_end|>\n");
+    }
+
+    /** Expected texts from Python's jinja2 3.1.6 with trim_blocks and lstrip_blocks. */
+    @Test
+    void whitespaceControlOnExpressionTagsStripsAsJinja2Does() {
+        assertThat(ChatTemplate.of("a  \n  {{- 'x' }}").render(List.of(), false, "", "")).isEqualTo("ax");
+        assertThat(ChatTemplate.of("a  \n  {{- 'x' -}}  \n b").render(List.of(), false, "", "")).isEqualTo("axb");
+        assertThat(ChatTemplate.of("{% if true %}\n    {{- 'x' }}\n{% endif %}").render(List.of(), false, "", "")).isEqualTo("x\n");
+        assertThat(ChatTemplate.of("{%- if true %}\n        {{- 'x' }}\n{%- endif %}|").render(List.of(), false, "", "")).isEqualTo("x|");
+        assertThat(ChatTemplate.of("{{ 'a' -}}\n\n").render(List.of(), false, "", "")).isEqualTo("a");
     }
 }
