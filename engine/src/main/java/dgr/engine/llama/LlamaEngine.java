@@ -174,6 +174,11 @@ public final class LlamaEngine implements Engine {
             if (L.bq() != null) addBias(q, r * qd, L.bq());
             if (L.bk() != null) addBias(k, r * kvd, L.bk());
             if (L.bv() != null) addBias(v, r * kvd, L.bv());
+            if (L.qNorm() != null) {
+                // Qwen3: every head of Q and K RMS-normalised on its own before the rotation.
+                for (int h = 0; h < cfg.nHead(); h++) rmsNorm(q, r * qd + h * hd, L.qNorm(), q, r * qd + h * hd);
+                for (int h = 0; h < cfg.nHeadKv(); h++) rmsNorm(k, r * kvd + h * hd, L.kNorm(), k, r * kvd + h * hd);
+            }
             int pos = rowPos[r];
             rope.apply(q, r * qd, cfg.nHead(), hd, pos);
             rope.apply(k, r * kvd, cfg.nHeadKv(), hd, pos);

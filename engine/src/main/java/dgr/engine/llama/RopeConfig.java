@@ -49,8 +49,8 @@ public record RopeConfig(boolean neox, int nRot, double freqBase, String scaling
             ff = new float[nRot / 2];
             RowDecoder.decode(GgmlType.F32, t.data(), 0, ff, 0, ff.length);
         }
-        // llama.cpp's rope type per architecture (llama_model_rope_type): NeoX pairs for qwen2.
-        boolean neox = p.equals("qwen2.");
+        // llama.cpp's rope type per architecture (llama_model_rope_type): NeoX pairs for qwen2 and qwen3.
+        boolean neox = p.equals("qwen2.") || p.equals("qwen3.");
         return new RopeConfig(neox, nRot, base, scaling, factor, orig, attn, ff);
     }
 

@@ -1,14 +1,10 @@
 package dgr.engine.llama;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.within;
 
-import dgr.engine.Batch;
 import dgr.engine.Engine;
 import dgr.engine.EngineOptions;
 import dgr.engine.Engines;
-import dgr.engine.ForwardResult;
-import dgr.engine.StateSlot;
 import dgr.gguf.synth.QuantMix;
 import dgr.gguf.synth.Synth;
 import dgr.gguf.synth.SynthPreset;
@@ -32,12 +28,12 @@ import org.junit.jupiter.params.provider.EnumSource;
  * (checked to 2e-3) tell the two apart.
  */
 class Qwen2CrossCheckTest {
-    private static final int[] PROMPT = {39, 695, 78, 995, 11, 352, 17, 18, 284, 74, 641};
-    private static final int[] LLAMA_CPP = {318, 318, 318, 318, 318, 318, 318, 318, 318, 318, 318, 318, 318, 318, 318, 794};
-    private static final double[] MARGINS = {0.14782550925522386, 0.8971009792669289, 0.8613366995405798,
-        0.7644103409820282, 0.6542896419050432, 0.554410979945942, 0.4655065429690124, 0.388931422353898,
-        0.32462926585715657, 0.2684573950795226, 0.21499434076112323, 0.1598315544246649, 0.10553762288626256,
-        0.05516681437362614, 0.011765669470987561, 0.0241013413085458};
+    private static final LlamaCppPath LLAMA_CPP = new LlamaCppPath(LlamaCppPath.PROMPT,
+        new int[] {318, 318, 318, 318, 318, 318, 318, 318, 318, 318, 318, 318, 318, 318, 318, 794},
+        new double[] {0.14782550925522386, 0.8971009792669289, 0.8613366995405798,
+            0.7644103409820282, 0.6542896419050432, 0.554410979945942, 0.4655065429690124, 0.388931422353898,
+            0.32462926585715657, 0.2684573950795226, 0.21499434076112323, 0.1598315544246649, 0.10553762288626256,
+            0.05516681437362614, 0.011765669470987561, 0.0241013413085458});
     private static final double TOLERANCE = 2e-3;
 
     @TempDir
@@ -51,27 +47,7 @@ class Qwen2CrossCheckTest {
         EngineOptions opts = EngineOptions.defaults().withKind(kind).withThreads(2).withMaxRows(32);
         try (Engine e = Engines.load(model, opts)) {
             assertThat(e.info().architecture()).isEqualTo("qwen2");
-            Batch batch = new Batch(e.features().maxRows(), e.boundarySchema().rowWidth());
-            StateSlot slot = e.openSlot();
-            int n = PROMPT.length + LLAMA_CPP.length - 1;
-            for (int p = 0; p < n; p++) {
-                int token = p < PROMPT.length ? PROMPT[p] : LLAMA_CPP[p - PROMPT.length];
-                batch.addToken(slot, p, token, p >= PROMPT.length - 1);
-            }
-            ForwardResult r = e.forward(batch);
-            float[] out = r.outputArray();
-            for (int k = 0; k < LLAMA_CPP.length; k++) {
-                int o = r.outputOffset(PROMPT.length - 1 + k), w = r.outputWidth();
-                int top = 0, second = -1;
-                for (int i = 1; i < w; i++) {
-                    if (out[o + i] > out[o + top]) { second = top; top = i; }
-                    else if (second < 0 || out[o + i] > out[o + second]) second = i;
-                }
-                double margin = out[o + top] - out[o + second];
-                assertThat(margin).as("step %d margin", k).isCloseTo(MARGINS[k], within(TOLERANCE));
-                if (MARGINS[k] > TOLERANCE) assertThat(top).as("step %d token", k).isEqualTo(LLAMA_CPP[k]);
-            }
-            slot.close();
+            LLAMA_CPP.assertMatches(e, TOLERANCE);
         }
     }
 }

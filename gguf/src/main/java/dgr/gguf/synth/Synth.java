@@ -53,6 +53,10 @@ public final class Synth {
         w.put(a + ".rope.dimension_count", MetaValue.u32(p.headDim()));
         w.put(a + ".attention.head_count", MetaValue.u32(p.nHead()));
         w.put(a + ".attention.head_count_kv", MetaValue.u32(p.nHeadKv()));
+        if (p.headDim() != p.nEmbd() / p.nHead()) {
+            w.put(a + ".attention.key_length", MetaValue.u32(p.headDim()));
+            w.put(a + ".attention.value_length", MetaValue.u32(p.headDim()));
+        }
         w.put(a + ".attention.layer_norm_rms_epsilon", MetaValue.f32(1e-5f));
         w.put(a + ".rope.freq_base", MetaValue.f32(p.ropeFreqBase()));
         w.putAll(tok);
@@ -75,28 +79,38 @@ public final class Synth {
             params[0] += p.nEmbd();
             w.tensor(name, GgmlType.F32, new long[] {p.nEmbd()}, sink -> writeNorm(sink, p.nEmbd(), tensorSeed));
         };
+        java.util.function.Consumer<String> headNorm = name -> {
+            long tensorSeed = mix(seed, index[0]++);
+            params[0] += p.headDim();
+            w.tensor(name, GgmlType.F32, new long[] {p.headDim()}, sink -> writeNorm(sink, p.headDim(), tensorSeed));
+        };
         java.util.function.BiConsumer<String, Integer> bias = (name, n) -> {
             long tensorSeed = mix(seed, index[0]++);
             params[0] += n;
             w.tensor(name, GgmlType.F32, new long[] {n}, sink -> writeVector(sink, n, 0f, tensorSeed));
         };
         boolean qkvBias = a.equals("qwen2"); // llama.cpp requires them for qwen2
-        int kvDim = p.nHeadKv() * p.headDim();
+        boolean qkNorm = a.equals("qwen3"); // and these for qwen3
+        int kvDim = p.nHeadKv() * p.headDim(), qDim = p.nHead() * p.headDim();
         matrix.accept("token_embd.weight", new long[] {p.nEmbd(), vocab});
         norm.accept("output_norm.weight");
         if (!p.tiedEmbeddings()) matrix.accept("output.weight", new long[] {p.nEmbd(), vocab});
         for (int i = 0; i < p.nLayer(); i++) {
             String b = "blk." + i + ".";
             norm.accept(b + "attn_norm.weight");
-            matrix.accept(b + "attn_q.weight", new long[] {p.nEmbd(), p.nEmbd()});
+            matrix.accept(b + "attn_q.weight", new long[] {p.nEmbd(), qDim});
             matrix.accept(b + "attn_k.weight", new long[] {p.nEmbd(), kvDim});
             matrix.accept(b + "attn_v.weight", new long[] {p.nEmbd(), kvDim});
             if (qkvBias) {
-                bias.accept(b + "attn_q.bias", p.nEmbd());
+                bias.accept(b + "attn_q.bias", qDim);
                 bias.accept(b + "attn_k.bias", kvDim);
                 bias.accept(b + "attn_v.bias", kvDim);
             }
-            matrix.accept(b + "attn_output.weight", new long[] {p.nEmbd(), p.nEmbd()});
+            if (qkNorm) {
+                headNorm.accept(b + "attn_q_norm.weight");
+                headNorm.accept(b + "attn_k_norm.weight");
+            }
+            matrix.accept(b + "attn_output.weight", new long[] {qDim, p.nEmbd()});
             norm.accept(b + "ffn_norm.weight");
             matrix.accept(b + "ffn_gate.weight", new long[] {p.nEmbd(), p.nFf()});
             matrix.accept(b + "ffn_down.weight", new long[] {p.nFf(), p.nEmbd()});

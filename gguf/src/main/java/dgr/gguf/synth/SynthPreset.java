@@ -8,7 +8,14 @@ import java.util.Locale;
  * in the jar ({@code vocab}: a resource under {@code dgr/vocab/}).
  */
 public record SynthPreset(String name, String architecture, int nEmbd, int nLayer, int nHead, int nHeadKv,
-                          int nFf, int contextLength, float ropeFreqBase, boolean tiedEmbeddings, String vocab) {
+                          int nFf, int contextLength, float ropeFreqBase, boolean tiedEmbeddings, String vocab, int headDim) {
+
+    /** A shape whose heads split the embedding evenly ({@code head_dim = n_embd / n_head}). */
+    public SynthPreset(String name, String architecture, int nEmbd, int nLayer, int nHead, int nHeadKv, int nFf,
+                       int contextLength, float ropeFreqBase, boolean tiedEmbeddings, String vocab) {
+        this(name, architecture, nEmbd, nLayer, nHead, nHeadKv, nFf, contextLength, ropeFreqBase, tiedEmbeddings, vocab,
+                nEmbd / nHead);
+    }
 
     /** Fast enough for unit tests: the conformance llama-tiny shape, 1025-token GPT-2 vocabulary. */
     public static final SynthPreset LLAMA_TINY =
@@ -25,6 +32,14 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
             new SynthPreset("qwen2-tiny", "qwen2", 256, 2, 4, 2, 768, 2048, 1000000f, true, "tiny-gpt2");
 
     /**
+     * llama-tiny's width as a Qwen3 model: per-head Q and K norms, no biases, NeoX rotary pairs, tied
+     * embeddings, and heads of 128 (Q is 512 wide against an embedding of 256, as Qwen3's heads
+     * are wider than {@code n_embd / n_head}).
+     */
+    public static final SynthPreset QWEN3_TINY =
+            new SynthPreset("qwen3-tiny", "qwen3", 256, 2, 4, 2, 768, 2048, 1000000f, true, "tiny-gpt2", 128);
+
+    /**
      * DeepSeek-V4 shapes. Only the name and architecture matter here: {@link Synth#write} hands them to
      * {@link Dsv4Synth}, whose {@link Dsv4Synth.Shape} holds the full V4 shape (these fields give
      * n_embd, main layers, heads, 1 latent KV head, the expert width and the vocabulary).
@@ -32,9 +47,7 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset DSV4_TINY = new SynthPreset("dsv4-tiny", "deepseek4", 256, 4, 4, 1, 128, 4096, 10000f, false, "tiny-gpt2");
     public static final SynthPreset DSV4_SMALL = new SynthPreset("dsv4-small", "deepseek4", 512, 8, 8, 1, 256, 4096, 10000f, false, "tiny-gpt2");
 
-    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, QWEN2_TINY, DSV4_TINY, DSV4_SMALL);
-
-    public int headDim() { return nEmbd / nHead; }
+    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, QWEN2_TINY, QWEN3_TINY, DSV4_TINY, DSV4_SMALL);
 
     public static SynthPreset byName(String name) {
         for (SynthPreset p : ALL) if (p.name.equals(name.toLowerCase(Locale.ROOT))) return p;
