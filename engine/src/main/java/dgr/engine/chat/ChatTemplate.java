@@ -43,6 +43,8 @@ public final class ChatTemplate {
 
     private static final Pattern STRING_LITERAL = Pattern.compile("'(?:[^'\\\\]|\\\\.)*'|\"(?:[^\"\\\\]|\\\\.)*\"");
     private static final Pattern BLOCK = Pattern.compile("\\{\\{(.*?)}}|\\{%(.*?)%}", Pattern.DOTALL);
+    /** {@link #BLOCK} and comments. */
+    private static final Pattern TAG = Pattern.compile("\\{\\{(.*?)}}|\\{%(.*?)%}|\\{#(.*?)#}", Pattern.DOTALL);
     private static final Pattern FILTER = Pattern.compile("\\|\\s*([A-Za-z_][A-Za-z0-9_]*)");
     private static final Pattern TEST = Pattern.compile("\\bis\\s+(?:not\\s+)?([A-Za-z_][A-Za-z0-9_]*)");
 
@@ -121,31 +123,53 @@ public final class ChatTemplate {
      *   <li>a {@code namespace(...)} argument's value is parenthesised:
      *       {@code namespace(n=messages|length - 1)} would otherwise subtract from the named
      *       argument instead of the length;</li>
-     *   <li>whitespace control on expression tags, which Jinjava ignores: the text's whitespace
-     *       before <code>{{-</code> and after <code>-}}</code> is removed here (Llama 3.1, Qwen2.5 and Qwen3
-     *       indent their templates and rely on it).</li>
+     *   <li>whitespace control on expression tags and comments, which Jinjava ignores: the text's
+     *       whitespace before <code>{{-</code> or <code>{#-</code> and after <code>-}}</code> or
+     *       <code>-#}</code> is removed here (Llama 3.1, Qwen2.5 and Qwen3 indent their templates
+     *       and rely on it).</li>
      * </ul>
      */
     static String jinjavaSyntax(String source) {
-        Matcher block = BLOCK.matcher(source);
+        Matcher block = TAG.matcher(source);
         StringBuilder out = new StringBuilder(source.length());
         int textStart = 0;
-        boolean stripNext = false;
+        boolean stripNext = false, trimNewline = false;
         while (block.find()) {
             String text = source.substring(textStart, block.start());
             if (stripNext) text = text.stripLeading();
-            String tag = rewriteTag(block.group());
-            if (tag.startsWith("{{-")) {
-                text = text.stripTrailing();
-                tag = "{{" + tag.substring(3);
-            }
-            stripNext = tag.startsWith("{{") && tag.endsWith("-}}");
-            if (stripNext) tag = tag.substring(0, tag.length() - 3) + "}}";
-            out.append(text).append(tag);
+            else if (trimNewline) text = text.startsWith("\r\n") ? text.substring(2) : text.startsWith("\n") ? text.substring(1) : text;
             textStart = block.end();
+            String tag = block.group();
+            if (block.group(3) != null) {
+                // A comment prints nothing: dropped here with Jinja's whitespace rules for it,
+                // '-' on either side, else lstrip_blocks before and trim_blocks after.
+                if (tag.startsWith("{#-")) {
+                    text = text.stripTrailing();
+                } else {
+                    int nl = text.lastIndexOf('\n');
+                    String lead = text.substring(nl + 1);
+                    if (lead.isBlank() && (nl >= 0 || out.isEmpty() && block.start() == lead.length())) text = text.substring(0, nl + 1);
+                }
+                stripNext = tag.endsWith("-#}");
+                trimNewline = !stripNext;
+                out.append(text);
+                continue;
+            }
+            tag = rewriteTag(tag);
+            boolean ownsControl = tag.startsWith("{{"); // Jinjava honours '-' on statement tags only
+            if (ownsControl && tag.charAt(2) == '-') {
+                text = text.stripTrailing();
+                tag = tag.substring(0, 2) + tag.substring(3);
+            }
+            stripNext = ownsControl && tag.charAt(tag.length() - 3) == '-';
+            trimNewline = false;
+            if (stripNext) tag = tag.substring(0, tag.length() - 3) + tag.substring(tag.length() - 2);
+            out.append(text).append(tag);
         }
         String tail = source.substring(textStart);
-        return out.append(stripNext ? tail.stripLeading() : tail).toString();
+        if (stripNext) tail = tail.stripLeading();
+        else if (trimNewline) tail = tail.startsWith("\r\n") ? tail.substring(2) : tail.startsWith("\n") ? tail.substring(1) : tail;
+        return out.append(tail).toString();
     }
 
     private static String rewriteTag(String code) {

@@ -175,11 +175,36 @@ class ChatTemplateTest {
 
     /** Expected texts from Python's jinja2 3.1.6 with trim_blocks and lstrip_blocks. */
     @Test
-    void whitespaceControlOnExpressionTagsStripsAsJinja2Does() {
+    void whitespaceControlOnExpressionTagsAndCommentsStripsAsJinja2Does() {
         assertThat(ChatTemplate.of("a  \n  {{- 'x' }}").render(List.of(), false, "", "")).isEqualTo("ax");
         assertThat(ChatTemplate.of("a  \n  {{- 'x' -}}  \n b").render(List.of(), false, "", "")).isEqualTo("axb");
         assertThat(ChatTemplate.of("{% if true %}\n    {{- 'x' }}\n{% endif %}").render(List.of(), false, "", "")).isEqualTo("x\n");
         assertThat(ChatTemplate.of("{%- if true %}\n        {{- 'x' }}\n{%- endif %}|").render(List.of(), false, "", "")).isEqualTo("x|");
         assertThat(ChatTemplate.of("{{ 'a' -}}\n\n").render(List.of(), false, "", "")).isEqualTo("a");
+        assertThat(ChatTemplate.of("a\n\n{#- c #}\nb").render(List.of(), false, "", "")).isEqualTo("ab");
+        assertThat(ChatTemplate.of("a {# c -#}\n\n b").render(List.of(), false, "", "")).isEqualTo("a b");
+        assertThat(ChatTemplate.of("a\n  {# c #}\nb").render(List.of(), false, "", "")).isEqualTo("a\nb");
+    }
+
+    /**
+     * Llama 3.1 / 3.2's template (as Meta's GGUFs carry it): {@code {{-} throughout, a system
+     * header with the date, {@code messages[1:]}, {@code 'tool_calls' in message}. Expected texts
+     * from Python's jinja2 3.1.6; like jinja2 without transformers' {@code strftime_now}, dgr leaves
+     * it undefined, so the template's own fixed date is used and the prompt does not change with
+     * the day it is rendered.
+     */
+    @Test
+    void llama32TemplateRendersAsJinja2Does() throws Exception {
+        ChatTemplate t = ChatTemplate.of(new String(getClass().getResourceAsStream("/chat/llama3.2.jinja").readAllBytes(),
+                java.nio.charset.StandardCharsets.UTF_8));
+        String header = "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\n"
+                + "Today Date: 26 Jul 2024\n\n";
+        assertThat(t.render(List.of(ChatMessage.user("Hi")), true, "<|begin_of_text|>", "<|eot_id|>"))
+                .isEqualTo(header + "<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+                        + "<|start_header_id|>assistant<|end_header_id|>\n\n");
+        assertThat(t.render(List.of(ChatMessage.system(" Be brief. "), ChatMessage.user(" Hi "), ChatMessage.assistant("Hello"),
+                ChatMessage.user("Bye")), false, "<|begin_of_text|>", "<|eot_id|>"))
+                .isEqualTo(header + "Be brief.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+                        + "<|start_header_id|>assistant<|end_header_id|>\n\nHello<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nBye<|eot_id|>");
     }
 }
