@@ -81,6 +81,8 @@ class ErrorResponsesTest {
             "role unknown         | {\"model\":\"llama-tiny\",\"messages\":[{\"role\":\"wizard\",\"content\":\"x\"}]} | messages[0].role",
             "content wrong type   | {\"model\":\"llama-tiny\",\"messages\":[{\"role\":\"user\",\"content\":5}]} | messages[0].content",
             "max_completion zero  | {\"model\":\"llama-tiny\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_completion_tokens\":0} | max_completion_tokens",
+            "template kwargs list | {\"model\":\"llama-tiny\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"chat_template_kwargs\":[1]} | chat_template_kwargs",
+            "template kwargs own  | {\"model\":\"llama-tiny\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"chat_template_kwargs\":{\"bos_token\":\"x\"}} | chat_template_kwargs",
     })
     void badChatRequestsGetOpenAiErrors(String name, String body, String param) {
         JsonNode e = assertOpenAiError(http.post("/v1/chat/completions", body), 400);

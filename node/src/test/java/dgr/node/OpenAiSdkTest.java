@@ -89,6 +89,18 @@ class OpenAiSdkTest {
     }
 
     @Test
+    void chatTemplateKwargsAreAcceptedAsVllmTakesThem() {
+        // The test model has no template variable by that name (ChatML fallback): the same prompt.
+        ChatCompletionCreateParams p = ChatCompletionCreateParams.builder()
+                .model(TestNodes.MODEL).addUserMessage("Say hello").maxCompletionTokens(2).temperature(0.0).build();
+        ChatCompletion plain = client.chat().completions().create(p);
+        ChatCompletion withKwargs = client.chat().completions().create(p.toBuilder()
+                .putAdditionalBodyProperty("chat_template_kwargs", com.openai.core.JsonValue.from(java.util.Map.of("enable_thinking", false)))
+                .build());
+        assertThat(withKwargs.usage().orElseThrow().promptTokens()).isEqualTo(plain.usage().orElseThrow().promptTokens());
+    }
+
+    @Test
     void streamedChatMatchesWholeChatAndEndsWithUsage() {
         ChatCompletionCreateParams p = ChatCompletionCreateParams.builder().model(TestNodes.MODEL)
                 .addSystemMessage("You are terse.").addUserMessage("Count to three").maxCompletionTokens(10)

@@ -94,6 +94,22 @@ public final class ChatTemplate {
      * so tokenize the result with special-token parsing on.
      */
     public String render(List<ChatMessage> messages, boolean addGenerationPrompt, String bosToken, String eosToken) {
+        return render(messages, addGenerationPrompt, bosToken, eosToken, Map.of());
+    }
+
+    /** The variables {@link #render} sets itself; a caller's extra variables may not replace them. */
+    public static final Set<String> RESERVED = Set.of("messages", "add_generation_prompt", "bos_token", "eos_token");
+
+    /**
+     * {@link #render(List, boolean, String, String)} with extra template variables, as
+     * {@code chat_template_kwargs} in vLLM's and llama.cpp's servers (Qwen3's
+     * {@code enable_thinking: false}, for one). They may not name a {@link #RESERVED} variable.
+     */
+    public String render(List<ChatMessage> messages, boolean addGenerationPrompt, String bosToken, String eosToken,
+                         Map<String, Object> extra) {
+        for (String k : extra.keySet()) {
+            if (RESERVED.contains(k)) throw new IllegalArgumentException("template variable '" + k + "' is set by dgr, not by the caller");
+        }
         List<Map<String, Object>> msgs = new ArrayList<>(messages.size());
         for (ChatMessage m : messages) {
             Map<String, Object> map = new HashMap<>();
@@ -101,7 +117,7 @@ public final class ChatTemplate {
             map.put("content", m.content());
             msgs.add(map);
         }
-        Map<String, Object> context = new HashMap<>();
+        Map<String, Object> context = new HashMap<>(extra);
         context.put("messages", msgs);
         context.put("add_generation_prompt", addGenerationPrompt);
         context.put("bos_token", bosToken);

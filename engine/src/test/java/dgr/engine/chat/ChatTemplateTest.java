@@ -171,6 +171,11 @@ class ChatTemplateTest {
                         + "<|im_start|>user\nThanks!<|im_end|>\n<|im_start|>assistant\n");
         assertThat(t.render(List.of(ChatMessage.user("Hello"), ChatMessage.assistant("Hi there!")), false, "", ""))
                 .isEqualTo("<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nHi there!<|im_end|>\n");
+        // chat_template_kwargs: Qwen3's switch for answering without thinking.
+        assertThat(t.render(List.of(ChatMessage.user("Hello")), true, "", "", java.util.Map.of("enable_thinking", false)))
+                .isEqualTo("<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
+        assertThatThrownBy(() -> t.render(List.of(ChatMessage.user("Hello")), true, "", "", java.util.Map.of("messages", List.of())))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'messages'");
     }
 
     /** Expected texts from Python's jinja2 3.1.6 with trim_blocks and lstrip_blocks. */

@@ -6,7 +6,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -43,7 +45,7 @@ public final class RequestParser {
         refuseIfSet(root, "functions", n -> !(n.isArray() && n.isEmpty()));
         refuseIfSet(root, "logit_bias", n -> !(n.isObject() && n.isEmpty()));
         refuseIfSet(root, "response_format", n -> !(n.isObject() && "text".equals(n.path("type").asText())));
-        return new ChatRequest(params, messages(root.get("messages")));
+        return new ChatRequest(params, messages(root.get("messages")), templateKwargs(root.get("chat_template_kwargs")));
     }
 
     private ObjectNode object(byte[] body) {
@@ -170,6 +172,25 @@ public final class RequestParser {
             ids[i] = e.asInt();
         }
         return new PromptInput.Tokens(ids);
+    }
+
+    /**
+     * {@code chat_template_kwargs}: an object whose members become template variables, JSON values
+     * as Jinja sees them (objects as maps, arrays as lists). It may not replace the variables dgr
+     * sets itself ({@code messages}, {@code add_generation_prompt}, {@code bos_token}, {@code eos_token}).
+     */
+    private Map<String, Object> templateKwargs(JsonNode node) {
+        if (node == null || node.isNull()) return Map.of();
+        if (!node.isObject()) throw wrongType("chat_template_kwargs", "an object", node);
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (Map.Entry<String, JsonNode> e : node.properties()) {
+            if (dgr.engine.chat.ChatTemplate.RESERVED.contains(e.getKey())) {
+                throw ApiError.invalid("chat_template_kwargs may not set '" + e.getKey()
+                        + "': dgr sets it from the request.", "chat_template_kwargs");
+            }
+            out.put(e.getKey(), mapper.convertValue(e.getValue(), Object.class));
+        }
+        return out;
     }
 
     private static List<ChatMessage> messages(JsonNode node) {

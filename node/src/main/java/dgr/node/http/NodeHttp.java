@@ -176,7 +176,7 @@ public final class NodeHttp {
         long arrival = System.nanoTime();
         ChatRequest r = parser.chat(body(req));
         ServedModel model = model(r.params().model());
-        int[] prompt = model.encodeChat(r.messages());
+        int[] prompt = model.encodeChat(r.messages(), r.templateKwargs());
         generation.run(model, prompt, r.params(), new ResponseFormat.ChatCompletion(), tenant(req, r.params()), -1,
                 "messages", res);
         metrics.observeE2e(model.id(), System.nanoTime() - arrival);

@@ -37,7 +37,7 @@ final class ChatFormatter {
         }
     }
 
-    int[] encode(List<ChatMessage> messages) {
+    int[] encode(List<ChatMessage> messages, java.util.Map<String, Object> templateKwargs) {
         if (template == null) {
             throw new ApiError(500, "server_error", "This model's chat template is not supported: " + unusable, null,
                     "chat_template_unsupported");
@@ -46,7 +46,7 @@ final class ChatFormatter {
                 .map(m -> new dgr.engine.chat.ChatMessage(m.role(), m.content())).toList();
         String text;
         try {
-            text = template.render(msgs, true, bosText, eosText);
+            text = template.render(msgs, true, bosText, eosText, templateKwargs);
         } catch (ChatTemplateException e) {
             // Templates raise for conversations they do not accept (roles out of order, ...).
             throw ApiError.invalid("The model's chat template refused these messages: " + e.getMessage(), "messages");

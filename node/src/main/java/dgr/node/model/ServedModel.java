@@ -135,9 +135,9 @@ public final class ServedModel implements AutoCloseable {
         }
     }
 
-    /** The conversation rendered with the model's chat template and tokenized. */
-    public int[] encodeChat(List<ChatMessage> messages) {
-        return chat.encode(messages);
+    /** The conversation rendered with the model's chat template (and the request's extra template variables) and tokenized. */
+    public int[] encodeChat(List<ChatMessage> messages, java.util.Map<String, Object> templateKwargs) {
+        return chat.encode(messages, templateKwargs);
     }
 
     /** End-of-generation ids plus {@code maxTokens} and the request's stop strings. */
