@@ -17,11 +17,12 @@ public final class Engines {
                 // llama.cpp writes "llama" for Llama 1-3, Mistral, TinyLlama and SmolLM; "mistral" is
                 // accepted for converters that name it (same tensors, keys under "mistral."). Qwen2
                 // (Qwen2, Qwen2.5) is the same graph with Q/K/V biases and NeoX rotary pairs; Qwen3 has
-                // no biases but RMS-normalises each head of Q and K before the rotation.
-                case "llama", "mistral", "qwen2", "qwen3" -> new LlamaEngine(a, ArtifactHash.sha256(a.parts().getFirst().path()), opts);
+                // no biases but RMS-normalises each head of Q and K before the rotation; Granite (3.x
+                // dense) scales embeddings, residual branches, attention scores and logits.
+                case "llama", "mistral", "qwen2", "qwen3", "granite" -> new LlamaEngine(a, ArtifactHash.sha256(a.parts().getFirst().path()), opts);
                 case "deepseek4" -> new Dsv4Engine(a, ArtifactHash.sha256(a.parts().getFirst().path()), opts);
                 default -> throw new IllegalArgumentException("unsupported architecture '" + arch + "' in " + gguf
-                        + "; dgr supports llama, mistral, qwen2, qwen3, deepseek4");
+                        + "; dgr supports llama, mistral, qwen2, qwen3, granite, deepseek4");
             };
         } catch (RuntimeException e) {
             a.close();

@@ -12,7 +12,29 @@ import dgr.gguf.TensorInfo;
  * @param trainContext the context the model was trained with ({@code context_length})
  */
 public record LlamaConfig(String architecture, int nEmbd, int nLayers, int nFf, int nHead, int nHeadKv, int headDim,
-                          float rmsEps, int vocabSize, int trainContext, RopeConfig rope) {
+                          float rmsEps, int vocabSize, int trainContext, RopeConfig rope, Multipliers multipliers) {
+
+    /**
+     * Granite's four scalars (llama.cpp reads them for {@code granite} only): token embeddings
+     * times {@code embedding}, each residual branch's output times {@code residual} before it is
+     * added, attention scores times {@code attention} (0: the usual {@code 1/sqrt(head_dim)}), and
+     * logits divided by {@code logit}. {@link #NONE} for every other architecture.
+     */
+    public record Multipliers(float embedding, float residual, float attention, float logit) {
+        public static final Multipliers NONE = new Multipliers(1f, 1f, 0f, 1f);
+
+        static Multipliers from(Metadata md, String p) {
+            float logit = md.getFloat(p + "logit_scale", 1f);
+            if (!(logit > 0) || !Float.isFinite(logit)) throw new IllegalArgumentException(p + "logit_scale must be a positive number, not " + logit);
+            return new Multipliers(md.getFloat(p + "embedding_scale", 1f), md.getFloat(p + "residual_scale", 1f),
+                    md.getFloat(p + "attention.scale", 0f), logit);
+        }
+
+        /** The factor on {@code q·k}: the file's, or {@code 1/sqrt(headDim)} when it gives none. */
+        public float attentionScale(int headDim) {
+            return attention != 0f ? attention : (float) (1.0 / Math.sqrt(headDim));
+        }
+    }
 
     public LlamaConfig {
         if (nHead % nHeadKv != 0) {
@@ -53,6 +75,7 @@ public record LlamaConfig(String architecture, int nEmbd, int nLayers, int nFf, 
         }
         return new LlamaConfig(arch, nEmbd, md.getInt(p + "block_count"), md.getInt(p + "feed_forward_length"),
                 nHead, nHeadKv, headDim, md.getFloat(p + "attention.layer_norm_rms_epsilon", 1e-5f), vocab,
-                md.getInt(p + "context_length", 2048), RopeConfig.from(a, p, headDim));
+                md.getInt(p + "context_length", 2048), RopeConfig.from(a, p, headDim),
+                arch.equals("granite") ? Multipliers.from(md, p) : Multipliers.NONE);
     }
 }

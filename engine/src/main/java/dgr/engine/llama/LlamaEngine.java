@@ -145,8 +145,13 @@ public final class LlamaEngine implements Engine {
         int e = cfg.nEmbd();
         for (int r = 0; r < n; r++) {
             rowSlot[r].ensure(rowPos[r] + 1);
-            if (firstStage) RowDecoder.decodeRow(w.tokenEmbd(), batch.token(r), x, r * e);
-            else System.arraycopy(batch.boundary(), r * e, x, r * e, e);
+            if (firstStage) {
+                RowDecoder.decodeRow(w.tokenEmbd(), batch.token(r), x, r * e);
+                float es = cfg.multipliers().embedding();
+                if (es != 1f) for (int i = r * e; i < (r + 1) * e; i++) x[i] *= es;
+            } else {
+                System.arraycopy(batch.boundary(), r * e, x, r * e, e);
+            }
         }
         for (int l = 0; l < w.layers().length; l++) layer(l, w.layers()[l], n);
         for (int r = 0; r < n; r++) rowSlot[r].setLength(rowPos[r] + 1);
@@ -161,6 +166,11 @@ public final class LlamaEngine implements Engine {
                 }
             }
             if (nOut > 0) matmul(w.output(), outIn, nOut, logits);
+            float ls = cfg.multipliers().logit();
+            if (ls != 1f) {
+                float inv = 1f / ls; // llama.cpp scales by the reciprocal
+                for (int i = 0, end = nOut * cfg.vocabSize(); i < end; i++) logits[i] *= inv;
+            }
         }
         return result;
     }
@@ -190,13 +200,23 @@ public final class LlamaEngine implements Engine {
         pool.run(attentionJob);
         matJob.set(n, false, L.wo(), att, tmp, null, null, null, null, null, null);
         pool.run(matJob);
-        for (int i = 0; i < n * e; i++) x[i] += tmp[i];
+        addResidual(n * e);
         for (int r = 0; r < n; r++) rmsNorm(x, r * e, L.ffnNorm(), xb, r * e);
         matJob.set(n, true, L.gate(), xb, gate, L.up(), xb, up, null, null, null);
         pool.run(matJob);
         matJob.set(n, false, L.down(), hb, tmp, null, null, null, null, null, null);
         pool.run(matJob);
-        for (int i = 0; i < n * e; i++) x[i] += tmp[i];
+        addResidual(n * e);
+    }
+
+    /** x += tmp, the branch output first scaled by Granite's residual multiplier where there is one. */
+    private void addResidual(int len) {
+        float rs = cfg.multipliers().residual();
+        if (rs == 1f) {
+            for (int i = 0; i < len; i++) x[i] += tmp[i];
+        } else {
+            for (int i = 0; i < len; i++) x[i] += tmp[i] * rs;
+        }
     }
 
     private void matmul(WeightMatrix m, float[] in, int n, float[] out) {
@@ -398,7 +418,7 @@ public final class LlamaEngine implements Engine {
             int pos = rowPos[r];
             KvSlot slot = rowSlot[r];
             float[] sc = s.scores;
-            float scale = (float) (1.0 / Math.sqrt(hd));
+            float scale = cfg.multipliers().attentionScale(hd);
             float max = Float.NEGATIVE_INFINITY;
             for (int t = 0; t <= pos; t++) {
                 float d = kernels.dot(q, qo, slot.kPage(layer, t), KvSlot.pageOffset(t, kvd) + kvOff, hd, s) * scale;

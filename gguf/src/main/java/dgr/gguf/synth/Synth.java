@@ -59,6 +59,15 @@ public final class Synth {
         }
         w.put(a + ".attention.layer_norm_rms_epsilon", MetaValue.f32(1e-5f));
         w.put(a + ".rope.freq_base", MetaValue.f32(p.ropeFreqBase()));
+        if (a.equals("granite")) {
+            // Granite's four multipliers, sized so that each one moves the logits of random weights
+            // (Granite 3.0-2B's own, ×12 on embeddings against ×0.22 on branches, would leave the
+            // synthetic model echoing its input token whatever the layers do).
+            w.put(a + ".embedding_scale", MetaValue.f32(1.5f));
+            w.put(a + ".residual_scale", MetaValue.f32(4f));
+            w.put(a + ".attention.scale", MetaValue.f32(0.5f));
+            w.put(a + ".logit_scale", MetaValue.f32(0.5f));
+        }
         w.putAll(tok);
 
         long[] params = {0};

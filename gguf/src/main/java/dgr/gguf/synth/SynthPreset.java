@@ -40,6 +40,13 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
             new SynthPreset("qwen3-tiny", "qwen3", 256, 2, 4, 2, 768, 2048, 1000000f, true, "tiny-gpt2", 128);
 
     /**
+     * llama-tiny's shape as a Granite 3 model: the llama graph with its four multipliers
+     * (embeddings ×1.5, residual branches ×4, attention scores ×0.5, logits ÷0.5), tied embeddings.
+     */
+    public static final SynthPreset GRANITE_TINY =
+            new SynthPreset("granite-tiny", "granite", 256, 2, 4, 2, 768, 2048, 10000f, true, "tiny-gpt2");
+
+    /**
      * DeepSeek-V4 shapes. Only the name and architecture matter here: {@link Synth#write} hands them to
      * {@link Dsv4Synth}, whose {@link Dsv4Synth.Shape} holds the full V4 shape (these fields give
      * n_embd, main layers, heads, 1 latent KV head, the expert width and the vocabulary).
@@ -47,7 +54,7 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset DSV4_TINY = new SynthPreset("dsv4-tiny", "deepseek4", 256, 4, 4, 1, 128, 4096, 10000f, false, "tiny-gpt2");
     public static final SynthPreset DSV4_SMALL = new SynthPreset("dsv4-small", "deepseek4", 512, 8, 8, 1, 256, 4096, 10000f, false, "tiny-gpt2");
 
-    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, QWEN2_TINY, QWEN3_TINY, DSV4_TINY, DSV4_SMALL);
+    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, DSV4_TINY, DSV4_SMALL);
 
     public static SynthPreset byName(String name) {
         for (SynthPreset p : ALL) if (p.name.equals(name.toLowerCase(Locale.ROOT))) return p;
