@@ -12,7 +12,28 @@ import dgr.gguf.TensorInfo;
  * @param trainContext the context the model was trained with ({@code context_length})
  */
 public record LlamaConfig(String architecture, int nEmbd, int nLayers, int nFf, int nHead, int nHeadKv, int headDim,
-                          float rmsEps, int vocabSize, int trainContext, RopeConfig rope, Multipliers multipliers) {
+                          float rmsEps, int vocabSize, int trainContext, RopeConfig rope, Multipliers multipliers,
+                          boolean geluFfn, SlidingWindow slidingWindow) {
+
+    /**
+     * Gemma 3's local attention: layer {@code il} (counted over the whole model) attends only to the
+     * last {@code window} positions, itself included, unless {@code il % pattern == pattern − 1};
+     * local layers rotate with {@code localRope} (base 10000, unscaled), the others with the file's.
+     */
+    public record SlidingWindow(int window, int pattern, RopeConfig localRope) {
+        public SlidingWindow {
+            if (window < 1) throw new IllegalArgumentException("sliding window must be at least 1, not " + window);
+        }
+
+        public boolean isLocal(int layer) {
+            return layer % pattern < pattern - 1;
+        }
+    }
+
+    /** Whether layer {@code il} of the model is a sliding-window layer. */
+    public boolean isLocal(int layer) {
+        return slidingWindow != null && slidingWindow.isLocal(layer);
+    }
 
     /**
      * Granite's four scalars (llama.cpp reads them for {@code granite} only): token embeddings
@@ -73,9 +94,21 @@ public record LlamaConfig(String architecture, int nEmbd, int nLayers, int nFf, 
             throw new IllegalArgumentException(a.path() + ": token_embd.weight has " + embd.rows()
                     + " rows but the vocabulary has " + vocab + " tokens");
         }
-        return new LlamaConfig(arch, nEmbd, md.getInt(p + "block_count"), md.getInt(p + "feed_forward_length"),
+        int nLayers = md.getInt(p + "block_count");
+        RopeConfig rope = RopeConfig.from(a, p, headDim);
+        Multipliers mult = arch.equals("granite") ? Multipliers.from(md, p) : Multipliers.NONE;
+        SlidingWindow swa = null;
+        boolean gemma3 = arch.equals("gemma3");
+        if (gemma3) {
+            // As llama.cpp loads gemma3: embeddings × sqrt(n_embd); queries × 1/sqrt(head_dim), or
+            // 1/sqrt(n_embd/n_head) for the 62-layer 27B; five local layers of 10000-base rotation
+            // to one global one.
+            float att = (float) (1.0 / Math.sqrt(nLayers == 62 ? (double) nEmbd / nHead : headDim));
+            mult = new Multipliers((float) Math.sqrt(nEmbd), 1f, att, 1f);
+            swa = new SlidingWindow(md.getInt(p + "attention.sliding_window"), 6, rope.unscaled(10000.0));
+        }
+        return new LlamaConfig(arch, nEmbd, nLayers, md.getInt(p + "feed_forward_length"),
                 nHead, nHeadKv, headDim, md.getFloat(p + "attention.layer_norm_rms_epsilon", 1e-5f), vocab,
-                md.getInt(p + "context_length", 2048), RopeConfig.from(a, p, headDim),
-                arch.equals("granite") ? Multipliers.from(md, p) : Multipliers.NONE);
+                md.getInt(p + "context_length", 2048), rope, mult, gemma3, swa);
     }
 }

@@ -44,6 +44,8 @@ public final class LlamaEngine implements Engine {
     private final WorkerPool pool;
     private final Scratch[] scratch;
     private final Rope rope;
+    /** Gemma 3's sliding-window layers rotate with their own base; null otherwise. */
+    private final Rope localRope;
     private final KvPagePool pages;
     private final int first, end, context, maxRows;
     private final boolean firstStage, lastStage;
@@ -99,6 +101,7 @@ public final class LlamaEngine implements Engine {
         int threads = Math.max(1, opts.threads());
         this.features = new EngineFeatures(true, maxRows, threads);
         this.rope = new Rope(cfg.rope(), context);
+        this.localRope = cfg.slidingWindow() == null ? null : new Rope(cfg.slidingWindow().localRope(), context);
         this.pages = new KvPagePool(KvLayout.PAGE_TOKENS * cfg.kvDim());
         int e = cfg.nEmbd(), r = maxRows;
         x = new float[r * e];
@@ -177,6 +180,7 @@ public final class LlamaEngine implements Engine {
 
     private void layer(int l, LlamaWeights.Layer L, int n) {
         int e = cfg.nEmbd(), qd = cfg.qDim(), kvd = cfg.kvDim(), hd = cfg.headDim();
+        boolean local = cfg.isLocal(first + l); // the model's layer index: a stage starts at layer first
         for (int r = 0; r < n; r++) rmsNorm(x, r * e, L.attnNorm(), xb, r * e);
         matJob.set(n, false, L.wq(), xb, q, L.wk(), xb, k, L.wv(), xb, v);
         pool.run(matJob);
@@ -190,22 +194,26 @@ public final class LlamaEngine implements Engine {
                 for (int h = 0; h < cfg.nHeadKv(); h++) rmsNorm(k, r * kvd + h * hd, L.kNorm(), k, r * kvd + h * hd);
             }
             int pos = rowPos[r];
-            rope.apply(q, r * qd, cfg.nHead(), hd, pos);
-            rope.apply(k, r * kvd, cfg.nHeadKv(), hd, pos);
+            Rope ro = local ? localRope : rope;
+            ro.apply(q, r * qd, cfg.nHead(), hd, pos);
+            ro.apply(k, r * kvd, cfg.nHeadKv(), hd, pos);
             int po = KvSlot.pageOffset(pos, kvd);
             System.arraycopy(k, r * kvd, rowSlot[r].kPage(l, pos), po, kvd);
             System.arraycopy(v, r * kvd, rowSlot[r].vPage(l, pos), po, kvd);
         }
         attentionJob.layer = l;
+        attentionJob.window = local ? cfg.slidingWindow().window() : 0;
         pool.run(attentionJob);
         matJob.set(n, false, L.wo(), att, tmp, null, null, null, null, null, null);
         pool.run(matJob);
+        if (L.postAttnNorm() != null) for (int r = 0; r < n; r++) rmsNorm(tmp, r * e, L.postAttnNorm(), tmp, r * e);
         addResidual(n * e);
         for (int r = 0; r < n; r++) rmsNorm(x, r * e, L.ffnNorm(), xb, r * e);
         matJob.set(n, true, L.gate(), xb, gate, L.up(), xb, up, null, null, null);
         pool.run(matJob);
         matJob.set(n, false, L.down(), hb, tmp, null, null, null, null, null, null);
         pool.run(matJob);
+        if (L.postFfnNorm() != null) for (int r = 0; r < n; r++) rmsNorm(tmp, r * e, L.postFfnNorm(), tmp, r * e);
         addResidual(n * e);
     }
 
@@ -387,20 +395,33 @@ public final class LlamaEngine implements Engine {
             }
         }
 
-        /** hb = silu(gate) · up on output rows [o0, o1) of every batch row. */
+        /**
+         * hb = silu(gate) · up on output rows [o0, o1) of every batch row; Gemma's gelu(gate) · up,
+         * with the tanh form of GELU that llama.cpp's {@code ggml_gelu} computes (in double here;
+         * ggml reads it from an f16 table).
+         */
         private void swiglu(int rows, int o0, int o1) {
+            boolean gelu = cfg.geluFfn();
             for (int b = 0; b < n; b++) {
                 for (int o = b * rows + o0, e = b * rows + o1; o < e; o++) {
-                    float g = gate[o];
-                    hb[o] = (float) (g / (1.0 + Math.exp(-g))) * up[o];
+                    double g = gate[o];
+                    double act = gelu ? 0.5 * g * (1.0 + Math.tanh(SQRT_2_OVER_PI * (g + 0.044715 * g * g * g)))
+                            : g / (1.0 + Math.exp(-g));
+                    hb[o] = (float) act * up[o];
                 }
             }
         }
     }
 
-    /** Causal attention for each (row, query head) over the row's own slot. */
+    private static final double SQRT_2_OVER_PI = Math.sqrt(2.0 / Math.PI);
+
+    /**
+     * Causal attention for each (row, query head) over the row's own slot; with a {@code window}
+     * (Gemma 3's local layers) over the last {@code window} positions only, the row's own included.
+     */
     private final class AttentionJob implements WorkerPool.Job {
         int layer;
+        int window;
 
         @Override
         public void run(int worker, int workers) {
@@ -420,19 +441,20 @@ public final class LlamaEngine implements Engine {
             float[] sc = s.scores;
             float scale = cfg.multipliers().attentionScale(hd);
             float max = Float.NEGATIVE_INFINITY;
-            for (int t = 0; t <= pos; t++) {
+            int t0 = window > 0 ? Math.max(0, pos - window + 1) : 0;
+            for (int t = t0; t <= pos; t++) {
                 float d = kernels.dot(q, qo, slot.kPage(layer, t), KvSlot.pageOffset(t, kvd) + kvOff, hd, s) * scale;
                 sc[t] = d;
                 if (d > max) max = d;
             }
             float sum = 0f;
-            for (int t = 0; t <= pos; t++) {
+            for (int t = t0; t <= pos; t++) {
                 float p = (float) Math.exp(sc[t] - max);
                 sc[t] = p;
                 sum += p;
             }
             java.util.Arrays.fill(att, qo, qo + hd, 0f);
-            for (int t = 0; t <= pos; t++) {
+            for (int t = t0; t <= pos; t++) {
                 kernels.axpy(sc[t] / sum, slot.vPage(layer, t), KvSlot.pageOffset(t, kvd) + kvOff, att, qo, hd);
             }
         }

@@ -12,12 +12,12 @@ import dgr.gguf.TensorInfo;
 record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, WeightMatrix output) {
 
     /**
-     * One block's tensors. The biases (Qwen2) and the per-head Q and K norms (Qwen3) are null where
-     * the architecture has none.
+     * One block's tensors. The biases (Qwen2), the per-head Q and K norms (Qwen3, Gemma 3) and the
+     * norms on each branch's output (Gemma 3) are null where the architecture has none.
      */
     record Layer(float[] attnNorm, WeightMatrix wq, WeightMatrix wk, WeightMatrix wv, float[] bq, float[] bk, float[] bv,
-                 float[] qNorm, float[] kNorm, WeightMatrix wo, float[] ffnNorm, WeightMatrix gate, WeightMatrix up,
-                 WeightMatrix down) {}
+                 float[] qNorm, float[] kNorm, WeightMatrix wo, float[] postAttnNorm, float[] ffnNorm, WeightMatrix gate,
+                 WeightMatrix up, WeightMatrix down, float[] postFfnNorm) {}
 
     /**
      * The same weights with every projection matrix in the kernels' preferred layout (copies live
@@ -28,8 +28,8 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
         for (int i = 0; i < ls.length; i++) {
             Layer l = layers[i];
             ls[i] = new Layer(l.attnNorm(), k.prepare(l.wq(), arena), k.prepare(l.wk(), arena), k.prepare(l.wv(), arena),
-                    l.bq(), l.bk(), l.bv(), l.qNorm(), l.kNorm(), k.prepare(l.wo(), arena), l.ffnNorm(), k.prepare(l.gate(), arena),
-                    k.prepare(l.up(), arena), k.prepare(l.down(), arena));
+                    l.bq(), l.bk(), l.bv(), l.qNorm(), l.kNorm(), k.prepare(l.wo(), arena), l.postAttnNorm(), l.ffnNorm(),
+                    k.prepare(l.gate(), arena), k.prepare(l.up(), arena), k.prepare(l.down(), arena), l.postFfnNorm());
         }
         return new LlamaWeights(tokenEmbd, ls, outputNorm, output == null ? null : k.prepare(output, arena));
     }
@@ -38,7 +38,8 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
         boolean firstStage = first == 0, lastStage = end == c.nLayers();
         WeightMatrix embd = firstStage ? matrix(a, "token_embd.weight", c.nEmbd(), c.vocabSize()) : null;
         Layer[] layers = new Layer[end - first];
-        boolean qkNorm = c.architecture().equals("qwen3"); // llama.cpp requires them for qwen3
+        boolean gemma3 = c.architecture().equals("gemma3");
+        boolean qkNorm = gemma3 || c.architecture().equals("qwen3"); // llama.cpp requires them for both
         for (int l = first; l < end; l++) {
             String p = "blk." + l + ".";
             layers[l - first] = new Layer(
@@ -52,10 +53,12 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
                     qkNorm ? vector(a, p + "attn_q_norm.weight", c.headDim()) : null,
                     qkNorm ? vector(a, p + "attn_k_norm.weight", c.headDim()) : null,
                     matrix(a, p + "attn_output.weight", c.qDim(), c.nEmbd()),
+                    gemma3 ? vector(a, p + "post_attention_norm.weight", c.nEmbd()) : null,
                     vector(a, p + "ffn_norm.weight", c.nEmbd()),
                     matrix(a, p + "ffn_gate.weight", c.nEmbd(), c.nFf()),
                     matrix(a, p + "ffn_up.weight", c.nEmbd(), c.nFf()),
-                    matrix(a, p + "ffn_down.weight", c.nFf(), c.nEmbd()));
+                    matrix(a, p + "ffn_down.weight", c.nFf(), c.nEmbd()),
+                    gemma3 ? vector(a, p + "post_ffw_norm.weight", c.nEmbd()) : null);
         }
         float[] outNorm = null;
         WeightMatrix out = null;

@@ -49,9 +49,14 @@ public record RopeConfig(boolean neox, int nRot, double freqBase, String scaling
             ff = new float[nRot / 2];
             RowDecoder.decode(GgmlType.F32, t.data(), 0, ff, 0, ff.length);
         }
-        // llama.cpp's rope type per architecture (llama_model_rope_type): NeoX pairs for qwen2 and qwen3.
-        boolean neox = p.equals("qwen2.") || p.equals("qwen3.");
+        // llama.cpp's rope type per architecture (llama_model_rope_type): NeoX pairs for qwen2, qwen3, gemma3.
+        boolean neox = p.equals("qwen2.") || p.equals("qwen3.") || p.equals("gemma3.");
         return new RopeConfig(neox, nRot, base, scaling, factor, orig, attn, ff);
+    }
+
+    /** The same pairing and width at another base, without scaling or frequency factors (Gemma 3's local layers). */
+    public RopeConfig unscaled(double base) {
+        return new RopeConfig(neox, nRot, base, "none", 1.0, origContext, 1.0, null);
     }
 
     public RopeConfig withNeox(boolean n) {

@@ -9,26 +9,41 @@ import dgr.engine.Engines;
 import dgr.engine.ForwardResult;
 import dgr.engine.StateSlot;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 
-/** DESIGN.md contract 1 across stages: [0,1) then [1,2) with boundary rows equals the whole model bit for bit. */
+/**
+ * DESIGN.md contract 1 across stages: [0,k) then [k,n) with boundary rows equals the whole model bit
+ * for bit. Gemma 3 split at layer 3 of 6: the tail's layer 5 is the global one, so a stage must
+ * count layers from the model's first, not its own.
+ */
 class LayerSpanTest {
 
-    @ParameterizedTest
-    @EnumSource(EngineOptions.Kind.class)
-    void twoStagesWithBoundaryRowsEqualTheWholeModelBitForBit(EngineOptions.Kind kind) {
+    static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> cases() {
+        java.util.List<org.junit.jupiter.params.provider.Arguments> out = new java.util.ArrayList<>();
+        for (EngineOptions.Kind kind : EngineOptions.Kind.values()) {
+            out.add(org.junit.jupiter.params.provider.Arguments.of("llama-tiny Q4_K_M", kind));
+            out.add(org.junit.jupiter.params.provider.Arguments.of("gemma3-tiny Q8_0", kind));
+        }
+        return out.stream();
+    }
+
+    @ParameterizedTest(name = "{0} {1}")
+    @org.junit.jupiter.params.provider.MethodSource("cases")
+    void twoStagesWithBoundaryRowsEqualTheWholeModelBitForBit(String model, EngineOptions.Kind kind) {
+        boolean gemma = model.startsWith("gemma3");
+        java.nio.file.Path file = gemma ? TinyModels.synthesized(dgr.gguf.synth.SynthPreset.GEMMA3_TINY, "Q8_0") : TinyModels.model("Q4_K_M");
+        int layers = gemma ? 6 : 2, split = gemma ? 3 : 1;
         EngineOptions o = EngineOptions.defaults().withKind(kind).withThreads(2).withMaxRows(32);
         int[] prompt = {1024, 464, 627, 624, 275, 305, 675, 277, 78, 87};
-        try (Engine whole = Engines.load(TinyModels.model("Q4_K_M"), o);
-             Engine head = Engines.load(TinyModels.model("Q4_K_M"), o.withSpan(0, 1));
-             Engine tail = Engines.load(TinyModels.model("Q4_K_M"), o.withSpan(1, 2));
+        try (Engine whole = Engines.load(file, o);
+             Engine head = Engines.load(file, o.withSpan(0, split));
+             Engine tail = Engines.load(file, o.withSpan(split, layers));
              StateSlot sw = whole.openSlot(); StateSlot sh = head.openSlot(); StateSlot st = tail.openSlot()) {
             assertThat(head.recipe().isFirstStage()).isTrue();
             assertThat(head.recipe().isLastStage()).isFalse();
             assertThat(tail.recipe().isLastStage()).isTrue();
             assertThat(head.recipe().id()).isNotEqualTo(whole.recipe().id());
             assertThat(head.boundarySchema()).isEqualTo(tail.boundarySchema());
-            assertThat(head.stateLayout().bytesForTokens(1) * 2).isEqualTo(whole.stateLayout().bytesForTokens(1));
+            assertThat(head.stateLayout().bytesForTokens(1) * layers / split).isEqualTo(whole.stateLayout().bytesForTokens(1));
 
             int[] tokens = prompt;
             for (int step = 0; step < 4; step++) {

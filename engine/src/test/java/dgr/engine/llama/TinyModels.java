@@ -37,6 +37,7 @@ final class TinyModels {
 
     static Path model(String type) {
         if (type.startsWith("IQ4_")) return synthesized(type);
+        if (type.startsWith("gemma3-")) return synthesized(SynthPreset.GEMMA3_TINY, type.substring("gemma3-".length()));
         return resource("llama-tiny-" + type + ".gguf");
     }
 
@@ -44,11 +45,16 @@ final class TinyModels {
      * The shared fixtures have no IQ4 files: {@code dgr synth --preset llama-tiny --quant TYPE
      * --seed 7}, written once per test JVM ({@link Iq4CrossCheckTest} holds llama.cpp's view of them).
      */
-    static synchronized Path synthesized(String type) {
+    static Path synthesized(String type) {
+        return synthesized(SynthPreset.LLAMA_TINY, type);
+    }
+
+    /** {@code dgr synth --preset PRESET --quant TYPE --seed 7}, written once per test JVM. */
+    static synchronized Path synthesized(SynthPreset preset, String type) {
         try {
             if (synthDir == null) synthDir = Files.createTempDirectory("dgr-tiny-models");
-            Path p = synthDir.resolve("llama-tiny-" + type + ".gguf");
-            if (!Files.exists(p)) Synth.write(SynthPreset.LLAMA_TINY, QuantMix.parse(type), 7, p);
+            Path p = synthDir.resolve(preset.name() + "-" + type + ".gguf");
+            if (!Files.exists(p)) Synth.write(preset, QuantMix.parse(type), 7, p);
             return p;
         } catch (IOException e) {
             throw new UncheckedIOException(e);

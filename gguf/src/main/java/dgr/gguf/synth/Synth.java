@@ -59,6 +59,7 @@ public final class Synth {
         }
         w.put(a + ".attention.layer_norm_rms_epsilon", MetaValue.f32(1e-5f));
         w.put(a + ".rope.freq_base", MetaValue.f32(p.ropeFreqBase()));
+        if (a.equals("gemma3")) w.put(a + ".attention.sliding_window", MetaValue.u32(8));
         if (a.equals("granite")) {
             // Granite's four multipliers, sized so that each one moves the logits of random weights
             // (Granite 3.0-2B's own, ×12 on embeddings against ×0.22 on branches, would leave the
@@ -99,7 +100,8 @@ public final class Synth {
             w.tensor(name, GgmlType.F32, new long[] {n}, sink -> writeVector(sink, n, 0f, tensorSeed));
         };
         boolean qkvBias = a.equals("qwen2"); // llama.cpp requires them for qwen2
-        boolean qkNorm = a.equals("qwen3"); // and these for qwen3
+        boolean qkNorm = a.equals("qwen3") || a.equals("gemma3"); // and these for qwen3 and gemma3
+        boolean postNorms = a.equals("gemma3");
         int kvDim = p.nHeadKv() * p.headDim(), qDim = p.nHead() * p.headDim();
         matrix.accept("token_embd.weight", new long[] {p.nEmbd(), vocab});
         norm.accept("output_norm.weight");
@@ -120,10 +122,12 @@ public final class Synth {
                 headNorm.accept(b + "attn_k_norm.weight");
             }
             matrix.accept(b + "attn_output.weight", new long[] {qDim, p.nEmbd()});
+            if (postNorms) norm.accept(b + "post_attention_norm.weight");
             norm.accept(b + "ffn_norm.weight");
             matrix.accept(b + "ffn_gate.weight", new long[] {p.nEmbd(), p.nFf()});
             matrix.accept(b + "ffn_down.weight", new long[] {p.nFf(), p.nEmbd()});
             matrix.accept(b + "ffn_up.weight", new long[] {p.nEmbd(), p.nFf()});
+            if (postNorms) norm.accept(b + "post_ffw_norm.weight");
         }
         w.write(out);
         return new Result(out, params[0], out.toFile().length());

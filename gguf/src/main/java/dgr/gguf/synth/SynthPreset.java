@@ -43,6 +43,14 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
      * llama-tiny's shape as a Granite 3 model: the llama graph with its four multipliers
      * (embeddings ×1.5, residual branches ×4, attention scores ×0.5, logits ÷0.5), tied embeddings.
      */
+    /**
+     * A Gemma 3 shape at llama-tiny's width: six layers, so five sliding-window layers (window 8,
+     * shorter than the test prompts) and one global, heads of 128, per-head Q/K norms, a norm on each
+     * branch's output, GELU, tied embeddings.
+     */
+    public static final SynthPreset GEMMA3_TINY =
+            new SynthPreset("gemma3-tiny", "gemma3", 256, 6, 4, 2, 768, 2048, 1000000f, true, "tiny-gpt2", 128);
+
     public static final SynthPreset GRANITE_TINY =
             new SynthPreset("granite-tiny", "granite", 256, 2, 4, 2, 768, 2048, 10000f, true, "tiny-gpt2");
 
@@ -54,7 +62,7 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset DSV4_TINY = new SynthPreset("dsv4-tiny", "deepseek4", 256, 4, 4, 1, 128, 4096, 10000f, false, "tiny-gpt2");
     public static final SynthPreset DSV4_SMALL = new SynthPreset("dsv4-small", "deepseek4", 512, 8, 8, 1, 256, 4096, 10000f, false, "tiny-gpt2");
 
-    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, DSV4_TINY, DSV4_SMALL);
+    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, GEMMA3_TINY, DSV4_TINY, DSV4_SMALL);
 
     public static SynthPreset byName(String name) {
         for (SynthPreset p : ALL) if (p.name.equals(name.toLowerCase(Locale.ROOT))) return p;
