@@ -13,7 +13,15 @@ import dgr.gguf.TensorInfo;
  */
 public record LlamaConfig(String architecture, int nEmbd, int nLayers, int nFf, int nHead, int nHeadKv, int headDim,
                           float rmsEps, int vocabSize, int trainContext, RopeConfig rope, Multipliers multipliers,
-                          boolean geluFfn, SlidingWindow slidingWindow) {
+                          boolean geluFfn, SlidingWindow slidingWindow, int noRopeStep) {
+
+    /**
+     * Whether layer {@code il} (counted over the whole model) rotates Q and K: SmolLM3 leaves out
+     * every fourth layer ({@code noRopeStep} 4, a constant in llama.cpp, no GGUF key); 0 rotates all.
+     */
+    public boolean ropeAt(int layer) {
+        return noRopeStep == 0 || (layer + 1) % noRopeStep != 0;
+    }
 
     /**
      * Gemma 3's local attention: layer {@code il} (counted over the whole model) attends only to the
@@ -109,6 +117,6 @@ public record LlamaConfig(String architecture, int nEmbd, int nLayers, int nFf, 
         }
         return new LlamaConfig(arch, nEmbd, nLayers, md.getInt(p + "feed_forward_length"),
                 nHead, nHeadKv, headDim, md.getFloat(p + "attention.layer_norm_rms_epsilon", 1e-5f), vocab,
-                md.getInt(p + "context_length", 2048), rope, mult, gemma3, swa);
+                md.getInt(p + "context_length", 2048), rope, mult, gemma3, swa, arch.equals("smollm3") ? 4 : 0);
     }
 }

@@ -181,6 +181,7 @@ public final class LlamaEngine implements Engine {
     private void layer(int l, LlamaWeights.Layer L, int n) {
         int e = cfg.nEmbd(), qd = cfg.qDim(), kvd = cfg.kvDim(), hd = cfg.headDim();
         boolean local = cfg.isLocal(first + l); // the model's layer index: a stage starts at layer first
+        boolean rotate = cfg.ropeAt(first + l);
         for (int r = 0; r < n; r++) rmsNorm(x, r * e, L.attnNorm(), xb, r * e);
         matJob.set(n, false, L.wq(), xb, q, L.wk(), xb, k, L.wv(), xb, v);
         pool.run(matJob);
@@ -194,9 +195,11 @@ public final class LlamaEngine implements Engine {
                 for (int h = 0; h < cfg.nHeadKv(); h++) rmsNorm(k, r * kvd + h * hd, L.kNorm(), k, r * kvd + h * hd);
             }
             int pos = rowPos[r];
-            Rope ro = local ? localRope : rope;
-            ro.apply(q, r * qd, cfg.nHead(), hd, pos);
-            ro.apply(k, r * kvd, cfg.nHeadKv(), hd, pos);
+            if (rotate) {
+                Rope ro = local ? localRope : rope;
+                ro.apply(q, r * qd, cfg.nHead(), hd, pos);
+                ro.apply(k, r * kvd, cfg.nHeadKv(), hd, pos);
+            }
             int po = KvSlot.pageOffset(pos, kvd);
             System.arraycopy(k, r * kvd, rowSlot[r].kPage(l, pos), po, kvd);
             System.arraycopy(v, r * kvd, rowSlot[r].vPage(l, pos), po, kvd);
