@@ -43,6 +43,19 @@ public record WeightMatrix(String name, GgmlType type, int rows, int cols, long 
         return new WeightMatrix(t.name(), t.type(), rows, cols, t.type().bytesFor(cols), t.data());
     }
 
+    /**
+     * Rows {@code [first, first + count)} of a matrix in file layout, as a matrix of their own (no
+     * copy): Phi-3 stores Q, K and V as one {@code attn_qkv} tensor and the FFN's gate and up
+     * projections as one {@code ffn_up}.
+     */
+    public WeightMatrix rowSlice(String sliceName, int first, int count) {
+        if (layout != WeightLayout.GGML) throw new IllegalStateException("slice matrices before they are repacked");
+        if (first < 0 || count < 1 || first + count > rows) {
+            throw new IllegalArgumentException("tensor '" + name + "' has " + rows + " rows, cannot take " + count + " from row " + first);
+        }
+        return new WeightMatrix(sliceName, type, count, cols, rowBytes, data.asSlice(first * rowBytes, count * rowBytes));
+    }
+
     public long rowOffset(int row) {
         return row * rowBytes;
     }

@@ -93,14 +93,14 @@ public final class LlamaEngine implements Engine {
         this.layout = new KvLayout(end - first, cfg.nHeadKv(), cfg.headDim());
         this.boundary = new BoundarySchema(cfg.architecture(), cfg.nEmbd(), "f32", 1);
         this.recipe = new Recipe(artifactSha256, cfg.architecture(), first, end, cfg.nLayers(), context, "f32",
-                cfg.rope().canonical());
+                cfg.rope().forContext(context).canonical());
         long params = 0;
         for (TensorInfo t : artifact.tensors()) params += t.elementCount();
         this.info = new ModelInfo(cfg.architecture(), artifact.metadata().getString("general.name", ""),
                 cfg.vocabSize(), context, cfg.nLayers(), cfg.nEmbd(), params, artifact.metadata());
         int threads = Math.max(1, opts.threads());
         this.features = new EngineFeatures(true, maxRows, threads);
-        this.rope = new Rope(cfg.rope(), context);
+        this.rope = new Rope(cfg.rope().forContext(context), context);
         this.localRope = cfg.slidingWindow() == null ? null : new Rope(cfg.slidingWindow().localRope(), context);
         this.pages = new KvPagePool(KvLayout.PAGE_TOKENS * cfg.kvDim());
         int e = cfg.nEmbd(), r = maxRows;

@@ -42,11 +42,10 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
         boolean qkNorm = gemma3 || c.architecture().equals("qwen3"); // llama.cpp requires them for both
         for (int l = first; l < end; l++) {
             String p = "blk." + l + ".";
+            WeightMatrix[] qkv = attentionProjections(a, c, p), gateUp = gateAndUp(a, c, p);
             layers[l - first] = new Layer(
                     vector(a, p + "attn_norm.weight", c.nEmbd()),
-                    matrix(a, p + "attn_q.weight", c.nEmbd(), c.qDim()),
-                    matrix(a, p + "attn_k.weight", c.nEmbd(), c.kvDim()),
-                    matrix(a, p + "attn_v.weight", c.nEmbd(), c.kvDim()),
+                    qkv[0], qkv[1], qkv[2],
                     optionalVector(a, p + "attn_q.bias", c.qDim()),
                     optionalVector(a, p + "attn_k.bias", c.kvDim()),
                     optionalVector(a, p + "attn_v.bias", c.kvDim()),
@@ -55,8 +54,7 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
                     matrix(a, p + "attn_output.weight", c.qDim(), c.nEmbd()),
                     gemma3 ? vector(a, p + "post_attention_norm.weight", c.nEmbd()) : null,
                     vector(a, p + "ffn_norm.weight", c.nEmbd()),
-                    matrix(a, p + "ffn_gate.weight", c.nEmbd(), c.nFf()),
-                    matrix(a, p + "ffn_up.weight", c.nEmbd(), c.nFf()),
+                    gateUp[0], gateUp[1],
                     matrix(a, p + "ffn_down.weight", c.nFf(), c.nEmbd()),
                     gemma3 ? vector(a, p + "post_ffw_norm.weight", c.nEmbd()) : null);
         }
@@ -70,6 +68,30 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
                     : matrix(a, "token_embd.weight", c.nEmbd(), c.vocabSize());
         }
         return new LlamaWeights(embd, layers, outNorm, out);
+    }
+
+    /** Q, K and V: three tensors, or Phi-3's one {@code attn_qkv} whose rows are Q's, then K's, then V's. */
+    private static WeightMatrix[] attentionProjections(GgufArtifact a, LlamaConfig c, String p) {
+        if (a.tensorOrNull(p + "attn_qkv.weight") == null) {
+            return new WeightMatrix[] {matrix(a, p + "attn_q.weight", c.nEmbd(), c.qDim()),
+                matrix(a, p + "attn_k.weight", c.nEmbd(), c.kvDim()), matrix(a, p + "attn_v.weight", c.nEmbd(), c.kvDim())};
+        }
+        WeightMatrix qkv = matrix(a, p + "attn_qkv.weight", c.nEmbd(), c.qDim() + 2 * c.kvDim());
+        return new WeightMatrix[] {qkv.rowSlice(p + "attn_qkv.weight[q]", 0, c.qDim()),
+            qkv.rowSlice(p + "attn_qkv.weight[k]", c.qDim(), c.kvDim()),
+            qkv.rowSlice(p + "attn_qkv.weight[v]", c.qDim() + c.kvDim(), c.kvDim())};
+    }
+
+    /**
+     * The FFN's gate and up projections: two tensors, or Phi-3's one {@code ffn_up} of {@code 2·n_ff}
+     * rows whose first half is the gate (ggml's {@code swiglu} applies SiLU to the first half).
+     */
+    private static WeightMatrix[] gateAndUp(GgufArtifact a, LlamaConfig c, String p) {
+        if (a.tensorOrNull(p + "ffn_gate.weight") != null || a.tensor(p + "ffn_up.weight").rows() == c.nFf()) {
+            return new WeightMatrix[] {matrix(a, p + "ffn_gate.weight", c.nEmbd(), c.nFf()), matrix(a, p + "ffn_up.weight", c.nEmbd(), c.nFf())};
+        }
+        WeightMatrix up = matrix(a, p + "ffn_up.weight", c.nEmbd(), 2 * c.nFf());
+        return new WeightMatrix[] {up.rowSlice(p + "ffn_up.weight[gate]", 0, c.nFf()), up.rowSlice(p + "ffn_up.weight[up]", c.nFf(), c.nFf())};
     }
 
     private static WeightMatrix matrix(GgufArtifact a, String name, int cols, int rows) {

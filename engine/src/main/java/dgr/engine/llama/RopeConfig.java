@@ -21,7 +21,18 @@ import java.util.Locale;
  * @param freqFactors  per-pair divisors of the frequency (Llama-3 {@code rope_freqs.weight}), or null
  */
 public record RopeConfig(boolean neox, int nRot, double freqBase, String scaling, double factor, int origContext,
-                         double attnFactor, float[] freqFactors) {
+                         double attnFactor, float[] freqFactors, float[] longFreqFactors) {
+
+    /**
+     * The configuration for a context of {@code contextLength}: Phi-3's long frequency factors
+     * ({@code rope_factors_long}) when the context exceeds the original one, as llama.cpp picks
+     * them, else its short ones; unchanged for other models. Chosen once per engine, so a session's
+     * rotation never depends on what it is batched with.
+     */
+    public RopeConfig forContext(int contextLength) {
+        if (longFreqFactors == null || contextLength <= origContext) return this;
+        return new RopeConfig(neox, nRot, freqBase, scaling, factor, origContext, attnFactor, longFreqFactors, null);
+    }
 
     static RopeConfig from(GgufArtifact a, String p, int headDim) {
         Metadata md = a.metadata();
@@ -39,28 +50,34 @@ public record RopeConfig(boolean neox, int nRot, double freqBase, String scaling
         if (factor == 0.0) factor = 1.0;
         int orig = md.getInt(p + "rope.scaling.original_context_length", md.getInt(p + "context_length", 2048));
         double attn = md.has(p + "rope.scaling.attn_factor") ? md.getDouble(p + "rope.scaling.attn_factor") : 1.0;
-        float[] ff = null;
-        TensorInfo t = a.tensorOrNull("rope_freqs.weight");
-        if (t != null) {
-            if (t.type() != GgmlType.F32 || t.elementCount() != nRot / 2) {
-                throw new IllegalArgumentException(a.path() + ": rope_freqs.weight must be F32 with " + nRot / 2
-                        + " values, found " + t);
-            }
-            ff = new float[nRot / 2];
-            RowDecoder.decode(GgmlType.F32, t.data(), 0, ff, 0, ff.length);
-        }
+        // Llama 3.1's rope_freqs, or Phi-3's short factors (its long ones are chosen by forContext).
+        float[] ff = factors(a, "rope_freqs.weight", nRot);
+        if (ff == null) ff = factors(a, "rope_factors_short.weight", nRot);
+        float[] longFf = factors(a, "rope_factors_long.weight", nRot);
         // llama.cpp's rope type per architecture (llama_model_rope_type): NeoX pairs for qwen2, qwen3, gemma3.
-        boolean neox = p.equals("qwen2.") || p.equals("qwen3.") || p.equals("gemma3.");
-        return new RopeConfig(neox, nRot, base, scaling, factor, orig, attn, ff);
+        boolean neox = p.equals("qwen2.") || p.equals("qwen3.") || p.equals("gemma3.") || p.equals("phi3.");
+        return new RopeConfig(neox, nRot, base, scaling, factor, orig, attn, ff, longFf);
+    }
+
+    /** An F32 tensor of {@code nRot / 2} per-pair frequency divisors, or null when the file has none. */
+    private static float[] factors(GgufArtifact a, String name, int nRot) {
+        TensorInfo t = a.tensorOrNull(name);
+        if (t == null) return null;
+        if (t.type() != GgmlType.F32 || t.elementCount() != nRot / 2) {
+            throw new IllegalArgumentException(a.path() + ": " + name + " must be F32 with " + nRot / 2 + " values, found " + t);
+        }
+        float[] ff = new float[nRot / 2];
+        RowDecoder.decode(GgmlType.F32, t.data(), 0, ff, 0, ff.length);
+        return ff;
     }
 
     /** The same pairing and width at another base, without scaling or frequency factors (Gemma 3's local layers). */
     public RopeConfig unscaled(double base) {
-        return new RopeConfig(neox, nRot, base, "none", 1.0, origContext, 1.0, null);
+        return new RopeConfig(neox, nRot, base, "none", 1.0, origContext, 1.0, null, null);
     }
 
     public RopeConfig withNeox(boolean n) {
-        return new RopeConfig(n, nRot, freqBase, scaling, factor, origContext, attnFactor, freqFactors);
+        return new RopeConfig(n, nRot, freqBase, scaling, factor, origContext, attnFactor, freqFactors, longFreqFactors);
     }
 
     /** Canonical text for the recipe: every setting that changes the numbers. */

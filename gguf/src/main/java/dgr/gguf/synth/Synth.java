@@ -60,6 +60,11 @@ public final class Synth {
         w.put(a + ".attention.layer_norm_rms_epsilon", MetaValue.f32(1e-5f));
         w.put(a + ".rope.freq_base", MetaValue.f32(p.ropeFreqBase()));
         if (a.equals("gemma3")) w.put(a + ".attention.sliding_window", MetaValue.u32(8));
+        if (a.equals("phi3")) {
+            // LongRoPE: short and long per-pair factors (tensors below) and a magnitude factor.
+            w.put(a + ".rope.scaling.original_context_length", MetaValue.u32(p.contextLength()));
+            w.put(a + ".rope.scaling.attn_factor", MetaValue.f32(1.19f));
+        }
         if (a.equals("granite")) {
             // Granite's four multipliers, sized so that each one moves the logits of random weights
             // (Granite 3.0-2B's own, ×12 on embeddings against ×0.22 on branches, would leave the
@@ -102,16 +107,28 @@ public final class Synth {
         boolean qkvBias = a.equals("qwen2"); // llama.cpp requires them for qwen2
         boolean qkNorm = a.equals("qwen3") || a.equals("gemma3"); // and these for qwen3 and gemma3
         boolean postNorms = a.equals("gemma3");
+        boolean phi3 = a.equals("phi3"); // fused attn_qkv and gate+up in ffn_up, LongRoPE factors
         int kvDim = p.nHeadKv() * p.headDim(), qDim = p.nHead() * p.headDim();
         matrix.accept("token_embd.weight", new long[] {p.nEmbd(), vocab});
         norm.accept("output_norm.weight");
         if (!p.tiedEmbeddings()) matrix.accept("output.weight", new long[] {p.nEmbd(), vocab});
+        if (phi3) {
+            for (String f : new String[] {"rope_factors_short.weight", "rope_factors_long.weight"}) {
+                int n = p.headDim() / 2;
+                float step = f.contains("long") ? 4f : 2f;
+                w.tensor(f, GgmlType.F32, new long[] {n}, sink -> writeRamp(sink, n, step));
+            }
+        }
         for (int i = 0; i < p.nLayer(); i++) {
             String b = "blk." + i + ".";
             norm.accept(b + "attn_norm.weight");
-            matrix.accept(b + "attn_q.weight", new long[] {p.nEmbd(), qDim});
-            matrix.accept(b + "attn_k.weight", new long[] {p.nEmbd(), kvDim});
-            matrix.accept(b + "attn_v.weight", new long[] {p.nEmbd(), kvDim});
+            if (phi3) {
+                matrix.accept(b + "attn_qkv.weight", new long[] {p.nEmbd(), qDim + 2L * kvDim});
+            } else {
+                matrix.accept(b + "attn_q.weight", new long[] {p.nEmbd(), qDim});
+                matrix.accept(b + "attn_k.weight", new long[] {p.nEmbd(), kvDim});
+                matrix.accept(b + "attn_v.weight", new long[] {p.nEmbd(), kvDim});
+            }
             if (qkvBias) {
                 bias.accept(b + "attn_q.bias", qDim);
                 bias.accept(b + "attn_k.bias", kvDim);
@@ -124,9 +141,9 @@ public final class Synth {
             matrix.accept(b + "attn_output.weight", new long[] {qDim, p.nEmbd()});
             if (postNorms) norm.accept(b + "post_attention_norm.weight");
             norm.accept(b + "ffn_norm.weight");
-            matrix.accept(b + "ffn_gate.weight", new long[] {p.nEmbd(), p.nFf()});
+            if (!phi3) matrix.accept(b + "ffn_gate.weight", new long[] {p.nEmbd(), p.nFf()});
             matrix.accept(b + "ffn_down.weight", new long[] {p.nFf(), p.nEmbd()});
-            matrix.accept(b + "ffn_up.weight", new long[] {p.nEmbd(), p.nFf()});
+            matrix.accept(b + "ffn_up.weight", new long[] {p.nEmbd(), (phi3 ? 2L : 1L) * p.nFf()});
             if (postNorms) norm.accept(b + "post_ffw_norm.weight");
         }
         w.write(out);
@@ -171,6 +188,14 @@ public final class Synth {
     }
 
     /** {@code n} f32 values {@code mean + 0.02·N(0,1)}: norm weights (mean 1) or biases (mean 0). */
+    /** {@code n} f32 values rising evenly from 1 to {@code top}: rotary frequency divisors. */
+    private static void writeRamp(GgufWriter.ByteSink sink, int n, float top) throws java.io.IOException {
+        ByteBuffer b = ByteBuffer.allocate(n * 4).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < n; i++) b.putFloat(1f + (top - 1f) * i / (n - 1));
+        b.flip();
+        sink.put(b);
+    }
+
     private static void writeVector(GgufWriter.ByteSink sink, int n, float mean, long tensorSeed) throws java.io.IOException {
         SplittableRandom rnd = new SplittableRandom(tensorSeed);
         ByteBuffer b = ByteBuffer.allocate(n * 4).order(java.nio.ByteOrder.LITTLE_ENDIAN);

@@ -31,6 +31,14 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset SMOLLM3_TINY =
             new SynthPreset("smollm3-tiny", "smollm3", 256, 4, 4, 2, 768, 2048, 10000f, true, "tiny-gpt2");
 
+    /**
+     * llama-tiny's width as a Phi-3 model: Q, K and V in one {@code attn_qkv}, gate and up in one
+     * {@code ffn_up}, LongRoPE short and long frequency factors, NeoX pairs, its own output head,
+     * Llama 2's vocabulary with Phi-3's added control tokens.
+     */
+    public static final SynthPreset PHI3_TINY =
+            new SynthPreset("phi3-tiny", "phi3", 256, 2, 4, 2, 768, 4096, 10000f, false, "phi3-spm");
+
     /** llama-tiny's shape as a Qwen2 model: Q/K/V biases, NeoX rotary pairs, tied embeddings. */
     public static final SynthPreset QWEN2_TINY =
             new SynthPreset("qwen2-tiny", "qwen2", 256, 2, 4, 2, 768, 2048, 1000000f, true, "tiny-gpt2");
@@ -66,7 +74,7 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset DSV4_TINY = new SynthPreset("dsv4-tiny", "deepseek4", 256, 4, 4, 1, 128, 4096, 10000f, false, "tiny-gpt2");
     public static final SynthPreset DSV4_SMALL = new SynthPreset("dsv4-small", "deepseek4", 512, 8, 8, 1, 256, 4096, 10000f, false, "tiny-gpt2");
 
-    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, SMOLLM3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, GEMMA3_TINY, DSV4_TINY, DSV4_SMALL);
+    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, GEMMA3_TINY, DSV4_TINY, DSV4_SMALL);
 
     public static SynthPreset byName(String name) {
         for (SynthPreset p : ALL) if (p.name.equals(name.toLowerCase(Locale.ROOT))) return p;
