@@ -13,7 +13,20 @@ import dgr.gguf.TensorInfo;
  */
 public record LlamaConfig(String architecture, int nEmbd, int nLayers, int nFf, int nHead, int nHeadKv, int headDim,
                           float rmsEps, int vocabSize, int trainContext, RopeConfig rope, Multipliers multipliers,
-                          boolean geluFfn, SlidingWindow slidingWindow, int noRopeStep) {
+                          boolean geluFfn, SlidingWindow slidingWindow, int noRopeStep, Softcaps softcaps) {
+
+    /**
+     * Gemma 2's soft caps: attention scores become {@code tanh(s/attention)·attention} before the
+     * softmax, logits {@code tanh(l/logits)·logits}; 0 leaves a value uncapped.
+     */
+    public record Softcaps(float attention, float logits) {
+        public static final Softcaps NONE = new Softcaps(0f, 0f);
+
+        /** {@code tanh(x/cap)·cap} in float steps, as ggml scales, takes tanh and scales back; x itself when cap is 0. */
+        public static float apply(float x, float cap) {
+            return cap == 0f ? x : (float) Math.tanh(x * (1f / cap)) * cap;
+        }
+    }
 
     /**
      * Whether layer {@code il} (counted over the whole model) rotates Q and K: SmolLM3 leaves out
@@ -106,17 +119,25 @@ public record LlamaConfig(String architecture, int nEmbd, int nLayers, int nFf, 
         RopeConfig rope = RopeConfig.from(a, p, headDim);
         Multipliers mult = arch.equals("granite") ? Multipliers.from(md, p) : Multipliers.NONE;
         SlidingWindow swa = null;
-        boolean gemma3 = arch.equals("gemma3");
-        if (gemma3) {
-            // As llama.cpp loads gemma3: embeddings × sqrt(n_embd); queries × 1/sqrt(head_dim), or
-            // 1/sqrt(n_embd/n_head) for the 62-layer 27B; five local layers of 10000-base rotation
-            // to one global one.
-            float att = (float) (1.0 / Math.sqrt(nLayers == 62 ? (double) nEmbd / nHead : headDim));
+        Softcaps caps = Softcaps.NONE;
+        boolean gemma = arch.equals("gemma2") || arch.equals("gemma3");
+        if (gemma) {
+            // As llama.cpp loads gemma2 and gemma3: embeddings × sqrt(n_embd); queries ×
+            // 1/sqrt(head_dim), or 1/sqrt(n_embd/n_head) for the 27B (46 layers in Gemma 2, 62 in 3).
+            boolean big = nLayers == (arch.equals("gemma2") ? 46 : 62);
+            float att = (float) (1.0 / Math.sqrt(big ? (double) nEmbd / nHead : headDim));
             mult = new Multipliers((float) Math.sqrt(nEmbd), 1f, att, 1f);
+        }
+        if (arch.equals("gemma3")) {
+            // Five local layers of 10000-base rotation to one global one.
             swa = new SlidingWindow(md.getInt(p + "attention.sliding_window"), 6, rope.unscaled(10000.0));
+        } else if (arch.equals("gemma2")) {
+            // Local and global layers alternate, both at the file's base; window and caps default as in llama.cpp.
+            swa = new SlidingWindow(md.getInt(p + "attention.sliding_window", 4096), 2, rope);
+            caps = new Softcaps(md.getFloat(p + "attn_logit_softcapping", 50f), md.getFloat(p + "final_logit_softcapping", 30f));
         }
         return new LlamaConfig(arch, nEmbd, nLayers, md.getInt(p + "feed_forward_length"),
                 nHead, nHeadKv, headDim, md.getFloat(p + "attention.layer_norm_rms_epsilon", 1e-5f), vocab,
-                md.getInt(p + "context_length", 2048), rope, mult, gemma3, swa, arch.equals("smollm3") ? 4 : 0);
+                md.getInt(p + "context_length", 2048), rope, mult, gemma, swa, arch.equals("smollm3") ? 4 : 0, caps);
     }
 }

@@ -174,6 +174,10 @@ public final class LlamaEngine implements Engine {
                 float inv = 1f / ls; // llama.cpp scales by the reciprocal
                 for (int i = 0, end = nOut * cfg.vocabSize(); i < end; i++) logits[i] *= inv;
             }
+            float cap = cfg.softcaps().logits();
+            if (cap != 0f) {
+                for (int i = 0, end = nOut * cfg.vocabSize(); i < end; i++) logits[i] = LlamaConfig.Softcaps.apply(logits[i], cap);
+            }
         }
         return result;
     }
@@ -442,11 +446,11 @@ public final class LlamaEngine implements Engine {
             int pos = rowPos[r];
             KvSlot slot = rowSlot[r];
             float[] sc = s.scores;
-            float scale = cfg.multipliers().attentionScale(hd);
+            float scale = cfg.multipliers().attentionScale(hd), cap = cfg.softcaps().attention();
             float max = Float.NEGATIVE_INFINITY;
             int t0 = window > 0 ? Math.max(0, pos - window + 1) : 0;
             for (int t = t0; t <= pos; t++) {
-                float d = kernels.dot(q, qo, slot.kPage(layer, t), KvSlot.pageOffset(t, kvd) + kvOff, hd, s) * scale;
+                float d = LlamaConfig.Softcaps.apply(kernels.dot(q, qo, slot.kPage(layer, t), KvSlot.pageOffset(t, kvd) + kvOff, hd, s) * scale, cap);
                 sc[t] = d;
                 if (d > max) max = d;
             }

@@ -13,7 +13,7 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
 
     /**
      * One block's tensors. The biases (Qwen2), the per-head Q and K norms (Qwen3, Gemma 3) and the
-     * norms on each branch's output (Gemma 3) are null where the architecture has none.
+     * norms on each branch's output (Gemma 2 and 3) are null where the architecture has none.
      */
     record Layer(float[] attnNorm, WeightMatrix wq, WeightMatrix wk, WeightMatrix wv, float[] bq, float[] bk, float[] bv,
                  float[] qNorm, float[] kNorm, WeightMatrix wo, float[] postAttnNorm, float[] ffnNorm, WeightMatrix gate,
@@ -38,7 +38,7 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
         boolean firstStage = first == 0, lastStage = end == c.nLayers();
         WeightMatrix embd = firstStage ? matrix(a, "token_embd.weight", c.nEmbd(), c.vocabSize()) : null;
         Layer[] layers = new Layer[end - first];
-        boolean gemma3 = c.architecture().equals("gemma3");
+        boolean gemma3 = c.architecture().equals("gemma3"), postNorms = gemma3 || c.architecture().equals("gemma2");
         boolean qkNorm = gemma3 || c.architecture().equals("qwen3"); // llama.cpp requires them for both
         for (int l = first; l < end; l++) {
             String p = "blk." + l + ".";
@@ -52,11 +52,11 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
                     qkNorm ? vector(a, p + "attn_q_norm.weight", c.headDim()) : null,
                     qkNorm ? vector(a, p + "attn_k_norm.weight", c.headDim()) : null,
                     matrix(a, p + "attn_output.weight", c.qDim(), c.nEmbd()),
-                    gemma3 ? vector(a, p + "post_attention_norm.weight", c.nEmbd()) : null,
+                    postNorms ? vector(a, p + "post_attention_norm.weight", c.nEmbd()) : null,
                     vector(a, p + "ffn_norm.weight", c.nEmbd()),
                     gateUp[0], gateUp[1],
                     matrix(a, p + "ffn_down.weight", c.nFf(), c.nEmbd()),
-                    gemma3 ? vector(a, p + "post_ffw_norm.weight", c.nEmbd()) : null);
+                    postNorms ? vector(a, p + "post_ffw_norm.weight", c.nEmbd()) : null);
         }
         float[] outNorm = null;
         WeightMatrix out = null;

@@ -59,7 +59,12 @@ public final class Synth {
         }
         w.put(a + ".attention.layer_norm_rms_epsilon", MetaValue.f32(1e-5f));
         w.put(a + ".rope.freq_base", MetaValue.f32(p.ropeFreqBase()));
-        if (a.equals("gemma3")) w.put(a + ".attention.sliding_window", MetaValue.u32(8));
+        if (a.equals("gemma3") || a.equals("gemma2")) w.put(a + ".attention.sliding_window", MetaValue.u32(8));
+        if (a.equals("gemma2")) {
+            // Soft caps small enough to bend random weights' scores and logits (Gemma 2's own are 50 and 30).
+            w.put(a + ".attn_logit_softcapping", MetaValue.f32(0.3f));
+            w.put(a + ".final_logit_softcapping", MetaValue.f32(2f));
+        }
         if (a.equals("phi3")) {
             // LongRoPE: short and long per-pair factors (tensors below) and a magnitude factor.
             w.put(a + ".rope.scaling.original_context_length", MetaValue.u32(p.contextLength()));
@@ -106,7 +111,7 @@ public final class Synth {
         };
         boolean qkvBias = a.equals("qwen2"); // llama.cpp requires them for qwen2
         boolean qkNorm = a.equals("qwen3") || a.equals("gemma3"); // and these for qwen3 and gemma3
-        boolean postNorms = a.equals("gemma3");
+        boolean postNorms = a.equals("gemma3") || a.equals("gemma2");
         boolean phi3 = a.equals("phi3"); // fused attn_qkv and gate+up in ffn_up, LongRoPE factors
         int kvDim = p.nHeadKv() * p.headDim(), qDim = p.nHead() * p.headDim();
         matrix.accept("token_embd.weight", new long[] {p.nEmbd(), vocab});

@@ -56,6 +56,14 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
      * (embeddings ×1.5, residual branches ×4, attention scores ×0.5, logits ÷0.5), tied embeddings.
      */
     /**
+     * A Gemma 2 shape at llama-tiny's width: four layers alternating sliding-window (window 8) and
+     * global, heads of 128, a norm on each branch's output, GELU, soft caps on attention scores
+     * (0.3) and logits (2), tied embeddings.
+     */
+    public static final SynthPreset GEMMA2_TINY =
+            new SynthPreset("gemma2-tiny", "gemma2", 256, 4, 4, 2, 768, 2048, 10000f, true, "tiny-gpt2", 128);
+
+    /**
      * A Gemma 3 shape at llama-tiny's width: six layers, so five sliding-window layers (window 8,
      * shorter than the test prompts) and one global, heads of 128, per-head Q/K norms, a norm on each
      * branch's output, GELU, tied embeddings.
@@ -74,7 +82,7 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset DSV4_TINY = new SynthPreset("dsv4-tiny", "deepseek4", 256, 4, 4, 1, 128, 4096, 10000f, false, "tiny-gpt2");
     public static final SynthPreset DSV4_SMALL = new SynthPreset("dsv4-small", "deepseek4", 512, 8, 8, 1, 256, 4096, 10000f, false, "tiny-gpt2");
 
-    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, GEMMA3_TINY, DSV4_TINY, DSV4_SMALL);
+    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, GEMMA2_TINY, GEMMA3_TINY, DSV4_TINY, DSV4_SMALL);
 
     public static SynthPreset byName(String name) {
         for (SynthPreset p : ALL) if (p.name.equals(name.toLowerCase(Locale.ROOT))) return p;
