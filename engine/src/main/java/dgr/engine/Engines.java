@@ -22,11 +22,12 @@ public final class Engines {
                 // dense) scales embeddings, residual branches, attention scores and logits; Gemma 2
                 // has branch-output norms, GELU, alternating sliding-window layers and soft caps; Gemma 3
                 // adds Q/K norms, a norm on each branch's output, GELU, and sliding-window layers; Phi-3
-                // fuses Q/K/V and gate/up into single tensors and has LongRoPE frequency factors.
-                case "llama", "mistral", "smollm3", "qwen2", "qwen3", "granite", "gemma2", "gemma3", "phi3" -> new LlamaEngine(a, ArtifactHash.sha256(a.parts().getFirst().path()), opts);
+                // fuses Q/K/V and gate/up into single tensors and has LongRoPE frequency factors; OLMo 2
+                // norms each branch's output instead of its input and all of Q and K.
+                case "llama", "mistral", "smollm3", "qwen2", "qwen3", "granite", "gemma2", "gemma3", "phi3", "olmo2" -> new LlamaEngine(a, ArtifactHash.sha256(a.parts().getFirst().path()), opts);
                 case "deepseek4" -> new Dsv4Engine(a, ArtifactHash.sha256(a.parts().getFirst().path()), opts);
                 default -> throw new IllegalArgumentException("unsupported architecture '" + arch + "' in " + gguf
-                        + "; dgr supports llama, mistral, smollm3, qwen2, qwen3, granite, gemma2, gemma3, phi3, deepseek4");
+                        + "; dgr supports llama, mistral, smollm3, qwen2, qwen3, granite, gemma2, gemma3, phi3, olmo2, deepseek4");
             };
         } catch (RuntimeException e) {
             a.close();

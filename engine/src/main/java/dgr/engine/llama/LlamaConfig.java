@@ -131,6 +131,10 @@ public record LlamaConfig(String architecture, int nEmbd, int nLayers, int nFf, 
         if (arch.equals("gemma3")) {
             // Five local layers of 10000-base rotation to one global one.
             swa = new SlidingWindow(md.getInt(p + "attention.sliding_window"), 6, rope.unscaled(10000.0));
+        } else if (arch.equals("olmo2") && md.getInt(p + "attention.sliding_window", 0) > 0) {
+            // OLMo 3's sliding-window layers are not implemented: refuse rather than attend too far.
+            throw new IllegalArgumentException(a.path() + ": " + p + "attention.sliding_window = "
+                    + md.getInt(p + "attention.sliding_window") + ": OLMo 3's sliding-window layers are not supported");
         } else if (arch.equals("gemma2")) {
             // Local and global layers alternate, both at the file's base; window and caps default as in llama.cpp.
             swa = new SlidingWindow(md.getInt(p + "attention.sliding_window", 4096), 2, rope);

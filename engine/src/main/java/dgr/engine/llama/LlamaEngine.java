@@ -186,7 +186,7 @@ public final class LlamaEngine implements Engine {
         int e = cfg.nEmbd(), qd = cfg.qDim(), kvd = cfg.kvDim(), hd = cfg.headDim();
         boolean local = cfg.isLocal(first + l); // the model's layer index: a stage starts at layer first
         boolean rotate = cfg.ropeAt(first + l);
-        for (int r = 0; r < n; r++) rmsNorm(x, r * e, L.attnNorm(), xb, r * e);
+        preNorm(L.attnNorm(), n);
         matJob.set(n, false, L.wq(), xb, q, L.wk(), xb, k, L.wv(), xb, v);
         pool.run(matJob);
         for (int r = 0; r < n; r++) {
@@ -194,9 +194,11 @@ public final class LlamaEngine implements Engine {
             if (L.bk() != null) addBias(k, r * kvd, L.bk());
             if (L.bv() != null) addBias(v, r * kvd, L.bv());
             if (L.qNorm() != null) {
-                // Qwen3: every head of Q and K RMS-normalised on its own before the rotation.
-                for (int h = 0; h < cfg.nHead(); h++) rmsNorm(q, r * qd + h * hd, L.qNorm(), q, r * qd + h * hd);
-                for (int h = 0; h < cfg.nHeadKv(); h++) rmsNorm(k, r * kvd + h * hd, L.kNorm(), k, r * kvd + h * hd);
+                // Qwen3 and Gemma 3 RMS-normalise every head of Q and K on its own (norms one head
+                // wide); OLMo 2 the whole of Q and of K (norms as wide as Q and K).
+                int qs = L.qNorm().length, ks = L.kNorm().length;
+                for (int o = 0; o < qd; o += qs) rmsNorm(q, r * qd + o, L.qNorm(), q, r * qd + o);
+                for (int o = 0; o < kvd; o += ks) rmsNorm(k, r * kvd + o, L.kNorm(), k, r * kvd + o);
             }
             int pos = rowPos[r];
             if (rotate) {
@@ -215,13 +217,20 @@ public final class LlamaEngine implements Engine {
         pool.run(matJob);
         if (L.postAttnNorm() != null) for (int r = 0; r < n; r++) rmsNorm(tmp, r * e, L.postAttnNorm(), tmp, r * e);
         addResidual(n * e);
-        for (int r = 0; r < n; r++) rmsNorm(x, r * e, L.ffnNorm(), xb, r * e);
+        preNorm(L.ffnNorm(), n);
         matJob.set(n, true, L.gate(), xb, gate, L.up(), xb, up, null, null, null);
         pool.run(matJob);
         matJob.set(n, false, L.down(), hb, tmp, null, null, null, null, null, null);
         pool.run(matJob);
         if (L.postFfnNorm() != null) for (int r = 0; r < n; r++) rmsNorm(tmp, r * e, L.postFfnNorm(), tmp, r * e);
         addResidual(n * e);
+    }
+
+    /** xb = rmsNorm(x)·weight for each row, or x itself where the architecture has no pre-norm (OLMo 2). */
+    private void preNorm(float[] weight, int n) {
+        int e = cfg.nEmbd();
+        if (weight == null) System.arraycopy(x, 0, xb, 0, n * e);
+        else for (int r = 0; r < n; r++) rmsNorm(x, r * e, weight, xb, r * e);
     }
 
     /** x += tmp, the branch output first scaled by Granite's residual multiplier where there is one. */

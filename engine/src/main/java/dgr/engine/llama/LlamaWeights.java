@@ -12,8 +12,9 @@ import dgr.gguf.TensorInfo;
 record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, WeightMatrix output) {
 
     /**
-     * One block's tensors. The biases (Qwen2), the per-head Q and K norms (Qwen3, Gemma 3) and the
-     * norms on each branch's output (Gemma 2 and 3) are null where the architecture has none.
+     * One block's tensors. The biases (Qwen2), the Q and K norms (per head: Qwen3, Gemma 3; whole:
+     * OLMo 2) and the norms on each branch's output (Gemma 2 and 3, OLMo 2) are null where the
+     * architecture has none, and so are the pre-norms in OLMo 2, which has none.
      */
     record Layer(float[] attnNorm, WeightMatrix wq, WeightMatrix wk, WeightMatrix wv, float[] bq, float[] bk, float[] bv,
                  float[] qNorm, float[] kNorm, WeightMatrix wo, float[] postAttnNorm, float[] ffnNorm, WeightMatrix gate,
@@ -38,22 +39,23 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
         boolean firstStage = first == 0, lastStage = end == c.nLayers();
         WeightMatrix embd = firstStage ? matrix(a, "token_embd.weight", c.nEmbd(), c.vocabSize()) : null;
         Layer[] layers = new Layer[end - first];
-        boolean gemma3 = c.architecture().equals("gemma3"), postNorms = gemma3 || c.architecture().equals("gemma2");
-        boolean qkNorm = gemma3 || c.architecture().equals("qwen3"); // llama.cpp requires them for both
+        boolean gemma3 = c.architecture().equals("gemma3"), olmo2 = c.architecture().equals("olmo2");
+        boolean postNorms = gemma3 || olmo2 || c.architecture().equals("gemma2");
+        boolean qkNorm = gemma3 || c.architecture().equals("qwen3"); // per head; llama.cpp requires them for both
         for (int l = first; l < end; l++) {
             String p = "blk." + l + ".";
             WeightMatrix[] qkv = attentionProjections(a, c, p), gateUp = gateAndUp(a, c, p);
             layers[l - first] = new Layer(
-                    vector(a, p + "attn_norm.weight", c.nEmbd()),
+                    olmo2 ? null : vector(a, p + "attn_norm.weight", c.nEmbd()),
                     qkv[0], qkv[1], qkv[2],
                     optionalVector(a, p + "attn_q.bias", c.qDim()),
                     optionalVector(a, p + "attn_k.bias", c.kvDim()),
                     optionalVector(a, p + "attn_v.bias", c.kvDim()),
-                    qkNorm ? vector(a, p + "attn_q_norm.weight", c.headDim()) : null,
-                    qkNorm ? vector(a, p + "attn_k_norm.weight", c.headDim()) : null,
+                    qkNorm ? vector(a, p + "attn_q_norm.weight", c.headDim()) : olmo2 ? vector(a, p + "attn_q_norm.weight", c.qDim()) : null,
+                    qkNorm ? vector(a, p + "attn_k_norm.weight", c.headDim()) : olmo2 ? vector(a, p + "attn_k_norm.weight", c.kvDim()) : null,
                     matrix(a, p + "attn_output.weight", c.qDim(), c.nEmbd()),
                     postNorms ? vector(a, p + "post_attention_norm.weight", c.nEmbd()) : null,
-                    vector(a, p + "ffn_norm.weight", c.nEmbd()),
+                    olmo2 ? null : vector(a, p + "ffn_norm.weight", c.nEmbd()),
                     gateUp[0], gateUp[1],
                     matrix(a, p + "ffn_down.weight", c.nFf(), c.nEmbd()),
                     postNorms ? vector(a, p + "post_ffw_norm.weight", c.nEmbd()) : null);

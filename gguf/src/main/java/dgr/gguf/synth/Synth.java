@@ -99,6 +99,11 @@ public final class Synth {
             params[0] += p.nEmbd();
             w.tensor(name, GgmlType.F32, new long[] {p.nEmbd()}, sink -> writeNorm(sink, p.nEmbd(), tensorSeed));
         };
+        java.util.function.BiConsumer<String, Integer> vectorNorm = (name, n) -> {
+            long tensorSeed = mix(seed, index[0]++);
+            params[0] += n;
+            w.tensor(name, GgmlType.F32, new long[] {n}, sink -> writeNorm(sink, n, tensorSeed));
+        };
         java.util.function.Consumer<String> headNorm = name -> {
             long tensorSeed = mix(seed, index[0]++);
             params[0] += p.headDim();
@@ -111,7 +116,8 @@ public final class Synth {
         };
         boolean qkvBias = a.equals("qwen2"); // llama.cpp requires them for qwen2
         boolean qkNorm = a.equals("qwen3") || a.equals("gemma3"); // and these for qwen3 and gemma3
-        boolean postNorms = a.equals("gemma3") || a.equals("gemma2");
+        boolean olmo2 = a.equals("olmo2"); // no pre-norms; Q and K normed whole
+        boolean postNorms = a.equals("gemma3") || a.equals("gemma2") || olmo2;
         boolean phi3 = a.equals("phi3"); // fused attn_qkv and gate+up in ffn_up, LongRoPE factors
         int kvDim = p.nHeadKv() * p.headDim(), qDim = p.nHead() * p.headDim();
         matrix.accept("token_embd.weight", new long[] {p.nEmbd(), vocab});
@@ -126,7 +132,7 @@ public final class Synth {
         }
         for (int i = 0; i < p.nLayer(); i++) {
             String b = "blk." + i + ".";
-            norm.accept(b + "attn_norm.weight");
+            if (!olmo2) norm.accept(b + "attn_norm.weight");
             if (phi3) {
                 matrix.accept(b + "attn_qkv.weight", new long[] {p.nEmbd(), qDim + 2L * kvDim});
             } else {
@@ -139,13 +145,17 @@ public final class Synth {
                 bias.accept(b + "attn_k.bias", kvDim);
                 bias.accept(b + "attn_v.bias", kvDim);
             }
+            if (olmo2) {
+                vectorNorm.accept(b + "attn_q_norm.weight", qDim);
+                vectorNorm.accept(b + "attn_k_norm.weight", kvDim);
+            }
             if (qkNorm) {
                 headNorm.accept(b + "attn_q_norm.weight");
                 headNorm.accept(b + "attn_k_norm.weight");
             }
             matrix.accept(b + "attn_output.weight", new long[] {qDim, p.nEmbd()});
             if (postNorms) norm.accept(b + "post_attention_norm.weight");
-            norm.accept(b + "ffn_norm.weight");
+            if (!olmo2) norm.accept(b + "ffn_norm.weight");
             if (!phi3) matrix.accept(b + "ffn_gate.weight", new long[] {p.nEmbd(), p.nFf()});
             matrix.accept(b + "ffn_down.weight", new long[] {p.nFf(), p.nEmbd()});
             matrix.accept(b + "ffn_up.weight", new long[] {p.nEmbd(), (phi3 ? 2L : 1L) * p.nFf()});

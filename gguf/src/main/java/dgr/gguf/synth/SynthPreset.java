@@ -55,6 +55,10 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
      * llama-tiny's shape as a Granite 3 model: the llama graph with its four multipliers
      * (embeddings ×1.5, residual branches ×4, attention scores ×0.5, logits ÷0.5), tied embeddings.
      */
+    /** llama-tiny's shape as an OLMo 2 model: no pre-norms, Q and K normed whole, a norm on each branch's output, its own output head. */
+    public static final SynthPreset OLMO2_TINY =
+            new SynthPreset("olmo2-tiny", "olmo2", 256, 2, 4, 2, 768, 2048, 500000f, false, "tiny-gpt2");
+
     /**
      * A Gemma 2 shape at llama-tiny's width: four layers alternating sliding-window (window 8) and
      * global, heads of 128, a norm on each branch's output, GELU, soft caps on attention scores
@@ -82,7 +86,7 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset DSV4_TINY = new SynthPreset("dsv4-tiny", "deepseek4", 256, 4, 4, 1, 128, 4096, 10000f, false, "tiny-gpt2");
     public static final SynthPreset DSV4_SMALL = new SynthPreset("dsv4-small", "deepseek4", 512, 8, 8, 1, 256, 4096, 10000f, false, "tiny-gpt2");
 
-    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, GEMMA2_TINY, GEMMA3_TINY, DSV4_TINY, DSV4_SMALL);
+    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, OLMO2_TINY, GEMMA2_TINY, GEMMA3_TINY, DSV4_TINY, DSV4_SMALL);
 
     public static SynthPreset byName(String name) {
         for (SynthPreset p : ALL) if (p.name.equals(name.toLowerCase(Locale.ROOT))) return p;
