@@ -11,9 +11,14 @@ import dgr.gguf.TensorInfo;
  * @param headDim      per-head width of Q, K and V ({@code key_length}, default n_embd / n_head)
  * @param trainContext the context the model was trained with ({@code context_length})
  */
-public record LlamaConfig(String architecture, int nEmbd, int nLayers, int nFf, int nHead, int nHeadKv, int headDim,
+public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf, int nHead, int nHeadKv, int headDim,
                           float rmsEps, int vocabSize, int trainContext, RopeConfig rope, Multipliers multipliers,
-                          boolean geluFfn, SlidingWindow slidingWindow, int noRopeStep, Softcaps softcaps) {
+                          SlidingWindow slidingWindow, Softcaps softcaps) {
+
+    /** The {@code general.architecture} value. */
+    public String architecture() {
+        return variant.architecture();
+    }
 
     /**
      * Gemma 2's soft caps: attention scores become {@code tanh(s/attention)·attention} before the
@@ -30,10 +35,11 @@ public record LlamaConfig(String architecture, int nEmbd, int nLayers, int nFf, 
 
     /**
      * Whether layer {@code il} (counted over the whole model) rotates Q and K: SmolLM3 leaves out
-     * every fourth layer ({@code noRopeStep} 4, a constant in llama.cpp, no GGUF key); 0 rotates all.
+     * every fourth layer ({@link LlamaVariant#noRopeStep}); the others rotate all.
      */
     public boolean ropeAt(int layer) {
-        return noRopeStep == 0 || (layer + 1) % noRopeStep != 0;
+        int step = variant.noRopeStep;
+        return step == 0 || (layer + 1) % step != 0;
     }
 
     /**
@@ -116,32 +122,13 @@ public record LlamaConfig(String architecture, int nEmbd, int nLayers, int nFf, 
                     + " rows but the vocabulary has " + vocab + " tokens");
         }
         int nLayers = md.getInt(p + "block_count");
-        RopeConfig rope = RopeConfig.from(a, p, headDim);
-        Multipliers mult = arch.equals("granite") ? Multipliers.from(md, p) : Multipliers.NONE;
-        SlidingWindow swa = null;
-        Softcaps caps = Softcaps.NONE;
-        boolean gemma = arch.equals("gemma2") || arch.equals("gemma3");
-        if (gemma) {
-            // As llama.cpp loads gemma2 and gemma3: embeddings × sqrt(n_embd); queries ×
-            // 1/sqrt(head_dim), or 1/sqrt(n_embd/n_head) for the 27B (46 layers in Gemma 2, 62 in 3).
-            boolean big = nLayers == (arch.equals("gemma2") ? 46 : 62);
-            float att = (float) (1.0 / Math.sqrt(big ? (double) nEmbd / nHead : headDim));
-            mult = new Multipliers((float) Math.sqrt(nEmbd), 1f, att, 1f);
-        }
-        if (arch.equals("gemma3")) {
-            // Five local layers of 10000-base rotation to one global one.
-            swa = new SlidingWindow(md.getInt(p + "attention.sliding_window"), 6, rope.unscaled(10000.0));
-        } else if (arch.equals("olmo2") && md.getInt(p + "attention.sliding_window", 0) > 0) {
-            // OLMo 3's sliding-window layers are not implemented: refuse rather than attend too far.
-            throw new IllegalArgumentException(a.path() + ": " + p + "attention.sliding_window = "
-                    + md.getInt(p + "attention.sliding_window") + ": OLMo 3's sliding-window layers are not supported");
-        } else if (arch.equals("gemma2")) {
-            // Local and global layers alternate, both at the file's base; window and caps default as in llama.cpp.
-            swa = new SlidingWindow(md.getInt(p + "attention.sliding_window", 4096), 2, rope);
-            caps = new Softcaps(md.getFloat(p + "attn_logit_softcapping", 50f), md.getFloat(p + "final_logit_softcapping", 30f));
-        }
-        return new LlamaConfig(arch, nEmbd, nLayers, md.getInt(p + "feed_forward_length"),
+        LlamaVariant v = LlamaVariant.of(arch);
+        if (v == null) throw new IllegalArgumentException(a.path() + ": architecture '" + arch + "' is not one the llama engine runs ("
+                + LlamaVariant.names() + ")");
+        RopeConfig rope = RopeConfig.from(a, p, headDim, v.neox);
+        return new LlamaConfig(v, nEmbd, nLayers, md.getInt(p + "feed_forward_length"),
                 nHead, nHeadKv, headDim, md.getFloat(p + "attention.layer_norm_rms_epsilon", 1e-5f), vocab,
-                md.getInt(p + "context_length", 2048), rope, mult, gemma, swa, arch.equals("smollm3") ? 4 : 0, caps);
+                md.getInt(p + "context_length", 2048), rope, v.multipliers(md, p, nLayers, nEmbd, nHead, headDim),
+                v.slidingWindow(a, md, p, rope), v.softcaps(md, p));
     }
 }

@@ -417,7 +417,7 @@ public final class LlamaEngine implements Engine {
          * ggml reads it from an f16 table).
          */
         private void swiglu(int rows, int o0, int o1) {
-            boolean gelu = cfg.geluFfn();
+            boolean gelu = cfg.variant().gelu;
             for (int b = 0; b < n; b++) {
                 for (int o = b * rows + o0, e = b * rows + o1; o < e; o++) {
                     double g = gate[o];

@@ -39,26 +39,28 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
         boolean firstStage = first == 0, lastStage = end == c.nLayers();
         WeightMatrix embd = firstStage ? matrix(a, "token_embd.weight", c.nEmbd(), c.vocabSize()) : null;
         Layer[] layers = new Layer[end - first];
-        boolean gemma3 = c.architecture().equals("gemma3"), olmo2 = c.architecture().equals("olmo2");
-        boolean postNorms = gemma3 || olmo2 || c.architecture().equals("gemma2");
-        boolean qkNorm = gemma3 || c.architecture().equals("qwen3"); // per head; llama.cpp requires them for both
+        LlamaVariant v = c.variant();
+        // Q/K norms one head wide or as wide as Q and K; llama.cpp requires them where the variant has them.
+        int qNorm = v.qkNorm == LlamaVariant.QkNorm.PER_HEAD ? c.headDim() : c.qDim();
+        int kNorm = v.qkNorm == LlamaVariant.QkNorm.PER_HEAD ? c.headDim() : c.kvDim();
+        boolean qk = v.qkNorm != LlamaVariant.QkNorm.NONE;
         for (int l = first; l < end; l++) {
             String p = "blk." + l + ".";
             WeightMatrix[] qkv = attentionProjections(a, c, p), gateUp = gateAndUp(a, c, p);
             layers[l - first] = new Layer(
-                    olmo2 ? null : vector(a, p + "attn_norm.weight", c.nEmbd()),
+                    v.preNorms ? vector(a, p + "attn_norm.weight", c.nEmbd()) : null,
                     qkv[0], qkv[1], qkv[2],
                     optionalVector(a, p + "attn_q.bias", c.qDim()),
                     optionalVector(a, p + "attn_k.bias", c.kvDim()),
                     optionalVector(a, p + "attn_v.bias", c.kvDim()),
-                    qkNorm ? vector(a, p + "attn_q_norm.weight", c.headDim()) : olmo2 ? vector(a, p + "attn_q_norm.weight", c.qDim()) : null,
-                    qkNorm ? vector(a, p + "attn_k_norm.weight", c.headDim()) : olmo2 ? vector(a, p + "attn_k_norm.weight", c.kvDim()) : null,
+                    qk ? vector(a, p + "attn_q_norm.weight", qNorm) : null,
+                    qk ? vector(a, p + "attn_k_norm.weight", kNorm) : null,
                     matrix(a, p + "attn_output.weight", c.qDim(), c.nEmbd()),
-                    postNorms ? vector(a, p + "post_attention_norm.weight", c.nEmbd()) : null,
-                    olmo2 ? null : vector(a, p + "ffn_norm.weight", c.nEmbd()),
+                    v.postNorms ? vector(a, p + "post_attention_norm.weight", c.nEmbd()) : null,
+                    v.preNorms ? vector(a, p + "ffn_norm.weight", c.nEmbd()) : null,
                     gateUp[0], gateUp[1],
                     matrix(a, p + "ffn_down.weight", c.nFf(), c.nEmbd()),
-                    postNorms ? vector(a, p + "post_ffw_norm.weight", c.nEmbd()) : null);
+                    v.postNorms ? vector(a, p + "post_ffw_norm.weight", c.nEmbd()) : null);
         }
         float[] outNorm = null;
         WeightMatrix out = null;

@@ -34,7 +34,8 @@ public record RopeConfig(boolean neox, int nRot, double freqBase, String scaling
         return new RopeConfig(neox, nRot, freqBase, scaling, factor, origContext, attnFactor, longFreqFactors, null);
     }
 
-    static RopeConfig from(GgufArtifact a, String p, int headDim) {
+    /** The file's rotation under prefix {@code p}, with pairs as the architecture's {@link LlamaVariant} sets them. */
+    static RopeConfig from(GgufArtifact a, String p, int headDim, boolean neox) {
         Metadata md = a.metadata();
         int nRot = md.getInt(p + "rope.dimension_count", headDim);
         double base = md.has(p + "rope.freq_base") ? md.getDouble(p + "rope.freq_base") : 10000.0;
@@ -54,8 +55,6 @@ public record RopeConfig(boolean neox, int nRot, double freqBase, String scaling
         float[] ff = factors(a, "rope_freqs.weight", nRot);
         if (ff == null) ff = factors(a, "rope_factors_short.weight", nRot);
         float[] longFf = factors(a, "rope_factors_long.weight", nRot);
-        // llama.cpp's rope type per architecture (llama_model_rope_type): NeoX pairs for qwen2, qwen3, gemma2, gemma3, phi3, olmo2.
-        boolean neox = p.equals("qwen2.") || p.equals("qwen3.") || p.equals("gemma2.") || p.equals("gemma3.") || p.equals("phi3.") || p.equals("olmo2.");
         return new RopeConfig(neox, nRot, base, scaling, factor, orig, attn, ff, longFf);
     }
 

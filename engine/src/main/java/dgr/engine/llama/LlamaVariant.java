@@ -1,0 +1,148 @@
+package dgr.engine.llama;
+
+import dgr.engine.llama.LlamaConfig.Multipliers;
+import dgr.engine.llama.LlamaConfig.SlidingWindow;
+import dgr.engine.llama.LlamaConfig.Softcaps;
+import dgr.gguf.GgufArtifact;
+import dgr.gguf.Metadata;
+import java.util.Arrays;
+import java.util.stream.Collectors;
+
+/**
+ * Every {@code general.architecture} the llama engine runs, and what each changes in the llama
+ * graph, as llama.cpp builds it: one place to read what Qwen3 or Gemma 2 does differently. The
+ * engine ({@link LlamaEngine}), the tensor loader ({@link LlamaWeights}) and the rotation
+ * ({@link RopeConfig}) ask the variant instead of comparing architecture names.
+ */
+public enum LlamaVariant {
+    /** Llama 1–3, Mistral, TinyLlama, SmolLM 1–2, DeepSeek-R1-Distill-Llama. */
+    LLAMA("llama", false, QkNorm.NONE, true, false, false, 0),
+    /** Converters that name Mistral models: llama's tensors under {@code mistral.} keys. */
+    MISTRAL("mistral", false, QkNorm.NONE, true, false, false, 0),
+    /** SmolLM3: llama without rotation on every fourth layer (a constant in llama.cpp, no GGUF key). */
+    SMOLLM3("smollm3", false, QkNorm.NONE, true, false, false, 4),
+    /** Qwen2, Qwen2.5, DeepSeek-R1-Distill-Qwen: Q/K/V biases (read wherever a file has them), NeoX pairs. */
+    QWEN2("qwen2", true, QkNorm.NONE, true, false, false, 0),
+    /** Qwen3 (dense): each head of Q and K RMS-normalised before the rotation, no biases. */
+    QWEN3("qwen3", true, QkNorm.PER_HEAD, true, false, false, 0),
+    /** Phi-3, Phi-3.5, Phi-4-mini: fused attn_qkv and gate+up (split by {@link LlamaWeights}), LongRoPE factors. */
+    PHI3("phi3", true, QkNorm.NONE, true, false, false, 0),
+    /** OLMo 2: no pre-norms, all of Q and all of K normalised, a norm on each branch's output. */
+    OLMO2("olmo2", true, QkNorm.WHOLE, false, true, false, 0) {
+        @Override
+        SlidingWindow slidingWindow(GgufArtifact a, Metadata md, String p, RopeConfig rope) {
+            if (md.getInt(p + "attention.sliding_window", 0) > 0) {
+                // OLMo 3's local layers are not implemented: refuse rather than attend too far.
+                throw new IllegalArgumentException(a.path() + ": " + p + "attention.sliding_window = "
+                        + md.getInt(p + "attention.sliding_window") + ": OLMo 3's sliding-window layers are not supported");
+            }
+            return null;
+        }
+    },
+    /** Granite 3.x (dense): the file's four multipliers on embeddings, residual branches, scores and logits. */
+    GRANITE("granite", false, QkNorm.NONE, true, false, false, 0) {
+        @Override
+        Multipliers multipliers(Metadata md, String p, int nLayers, int nEmbd, int nHead, int headDim) {
+            return Multipliers.from(md, p);
+        }
+    },
+    /**
+     * Gemma 2: embeddings × sqrt(n_embd), branch-output norms, GELU, local and global layers
+     * alternating at one base, soft caps on scores and logits (defaults as in llama.cpp).
+     */
+    GEMMA2("gemma2", true, QkNorm.NONE, true, true, true, 0) {
+        @Override
+        Multipliers multipliers(Metadata md, String p, int nLayers, int nEmbd, int nHead, int headDim) {
+            return gemmaMultipliers(nLayers == 46, nEmbd, nHead, headDim);
+        }
+
+        @Override
+        SlidingWindow slidingWindow(GgufArtifact a, Metadata md, String p, RopeConfig rope) {
+            return new SlidingWindow(md.getInt(p + "attention.sliding_window", 4096), 2, rope);
+        }
+
+        @Override
+        Softcaps softcaps(Metadata md, String p) {
+            return new Softcaps(md.getFloat(p + "attn_logit_softcapping", 50f), md.getFloat(p + "final_logit_softcapping", 30f));
+        }
+    },
+    /**
+     * Gemma 3 (text): Gemma 2's scales, norms and GELU plus per-head Q/K norms, five local layers
+     * (base 10⁴, unscaled) to one global, no soft caps.
+     */
+    GEMMA3("gemma3", true, QkNorm.PER_HEAD, true, true, true, 0) {
+        @Override
+        Multipliers multipliers(Metadata md, String p, int nLayers, int nEmbd, int nHead, int headDim) {
+            return gemmaMultipliers(nLayers == 62, nEmbd, nHead, headDim);
+        }
+
+        @Override
+        SlidingWindow slidingWindow(GgufArtifact a, Metadata md, String p, RopeConfig rope) {
+            return new SlidingWindow(md.getInt(p + "attention.sliding_window"), 6, rope.unscaled(10000.0));
+        }
+    };
+
+    /** Where Q and K are RMS-normalised before the rotation, if at all. */
+    public enum QkNorm { NONE, PER_HEAD, WHOLE }
+
+    private final String architecture;
+    /** llama.cpp's rope type for the architecture: NeoX pairs {@code (i, i + n/2)}, else {@code (2i, 2i+1)}. */
+    final boolean neox;
+    final QkNorm qkNorm;
+    /** Whether each branch's input is RMS-normalised ({@code attn_norm}, {@code ffn_norm}). */
+    final boolean preNorms;
+    /** Whether each branch's output is ({@code post_attention_norm}, {@code post_ffw_norm}). */
+    final boolean postNorms;
+    /** GELU (tanh form) in the FFN instead of SiLU. */
+    final boolean gelu;
+    /** Every {@code noRopeStep}-th layer skips the rotation; 0 rotates all. */
+    final int noRopeStep;
+
+    LlamaVariant(String architecture, boolean neox, QkNorm qkNorm, boolean preNorms, boolean postNorms, boolean gelu,
+                 int noRopeStep) {
+        this.architecture = architecture;
+        this.neox = neox;
+        this.qkNorm = qkNorm;
+        this.preNorms = preNorms;
+        this.postNorms = postNorms;
+        this.gelu = gelu;
+        this.noRopeStep = noRopeStep;
+    }
+
+    /** The {@code general.architecture} value. */
+    public String architecture() {
+        return architecture;
+    }
+
+    /** The variant for an architecture name, or null when the llama engine does not run it. */
+    public static LlamaVariant of(String architecture) {
+        for (LlamaVariant v : values()) if (v.architecture.equals(architecture)) return v;
+        return null;
+    }
+
+    /** The architecture names, comma separated, for error messages. */
+    public static String names() {
+        return Arrays.stream(values()).map(LlamaVariant::architecture).collect(Collectors.joining(", "));
+    }
+
+    Multipliers multipliers(Metadata md, String p, int nLayers, int nEmbd, int nHead, int headDim) {
+        return Multipliers.NONE;
+    }
+
+    SlidingWindow slidingWindow(GgufArtifact a, Metadata md, String p, RopeConfig rope) {
+        return null;
+    }
+
+    Softcaps softcaps(Metadata md, String p) {
+        return Softcaps.NONE;
+    }
+
+    /**
+     * Gemma's, as llama.cpp loads them: embeddings × sqrt(n_embd) and queries × 1/sqrt(head_dim),
+     * or 1/sqrt(n_embd/n_head) for the 27B.
+     */
+    private static Multipliers gemmaMultipliers(boolean big, int nEmbd, int nHead, int headDim) {
+        float att = (float) (1.0 / Math.sqrt(big ? (double) nEmbd / nHead : headDim));
+        return new Multipliers((float) Math.sqrt(nEmbd), 1f, att, 1f);
+    }
+}
