@@ -44,7 +44,7 @@ public final class LlamaEngine implements Engine {
     private final WorkerPool pool;
     private final Scratch[] scratch;
     private final Rope rope;
-    /** Gemma 3's sliding-window layers rotate with their own base; null otherwise. */
+    /** The rotation of sliding-window layers (Gemma 3: base 10⁴, unscaled; Gemma 2: the same as the others); null without them. */
     private final Rope localRope;
     private final KvPagePool pages;
     private final int first, end, context, maxRows;
@@ -433,7 +433,8 @@ public final class LlamaEngine implements Engine {
 
     /**
      * Causal attention for each (row, query head) over the row's own slot; with a {@code window}
-     * (Gemma 3's local layers) over the last {@code window} positions only, the row's own included.
+     * (Gemma 2 and 3's local layers) over the last {@code window} positions only, the row's own
+     * included; scores soft-capped where the model caps them (Gemma 2).
      */
     private final class AttentionJob implements WorkerPool.Job {
         int layer;

@@ -212,4 +212,23 @@ class ChatTemplateTest {
                 .isEqualTo(header + "Be brief.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
                         + "<|start_header_id|>assistant<|end_header_id|>\n\nHello<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nBye<|eot_id|>");
     }
+
+    /**
+     * Gemma 2/3's template (the shape their GGUFs carry): {@code -%}} on every statement tag, the
+     * system turn folded into the first user turn, {@code is string}, a Python conditional
+     * expression, roles checked to alternate. Expected texts from Python's jinja2 3.1.6.
+     */
+    @Test
+    void gemmaTemplateRendersAsJinja2Does() throws Exception {
+        ChatTemplate t = ChatTemplate.of(new String(getClass().getResourceAsStream("/chat/gemma3.jinja").readAllBytes(),
+                java.nio.charset.StandardCharsets.UTF_8));
+        assertThat(t.render(List.of(ChatMessage.user(" Hi ")), true, "<bos>", "<eos>"))
+                .isEqualTo("<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n");
+        assertThat(t.render(List.of(ChatMessage.system("Be brief."), ChatMessage.user("Hi"), ChatMessage.assistant("Hello!"),
+                ChatMessage.user("Bye")), true, "<bos>", "<eos>"))
+                .isEqualTo("<bos><start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\nHello!<end_of_turn>\n"
+                        + "<start_of_turn>user\nBye<end_of_turn>\n<start_of_turn>model\n");
+        assertThatThrownBy(() -> t.render(List.of(ChatMessage.assistant("x")), true, "<bos>", "<eos>"))
+                .isInstanceOf(ChatTemplateException.class).hasMessageContaining("Conversation roles must alternate");
+    }
 }
