@@ -53,6 +53,8 @@ public final class ChatTemplate {
     private final String rendered;
     private final boolean fallback;
     private final Jinjava jinjava;
+    /** What {@code strftime_now} reads: the system clock, or a fixed one ({@link #withClock}). */
+    private java.time.Clock clock = java.time.Clock.systemUTC();
 
     private ChatTemplate(String source, boolean fallback) {
         this.source = source;
@@ -65,6 +67,8 @@ public final class ChatTemplate {
                 .withElResolver(resolver).build());
         jinjava.getGlobalContext().registerFunction(new ELFunctionDefinition(
                 "", "raise_exception", TemplateFunctions.class, "raiseException", String.class));
+        jinjava.getGlobalContext().registerFunction(new ELFunctionDefinition(
+                "", "strftime_now", TemplateFunctions.class, "strftimeNow", String.class));
         List<String> unsupported = unsupportedNames();
         if (!unsupported.isEmpty()) {
             throw new ChatTemplateException("chat template uses what Jinjava does not provide: " + String.join(", ", unsupported));
@@ -82,6 +86,16 @@ public final class ChatTemplate {
         return tokenizerChatTemplate.filter(s -> !s.isBlank())
                 .map(ChatTemplate::of)
                 .orElseGet(() -> new ChatTemplate(CHATML, true));
+    }
+
+    /**
+     * This template with {@code strftime_now} reading {@code clock} (the system clock in UTC by
+     * default, as transformers and llama.cpp's server use the current time): Llama 3.1's header
+     * dates the prompt, Mistral Small's system prompt too, so a fixed clock makes prompts repeatable.
+     */
+    public ChatTemplate withClock(java.time.Clock clock) {
+        this.clock = java.util.Objects.requireNonNull(clock, "clock");
+        return this;
     }
 
     /** True when the model had no template and {@link #CHATML} is used instead. */
@@ -122,7 +136,15 @@ public final class ChatTemplate {
         context.put("add_generation_prompt", addGenerationPrompt);
         context.put("bos_token", bosToken);
         context.put("eos_token", eosToken);
-        RenderResult result = jinjava.renderForResult(rendered, context);
+        // Defined, as in transformers, so "strftime_now is defined" holds; the call itself is the function.
+        context.put("strftime_now", "strftime_now");
+        RenderResult result;
+        TemplateFunctions.NOW.set(java.time.ZonedDateTime.now(clock));
+        try {
+            result = jinjava.renderForResult(rendered, context);
+        } finally {
+            TemplateFunctions.NOW.remove();
+        }
         if (!result.getErrors().isEmpty()) throw new ChatTemplateException(describe(result.getErrors()));
         return result.getOutput();
     }

@@ -193,15 +193,14 @@ class ChatTemplateTest {
 
     /**
      * Llama 3.1 / 3.2's template (as Meta's GGUFs carry it): {@code {{-} throughout, a system
-     * header with the date, {@code messages[1:]}, {@code 'tool_calls' in message}. Expected texts
-     * from Python's jinja2 3.1.6; like jinja2 without transformers' {@code strftime_now}, dgr leaves
-     * it undefined, so the template's own fixed date is used and the prompt does not change with
-     * the day it is rendered.
+     * header dated by {@code strftime_now("%d %b %Y")}, {@code messages[1:]},
+     * {@code 'tool_calls' in message}. Expected texts from Python's jinja2 3.1.6 (dated 26 Jul 2024,
+     * the clock fixed to that day here).
      */
     @Test
     void llama32TemplateRendersAsJinja2Does() throws Exception {
         ChatTemplate t = ChatTemplate.of(new String(getClass().getResourceAsStream("/chat/llama3.2.jinja").readAllBytes(),
-                java.nio.charset.StandardCharsets.UTF_8));
+                java.nio.charset.StandardCharsets.UTF_8)).withClock(day(2024, 7, 26));
         String header = "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\n"
                 + "Today Date: 26 Jul 2024\n\n";
         assertThat(t.render(List.of(ChatMessage.user("Hi")), true, "<|begin_of_text|>", "<|eot_id|>"))
@@ -230,5 +229,25 @@ class ChatTemplateTest {
                         + "<start_of_turn>user\nBye<end_of_turn>\n<start_of_turn>model\n");
         assertThatThrownBy(() -> t.render(List.of(ChatMessage.assistant("x")), true, "<bos>", "<eos>"))
                 .isInstanceOf(ChatTemplateException.class).hasMessageContaining("Conversation roles must alternate");
+    }
+
+    /**
+     * {@code strftime_now}, as transformers and llama.cpp's server define it: defined, the current
+     * time (a fixed clock in tests) in Python's notation. Mistral Small 3.x calls it unconditionally.
+     */
+    @Test
+    void strftimeNowFormatsTheClocksDateInPythonNotation() {
+        ChatTemplate t = ChatTemplate.of("{%- set today = strftime_now('%Y-%m-%d') %}{{ today }}|{{ strftime_now('%d %b %Y, %A %B %y %H:%M %%') }}|"
+                + "{{ strftime_now is defined }}").withClock(day(2025, 3, 7));
+        assertThat(t.render(List.of(), false, "", "")).isEqualTo("2025-03-07|07 Mar 2025, Friday March 25 00:00 %|true");
+        String today = java.time.LocalDate.now(java.time.ZoneOffset.UTC).toString();
+        assertThat(ChatTemplate.of("{{ strftime_now('%Y-%m-%d') }}").render(List.of(), false, "", "")).isIn(today,
+                java.time.LocalDate.now(java.time.ZoneOffset.UTC).toString());
+        assertThatThrownBy(() -> ChatTemplate.of("{{ strftime_now('%Q') }}").render(List.of(), false, "", ""))
+                .isInstanceOf(ChatTemplateException.class).hasMessageContaining("%Q");
+    }
+
+    private static java.time.Clock day(int y, int m, int d) {
+        return java.time.Clock.fixed(java.time.LocalDate.of(y, m, d).atStartOfDay(java.time.ZoneOffset.UTC).toInstant(), java.time.ZoneOffset.UTC);
     }
 }
