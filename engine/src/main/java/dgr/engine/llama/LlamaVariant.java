@@ -19,6 +19,10 @@ public enum LlamaVariant {
     LLAMA("llama", false, QkNorm.NONE, true, false, false, 0),
     /** Converters that name Mistral models: llama's tensors under {@code mistral.} keys. */
     MISTRAL("mistral", false, QkNorm.NONE, true, false, false, 0),
+    /** EXAONE 3.x: the llama graph under {@code exaone.} keys, NeoX pairs. */
+    EXAONE("exaone", true, QkNorm.NONE, true, false, false, 0),
+    /** ERNIE 4.5 (dense): the llama graph under {@code ernie4_5.} keys. */
+    ERNIE4_5("ernie4_5", false, QkNorm.NONE, true, false, false, 0),
     /** SmolLM3: llama without rotation on every fourth layer (a constant in llama.cpp, no GGUF key). */
     SMOLLM3("smollm3", false, QkNorm.NONE, true, false, false, 4),
     /** Qwen2, Qwen2.5, DeepSeek-R1-Distill-Qwen: Q/K/V biases (read wherever a file has them), NeoX pairs. */

@@ -105,6 +105,6 @@ class BadRowsTest {
         assertThat(Files.exists(f)).isTrue();
         assertThatThrownBy(() -> Engines.load(f, EngineOptions.defaults()))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("unsupported architecture 'gpt2' in " + f + "; dgr supports llama, mistral, smollm3, qwen2, qwen3, phi3, olmo2, granite, gemma2, gemma3, deepseek4");
+                .hasMessage("unsupported architecture 'gpt2' in " + f + "; dgr supports llama, mistral, exaone, ernie4_5, smollm3, qwen2, qwen3, phi3, olmo2, granite, gemma2, gemma3, deepseek4");
     }
 }

@@ -27,6 +27,12 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset LLAMA_1B =
             new SynthPreset("llama-1b", "llama", 2048, 16, 32, 8, 8192, 4096, 500000f, true, "llama-bpe");
 
+    /** llama-tiny's shape under the {@code exaone} and {@code ernie4_5} names: the llama graph, tied embeddings. */
+    public static final SynthPreset EXAONE_TINY =
+            new SynthPreset("exaone-tiny", "exaone", 256, 2, 4, 2, 768, 2048, 1000000f, true, "tiny-gpt2");
+    public static final SynthPreset ERNIE_TINY =
+            new SynthPreset("ernie4_5-tiny", "ernie4_5", 256, 2, 4, 2, 768, 2048, 500000f, true, "tiny-gpt2");
+
     /** llama-tiny's width as a SmolLM3 model: four layers, the fourth without rotation, tied embeddings. */
     public static final SynthPreset SMOLLM3_TINY =
             new SynthPreset("smollm3-tiny", "smollm3", 256, 4, 4, 2, 768, 2048, 10000f, true, "tiny-gpt2");
@@ -86,7 +92,7 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset DSV4_TINY = new SynthPreset("dsv4-tiny", "deepseek4", 256, 4, 4, 1, 128, 4096, 10000f, false, "tiny-gpt2");
     public static final SynthPreset DSV4_SMALL = new SynthPreset("dsv4-small", "deepseek4", 512, 8, 8, 1, 256, 4096, 10000f, false, "tiny-gpt2");
 
-    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, OLMO2_TINY, GEMMA2_TINY, GEMMA3_TINY, DSV4_TINY, DSV4_SMALL);
+    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, OLMO2_TINY, GEMMA2_TINY, GEMMA3_TINY, DSV4_TINY, DSV4_SMALL);
 
     public static SynthPreset byName(String name) {
         for (SynthPreset p : ALL) if (p.name.equals(name.toLowerCase(Locale.ROOT))) return p;
