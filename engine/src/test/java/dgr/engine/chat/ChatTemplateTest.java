@@ -250,4 +250,19 @@ class ChatTemplateTest {
     private static java.time.Clock day(int y, int m, int d) {
         return java.time.Clock.fixed(java.time.LocalDate.of(y, m, d).atStartOfDay(java.time.ZoneOffset.UTC).toInstant(), java.time.ZoneOffset.UTC);
     }
+
+    /**
+     * DeepSeek-R1-Distill's template (as the distilled Llama and Qwen GGUFs carry it): a
+     * four-member namespace, {@code content.split('</think>')[-1]} to drop the reasoning from
+     * history, {@code is none}. Expected texts from Python's jinja2 3.1.6.
+     */
+    @Test
+    void deepSeekR1TemplateRendersAsJinja2Does() throws Exception {
+        ChatTemplate t = ChatTemplate.of(new String(getClass().getResourceAsStream("/chat/deepseek-r1.jinja").readAllBytes(),
+                java.nio.charset.StandardCharsets.UTF_8));
+        assertThat(t.render(List.of(ChatMessage.system("Be brief."), ChatMessage.user("2+2?"), ChatMessage.assistant("<think>\nadd\n</think>\n\n4"),
+                ChatMessage.user("Thanks")), true, "<｜begin▁of▁sentence｜>", ""))
+                .isEqualTo("<｜begin▁of▁sentence｜>Be brief.<｜User｜>2+2?<｜Assistant｜>\n\n4<｜end▁of▁sentence｜><｜User｜>Thanks<｜Assistant｜><think>\n");
+        assertThat(t.render(List.of(ChatMessage.user("Hi")), false, "<B>", "")).isEqualTo("<B><｜User｜>Hi");
+    }
 }
