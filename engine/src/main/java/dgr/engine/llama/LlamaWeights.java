@@ -62,6 +62,7 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
                     matrix(a, p + "ffn_down.weight", c.nFf(), c.nEmbd()),
                     v.postNorms ? vector(a, p + "post_ffw_norm.weight", c.nEmbd()) : null);
         }
+        refuseUnread(a, c, first, layers);
         float[] outNorm = null;
         WeightMatrix out = null;
         if (lastStage) {
@@ -72,6 +73,37 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
                     : matrix(a, "token_embd.weight", c.nEmbd(), c.vocabSize());
         }
         return new LlamaWeights(embd, layers, outNorm, out);
+    }
+
+    /**
+     * Fails on a block tensor the graph did not read (an output-projection bias, an FFN bias, a norm of
+     * a variant dgr does not run): computing without it would give wrong logits without a word, and
+     * llama.cpp refuses such a file too (its loader counts every tensor).
+     */
+    private static void refuseUnread(GgufArtifact a, LlamaConfig c, int first, Layer[] layers) {
+        java.util.Set<String> read = new java.util.HashSet<>();
+        for (int i = 0; i < layers.length; i++) {
+            Layer L = layers[i];
+            String p = "blk." + (first + i) + ".";
+            for (WeightMatrix m : new WeightMatrix[] {L.wq(), L.wk(), L.wv(), L.wo(), L.gate(), L.up(), L.down()}) {
+                int slice = m.name().indexOf('[');
+                read.add(slice < 0 ? m.name() : m.name().substring(0, slice));
+            }
+            String[] names = {"attn_norm.weight", "attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_q_norm.weight",
+                "attn_k_norm.weight", "post_attention_norm.weight", "ffn_norm.weight", "post_ffw_norm.weight"};
+            float[][] vectors = {L.attnNorm(), L.bq(), L.bk(), L.bv(), L.qNorm(), L.kNorm(), L.postAttnNorm(), L.ffnNorm(), L.postFfnNorm()};
+            for (int k = 0; k < names.length; k++) if (vectors[k] != null) read.add(p + names[k]);
+        }
+        for (TensorInfo t : a.tensors()) {
+            String n = t.name();
+            int dot = n.indexOf('.', 4);
+            if (!n.startsWith("blk.") || dot < 0 || !n.substring(4, dot).chars().allMatch(Character::isDigit) || dot == 4) continue;
+            int layer = Integer.parseInt(n.substring(4, dot));
+            if (layer >= first && layer < first + layers.length && !read.contains(n)) {
+                throw new IllegalArgumentException(a.path() + ": tensor '" + n + "' is not part of the " + c.architecture()
+                        + " graph dgr runs; computing without it would give wrong results");
+            }
+        }
     }
 
     /** Q, K and V: three tensors, or Phi-3's one {@code attn_qkv} whose rows are Q's, then K's, then V's. */

@@ -107,4 +107,29 @@ class BadRowsTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("unsupported architecture 'gpt2' in " + f + "; dgr supports llama, mistral, exaone, ernie4_5, smollm3, qwen2, qwen3, phi3, olmo2, granite, gemma2, gemma3, deepseek4");
     }
+
+    /**
+     * A block tensor the graph does not read (here an output-projection bias, which llama.cpp would
+     * add) is refused by name instead of being skipped into wrong logits.
+     */
+    @Test
+    void aBlockTensorTheGraphDoesNotReadIsRefusedByName(@TempDir Path dir) throws Exception {
+        Path f = dir.resolve("llama-with-bo.gguf");
+        try (dgr.gguf.GgufFile src = dgr.gguf.GgufFile.open(TinyModels.model("Q8_0"))) {
+            GgufWriter w = new GgufWriter();
+            src.metadata().asMap().forEach((k, v) -> { if (!k.startsWith("GGUF.")) w.put(k, v); });
+            for (dgr.gguf.TensorInfo t : src.tensors()) {
+                w.tensor(t.name(), t.type(), t.shape(), sink -> sink.put(t.data().asByteBuffer()));
+            }
+            w.tensor("blk.1.attn_output.bias", dgr.gguf.GgmlType.F32, new long[] {256}, sink -> sink.put(new byte[256 * 4]));
+            w.write(f);
+        }
+        assertThatThrownBy(() -> Engines.load(f, EngineOptions.defaults()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(f + ": tensor 'blk.1.attn_output.bias' is not part of the llama graph dgr runs; computing without it would give wrong results");
+        // A stage without that layer loads: only its own layers' tensors are its business.
+        try (Engine head = Engines.load(f, EngineOptions.defaults().withSpan(0, 1))) {
+            assertThat(head.recipe().isFirstStage()).isTrue();
+        }
+    }
 }
