@@ -8,22 +8,31 @@ import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
-/** Test fixtures copied from the shared conformance set into src/test/resources/conformance. */
+/** Test fixtures: the shared conformance set copied into src/test/resources/conformance, and others beside it. */
 public final class TestResources {
     private TestResources() {}
 
     public static byte[] bytes(String name) {
-        try (InputStream in = TestResources.class.getResourceAsStream("/conformance/" + name)) {
-            if (in == null) throw new IllegalStateException("missing test resource conformance/" + name);
+        return resource("conformance/" + name);
+    }
+
+    /** Any test resource, by its path under src/test/resources. */
+    public static byte[] resource(String path) {
+        try (InputStream in = TestResources.class.getResourceAsStream("/" + path)) {
+            if (in == null) throw new IllegalStateException("missing test resource " + path);
             return in.readAllBytes();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
 
-    /** Little-endian float32 values. */
+    /** Little-endian float32 values of a conformance resource. */
     public static float[] floats(String name) {
-        byte[] b = bytes(name);
+        return floats(bytes(name));
+    }
+
+    /** Little-endian float32 values. */
+    public static float[] floats(byte[] b) {
         float[] f = new float[b.length / 4];
         ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(f);
         return f;

@@ -175,7 +175,7 @@ public final class ChatTemplate {
         while (block.find()) {
             String text = source.substring(textStart, block.start());
             if (stripNext) text = text.stripLeading();
-            else if (trimNewline) text = text.startsWith("\r\n") ? text.substring(2) : text.startsWith("\n") ? text.substring(1) : text;
+            else if (trimNewline) text = dropFirstNewline(text);
             textStart = block.end();
             String tag = block.group();
             if (block.group(3) != null) {
@@ -206,8 +206,13 @@ public final class ChatTemplate {
         }
         String tail = source.substring(textStart);
         if (stripNext) tail = tail.stripLeading();
-        else if (trimNewline) tail = tail.startsWith("\r\n") ? tail.substring(2) : tail.startsWith("\n") ? tail.substring(1) : tail;
+        else if (trimNewline) tail = dropFirstNewline(tail);
         return out.append(tail).toString();
+    }
+
+    /** trim_blocks after a dropped comment: one leading newline goes. */
+    private static String dropFirstNewline(String text) {
+        return text.startsWith("\r\n") ? text.substring(2) : text.startsWith("\n") ? text.substring(1) : text;
     }
 
     private static String rewriteTag(String code) {

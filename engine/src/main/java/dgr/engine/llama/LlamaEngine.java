@@ -186,8 +186,8 @@ public final class LlamaEngine implements Engine {
         int e = cfg.nEmbd(), qd = cfg.qDim(), kvd = cfg.kvDim(), hd = cfg.headDim();
         boolean local = cfg.isLocal(first + l); // the model's layer index: a stage starts at layer first
         boolean rotate = cfg.ropeAt(first + l);
-        preNorm(L.attnNorm(), n);
-        matJob.set(n, false, L.wq(), xb, q, L.wk(), xb, k, L.wv(), xb, v);
+        float[] in = preNorm(L.attnNorm(), n);
+        matJob.set(n, false, L.wq(), in, q, L.wk(), in, k, L.wv(), in, v);
         pool.run(matJob);
         for (int r = 0; r < n; r++) {
             if (L.bq() != null) addBias(q, r * qd, L.bq());
@@ -217,8 +217,8 @@ public final class LlamaEngine implements Engine {
         pool.run(matJob);
         if (L.postAttnNorm() != null) for (int r = 0; r < n; r++) rmsNorm(tmp, r * e, L.postAttnNorm(), tmp, r * e);
         addResidual(n * e);
-        preNorm(L.ffnNorm(), n);
-        matJob.set(n, true, L.gate(), xb, gate, L.up(), xb, up, null, null, null);
+        in = preNorm(L.ffnNorm(), n);
+        matJob.set(n, true, L.gate(), in, gate, L.up(), in, up, null, null, null);
         pool.run(matJob);
         matJob.set(n, false, L.down(), hb, tmp, null, null, null, null, null, null);
         pool.run(matJob);
@@ -226,11 +226,12 @@ public final class LlamaEngine implements Engine {
         addResidual(n * e);
     }
 
-    /** xb = rmsNorm(x)·weight for each row, or x itself where the architecture has no pre-norm (OLMo 2). */
-    private void preNorm(float[] weight, int n) {
+    /** A branch's input: xb = rmsNorm(x)·weight for each row, or x itself where the architecture has no pre-norm (OLMo 2). */
+    private float[] preNorm(float[] weight, int n) {
+        if (weight == null) return x;
         int e = cfg.nEmbd();
-        if (weight == null) System.arraycopy(x, 0, xb, 0, n * e);
-        else for (int r = 0; r < n; r++) rmsNorm(x, r * e, weight, xb, r * e);
+        for (int r = 0; r < n; r++) rmsNorm(x, r * e, weight, xb, r * e);
+        return xb;
     }
 
     /** x += tmp, the branch output first scaled by Granite's residual multiplier where there is one. */

@@ -159,8 +159,7 @@ class ChatTemplateTest {
      */
     @Test
     void qwen3TemplateRendersAsJinja2Does() throws Exception {
-        ChatTemplate t = ChatTemplate.of(new String(getClass().getResourceAsStream("/chat/qwen3.jinja").readAllBytes(),
-                java.nio.charset.StandardCharsets.UTF_8));
+        ChatTemplate t = resourceTemplate("qwen3.jinja");
         assertThat(t.render(List.of(ChatMessage.user("Hi, robot!")), true, "", ""))
                 .isEqualTo("<|im_start|>user\nHi, robot!<|im_end|>\n<|im_start|>assistant\n");
         assertThat(t.render(List.of(ChatMessage.system("You are a helpful assistant."), ChatMessage.user("Hello")), true, "", ""))
@@ -199,8 +198,7 @@ class ChatTemplateTest {
      */
     @Test
     void llama32TemplateRendersAsJinja2Does() throws Exception {
-        ChatTemplate t = ChatTemplate.of(new String(getClass().getResourceAsStream("/chat/llama3.2.jinja").readAllBytes(),
-                java.nio.charset.StandardCharsets.UTF_8)).withClock(day(2024, 7, 26));
+        ChatTemplate t = resourceTemplate("llama3.2.jinja").withClock(day(2024, 7, 26));
         String header = "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\n"
                 + "Today Date: 26 Jul 2024\n\n";
         assertThat(t.render(List.of(ChatMessage.user("Hi")), true, "<|begin_of_text|>", "<|eot_id|>"))
@@ -219,8 +217,7 @@ class ChatTemplateTest {
      */
     @Test
     void gemmaTemplateRendersAsJinja2Does() throws Exception {
-        ChatTemplate t = ChatTemplate.of(new String(getClass().getResourceAsStream("/chat/gemma3.jinja").readAllBytes(),
-                java.nio.charset.StandardCharsets.UTF_8));
+        ChatTemplate t = resourceTemplate("gemma3.jinja");
         assertThat(t.render(List.of(ChatMessage.user(" Hi ")), true, "<bos>", "<eos>"))
                 .isEqualTo("<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n");
         assertThat(t.render(List.of(ChatMessage.system("Be brief."), ChatMessage.user("Hi"), ChatMessage.assistant("Hello!"),
@@ -258,11 +255,17 @@ class ChatTemplateTest {
      */
     @Test
     void deepSeekR1TemplateRendersAsJinja2Does() throws Exception {
-        ChatTemplate t = ChatTemplate.of(new String(getClass().getResourceAsStream("/chat/deepseek-r1.jinja").readAllBytes(),
-                java.nio.charset.StandardCharsets.UTF_8));
+        ChatTemplate t = resourceTemplate("deepseek-r1.jinja");
         assertThat(t.render(List.of(ChatMessage.system("Be brief."), ChatMessage.user("2+2?"), ChatMessage.assistant("<think>\nadd\n</think>\n\n4"),
                 ChatMessage.user("Thanks")), true, "<｜begin▁of▁sentence｜>", ""))
                 .isEqualTo("<｜begin▁of▁sentence｜>Be brief.<｜User｜>2+2?<｜Assistant｜>\n\n4<｜end▁of▁sentence｜><｜User｜>Thanks<｜Assistant｜><think>\n");
         assertThat(t.render(List.of(ChatMessage.user("Hi")), false, "<B>", "")).isEqualTo("<B><｜User｜>Hi");
+    }
+
+    /** A template from {@code src/test/resources/chat/}. */
+    private static ChatTemplate resourceTemplate(String name) throws java.io.IOException {
+        try (java.io.InputStream in = ChatTemplateTest.class.getResourceAsStream("/chat/" + name)) {
+            return ChatTemplate.of(new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8));
+        }
     }
 }

@@ -94,34 +94,20 @@ public final class Synth {
             params[0] += shape[0] * shape[1];
             w.tensor(name, t, shape, sink -> writeMatrix(sink, t, (int) shape[0], (int) shape[1], tensorSeed));
         };
-        java.util.function.Consumer<String> norm = name -> {
-            long tensorSeed = mix(seed, index[0]++);
-            params[0] += p.nEmbd();
-            w.tensor(name, GgmlType.F32, new long[] {p.nEmbd()}, sink -> writeNorm(sink, p.nEmbd(), tensorSeed));
-        };
-        java.util.function.BiConsumer<String, Integer> vectorNorm = (name, n) -> {
+        // Norm weights (mean 1) and biases (mean 0): n f32 values, each tensor its own seed.
+        VectorTensor vector = (name, n, mean) -> {
             long tensorSeed = mix(seed, index[0]++);
             params[0] += n;
-            w.tensor(name, GgmlType.F32, new long[] {n}, sink -> writeNorm(sink, n, tensorSeed));
-        };
-        java.util.function.Consumer<String> headNorm = name -> {
-            long tensorSeed = mix(seed, index[0]++);
-            params[0] += p.headDim();
-            w.tensor(name, GgmlType.F32, new long[] {p.headDim()}, sink -> writeNorm(sink, p.headDim(), tensorSeed));
-        };
-        java.util.function.BiConsumer<String, Integer> bias = (name, n) -> {
-            long tensorSeed = mix(seed, index[0]++);
-            params[0] += n;
-            w.tensor(name, GgmlType.F32, new long[] {n}, sink -> writeVector(sink, n, 0f, tensorSeed));
+            w.tensor(name, GgmlType.F32, new long[] {n}, sink -> writeVector(sink, n, mean, tensorSeed));
         };
         boolean qkvBias = a.equals("qwen2"); // llama.cpp requires them for qwen2
-        boolean qkNorm = a.equals("qwen3") || a.equals("gemma3"); // and these for qwen3 and gemma3
         boolean olmo2 = a.equals("olmo2"); // no pre-norms; Q and K normed whole
+        boolean qkNorm = olmo2 || a.equals("qwen3") || a.equals("gemma3"); // per head for qwen3 and gemma3
         boolean postNorms = a.equals("gemma3") || a.equals("gemma2") || olmo2;
         boolean phi3 = a.equals("phi3"); // fused attn_qkv and gate+up in ffn_up, LongRoPE factors
         int kvDim = p.nHeadKv() * p.headDim(), qDim = p.nHead() * p.headDim();
         matrix.accept("token_embd.weight", new long[] {p.nEmbd(), vocab});
-        norm.accept("output_norm.weight");
+        vector.put("output_norm.weight", p.nEmbd(), 1f);
         if (!p.tiedEmbeddings()) matrix.accept("output.weight", new long[] {p.nEmbd(), vocab});
         if (phi3) {
             for (String f : new String[] {"rope_factors_short.weight", "rope_factors_long.weight"}) {
@@ -132,7 +118,7 @@ public final class Synth {
         }
         for (int i = 0; i < p.nLayer(); i++) {
             String b = "blk." + i + ".";
-            if (!olmo2) norm.accept(b + "attn_norm.weight");
+            if (!olmo2) vector.put(b + "attn_norm.weight", p.nEmbd(), 1f);
             if (phi3) {
                 matrix.accept(b + "attn_qkv.weight", new long[] {p.nEmbd(), qDim + 2L * kvDim});
             } else {
@@ -141,28 +127,29 @@ public final class Synth {
                 matrix.accept(b + "attn_v.weight", new long[] {p.nEmbd(), kvDim});
             }
             if (qkvBias) {
-                bias.accept(b + "attn_q.bias", qDim);
-                bias.accept(b + "attn_k.bias", kvDim);
-                bias.accept(b + "attn_v.bias", kvDim);
-            }
-            if (olmo2) {
-                vectorNorm.accept(b + "attn_q_norm.weight", qDim);
-                vectorNorm.accept(b + "attn_k_norm.weight", kvDim);
+                vector.put(b + "attn_q.bias", qDim, 0f);
+                vector.put(b + "attn_k.bias", kvDim, 0f);
+                vector.put(b + "attn_v.bias", kvDim, 0f);
             }
             if (qkNorm) {
-                headNorm.accept(b + "attn_q_norm.weight");
-                headNorm.accept(b + "attn_k_norm.weight");
+                vector.put(b + "attn_q_norm.weight", olmo2 ? qDim : p.headDim(), 1f);
+                vector.put(b + "attn_k_norm.weight", olmo2 ? kvDim : p.headDim(), 1f);
             }
             matrix.accept(b + "attn_output.weight", new long[] {qDim, p.nEmbd()});
-            if (postNorms) norm.accept(b + "post_attention_norm.weight");
-            if (!olmo2) norm.accept(b + "ffn_norm.weight");
+            if (postNorms) vector.put(b + "post_attention_norm.weight", p.nEmbd(), 1f);
+            if (!olmo2) vector.put(b + "ffn_norm.weight", p.nEmbd(), 1f);
             if (!phi3) matrix.accept(b + "ffn_gate.weight", new long[] {p.nEmbd(), p.nFf()});
             matrix.accept(b + "ffn_down.weight", new long[] {p.nFf(), p.nEmbd()});
             matrix.accept(b + "ffn_up.weight", new long[] {p.nEmbd(), (phi3 ? 2L : 1L) * p.nFf()});
-            if (postNorms) norm.accept(b + "post_ffw_norm.weight");
+            if (postNorms) vector.put(b + "post_ffw_norm.weight", p.nEmbd(), 1f);
         }
         w.write(out);
         return new Result(out, params[0], out.toFile().length());
+    }
+
+    /** Writes one f32 vector tensor of {@code n} values {@code mean + 0.02·N(0,1)}. */
+    private interface VectorTensor {
+        void put(String name, int n, float mean);
     }
 
     private static int layerOf(String name) {
@@ -198,11 +185,6 @@ public final class Synth {
         }
     }
 
-    private static void writeNorm(GgufWriter.ByteSink sink, int n, long tensorSeed) throws java.io.IOException {
-        writeVector(sink, n, 1f, tensorSeed);
-    }
-
-    /** {@code n} f32 values {@code mean + 0.02·N(0,1)}: norm weights (mean 1) or biases (mean 0). */
     /** {@code n} f32 values rising evenly from 1 to {@code top}: rotary frequency divisors. */
     private static void writeRamp(GgufWriter.ByteSink sink, int n, float top) throws java.io.IOException {
         ByteBuffer b = ByteBuffer.allocate(n * 4).order(java.nio.ByteOrder.LITTLE_ENDIAN);
@@ -211,6 +193,7 @@ public final class Synth {
         sink.put(b);
     }
 
+    /** {@code n} f32 values {@code mean + 0.02·N(0,1)}: norm weights (mean 1) or biases (mean 0). */
     private static void writeVector(GgufWriter.ByteSink sink, int n, float mean, long tensorSeed) throws java.io.IOException {
         SplittableRandom rnd = new SplittableRandom(tensorSeed);
         ByteBuffer b = ByteBuffer.allocate(n * 4).order(java.nio.ByteOrder.LITTLE_ENDIAN);

@@ -3,12 +3,8 @@ package dgr.gguf.codec;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dgr.gguf.GgmlType;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
+import dgr.gguf.TestResources;
 import java.lang.foreign.MemorySegment;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -25,8 +21,8 @@ class Iq4CodecTest {
     @ParameterizedTest
     @EnumSource(names = {"IQ4_NL", "IQ4_XS"})
     void dequantizeIsBitIdenticalToGgufPy(GgmlType type) {
-        byte[] bin = resource(type + ".bin");
-        float[] expected = floats(resource(type + ".f32"));
+        byte[] bin = TestResources.resource("ggufpy/" + type + ".bin");
+        float[] expected = TestResources.floats(TestResources.resource("ggufpy/" + type + ".f32"));
         assertThat(expected).hasSize(1024);
         assertThat((long) bin.length).isEqualTo(type.bytesFor(1024));
 
@@ -76,20 +72,5 @@ class Iq4CodecTest {
         int[] ls = new int[8];
         for (int ib = 0; ib < 8; ib++) ls[ib] = ((Le.u8(s, 4 + ib / 2) >>> (4 * (ib % 2))) & 0xF) | (((sh >>> (2 * ib)) & 3) << 4);
         assertThat(ls).contains(0);
-    }
-
-    private static byte[] resource(String name) {
-        try (InputStream in = Iq4CodecTest.class.getResourceAsStream("/ggufpy/" + name)) {
-            if (in == null) throw new IllegalStateException("missing test resource ggufpy/" + name);
-            return in.readAllBytes();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static float[] floats(byte[] b) {
-        float[] f = new float[b.length / 4];
-        ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(f);
-        return f;
     }
 }

@@ -1,0 +1,195 @@
+package dgr.engine.llama;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dgr.engine.Engine;
+import dgr.engine.EngineOptions;
+import dgr.engine.Engines;
+import dgr.gguf.synth.QuantMix;
+import dgr.gguf.synth.Synth;
+import dgr.gguf.synth.SynthPreset;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Every llama variant ({@link LlamaVariant}) but plain llama against llama.cpp. Each model is
+ * {@code dgr synth --preset NAME-tiny --quant F32 --seed 42}; the expected values are llama.cpp's
+ * greedy continuation of a fixed prompt and its top-1 − top-2 logit margin at each step, recorded
+ * with {@code tools/llamacpp/compare.mjs} (llama.cpp v0.4.0 through node-llama-cpp 3.21.1, 2 threads):
+ * <pre>
+ * node compare.mjs -m NAME-tiny-F32.gguf --tokens 39,695,78,995,11,352,17,18,284,74,641 -n 16 --dgr ../../dgr
+ * </pre>
+ * dgr replays each path teacher-forced on both engines; the margins must agree within the case's
+ * tolerance and the tokens wherever llama.cpp's margin exceeds it ({@link LlamaCppPath#assertMatches}).
+ * "Agreement" below is the largest difference of logits relative to the top one, teacher-forced, as
+ * compare.mjs reported it; "fails" records a mutation of the engine (the variant's distinguishing
+ * piece removed) that this check caught.
+ */
+class LlamaCppCrossCheckTest {
+    /** A synthesized model, the margin tolerance its check uses, and llama.cpp's recorded path. */
+    record Case(SynthPreset preset, double tolerance, LlamaCppPath llamaCpp) {
+        @Override
+        public String toString() {
+            return preset.name();
+        }
+    }
+
+    /** Qwen2: Q/K/V biases, NeoX pairs. Agreement 5.3e-4; with normal pairs the logits differed by 0.031. */
+    private static final Case QWEN2 = new Case(SynthPreset.QWEN2_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
+        new int[] {
+            318, 318, 318, 318, 318, 318, 318, 318, 318, 318, 318, 318, 318, 318, 318, 794},
+        new double[] {
+            0.14782550925522386, 0.8971009792669289, 0.8613366995405798, 0.7644103409820282,
+            0.6542896419050432, 0.554410979945942, 0.4655065429690124, 0.388931422353898,
+            0.32462926585715657, 0.2684573950795226, 0.21499434076112323, 0.1598315544246649,
+            0.10553762288626256, 0.05516681437362614, 0.011765669470987561, 0.0241013413085458}));
+
+    /** Qwen3: per-head Q/K norms before NeoX pairs, no biases, heads of 128 against n_embd/n_head = 64.
+     * Agreement 7.4e-4; without the Q/K norms or with normal pairs it fails (both tried). */
+    private static final Case QWEN3 = new Case(SynthPreset.QWEN3_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
+        new int[] {
+            882, 882, 882, 882, 882, 882, 882, 882, 882, 882, 882, 882, 882, 882, 882, 882},
+        new double[] {
+            0.03438496884713338, 0.5801723394927771, 0.7370711176238167, 0.8427407732074705,
+            0.850499587414153, 0.7462840229835717, 0.7093279433447064, 0.6628654068134638,
+            0.6298628947547078, 0.6181818867084985, 0.6033976826176408, 0.5568620435204128,
+            0.47119600950510687, 0.3853512197954574, 0.3319726028009118, 0.3052558915353858}));
+
+    /** Granite 3.x: the four multipliers. Agreement 1.7e-3 (relative to the top logit, which the
+     * logit multiplier doubles); leaving out any one multiplier fails (each tried). */
+    private static final Case GRANITE = new Case(SynthPreset.GRANITE_TINY, 5e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
+        new int[] {
+            977, 977, 977, 977, 977, 977, 977, 977, 977, 192, 192, 192, 192, 192, 192, 192},
+        new double[] {
+            0.09591749983154063, 0.6112658659327428, 0.7034508551365883, 0.6838993225244785,
+            0.626407601617399, 0.537031611706734, 0.4208968273230944, 0.27621945407081494,
+            0.11099840480588163, 0.039993343369287615, 0.6521187509382136, 0.5903864052300438,
+            0.5418578468357893, 0.4068370752411008, 0.31878315717463845, 0.2914435728868856}));
+
+    /** Gemma 2: sqrt(n_embd) embeddings, NeoX pairs, branch-output norms, GELU, window 8 on
+     * alternate layers, soft caps 0.3 and 2. The same 16 tokens, agreement 6.2e-4; without either
+     * cap, without the window or with it on the other layers it fails (each tried). */
+    private static final Case GEMMA2 = new Case(SynthPreset.GEMMA2_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
+        new int[] {
+            1019, 1019, 1019, 1019, 397, 397, 397, 397, 397, 397, 164, 164, 164, 164, 164, 164},
+        new double[] {
+            0.0031642932248123756, 0.2552607138892844, 0.2051454840190683, 0.00472031935201489,
+            0.0031157483877750636, 0.16711383266252167, 0.14727042618810504, 0.05132356462077503,
+            0.09256614523701057, 0.004532622502913419, 0.0011198268652421461, 0.4043185050558664,
+            0.18607746872871633, 0.09364555760616611, 0.05456517416122608, 0.08109152597308622}));
+
+    /** Gemma 3: as Gemma 2 without caps plus per-head Q/K norms, five window-8 layers at base 1e4
+     * to one global at 1e6; the 26-position path crosses the window. The same 16 tokens, agreement
+     * 1.7e-3 (llama.cpp reads GELU from an f16 table, keeps K/V in f16); without the window, with
+     * the global rotation on local layers, with SiLU, without the branch norms or without the
+     * embedding scale it fails (each tried). */
+    private static final Case GEMMA3 = new Case(SynthPreset.GEMMA3_TINY, 5e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
+        new int[] {
+            876, 81, 118, 118, 405, 174, 637, 637, 524, 524, 730, 730, 730, 730, 730, 128},
+        new double[] {
+            0.005659532302413339, 0.12349346524762161, 0.05741019979098638, 0.20180283853872272,
+            0.07773686201859409, 0.028508236445057733, 0.05426118695916671, 0.05104641526921583,
+            0.03348754507229845, 0.23517317303879715, 0.033686394515953566, 0.38900905953904097,
+            0.2746933333064572, 0.3445941785904676, 0.1507198597616366, 0.09416795847803705}));
+
+    /** SmolLM3: four layers, the fourth unrotated. Agreement 7.7e-4; rotating it fails (tried). */
+    private static final Case SMOLLM3 = new Case(SynthPreset.SMOLLM3_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
+        new int[] {
+            1008, 1008, 1008, 1008, 1008, 1008, 1008, 1008, 1008, 1008, 1008, 1008, 1008, 1008, 1008, 1008},
+        new double[] {
+            0.009833662405566379, 0.5839024655599525, 0.5804625768426659, 0.581053662327677,
+            0.5525173909916914, 0.5020322555306596, 0.46712078108535504, 0.43364288340249146,
+            0.4107782849379493, 0.3940373923202012, 0.3784740901231114, 0.36184593761628836,
+            0.3465823630400262, 0.33586284726345106, 0.330019123468257, 0.3275675943985519}));
+
+    /** Phi-3: fused attn_qkv and gate+up (gate first), NeoX pairs, LongRoPE's short factors (the
+     * context is within the original one) and magnitude factor. The same 16 tokens, agreement
+     * 8.0e-4; without the factors, without the magnitude, with gate and up swapped or with normal
+     * pairs it fails (each tried). */
+    private static final Case PHI3 = new Case(SynthPreset.PHI3_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
+        new int[] {
+            8480, 18720, 18720, 18720, 4889, 26821, 8480, 18720, 18720, 18720, 20617, 18720, 20617, 17491,
+            20617, 17491},
+        new double[] {
+            0.008481026485361198, 0.04163148112621329, 0.08599884795976465, 0.00505444830464441,
+            0.030005467019295295, 0.032215862186037114, 0.13635930491789594, 0.06925896453343938,
+            0.10546308173664443, 0.02320916757059699, 0.025836710236934124, 0.113848054657824,
+            0.09093941759532775, 0.003083590337590536, 0.1897576671752308, 0.05428590470879513}));
+
+    /** OLMo 2: no pre-norms, all of Q and K normed before NeoX pairs, branch-output norms. Agreement
+     * 1.2e-3; the paths part at step 4, a 0.0003 near-tie the check leaves to either order; normal
+     * pairs or per-head norms fail (each tried). */
+    private static final Case OLMO2 = new Case(SynthPreset.OLMO2_TINY, 3e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
+        new int[] {
+            977, 665, 43, 881, 665, 893, 907, 535, 179, 535, 179, 179, 179, 179, 179, 179},
+        new double[] {
+            0.052902270030386056, 0.029304418723826053, 0.07003529103819073, 0.0002572503094642187,
+            0.16541759020905467, 0.1943890366035319, 0.09126998248058182, 0.07855225272767896,
+            0.0098750634663487, 0.01243584561515032, 0.07402686134321979, 0.17396330628781698,
+            0.20260422734108996, 0.22476084807971208, 0.169688908472863, 0.15620430367168137}));
+
+    /** EXAONE 3.x: the llama graph, NeoX pairs. Agreement 7.0e-4; with normal pairs 0.035 (tried). */
+    private static final Case EXAONE = new Case(SynthPreset.EXAONE_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
+        new int[] {
+            641, 641, 641, 641, 641, 641, 641, 641, 641, 641, 641, 641, 641, 641, 641, 641},
+        new double[] {
+            0.0010088959706067158, 0.055224500761986484, 0.04749350379329531, 0.03190189723974335,
+            0.033524658482734004, 0.04280124224320225, 0.054622463606939675, 0.06628564273821791,
+            0.07606757596617886, 0.08382622966760422, 0.08919777141180685, 0.09404892956498756,
+            0.09805293033111973, 0.10077065779970606, 0.10253015575267899, 0.10426750774200855}));
+
+    /** ERNIE 4.5 (dense): the llama graph, normal pairs. Agreement 7.1e-4; with NeoX pairs it fails (tried). */
+    private static final Case ERNIE = new Case(SynthPreset.ERNIE_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
+        new int[] {
+            950, 950, 950, 950, 950, 950, 950, 950, 950, 950, 950, 950, 950, 950, 950, 950},
+        new double[] {
+            0.002456220225306005, 1.2047742155159744, 1.2195298698799295, 1.204330998627884,
+            1.1874618427152086, 1.1678785707999388, 1.1461046479839334, 1.123118407362317, 1.101038547110882,
+            1.0730495974590584, 0.9998318795530494, 0.9343748281895685, 0.8758246156255511,
+            0.8242144514477454, 0.7766228550371563, 0.7324988840739124}));
+
+    @TempDir
+    static Path dir;
+
+    static Stream<Arguments> cases() {
+        return Stream.of(EngineOptions.Kind.values()).flatMap(k -> Stream.of(QWEN2, QWEN3, GRANITE, GEMMA2, GEMMA3, SMOLLM3, PHI3, OLMO2, EXAONE, ERNIE)
+                .map(c -> Arguments.of(c, k)));
+    }
+
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("cases")
+    void greedyPathAndMarginsMatchLlamaCpp(Case c, EngineOptions.Kind kind) {
+        EngineOptions opts = EngineOptions.defaults().withKind(kind).withThreads(2).withMaxRows(32);
+        try (Engine e = Engines.load(model(c.preset()), opts)) {
+            assertThat(e.info().architecture()).isEqualTo(c.preset().architecture());
+            c.llamaCpp().assertMatches(e, c.tolerance());
+        }
+    }
+
+    /** Phi-3 past its original context (4096 here) rotates with the long factors, as llama.cpp chooses. */
+    @Test
+    void phi3PastTheOriginalContextRotatesWithTheLongFactors() {
+        Path model = model(SynthPreset.PHI3_TINY);
+        EngineOptions opts = EngineOptions.defaults().withThreads(1).withMaxRows(4);
+        try (Engine shortCtx = Engines.load(model, opts.withContextLength(4096));
+             Engine longCtx = Engines.load(model, opts.withContextLength(4097))) {
+            RopeConfig rope = ((LlamaEngine) shortCtx).config().rope();
+            assertThat(rope.forContext(4096).freqFactors()).isSameAs(rope.freqFactors());
+            assertThat(rope.forContext(4097).freqFactors()).isSameAs(rope.longFreqFactors());
+            assertThat(rope.longFreqFactors()[31]).isEqualTo(4f); // the long ramp's end, not the short one's 2
+            assertThat(longCtx.recipe().id()).isNotEqualTo(shortCtx.recipe().id());
+        }
+    }
+
+    private static synchronized Path model(SynthPreset preset) {
+        Path model = dir.resolve(preset.name() + "-F32.gguf");
+        if (!Files.exists(model)) Synth.write(preset, QuantMix.parse("F32"), 42, model);
+        return model;
+    }
+}
