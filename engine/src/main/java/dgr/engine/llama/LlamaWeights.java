@@ -37,7 +37,8 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
 
     static LlamaWeights load(GgufArtifact a, LlamaConfig c, int first, int end) {
         boolean firstStage = first == 0, lastStage = end == c.nLayers();
-        WeightMatrix embd = firstStage ? matrix(a, "token_embd.weight", c.nEmbd(), c.vocabSize()) : null;
+        Reader r = new Reader(a);
+        WeightMatrix embd = firstStage ? r.matrix("token_embd.weight", c.nEmbd(), c.vocabSize()) : null;
         Layer[] layers = new Layer[end - first];
         LlamaVariant v = c.variant();
         // Q/K norms one head wide or as wide as Q and K; llama.cpp requires them where the variant has them.
@@ -46,73 +47,42 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
         boolean qk = v.qkNorm != LlamaVariant.QkNorm.NONE;
         for (int l = first; l < end; l++) {
             String p = "blk." + l + ".";
-            WeightMatrix[] qkv = attentionProjections(a, c, p), gateUp = gateAndUp(a, c, p);
+            WeightMatrix[] qkv = attentionProjections(r, c, p), gateUp = gateAndUp(r, c, p);
             layers[l - first] = new Layer(
-                    v.preNorms ? vector(a, p + "attn_norm.weight", c.nEmbd()) : null,
+                    v.preNorms ? r.vector(p + "attn_norm.weight", c.nEmbd()) : null,
                     qkv[0], qkv[1], qkv[2],
-                    optionalVector(a, p + "attn_q.bias", c.qDim()),
-                    optionalVector(a, p + "attn_k.bias", c.kvDim()),
-                    optionalVector(a, p + "attn_v.bias", c.kvDim()),
-                    qk ? vector(a, p + "attn_q_norm.weight", qNorm) : null,
-                    qk ? vector(a, p + "attn_k_norm.weight", kNorm) : null,
-                    matrix(a, p + "attn_output.weight", c.qDim(), c.nEmbd()),
-                    v.postNorms ? vector(a, p + "post_attention_norm.weight", c.nEmbd()) : null,
-                    v.preNorms ? vector(a, p + "ffn_norm.weight", c.nEmbd()) : null,
+                    r.optionalVector(p + "attn_q.bias", c.qDim()),
+                    r.optionalVector(p + "attn_k.bias", c.kvDim()),
+                    r.optionalVector(p + "attn_v.bias", c.kvDim()),
+                    qk ? r.vector(p + "attn_q_norm.weight", qNorm) : null,
+                    qk ? r.vector(p + "attn_k_norm.weight", kNorm) : null,
+                    r.matrix(p + "attn_output.weight", c.qDim(), c.nEmbd()),
+                    v.postNorms ? r.vector(p + "post_attention_norm.weight", c.nEmbd()) : null,
+                    v.preNorms ? r.vector(p + "ffn_norm.weight", c.nEmbd()) : null,
                     gateUp[0], gateUp[1],
-                    matrix(a, p + "ffn_down.weight", c.nFf(), c.nEmbd()),
-                    v.postNorms ? vector(a, p + "post_ffw_norm.weight", c.nEmbd()) : null);
+                    r.matrix(p + "ffn_down.weight", c.nFf(), c.nEmbd()),
+                    v.postNorms ? r.vector(p + "post_ffw_norm.weight", c.nEmbd()) : null);
         }
-        refuseUnread(a, c, first, layers);
+        r.refuseUnreadBlocks(c, first, end);
         float[] outNorm = null;
         WeightMatrix out = null;
         if (lastStage) {
-            outNorm = vector(a, "output_norm.weight", c.nEmbd());
+            outNorm = r.vector("output_norm.weight", c.nEmbd());
             // Tied embeddings: without output.weight the token embedding matrix projects to logits.
-            out = a.tensorOrNull("output.weight") != null
-                    ? matrix(a, "output.weight", c.nEmbd(), c.vocabSize())
-                    : matrix(a, "token_embd.weight", c.nEmbd(), c.vocabSize());
+            out = r.has("output.weight")
+                    ? r.matrix("output.weight", c.nEmbd(), c.vocabSize())
+                    : r.matrix("token_embd.weight", c.nEmbd(), c.vocabSize());
         }
         return new LlamaWeights(embd, layers, outNorm, out);
     }
 
-    /**
-     * Fails on a block tensor the graph did not read (an output-projection bias, an FFN bias, a norm of
-     * a variant dgr does not run): computing without it would give wrong logits without a word, and
-     * llama.cpp refuses such a file too (its loader counts every tensor).
-     */
-    private static void refuseUnread(GgufArtifact a, LlamaConfig c, int first, Layer[] layers) {
-        java.util.Set<String> read = new java.util.HashSet<>();
-        for (int i = 0; i < layers.length; i++) {
-            Layer L = layers[i];
-            String p = "blk." + (first + i) + ".";
-            for (WeightMatrix m : new WeightMatrix[] {L.wq(), L.wk(), L.wv(), L.wo(), L.gate(), L.up(), L.down()}) {
-                int slice = m.name().indexOf('[');
-                read.add(slice < 0 ? m.name() : m.name().substring(0, slice));
-            }
-            String[] names = {"attn_norm.weight", "attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_q_norm.weight",
-                "attn_k_norm.weight", "post_attention_norm.weight", "ffn_norm.weight", "post_ffw_norm.weight"};
-            float[][] vectors = {L.attnNorm(), L.bq(), L.bk(), L.bv(), L.qNorm(), L.kNorm(), L.postAttnNorm(), L.ffnNorm(), L.postFfnNorm()};
-            for (int k = 0; k < names.length; k++) if (vectors[k] != null) read.add(p + names[k]);
-        }
-        for (TensorInfo t : a.tensors()) {
-            String n = t.name();
-            int dot = n.indexOf('.', 4);
-            if (!n.startsWith("blk.") || dot < 0 || !n.substring(4, dot).chars().allMatch(Character::isDigit) || dot == 4) continue;
-            int layer = Integer.parseInt(n.substring(4, dot));
-            if (layer >= first && layer < first + layers.length && !read.contains(n)) {
-                throw new IllegalArgumentException(a.path() + ": tensor '" + n + "' is not part of the " + c.architecture()
-                        + " graph dgr runs; computing without it would give wrong results");
-            }
-        }
-    }
-
     /** Q, K and V: three tensors, or Phi-3's one {@code attn_qkv} whose rows are Q's, then K's, then V's. */
-    private static WeightMatrix[] attentionProjections(GgufArtifact a, LlamaConfig c, String p) {
-        if (a.tensorOrNull(p + "attn_qkv.weight") == null) {
-            return new WeightMatrix[] {matrix(a, p + "attn_q.weight", c.nEmbd(), c.qDim()),
-                matrix(a, p + "attn_k.weight", c.nEmbd(), c.kvDim()), matrix(a, p + "attn_v.weight", c.nEmbd(), c.kvDim())};
+    private static WeightMatrix[] attentionProjections(Reader r, LlamaConfig c, String p) {
+        if (!r.has(p + "attn_qkv.weight")) {
+            return new WeightMatrix[] {r.matrix(p + "attn_q.weight", c.nEmbd(), c.qDim()),
+                r.matrix(p + "attn_k.weight", c.nEmbd(), c.kvDim()), r.matrix(p + "attn_v.weight", c.nEmbd(), c.kvDim())};
         }
-        WeightMatrix qkv = matrix(a, p + "attn_qkv.weight", c.nEmbd(), c.qDim() + 2 * c.kvDim());
+        WeightMatrix qkv = r.matrix(p + "attn_qkv.weight", c.nEmbd(), c.qDim() + 2 * c.kvDim());
         return new WeightMatrix[] {qkv.rowSlice(p + "attn_qkv.weight[q]", 0, c.qDim()),
             qkv.rowSlice(p + "attn_qkv.weight[k]", c.qDim(), c.kvDim()),
             qkv.rowSlice(p + "attn_qkv.weight[v]", c.qDim() + c.kvDim(), c.kvDim())};
@@ -122,40 +92,75 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
      * The FFN's gate and up projections: two tensors, or Phi-3's one {@code ffn_up} of {@code 2·n_ff}
      * rows whose first half is the gate (ggml's {@code swiglu} applies SiLU to the first half).
      */
-    private static WeightMatrix[] gateAndUp(GgufArtifact a, LlamaConfig c, String p) {
-        if (a.tensorOrNull(p + "ffn_gate.weight") != null || a.tensor(p + "ffn_up.weight").rows() == c.nFf()) {
-            return new WeightMatrix[] {matrix(a, p + "ffn_gate.weight", c.nEmbd(), c.nFf()), matrix(a, p + "ffn_up.weight", c.nEmbd(), c.nFf())};
+    private static WeightMatrix[] gateAndUp(Reader r, LlamaConfig c, String p) {
+        if (r.has(p + "ffn_gate.weight") || r.artifact.tensor(p + "ffn_up.weight").rows() == c.nFf()) {
+            return new WeightMatrix[] {r.matrix(p + "ffn_gate.weight", c.nEmbd(), c.nFf()), r.matrix(p + "ffn_up.weight", c.nEmbd(), c.nFf())};
         }
-        WeightMatrix up = matrix(a, p + "ffn_up.weight", c.nEmbd(), 2 * c.nFf());
+        WeightMatrix up = r.matrix(p + "ffn_up.weight", c.nEmbd(), 2 * c.nFf());
         return new WeightMatrix[] {up.rowSlice(p + "ffn_up.weight[gate]", 0, c.nFf()), up.rowSlice(p + "ffn_up.weight[up]", c.nFf(), c.nFf())};
     }
 
-    private static WeightMatrix matrix(GgufArtifact a, String name, int cols, int rows) {
-        TensorInfo t = a.tensor(name);
-        WeightMatrix m = WeightMatrix.of(t);
-        if (m.cols() != cols || m.rows() != rows) {
-            throw new IllegalArgumentException(a.path() + ": tensor '" + name + "' has shape " + t.shapeString()
-                    + ", expected [" + cols + ", " + rows + "]");
-        }
-        return m;
-    }
+    /** Reads tensors of one artifact with their shapes checked, and remembers which it read. */
+    private static final class Reader {
+        final GgufArtifact artifact;
+        private final java.util.Set<String> read = new java.util.HashSet<>();
 
-    private static float[] vector(GgufArtifact a, String name, int n) {
-        TensorInfo t = a.tensor(name);
-        if (t.elementCount() != n) {
-            throw new IllegalArgumentException(a.path() + ": tensor '" + name + "' has " + t.elementCount()
-                    + " values, expected " + n);
+        Reader(GgufArtifact artifact) {
+            this.artifact = artifact;
         }
-        if (t.type().isQuantized() || !RowDecoder.supports(t.type())) {
-            throw new IllegalArgumentException(a.path() + ": tensor '" + name + "' has type " + t.type()
-                    + ", expected F32, F16 or BF16");
-        }
-        float[] v = new float[n];
-        RowDecoder.decode(t.type(), t.data(), 0, v, 0, n);
-        return v;
-    }
 
-    private static float[] optionalVector(GgufArtifact a, String name, int n) {
-        return a.tensorOrNull(name) == null ? null : vector(a, name, n);
+        boolean has(String name) {
+            return artifact.tensorOrNull(name) != null;
+        }
+
+        WeightMatrix matrix(String name, int cols, int rows) {
+            TensorInfo t = artifact.tensor(name);
+            WeightMatrix m = WeightMatrix.of(t);
+            if (m.cols() != cols || m.rows() != rows) {
+                throw new IllegalArgumentException(artifact.path() + ": tensor '" + name + "' has shape " + t.shapeString()
+                        + ", expected [" + cols + ", " + rows + "]");
+            }
+            read.add(name);
+            return m;
+        }
+
+        float[] vector(String name, int n) {
+            TensorInfo t = artifact.tensor(name);
+            if (t.elementCount() != n) {
+                throw new IllegalArgumentException(artifact.path() + ": tensor '" + name + "' has " + t.elementCount()
+                        + " values, expected " + n);
+            }
+            if (t.type().isQuantized() || !RowDecoder.supports(t.type())) {
+                throw new IllegalArgumentException(artifact.path() + ": tensor '" + name + "' has type " + t.type()
+                        + ", expected F32, F16 or BF16");
+            }
+            float[] v = new float[n];
+            RowDecoder.decode(t.type(), t.data(), 0, v, 0, n);
+            read.add(name);
+            return v;
+        }
+
+        float[] optionalVector(String name, int n) {
+            return has(name) ? vector(name, n) : null;
+        }
+
+        /**
+         * Fails on a tensor of blocks {@code [first, end)} that was not read (an output-projection
+         * bias, an FFN bias, a norm of a variant dgr does not run): computing without it would give
+         * wrong logits without a word, and llama.cpp refuses such a file too (its loader counts
+         * every tensor).
+         */
+        void refuseUnreadBlocks(LlamaConfig c, int first, int end) {
+            for (TensorInfo t : artifact.tensors()) {
+                String n = t.name();
+                int dot = n.indexOf('.', 4);
+                if (!n.startsWith("blk.") || dot <= 4 || !n.substring(4, dot).chars().allMatch(Character::isDigit)) continue;
+                int layer = Integer.parseInt(n.substring(4, dot));
+                if (layer >= first && layer < end && !read.contains(n)) {
+                    throw new IllegalArgumentException(artifact.path() + ": tensor '" + n + "' is not part of the "
+                            + c.architecture() + " graph dgr runs; computing without it would give wrong results");
+                }
+            }
+        }
     }
 }
