@@ -13,7 +13,48 @@ import dgr.gguf.TensorInfo;
  */
 public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf, int nHead, int nHeadKv, int headDim,
                           float rmsEps, int vocabSize, int trainContext, RopeConfig rope, Multipliers multipliers,
-                          SlidingWindow slidingWindow, Softcaps softcaps) {
+                          SlidingWindow slidingWindow, Softcaps softcaps, Experts experts) {
+
+    /**
+     * A mixture-of-experts FFN (Mixtral under {@code llama}, Qwen3-MoE): {@code count} experts of
+     * width {@code ff}; a router scores them, the softmax's {@code used} highest are run, their
+     * probabilities renormalised to sum 1 (llama.cpp's {@code norm_w}, true for both), times
+     * {@code weightsScale} unless it is 0 or 1, and their outputs summed in that order. Null for a
+     * dense FFN.
+     */
+    public record Experts(int count, int used, int ff, float weightsScale) {
+        static Experts from(GgufArtifact a, Metadata md, String p, LlamaVariant v, int nFf) {
+            int count = md.getInt(p + "expert_count", 0);
+            if (count == 0) {
+                if (v.ffn == LlamaVariant.Ffn.EXPERTS) {
+                    throw new IllegalArgumentException(a.path() + ": " + p + "expert_count is missing; " + v.architecture()
+                            + " models route every token through experts");
+                }
+                return null;
+            }
+            if (v.ffn == LlamaVariant.Ffn.DENSE) {
+                throw new IllegalArgumentException(a.path() + ": " + p + "expert_count = " + count
+                        + ": mixture-of-experts " + v.architecture() + " models are not supported by the llama engine");
+            }
+            int used = md.getInt(p + "expert_used_count", 0);
+            if (count < 0 || used < 1 || used > count) {
+                throw new IllegalArgumentException(a.path() + ": " + p + "expert_used_count = " + used
+                        + " must be between 1 and " + p + "expert_count = " + count);
+            }
+            int gating = md.getInt(p + "expert_gating_func", 1);
+            if (gating != 1) {
+                throw new IllegalArgumentException(a.path() + ": " + p + "expert_gating_func = " + gating
+                        + ": the llama engine routes with softmax (1) only");
+            }
+            // Mixtral's experts are feed_forward_length wide; Qwen3-MoE names their width on its own.
+            int ff = md.getInt(p + "expert_feed_forward_length", nFf);
+            float scale = md.getFloat(p + "expert_weights_scale", 0f);
+            if (!Float.isFinite(scale) || scale < 0) {
+                throw new IllegalArgumentException(a.path() + ": " + p + "expert_weights_scale = " + scale + " is not a usable factor");
+            }
+            return new Experts(count, used, ff, scale);
+        }
+    }
 
     /** The {@code general.architecture} value. */
     public String architecture() {
@@ -99,11 +140,6 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
         Metadata md = a.metadata();
         String arch = md.getString("general.architecture");
         String p = arch + ".";
-        if (md.has(p + "expert_count") && md.getInt(p + "expert_count") > 0) {
-            // llama.cpp runs Mixtral-style models under "llama" with routed expert tensors (ffn_*_exps).
-            throw new IllegalArgumentException(a.path() + ": " + p + "expert_count = " + md.getInt(p + "expert_count")
-                    + ": mixture-of-experts llama models (Mixtral) are not supported by the llama engine");
-        }
         int nEmbd = md.getInt(p + "embedding_length");
         int nHead = md.getInt(p + "attention.head_count");
         int nHeadKv = md.getInt(p + "attention.head_count_kv", nHead);
@@ -126,9 +162,12 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
         if (v == null) throw new IllegalArgumentException(a.path() + ": architecture '" + arch + "' is not one the llama engine runs ("
                 + LlamaVariant.names() + ")");
         RopeConfig rope = RopeConfig.from(a, p, headDim, v.neox);
-        return new LlamaConfig(v, nEmbd, nLayers, md.getInt(p + "feed_forward_length"),
+        // A MoE file may leave out the dense width (Qwen3-MoE writes it, but nothing reads it then).
+        Experts experts = Experts.from(a, md, p, v, md.getInt(p + "feed_forward_length", 0));
+        int nFf = experts != null ? md.getInt(p + "feed_forward_length", experts.ff()) : md.getInt(p + "feed_forward_length");
+        return new LlamaConfig(v, nEmbd, nLayers, nFf,
                 nHead, nHeadKv, headDim, md.getFloat(p + "attention.layer_norm_rms_epsilon", 1e-5f), vocab,
                 md.getInt(p + "context_length", 2048), rope, v.multipliers(md, p, nLayers, nEmbd, nHead, headDim),
-                v.slidingWindow(a, md, p, rope), v.softcaps(md, p));
+                v.slidingWindow(a, md, p, rope), v.softcaps(md, p), experts);
     }
 }

@@ -24,7 +24,7 @@ import dgr.gguf.TensorInfo;
  *
  * <p>Per layer: RMSNorm and Q/K/V for all rows (one batched matmul each), RoPE, K/V appended to
  * each row's slot, then attention per (row, head) over that row's own slot positions 0..pos,
- * output projection, SwiGLU FFN, residuals. Matmuls are split across workers by output rows only,
+ * output projection, SwiGLU FFN (or a mixture of experts: {@link #experts}), residuals. Matmuls are split across workers by output rows only,
  * attention by (row, head) items, and every per-row step (norm, RoPE, softmax) runs the same
  * sequence for a row whatever else is in the batch, so results are batch-invariant to the bit.
  * All buffers are sized for {@code maxRows} at construction; a forward pass allocates nothing
@@ -53,6 +53,13 @@ public final class LlamaEngine implements Engine {
     // Activations, [row][width] row-major, sized for maxRows.
     private final float[] x, xb, q, k, v, att, tmp, gate, up, hb, outIn, logits;
     private final int[] outIndex;
+    /**
+     * Mixture-of-experts work ({@link #experts}), null for a dense model: router scores per row,
+     * each row's chosen experts and weights ({@code used} per row), the rows gathered for one expert
+     * and their outputs, and every (row, choice)'s output before the weighted sum.
+     */
+    private final float[] routerScores, routerProbs, expertWeights, expertIn, expertOut, choiceOut;
+    private final int[] chosen, members;
     private final KvSlot[] rowSlot;
     private final int[] rowPos;
     private int nRows, nOut;
@@ -111,15 +118,25 @@ public final class LlamaEngine implements Engine {
         v = new float[r * cfg.kvDim()];
         att = new float[r * cfg.qDim()];
         tmp = new float[r * e];
-        gate = new float[r * cfg.nFf()];
-        up = new float[r * cfg.nFf()];
-        hb = new float[r * cfg.nFf()];
+        LlamaConfig.Experts ex = cfg.experts();
+        int ff = ex == null ? cfg.nFf() : ex.ff(); // a MoE model's FFN buffers hold one expert's rows
+        gate = new float[r * ff];
+        up = new float[r * ff];
+        hb = new float[r * ff];
+        routerScores = ex == null ? null : new float[r * ex.count()];
+        routerProbs = ex == null ? null : new float[ex.count()];
+        chosen = ex == null ? null : new int[r * ex.used()];
+        expertWeights = ex == null ? null : new float[r * ex.used()];
+        members = ex == null ? null : new int[r];
+        expertIn = ex == null ? null : new float[r * e];
+        expertOut = ex == null ? null : new float[r * e];
+        choiceOut = ex == null ? null : new float[Math.multiplyExact(r * ex.used(), e)];
         outIn = lastStage ? new float[r * e] : null;
         logits = lastStage ? new float[Math.multiplyExact(r, cfg.vocabSize())] : null;
         outIndex = new int[r];
         rowSlot = new KvSlot[r];
         rowPos = new int[r];
-        int maxCols = Math.max(Math.max(e, cfg.nFf()), cfg.qDim());
+        int maxCols = Math.max(Math.max(e, ff), cfg.qDim());
         scratch = new Scratch[threads];
         for (int i = 0; i < threads; i++) scratch[i] = new Scratch(maxCols, context);
         this.pool = new WorkerPool(threads, "dgr-" + id.name());
@@ -218,12 +235,56 @@ public final class LlamaEngine implements Engine {
         if (L.postAttnNorm() != null) for (int r = 0; r < n; r++) rmsNorm(tmp, r * e, L.postAttnNorm(), tmp, r * e);
         addResidual(n * e);
         in = preNorm(L.ffnNorm(), n);
-        matJob.set(n, true, L.gate(), in, gate, L.up(), in, up, null, null, null);
-        pool.run(matJob);
-        matJob.set(n, false, L.down(), hb, tmp, null, null, null, null, null, null);
-        pool.run(matJob);
+        if (L.experts() != null) {
+            experts(L.experts(), in, n);
+        } else {
+            matJob.set(n, true, L.gate(), in, gate, L.up(), in, up, null, null, null);
+            pool.run(matJob);
+            matJob.set(n, false, L.down(), hb, tmp, null, null, null, null, null, null);
+            pool.run(matJob);
+        }
         if (L.postFfnNorm() != null) for (int r = 0; r < n; r++) rmsNorm(tmp, r * e, L.postFfnNorm(), tmp, r * e);
         addResidual(n * e);
+    }
+
+    /**
+     * The mixture-of-experts FFN into {@code tmp}: router scores for all rows (one matmul), each
+     * row's experts ({@link ExpertRouting}), then per expert, in expert order, one SwiGLU pass and
+     * one down projection over just the rows that chose it, so each expert's weights are read once
+     * per step whatever the batch; last, per row, {@code w₀·y₀ + w₁·y₁ + …} in the row's choice
+     * order, each product rounded before the sum, as llama.cpp multiplies and then adds. A row's
+     * outputs come from the same kernels and steps however many rows share its experts, so the
+     * result is batch-invariant like the dense FFN.
+     */
+    private void experts(LlamaWeights.Experts w, float[] in, int n) {
+        LlamaConfig.Experts ex = cfg.experts();
+        int e = cfg.nEmbd(), used = ex.used(), count = ex.count();
+        matmul(w.router(), in, n, routerScores);
+        for (int r = 0; r < n; r++) {
+            ExpertRouting.route(routerScores, r * count, count, used, ex.weightsScale(), routerProbs, chosen, expertWeights, r * used);
+        }
+        for (int x = 0; x < count; x++) {
+            int m = 0;
+            for (int c = 0; c < n * used; c++) {
+                if (chosen[c] != x) continue;
+                System.arraycopy(in, (c / used) * e, expertIn, m * e, e);
+                members[m++] = c;
+            }
+            if (m == 0) continue;
+            matJob.set(m, true, w.gate()[x], expertIn, gate, w.up()[x], expertIn, up, null, null, null);
+            pool.run(matJob);
+            matJob.set(m, false, w.down()[x], hb, expertOut, null, null, null, null, null, null);
+            pool.run(matJob);
+            for (int i = 0; i < m; i++) System.arraycopy(expertOut, i * e, choiceOut, members[i] * e, e);
+        }
+        for (int r = 0; r < n; r++) {
+            int c0 = r * used;
+            for (int i = 0; i < e; i++) {
+                float sum = expertWeights[c0] * choiceOut[c0 * e + i];
+                for (int k = 1; k < used; k++) sum += expertWeights[c0 + k] * choiceOut[(c0 + k) * e + i];
+                tmp[r * e + i] = sum;
+            }
+        }
     }
 
     /** A branch's input: xb = rmsNorm(x)·weight for each row, or x itself where the architecture has no pre-norm (OLMo 2). */

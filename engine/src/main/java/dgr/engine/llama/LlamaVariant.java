@@ -15,10 +15,10 @@ import java.util.stream.Collectors;
  * ({@link RopeConfig}) ask the variant instead of comparing architecture names.
  */
 public enum LlamaVariant {
-    /** Llama 1–3, Mistral, TinyLlama, SmolLM 1–2, DeepSeek-R1-Distill-Llama. */
-    LLAMA("llama", false, QkNorm.NONE, true, false, false, 0),
+    /** Llama 1–3, Mistral, TinyLlama, SmolLM 1–2, DeepSeek-R1-Distill-Llama; Mixtral (experts). */
+    LLAMA("llama", false, QkNorm.NONE, true, false, false, 0, Ffn.EITHER),
     /** Converters that name Mistral models: llama's tensors under {@code mistral.} keys. */
-    MISTRAL("mistral", false, QkNorm.NONE, true, false, false, 0),
+    MISTRAL("mistral", false, QkNorm.NONE, true, false, false, 0, Ffn.EITHER),
     /** EXAONE 3.x: the llama graph under {@code exaone.} keys, NeoX pairs. */
     EXAONE("exaone", true, QkNorm.NONE, true, false, false, 0),
     /** ERNIE 4.5 (dense): the llama graph under {@code ernie4_5.} keys. */
@@ -29,6 +29,8 @@ public enum LlamaVariant {
     QWEN2("qwen2", true, QkNorm.NONE, true, false, false, 0),
     /** Qwen3 (dense): each head of Q and K RMS-normalised before the rotation, no biases. */
     QWEN3("qwen3", true, QkNorm.PER_HEAD, true, false, false, 0),
+    /** Qwen3-MoE: Qwen3's attention, every FFN a mixture of experts ({@link LlamaConfig.Experts}). */
+    QWEN3MOE("qwen3moe", true, QkNorm.PER_HEAD, true, false, false, 0, Ffn.EXPERTS),
     /** Phi-3, Phi-3.5, Phi-4-mini: fused attn_qkv and gate+up (split by {@link LlamaWeights}), LongRoPE factors. */
     PHI3("phi3", true, QkNorm.NONE, true, false, false, 0),
     /** OLMo 2: no pre-norms, all of Q and all of K normalised, a norm on each branch's output. */
@@ -101,9 +103,17 @@ public enum LlamaVariant {
     final boolean gelu;
     /** Every {@code noRopeStep}-th layer skips the rotation; 0 rotates all. */
     final int noRopeStep;
+    /** Whether the FFN is dense, a mixture of experts ({@link LlamaConfig.Experts}), or either as the file says. */
+    final Ffn ffn;
+
+    /**
+     * The FFN kinds an architecture's files have: llama.cpp builds Mixtral's experts under
+     * {@code llama} (and Mistral-named converters write {@code mistral}), Qwen3-MoE always has them.
+     */
+    public enum Ffn { DENSE, EITHER, EXPERTS }
 
     LlamaVariant(String architecture, boolean neox, QkNorm qkNorm, boolean preNorms, boolean postNorms, boolean gelu,
-                 int noRopeStep) {
+                 int noRopeStep, Ffn ffn) {
         this.architecture = architecture;
         this.neox = neox;
         this.qkNorm = qkNorm;
@@ -111,6 +121,12 @@ public enum LlamaVariant {
         this.postNorms = postNorms;
         this.gelu = gelu;
         this.noRopeStep = noRopeStep;
+        this.ffn = ffn;
+    }
+
+    LlamaVariant(String architecture, boolean neox, QkNorm qkNorm, boolean preNorms, boolean postNorms, boolean gelu,
+                 int noRopeStep) {
+        this(architecture, neox, qkNorm, preNorms, postNorms, gelu, noRopeStep, Ffn.DENSE);
     }
 
     /** The {@code general.architecture} value. */

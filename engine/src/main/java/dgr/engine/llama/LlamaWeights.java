@@ -18,7 +18,23 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
      */
     record Layer(float[] attnNorm, WeightMatrix wq, WeightMatrix wk, WeightMatrix wv, float[] bq, float[] bk, float[] bv,
                  float[] qNorm, float[] kNorm, WeightMatrix wo, float[] postAttnNorm, float[] ffnNorm, WeightMatrix gate,
-                 WeightMatrix up, WeightMatrix down, float[] postFfnNorm) {}
+                 WeightMatrix up, WeightMatrix down, float[] postFfnNorm, Experts experts) {}
+
+    /**
+     * A mixture-of-experts FFN in place of gate, up and down (which are then null): the router
+     * ({@code ffn_gate_inp}, one row per expert) and expert {@code e}'s three matrices, each a
+     * row slice of the file's 3-D {@code ffn_*_exps} tensor.
+     */
+    record Experts(WeightMatrix router, WeightMatrix[] gate, WeightMatrix[] up, WeightMatrix[] down) {
+        Experts prepared(dgr.engine.kernel.Kernels k, java.lang.foreign.Arena arena) {
+            java.util.function.UnaryOperator<WeightMatrix[]> all = ms -> {
+                WeightMatrix[] out = new WeightMatrix[ms.length];
+                for (int e = 0; e < ms.length; e++) out[e] = k.prepare(ms[e], arena);
+                return out;
+            };
+            return new Experts(k.prepare(router, arena), all.apply(gate), all.apply(up), all.apply(down));
+        }
+    }
 
     /**
      * The same weights with every projection matrix in the kernels' preferred layout (copies live
@@ -30,9 +46,14 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
             Layer l = layers[i];
             ls[i] = new Layer(l.attnNorm(), k.prepare(l.wq(), arena), k.prepare(l.wk(), arena), k.prepare(l.wv(), arena),
                     l.bq(), l.bk(), l.bv(), l.qNorm(), l.kNorm(), k.prepare(l.wo(), arena), l.postAttnNorm(), l.ffnNorm(),
-                    k.prepare(l.gate(), arena), k.prepare(l.up(), arena), k.prepare(l.down(), arena), l.postFfnNorm());
+                    prepare(k, l.gate(), arena), prepare(k, l.up(), arena), prepare(k, l.down(), arena), l.postFfnNorm(),
+                    l.experts() == null ? null : l.experts().prepared(k, arena));
         }
         return new LlamaWeights(tokenEmbd, ls, outputNorm, output == null ? null : k.prepare(output, arena));
+    }
+
+    private static WeightMatrix prepare(dgr.engine.kernel.Kernels k, WeightMatrix m, java.lang.foreign.Arena arena) {
+        return m == null ? null : k.prepare(m, arena);
     }
 
     static LlamaWeights load(GgufArtifact a, LlamaConfig c, int first, int end) {
@@ -47,7 +68,9 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
         boolean qk = v.qkNorm != LlamaVariant.QkNorm.NONE;
         for (int l = first; l < end; l++) {
             String p = "blk." + l + ".";
-            WeightMatrix[] qkv = attentionProjections(r, c, p), gateUp = gateAndUp(r, c, p);
+            WeightMatrix[] qkv = attentionProjections(r, c, p);
+            Experts experts = c.experts() == null ? null : experts(r, c, p);
+            WeightMatrix[] gateUp = experts != null ? new WeightMatrix[2] : gateAndUp(r, c, p);
             layers[l - first] = new Layer(
                     v.preNorms ? r.vector(p + "attn_norm.weight", c.nEmbd()) : null,
                     qkv[0], qkv[1], qkv[2],
@@ -60,8 +83,9 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
                     v.postNorms ? r.vector(p + "post_attention_norm.weight", c.nEmbd()) : null,
                     v.preNorms ? r.vector(p + "ffn_norm.weight", c.nEmbd()) : null,
                     gateUp[0], gateUp[1],
-                    r.matrix(p + "ffn_down.weight", c.nFf(), c.nEmbd()),
-                    v.postNorms ? r.vector(p + "post_ffw_norm.weight", c.nEmbd()) : null);
+                    experts != null ? null : r.matrix(p + "ffn_down.weight", c.nFf(), c.nEmbd()),
+                    v.postNorms ? r.vector(p + "post_ffw_norm.weight", c.nEmbd()) : null,
+                    experts);
         }
         r.refuseUnreadBlocks(c, first, end);
         float[] outNorm = null;
@@ -100,6 +124,15 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
         return new WeightMatrix[] {up.rowSlice(p + "ffn_up.weight[gate]", 0, c.nFf()), up.rowSlice(p + "ffn_up.weight[up]", c.nFf(), c.nFf())};
     }
 
+    /** The router and every expert's gate, up and down, sliced out of the three 3-D tensors. */
+    private static Experts experts(Reader r, LlamaConfig c, String p) {
+        LlamaConfig.Experts x = c.experts();
+        return new Experts(r.matrix(p + "ffn_gate_inp.weight", c.nEmbd(), x.count()),
+                r.experts(p + "ffn_gate_exps.weight", c.nEmbd(), x.ff(), x.count()),
+                r.experts(p + "ffn_up_exps.weight", c.nEmbd(), x.ff(), x.count()),
+                r.experts(p + "ffn_down_exps.weight", x.ff(), c.nEmbd(), x.count()));
+    }
+
     /** Reads tensors of one artifact with their shapes checked, and remembers which it read. */
     private static final class Reader {
         final GgufArtifact artifact;
@@ -122,6 +155,28 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
             }
             read.add(name);
             return m;
+        }
+
+        /**
+         * A 3-D tensor {@code [cols, rows, n]} as {@code n} matrices of {@code rows × cols}: matrix
+         * {@code e} is rows {@code [e·rows, (e+1)·rows)} of the tensor read as one matrix.
+         */
+        WeightMatrix[] experts(String name, int cols, int rows, int n) {
+            TensorInfo t = artifact.tensor(name);
+            long[] s = t.shape();
+            if (s.length != 3 || s[0] != cols || s[1] != rows || s[2] != n) {
+                throw new IllegalArgumentException(artifact.path() + ": tensor '" + name + "' has shape " + t.shapeString()
+                        + ", expected [" + cols + ", " + rows + ", " + n + "]");
+            }
+            if (!RowDecoder.supports(t.type())) {
+                throw new IllegalArgumentException(artifact.path() + ": tensor '" + name + "' has type " + t.type()
+                        + ", which dgr's kernels do not read (supported: " + RowDecoder.SUPPORTED + ")");
+            }
+            WeightMatrix all = new WeightMatrix(name, t.type(), rows * n, cols, t.type().bytesFor(cols), t.data());
+            WeightMatrix[] out = new WeightMatrix[n];
+            for (int e = 0; e < n; e++) out[e] = all.rowSlice(name + "[" + e + "]", e * rows, rows);
+            read.add(name);
+            return out;
         }
 
         float[] vector(String name, int n) {

@@ -89,13 +89,57 @@ class BadRowsTest {
         }
     }
 
+    /** Expert metadata the llama engine cannot honour is refused by key, before any tensor is read. */
     @Test
-    void mixtureOfExpertsLlamaIsRefusedByItsExpertCount(@TempDir Path dir) throws Exception {
-        Path f = dir.resolve("mixtral.gguf");
-        new GgufWriter().put("general.architecture", MetaValue.of("llama")).put("llama.expert_count", MetaValue.u32(8)).write(f);
+    void expertMetadataItCannotRunIsRefusedByKey(@TempDir Path dir) throws Exception {
+        refusesMoe(dir, "qwen3", 8, 2, 1, ": qwen3.expert_count = 8: mixture-of-experts qwen3 models are not supported by the llama engine");
+        refusesMoe(dir, "qwen3moe", 0, 0, 1, ": qwen3moe.expert_count is missing; qwen3moe models route every token through experts");
+        refusesMoe(dir, "llama", 8, 9, 1, ": llama.expert_used_count = 9 must be between 1 and llama.expert_count = 8");
+        refusesMoe(dir, "llama", 8, 0, 1, ": llama.expert_used_count = 0 must be between 1 and llama.expert_count = 8");
+        refusesMoe(dir, "mistral", 8, 2, 2, ": mistral.expert_gating_func = 2: the llama engine routes with softmax (1) only");
+    }
+
+    private static void refusesMoe(Path dir, String arch, int count, int used, int gating, String message) throws Exception {
+        Path f = dir.resolve(arch + "-" + count + "-" + used + "-" + gating + ".gguf");
+        try (dgr.gguf.GgufFile src = dgr.gguf.GgufFile.open(TinyModels.model("Q8_0"))) {
+            GgufWriter w = new GgufWriter();
+            src.metadata().asMap().forEach((k, v) -> {
+                if (!k.startsWith("GGUF.")) w.put(k.startsWith("llama.") ? arch + k.substring(5) : k, v);
+            });
+            for (dgr.gguf.TensorInfo t : src.tensors()) {
+                w.tensor(t.name(), t.type(), t.shape(), sink -> sink.put(t.data().asByteBuffer()));
+            }
+            w.put("general.architecture", MetaValue.of(arch));
+            if (count > 0) w.put(arch + ".expert_count", MetaValue.u32(count)).put(arch + ".expert_used_count", MetaValue.u32(used));
+            if (gating != 1) w.put(arch + ".expert_gating_func", MetaValue.u32(gating));
+            w.write(f);
+        }
         assertThatThrownBy(() -> Engines.load(f, EngineOptions.defaults()))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage(f + ": llama.expert_count = 8: mixture-of-experts llama models (Mixtral) are not supported by the llama engine");
+                .hasMessage(f + message);
+    }
+
+    /** An expert tensor of the wrong shape is named with the shape found and the one expected. */
+    @Test
+    void anExpertTensorOfTheWrongShapeIsRefusedByName(@TempDir Path dir) throws Exception {
+        Path f = dir.resolve("mixtral-short.gguf");
+        try (dgr.gguf.GgufFile src = dgr.gguf.GgufFile.open(TinyModels.model("mixtral-Q8_0"))) {
+            GgufWriter w = new GgufWriter();
+            src.metadata().asMap().forEach((k, v) -> { if (!k.startsWith("GGUF.")) w.put(k, v); });
+            for (dgr.gguf.TensorInfo t : src.tensors()) {
+                if (t.name().equals("blk.1.ffn_up_exps.weight")) {
+                    // Seven experts' rows where the file says eight.
+                    long[] s = {t.shape()[0], t.shape()[1], 7};
+                    w.tensor(t.name(), t.type(), s, sink -> sink.put(t.data().asSlice(0, t.data().byteSize() / 8 * 7).asByteBuffer()));
+                } else {
+                    w.tensor(t.name(), t.type(), t.shape(), sink -> sink.put(t.data().asByteBuffer()));
+                }
+            }
+            w.write(f);
+        }
+        assertThatThrownBy(() -> Engines.load(f, EngineOptions.defaults()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(f + ": tensor 'blk.1.ffn_up_exps.weight' has shape [256, 256, 7], expected [256, 256, 8]");
     }
 
     @Test
@@ -105,7 +149,7 @@ class BadRowsTest {
         assertThat(Files.exists(f)).isTrue();
         assertThatThrownBy(() -> Engines.load(f, EngineOptions.defaults()))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("unsupported architecture 'gpt2' in " + f + "; dgr supports llama, mistral, exaone, ernie4_5, smollm3, qwen2, qwen3, phi3, olmo2, granite, gemma2, gemma3, deepseek4");
+                .hasMessage("unsupported architecture 'gpt2' in " + f + "; dgr supports llama, mistral, exaone, ernie4_5, smollm3, qwen2, qwen3, qwen3moe, phi3, olmo2, granite, gemma2, gemma3, deepseek4");
     }
 
     /**

@@ -58,6 +58,13 @@ public final class Synth {
             w.put(a + ".attention.value_length", MetaValue.u32(p.headDim()));
         }
         w.put(a + ".attention.layer_norm_rms_epsilon", MetaValue.f32(1e-5f));
+        SynthPreset.Experts ex = p.experts();
+        if (ex != null) {
+            w.put(a + ".expert_count", MetaValue.u32(ex.count()));
+            w.put(a + ".expert_used_count", MetaValue.u32(ex.used()));
+            // Mixtral (llama) takes the experts' width from feed_forward_length, Qwen3-MoE from its own key.
+            if (!a.equals("llama")) w.put(a + ".expert_feed_forward_length", MetaValue.u32(ex.ff()));
+        }
         w.put(a + ".rope.freq_base", MetaValue.f32(p.ropeFreqBase()));
         if (a.equals("gemma3") || a.equals("gemma2")) w.put(a + ".attention.sliding_window", MetaValue.u32(8));
         if (a.equals("gemma2")) {
@@ -91,8 +98,9 @@ public final class Synth {
                         + " is not a multiple of " + t + "'s block size " + t.blockValues);
             }
             long tensorSeed = mix(seed, index[0]++);
-            params[0] += shape[0] * shape[1];
-            w.tensor(name, t, shape, sink -> writeMatrix(sink, t, (int) shape[0], (int) shape[1], tensorSeed));
+            long rows = shape[1] * (shape.length > 2 ? shape[2] : 1);
+            params[0] += shape[0] * rows;
+            w.tensor(name, t, shape, sink -> writeMatrix(sink, t, (int) shape[0], Math.toIntExact(rows), tensorSeed, STD));
         };
         // Norm weights (mean 1) and biases (mean 0): n f32 values, each tensor its own seed.
         VectorTensor vector = (name, n, mean) -> {
@@ -102,7 +110,7 @@ public final class Synth {
         };
         boolean qkvBias = a.equals("qwen2"); // llama.cpp requires them for qwen2
         boolean olmo2 = a.equals("olmo2"); // no pre-norms; Q and K normed whole
-        boolean qkNorm = olmo2 || a.equals("qwen3") || a.equals("gemma3"); // per head for qwen3 and gemma3
+        boolean qkNorm = olmo2 || a.startsWith("qwen3") || a.equals("gemma3"); // per head for qwen3(moe) and gemma3
         boolean postNorms = a.equals("gemma3") || a.equals("gemma2") || olmo2;
         boolean phi3 = a.equals("phi3"); // fused attn_qkv and gate+up in ffn_up, LongRoPE factors
         int kvDim = p.nHeadKv() * p.headDim(), qDim = p.nHead() * p.headDim();
@@ -138,9 +146,23 @@ public final class Synth {
             matrix.accept(b + "attn_output.weight", new long[] {qDim, p.nEmbd()});
             if (postNorms) vector.put(b + "post_attention_norm.weight", p.nEmbd(), 1f);
             if (!olmo2) vector.put(b + "ffn_norm.weight", p.nEmbd(), 1f);
-            if (!phi3) matrix.accept(b + "ffn_gate.weight", new long[] {p.nEmbd(), p.nFf()});
-            matrix.accept(b + "ffn_down.weight", new long[] {p.nFf(), p.nEmbd()});
-            matrix.accept(b + "ffn_up.weight", new long[] {p.nEmbd(), (phi3 ? 2L : 1L) * p.nFf()});
+            if (ex != null) {
+                // The router stays F32 (llama-quantize never quantizes ffn_gate_inp), with weights
+                // ten times the others' spread so the experts' scores part clearly: a near-tie would
+                // pick different experts on engines whose activations differ in the last bits.
+                long routerSeed = mix(seed, index[0]++);
+                params[0] += (long) p.nEmbd() * ex.count();
+                w.tensor(b + "ffn_gate_inp.weight", GgmlType.F32, new long[] {p.nEmbd(), ex.count()},
+                        sink -> writeMatrix(sink, GgmlType.F32, p.nEmbd(), ex.count(), routerSeed, 10 * STD));
+                // Experts as one 3-D tensor each, [cols, rows, experts]: expert e's rows follow expert e-1's.
+                matrix.accept(b + "ffn_gate_exps.weight", new long[] {p.nEmbd(), ex.ff(), ex.count()});
+                matrix.accept(b + "ffn_down_exps.weight", new long[] {ex.ff(), p.nEmbd(), ex.count()});
+                matrix.accept(b + "ffn_up_exps.weight", new long[] {p.nEmbd(), ex.ff(), ex.count()});
+            } else {
+                if (!phi3) matrix.accept(b + "ffn_gate.weight", new long[] {p.nEmbd(), p.nFf()});
+                matrix.accept(b + "ffn_down.weight", new long[] {p.nFf(), p.nEmbd()});
+                matrix.accept(b + "ffn_up.weight", new long[] {p.nEmbd(), (phi3 ? 2L : 1L) * p.nFf()});
+            }
             if (postNorms) vector.put(b + "post_ffw_norm.weight", p.nEmbd(), 1f);
         }
         w.write(out);
@@ -165,7 +187,7 @@ public final class Synth {
         return z ^ (z >>> 31);
     }
 
-    private static void writeMatrix(GgufWriter.ByteSink sink, GgmlType t, int cols, int rows, long tensorSeed)
+    private static void writeMatrix(GgufWriter.ByteSink sink, GgmlType t, int cols, int rows, long tensorSeed, float std)
             throws java.io.IOException {
         BlockCodec codec = Codecs.of(t);
         int rowBytes = Math.toIntExact(t.bytesFor(cols));
@@ -178,7 +200,7 @@ public final class Synth {
             IntStream.range(0, n).parallel().forEach(i -> {
                 float[] row = new float[cols];
                 SplittableRandom rnd = new SplittableRandom(mix(tensorSeed, base + i));
-                for (int c = 0; c < cols; c++) row[c] = (float) (rnd.nextGaussian() * STD);
+                for (int c = 0; c < cols; c++) row[c] = (float) (rnd.nextGaussian() * std);
                 codec.quantize(row, 0, cols, seg, (long) i * rowBytes);
             });
             sink.put(ByteBuffer.wrap(slab, 0, n * rowBytes));

@@ -8,7 +8,28 @@ import java.util.Locale;
  * in the jar ({@code vocab}: a resource under {@code dgr/vocab/}).
  */
 public record SynthPreset(String name, String architecture, int nEmbd, int nLayer, int nHead, int nHeadKv,
-                          int nFf, int contextLength, float ropeFreqBase, boolean tiedEmbeddings, String vocab, int headDim) {
+                          int nFf, int contextLength, float ropeFreqBase, boolean tiedEmbeddings, String vocab, int headDim,
+                          Experts experts) {
+
+    /**
+     * A mixture-of-experts FFN in every layer: {@code count} experts of width {@code ff}, {@code used}
+     * of them per token, picked by an F32 router ({@code ffn_gate_inp}, kept F32 as llama-quantize
+     * keeps it); null for a dense FFN.
+     */
+    public record Experts(int count, int used, int ff) {
+        public Experts {
+            if (count < 1 || used < 1 || used > count || ff < 1) {
+                throw new IllegalArgumentException("experts: " + used + " used of " + count + ", width " + ff);
+            }
+        }
+    }
+
+    /** A dense shape with its own head width. */
+    public SynthPreset(String name, String architecture, int nEmbd, int nLayer, int nHead, int nHeadKv, int nFf,
+                       int contextLength, float ropeFreqBase, boolean tiedEmbeddings, String vocab, int headDim) {
+        this(name, architecture, nEmbd, nLayer, nHead, nHeadKv, nFf, contextLength, ropeFreqBase, tiedEmbeddings, vocab,
+                headDim, null);
+    }
 
     /** A shape whose heads split the embedding evenly ({@code head_dim = n_embd / n_head}). */
     public SynthPreset(String name, String architecture, int nEmbd, int nLayer, int nHead, int nHeadKv, int nFf,
@@ -81,6 +102,20 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset GEMMA3_TINY =
             new SynthPreset("gemma3-tiny", "gemma3", 256, 6, 4, 2, 768, 2048, 1000000f, true, "tiny-gpt2", 128);
 
+    /**
+     * llama-tiny's shape with Mixtral's FFN: eight experts of width 256 in every layer, two used per
+     * token, under the {@code llama} name as llama.cpp runs Mixtral; its own output head.
+     */
+    public static final SynthPreset MIXTRAL_TINY = new SynthPreset("mixtral-tiny", "llama", 256, 2, 4, 2, 256, 2048,
+            1000000f, false, "tiny-gpt2", 64, new Experts(8, 2, 256));
+
+    /**
+     * Qwen3's attention (per-head Q/K norms, heads of 128, NeoX pairs) with Qwen3-MoE's FFN: sixteen
+     * experts of width 256, four used per token; tied embeddings.
+     */
+    public static final SynthPreset QWEN3MOE_TINY = new SynthPreset("qwen3moe-tiny", "qwen3moe", 256, 2, 4, 2, 768, 2048,
+            1000000f, true, "tiny-gpt2", 128, new Experts(16, 4, 256));
+
     public static final SynthPreset GRANITE_TINY =
             new SynthPreset("granite-tiny", "granite", 256, 2, 4, 2, 768, 2048, 10000f, true, "tiny-gpt2");
 
@@ -92,7 +127,7 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset DSV4_TINY = new SynthPreset("dsv4-tiny", "deepseek4", 256, 4, 4, 1, 128, 4096, 10000f, false, "tiny-gpt2");
     public static final SynthPreset DSV4_SMALL = new SynthPreset("dsv4-small", "deepseek4", 512, 8, 8, 1, 256, 4096, 10000f, false, "tiny-gpt2");
 
-    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, OLMO2_TINY, GEMMA2_TINY, GEMMA3_TINY, DSV4_TINY, DSV4_SMALL);
+    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, OLMO2_TINY, GEMMA2_TINY, GEMMA3_TINY, MIXTRAL_TINY, QWEN3MOE_TINY, DSV4_TINY, DSV4_SMALL);
 
     public static SynthPreset byName(String name) {
         for (SynthPreset p : ALL) if (p.name.equals(name.toLowerCase(Locale.ROOT))) return p;
