@@ -44,16 +44,17 @@ public record WeightMatrix(String name, GgmlType type, int rows, int cols, long 
     }
 
     /**
-     * Rows {@code [first, first + count)} of a matrix in file layout, as a matrix of their own (no
-     * copy): Phi-3 stores Q, K and V as one {@code attn_qkv} tensor and the FFN's gate and up
-     * projections as one {@code ffn_up}.
+     * Rows {@code [first, first + count)} as a matrix of their own (no copy), in this matrix's
+     * layout: every layout keeps rows whole and in order, {@code rowBytes} apart. Phi-3 stores Q, K
+     * and V as one {@code attn_qkv} tensor and the FFN's gate and up projections as one
+     * {@code ffn_up}; a mixture-of-experts file stores each expert's matrix as rows of one 3-D
+     * tensor, which is repacked whole (one allocation, on huge pages) and then sliced.
      */
     public WeightMatrix rowSlice(String sliceName, int first, int count) {
-        if (layout != WeightLayout.GGML) throw new IllegalStateException("slice matrices before they are repacked");
         if (first < 0 || count < 1 || first + count > rows) {
             throw new IllegalArgumentException("tensor '" + name + "' has " + rows + " rows, cannot take " + count + " from row " + first);
         }
-        return new WeightMatrix(sliceName, type, count, cols, rowBytes, data.asSlice(first * rowBytes, count * rowBytes));
+        return new WeightMatrix(sliceName, type, count, cols, rowBytes, data.asSlice(first * rowBytes, count * rowBytes), layout);
     }
 
     public long rowOffset(int row) {

@@ -58,8 +58,9 @@ public final class LlamaEngine implements Engine {
      * each row's chosen experts and weights ({@code used} per row), the rows gathered for one expert
      * and their outputs, and every (row, choice)'s output before the weighted sum.
      */
-    private final float[] routerScores, routerProbs, expertWeights, expertIn, expertOut, choiceOut;
-    private final int[] chosen, members;
+    private final float[] routerScores, routerProbs, expertWeights, choiceOut;
+    private final int[] chosen;
+    private final ExpertJob expertJob;
     private final KvSlot[] rowSlot;
     private final int[] rowPos;
     private int nRows, nOut;
@@ -127,9 +128,7 @@ public final class LlamaEngine implements Engine {
         routerProbs = ex == null ? null : new float[ex.count()];
         chosen = ex == null ? null : new int[r * ex.used()];
         expertWeights = ex == null ? null : new float[r * ex.used()];
-        members = ex == null ? null : new int[r];
-        expertIn = ex == null ? null : new float[r * e];
-        expertOut = ex == null ? null : new float[r * e];
+        expertJob = ex == null ? null : new ExpertJob(Math.min(ex.count(), r * ex.used()));
         choiceOut = ex == null ? null : new float[Math.multiplyExact(r * ex.used(), e)];
         outIn = lastStage ? new float[r * e] : null;
         logits = lastStage ? new float[Math.multiplyExact(r, cfg.vocabSize())] : null;
@@ -249,34 +248,26 @@ public final class LlamaEngine implements Engine {
 
     /**
      * The mixture-of-experts FFN into {@code tmp}: router scores for all rows (one matmul), each
-     * row's experts ({@link ExpertRouting}), then per expert, in expert order, one SwiGLU pass and
-     * one down projection over just the rows that chose it, so each expert's weights are read once
-     * per step whatever the batch; last, per row, {@code w₀·y₀ + w₁·y₁ + …} in the row's choice
-     * order, each product rounded before the sum, as llama.cpp multiplies and then adds. A row's
-     * outputs come from the same kernels and steps however many rows share its experts, so the
-     * result is batch-invariant like the dense FFN.
+     * row's experts ({@link ExpertRouting}), then every chosen expert's rows gathered and run in
+     * two pool passes for all experts together ({@link ExpertJob}: SwiGLU, then down), so each
+     * expert's weights are read once per step whatever the batch; last, per row,
+     * {@code w₀·y₀ + w₁·y₁ + …} in the row's choice order, each product rounded before the sum, as
+     * llama.cpp multiplies and then adds. A row's outputs come from the same kernels and steps
+     * however many rows share its experts, so the result is batch-invariant like the dense FFN.
      */
     private void experts(LlamaWeights.Experts w, float[] in, int n) {
         LlamaConfig.Experts ex = cfg.experts();
         int e = cfg.nEmbd(), used = ex.used(), count = ex.count();
-        matmul(w.router(), in, n, routerScores);
+        matmul(w.router, in, n, routerScores);
         for (int r = 0; r < n; r++) {
             ExpertRouting.route(routerScores, r * count, count, used, ex.weightsScale(), routerProbs, chosen, expertWeights, r * used);
         }
-        for (int x = 0; x < count; x++) {
-            int m = 0;
-            for (int c = 0; c < n * used; c++) {
-                if (chosen[c] != x) continue;
-                System.arraycopy(in, (c / used) * e, expertIn, m * e, e);
-                members[m++] = c;
-            }
-            if (m == 0) continue;
-            matJob.set(m, true, w.gate()[x], expertIn, gate, w.up()[x], expertIn, up, null, null, null);
-            pool.run(matJob);
-            matJob.set(m, false, w.down()[x], hb, expertOut, null, null, null, null, null, null);
-            pool.run(matJob);
-            for (int i = 0; i < m; i++) System.arraycopy(expertOut, i * e, choiceOut, members[i] * e, e);
-        }
+        expertJob.gather(w, in, n * used, used, e, ex.ff());
+        expertJob.phase(true);
+        pool.run(expertJob);
+        expertJob.phase(false);
+        pool.run(expertJob);
+        expertJob.scatter(choiceOut, e);
         for (int r = 0; r < n; r++) {
             int c0 = r * used;
             for (int i = 0; i < e; i++) {
@@ -285,6 +276,105 @@ public final class LlamaEngine implements Engine {
                 tmp[r * e + i] = sum;
             }
         }
+    }
+
+    /**
+     * The chosen experts of one layer step, run together. Active expert {@code a} (the experts some
+     * row chose, in index order) has the rows that chose it gathered into buffers of its own; one
+     * pass hands out chunks of every active expert's gate and up rows (SwiGLU follows per chunk),
+     * the next chunks of their down rows: two pool dispatches per layer, not two per expert, and
+     * workers claim chunks from one counter, so a small expert never leaves a worker idle. Buffers
+     * grow to the largest group seen and are then kept (no allocation per token).
+     */
+    private final class ExpertJob implements WorkerPool.Job {
+        private final int[] expertOf, rowsOf;
+        /** For each (row, choice) of the step, in order: its active expert, and its row in that expert's group. */
+        private final int[] choiceActive, choiceRow;
+        private final float[][] in, gate, up, hb, out;
+        private final java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+        private LlamaWeights.Experts w;
+        private int active, choices, ff, chunkRows, perExpert, chunks;
+        private boolean swigluPass;
+        /** Counts down from -1 per pass: distinct from every MatJob epoch (which count up from 1), so prepared inputs are never reused across passes. */
+        private long epoch;
+
+        ExpertJob(int maxActive) {
+            expertOf = new int[maxActive];
+            rowsOf = new int[maxActive];
+            choiceActive = new int[maxRows * cfg.experts().used()];
+            choiceRow = new int[choiceActive.length];
+            in = new float[maxActive][];
+            gate = new float[maxActive][];
+            up = new float[maxActive][];
+            hb = new float[maxActive][];
+            out = new float[maxActive][];
+        }
+
+        /** Groups the step's {@code choices} (row, choice) pairs by expert, copying each row's input into its experts' buffers. */
+        void gather(LlamaWeights.Experts w, float[] x, int choices, int used, int e, int ff) {
+            this.w = w;
+            this.ff = ff;
+            this.choices = choices;
+            active = 0;
+            for (int ex = 0; ex < w.gate.length; ex++) {
+                int m = 0;
+                for (int c = 0; c < choices; c++) if (chosen[c] == ex) m++;
+                if (m == 0) continue;
+                int a = active++;
+                expertOf[a] = ex;
+                rowsOf[a] = m;
+                in[a] = grow(in[a], m * e);
+                out[a] = grow(out[a], m * e);
+                gate[a] = grow(gate[a], m * ff);
+                up[a] = grow(up[a], m * ff);
+                hb[a] = grow(hb[a], m * ff);
+                m = 0;
+                for (int c = 0; c < choices; c++) {
+                    if (chosen[c] != ex) continue;
+                    System.arraycopy(x, (c / used) * e, in[a], m * e, e);
+                    choiceActive[c] = a;
+                    choiceRow[c] = m++;
+                }
+            }
+        }
+
+        /** Each (row, choice)'s down output into {@code dst}, {@code e} floats per pair, in pair order. */
+        void scatter(float[] dst, int e) {
+            for (int c = 0; c < choices; c++) System.arraycopy(out[choiceActive[c]], choiceRow[c] * e, dst, c * e, e);
+        }
+
+        /** Sets up the SwiGLU pass (gate and up rows) or the down pass for the pool's next run. */
+        void phase(boolean swiglu) {
+            swigluPass = swiglu;
+            WeightMatrix m = swiglu ? w.gate[0] : w.down[0];
+            chunkRows = chunkRows(m);
+            perExpert = (m.rows() + chunkRows - 1) / chunkRows;
+            chunks = active * perExpert;
+            next.set(0);
+            epoch--;
+        }
+
+        @Override
+        public void run(int worker, int workers) {
+            Scratch s = scratch[worker];
+            s.epoch = epoch;
+            int rows = swigluPass ? ff : cfg.nEmbd();
+            for (int c = next.getAndIncrement(); c < chunks; c = next.getAndIncrement()) {
+                int a = c / perExpert, x = expertOf[a], m = rowsOf[a];
+                int o0 = (c % perExpert) * chunkRows, o1 = Math.min(rows, o0 + chunkRows);
+                if (swigluPass) {
+                    kernels.matmul(w.gate[x], in[a], m, gate[a], o0, o1, s);
+                    kernels.matmul(w.up[x], in[a], m, up[a], o0, o1, s);
+                    swiglu(cfg.variant().gelu, gate[a], up[a], hb[a], m, ff, o0, o1);
+                } else {
+                    kernels.matmul(w.down[x], hb[a], m, out[a], o0, o1, s);
+                }
+            }
+        }
+    }
+
+    private static float[] grow(float[] a, int n) {
+        return a != null && a.length >= n ? a : new float[n];
     }
 
     /** A branch's input: xb = rmsNorm(x)·weight for each row, or x itself where the architecture has no pre-norm (OLMo 2). */
@@ -468,25 +558,25 @@ public final class LlamaEngine implements Engine {
                 kernels.matmul(m[j], in[j], n, out[j], o0, o1, s);
                 if (swiglu) {
                     kernels.matmul(m[1], in[1], n, out[1], o0, o1, s);
-                    swiglu(rows, o0, o1);
+                    swiglu(cfg.variant().gelu, gate, up, hb, n, rows, o0, o1);
                 }
             }
         }
 
-        /**
-         * hb = silu(gate) · up on output rows [o0, o1) of every batch row; Gemma's gelu(gate) · up,
-         * with the tanh form of GELU that llama.cpp's {@code ggml_gelu} computes (in double here;
-         * ggml reads it from an f16 table).
-         */
-        private void swiglu(int rows, int o0, int o1) {
-            boolean gelu = cfg.variant().gelu;
-            for (int b = 0; b < n; b++) {
-                for (int o = b * rows + o0, e = b * rows + o1; o < e; o++) {
-                    double g = gate[o];
-                    double act = gelu ? 0.5 * g * (1.0 + Math.tanh(SQRT_2_OVER_PI * (g + 0.044715 * g * g * g)))
-                            : g / (1.0 + Math.exp(-g));
-                    hb[o] = (float) act * up[o];
-                }
+    }
+
+    /**
+     * hb = silu(gate) · up on output rows [o0, o1) of each of {@code n} batch rows ({@code rows}
+     * per batch row); Gemma's gelu(gate) · up, with the tanh form of GELU that llama.cpp's
+     * {@code ggml_gelu} computes (in double here; ggml reads it from an f16 table).
+     */
+    private static void swiglu(boolean gelu, float[] gate, float[] up, float[] hb, int n, int rows, int o0, int o1) {
+        for (int b = 0; b < n; b++) {
+            for (int o = b * rows + o0, e = b * rows + o1; o < e; o++) {
+                double g = gate[o];
+                double act = gelu ? 0.5 * g * (1.0 + Math.tanh(SQRT_2_OVER_PI * (g + 0.044715 * g * g * g)))
+                        : g / (1.0 + Math.exp(-g));
+                hb[o] = (float) act * up[o];
             }
         }
     }

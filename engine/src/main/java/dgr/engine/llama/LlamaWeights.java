@@ -22,17 +22,36 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
 
     /**
      * A mixture-of-experts FFN in place of gate, up and down (which are then null): the router
-     * ({@code ffn_gate_inp}, one row per expert) and expert {@code e}'s three matrices, each a
-     * row slice of the file's 3-D {@code ffn_*_exps} tensor.
+     * ({@code ffn_gate_inp}, one row per expert) and the file's three 3-D {@code ffn_*_exps}
+     * tensors read as matrices of {@code count} experts' rows; {@code gate[e]}, {@code up[e]} and
+     * {@code down[e]} are expert {@code e}'s rows of them (slices, no copies).
      */
-    record Experts(WeightMatrix router, WeightMatrix[] gate, WeightMatrix[] up, WeightMatrix[] down) {
+    static final class Experts {
+        final WeightMatrix router;
+        final WeightMatrix[] gate, up, down;
+        private final WeightMatrix gates, ups, downs;
+
+        Experts(WeightMatrix router, WeightMatrix gates, WeightMatrix ups, WeightMatrix downs, int count) {
+            this.router = router;
+            this.gates = gates;
+            this.ups = ups;
+            this.downs = downs;
+            this.gate = slices(gates, count);
+            this.up = slices(ups, count);
+            this.down = slices(downs, count);
+        }
+
+        private static WeightMatrix[] slices(WeightMatrix all, int count) {
+            int rows = all.rows() / count;
+            WeightMatrix[] out = new WeightMatrix[count];
+            for (int e = 0; e < count; e++) out[e] = all.rowSlice(all.name() + "[" + e + "]", e * rows, rows);
+            return out;
+        }
+
+        /** Each 3-D tensor repacked whole, then sliced again. */
         Experts prepared(dgr.engine.kernel.Kernels k, java.lang.foreign.Arena arena) {
-            java.util.function.UnaryOperator<WeightMatrix[]> all = ms -> {
-                WeightMatrix[] out = new WeightMatrix[ms.length];
-                for (int e = 0; e < ms.length; e++) out[e] = k.prepare(ms[e], arena);
-                return out;
-            };
-            return new Experts(k.prepare(router, arena), all.apply(gate), all.apply(up), all.apply(down));
+            return new Experts(k.prepare(router, arena), k.prepare(gates, arena), k.prepare(ups, arena), k.prepare(downs, arena),
+                    gate.length);
         }
     }
 
@@ -130,7 +149,7 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
         return new Experts(r.matrix(p + "ffn_gate_inp.weight", c.nEmbd(), x.count()),
                 r.experts(p + "ffn_gate_exps.weight", c.nEmbd(), x.ff(), x.count()),
                 r.experts(p + "ffn_up_exps.weight", c.nEmbd(), x.ff(), x.count()),
-                r.experts(p + "ffn_down_exps.weight", x.ff(), c.nEmbd(), x.count()));
+                r.experts(p + "ffn_down_exps.weight", x.ff(), c.nEmbd(), x.count()), x.count());
     }
 
     /** Reads tensors of one artifact with their shapes checked, and remembers which it read. */
@@ -157,11 +176,8 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
             return m;
         }
 
-        /**
-         * A 3-D tensor {@code [cols, rows, n]} as {@code n} matrices of {@code rows × cols}: matrix
-         * {@code e} is rows {@code [e·rows, (e+1)·rows)} of the tensor read as one matrix.
-         */
-        WeightMatrix[] experts(String name, int cols, int rows, int n) {
+        /** A 3-D tensor {@code [cols, rows, n]} as one matrix of {@code n·rows} rows: expert {@code e}'s come e-th. */
+        WeightMatrix experts(String name, int cols, int rows, int n) {
             TensorInfo t = artifact.tensor(name);
             long[] s = t.shape();
             if (s.length != 3 || s[0] != cols || s[1] != rows || s[2] != n) {
@@ -172,11 +188,8 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
                 throw new IllegalArgumentException(artifact.path() + ": tensor '" + name + "' has type " + t.type()
                         + ", which dgr's kernels do not read (supported: " + RowDecoder.SUPPORTED + ")");
             }
-            WeightMatrix all = new WeightMatrix(name, t.type(), rows * n, cols, t.type().bytesFor(cols), t.data());
-            WeightMatrix[] out = new WeightMatrix[n];
-            for (int e = 0; e < n; e++) out[e] = all.rowSlice(name + "[" + e + "]", e * rows, rows);
             read.add(name);
-            return out;
+            return new WeightMatrix(name, t.type(), Math.multiplyExact(rows, n), cols, t.type().bytesFor(cols), t.data());
         }
 
         float[] vector(String name, int n) {

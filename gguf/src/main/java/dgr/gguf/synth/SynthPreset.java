@@ -116,6 +116,14 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset QWEN3MOE_TINY = new SynthPreset("qwen3moe-tiny", "qwen3moe", 256, 2, 4, 2, 768, 2048,
             1000000f, true, "tiny-gpt2", 128, new Experts(16, 4, 256));
 
+    /**
+     * A benchmark shape with Qwen3-30B-A3B's proportions at a tenth of its size: 16 layers of width
+     * 1024, heads of 128 (16 query, 4 K/V), 64 experts of width 512 with 8 used per token (1.6 B
+     * expert parameters, 0.2 B of them active per token), Llama-3's vocabulary, tied embeddings.
+     */
+    public static final SynthPreset QWEN3MOE_SMALL = new SynthPreset("qwen3moe-small", "qwen3moe", 1024, 16, 16, 4, 3072, 4096,
+            1000000f, true, "llama-bpe", 128, new Experts(64, 8, 512));
+
     public static final SynthPreset GRANITE_TINY =
             new SynthPreset("granite-tiny", "granite", 256, 2, 4, 2, 768, 2048, 10000f, true, "tiny-gpt2");
 
@@ -127,7 +135,7 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset DSV4_TINY = new SynthPreset("dsv4-tiny", "deepseek4", 256, 4, 4, 1, 128, 4096, 10000f, false, "tiny-gpt2");
     public static final SynthPreset DSV4_SMALL = new SynthPreset("dsv4-small", "deepseek4", 512, 8, 8, 1, 256, 4096, 10000f, false, "tiny-gpt2");
 
-    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, OLMO2_TINY, GEMMA2_TINY, GEMMA3_TINY, MIXTRAL_TINY, QWEN3MOE_TINY, DSV4_TINY, DSV4_SMALL);
+    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, OLMO2_TINY, GEMMA2_TINY, GEMMA3_TINY, MIXTRAL_TINY, QWEN3MOE_TINY, QWEN3MOE_SMALL, DSV4_TINY, DSV4_SMALL);
 
     public static SynthPreset byName(String name) {
         for (SynthPreset p : ALL) if (p.name.equals(name.toLowerCase(Locale.ROOT))) return p;
