@@ -4,7 +4,9 @@ import dgr.engine.StateSlot;
 
 /**
  * One session's K/V on a llama stage. Page {@code p} of layer {@code l} holds K (or V) of tokens
- * {@code [p·PAGE, (p+1)·PAGE)}, {@code kvDim} floats per token.
+ * {@code [p·PAGE, (p+1)·PAGE)}, {@code kvDim} floats per token. A sliding-window layer
+ * ({@link KvLayout#isLocal}) gives its pages below {@link KvLayout#keptFrom} back to the pool as
+ * the slot grows: no later position attends to them.
  */
 final class KvSlot implements StateSlot {
     private final LlamaEngine owner;
@@ -14,6 +16,8 @@ final class KvSlot implements StateSlot {
     private final float[][][] k;
     private final float[][][] v;
     private int pages;
+    /** Pages below this index of every local layer are given back (null). */
+    private int localFirstPage;
     private int length;
     private boolean closed;
     /** Forward-pass stamp: the last batch this slot appeared in, to catch non-consecutive runs. */
@@ -42,13 +46,29 @@ final class KvSlot implements StateSlot {
         }
     }
 
+    /**
+     * Records that positions below {@code n} are written, and gives back the local layers' pages
+     * that no position from {@code n} on attends to.
+     */
+    void setLength(int n) {
+        length = n;
+        int keep = layout.keptFrom(n) / KvLayout.PAGE_TOKENS;
+        for (; localFirstPage < keep; localFirstPage++) {
+            for (int l = 0; l < k.length; l++) {
+                if (!layout.isLocal(l)) continue;
+                pool.give(k[l][localFirstPage]);
+                pool.give(v[l][localFirstPage]);
+                k[l][localFirstPage] = null;
+                v[l][localFirstPage] = null;
+            }
+        }
+    }
+
     float[] kPage(int layer, int pos) { return k[layer][pos / KvLayout.PAGE_TOKENS]; }
 
     float[] vPage(int layer, int pos) { return v[layer][pos / KvLayout.PAGE_TOKENS]; }
 
     static int pageOffset(int pos, int kvDim) { return (pos % KvLayout.PAGE_TOKENS) * kvDim; }
-
-    void setLength(int n) { length = n; }
 
     @Override
     public int length() { return length; }
@@ -59,10 +79,19 @@ final class KvSlot implements StateSlot {
     @Override
     public long bytes() { return layout.bytesForTokens(length); }
 
+    /**
+     * Forgets positions {@code >= n}. Refused, with nothing changed, when sliding-window layers
+     * have already given back pages that position {@code n} would attend to again (0 is always
+     * allowed: nothing is attended to then).
+     */
     @Override
     public void truncate(int n) {
         if (n < 0) throw new IllegalArgumentException("truncate to " + n);
         if (n >= length) return;
+        if (n > 0 && layout.keptFrom(n) / KvLayout.PAGE_TOKENS < localFirstPage) {
+            throw new UnsupportedOperationException("cannot roll back to " + n + " positions: the sliding-window layers keep "
+                    + "positions from " + localFirstPage * KvLayout.PAGE_TOKENS + " only (window " + layout.window() + ")");
+        }
         length = n;
         int keep = (n + KvLayout.PAGE_TOKENS - 1) / KvLayout.PAGE_TOKENS;
         release(keep);
@@ -71,12 +100,14 @@ final class KvSlot implements StateSlot {
     private void release(int keep) {
         for (; pages > keep; pages--) {
             for (int l = 0; l < k.length; l++) {
+                if (k[l][pages - 1] == null) continue; // a local layer's page given back already
                 pool.give(k[l][pages - 1]);
                 pool.give(v[l][pages - 1]);
                 k[l][pages - 1] = null;
                 v[l][pages - 1] = null;
             }
         }
+        if (pages == 0) localFirstPage = 0;
     }
 
     @Override

@@ -98,7 +98,9 @@ public final class LlamaEngine implements Engine {
             throw ex;
         }
         this.id = simd ? EngineId.JAVA_SIMD : EngineId.JAVA_SCALAR;
-        this.layout = new KvLayout(end - first, cfg.nHeadKv(), cfg.headDim());
+        LlamaConfig.SlidingWindow sw = cfg.slidingWindow();
+        this.layout = sw == null ? new KvLayout(end - first, cfg.nHeadKv(), cfg.headDim())
+                : new KvLayout(end - first, cfg.nHeadKv(), cfg.headDim(), sw.window(), sw.pattern(), first);
         this.boundary = new BoundarySchema(cfg.architecture(), cfg.nEmbd(), "f32", 1);
         this.recipe = new Recipe(artifactSha256, cfg.architecture(), first, end, cfg.nLayers(), context, "f32",
                 cfg.rope().forContext(context).canonical());

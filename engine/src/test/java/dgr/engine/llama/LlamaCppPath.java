@@ -45,7 +45,33 @@ record LlamaCppPath(int[] prompt, int[] tokens, double[] margins) {
      * either way).
      */
     void assertMatches(Engine e, double tolerance) {
-        float[][] rows = teacherForced(e);
+        assertMatches(teacherForced(e), tolerance);
+    }
+
+    /**
+     * The same logits as {@link #teacherForced}, but the prompt in one forward and then one token
+     * per forward, as decoding runs: each step's slot has given back what sliding-window layers no
+     * longer attend to.
+     */
+    float[][] stepwise(Engine e) {
+        Batch batch = new Batch(e.features().maxRows(), e.boundarySchema().rowWidth());
+        float[][] rows = new float[tokens.length][];
+        try (StateSlot slot = e.openSlot()) {
+            for (int p = 0; p < prompt.length; p++) batch.addToken(slot, p, prompt[p], p == prompt.length - 1);
+            for (int k = 0; k < tokens.length; k++) {
+                if (k > 0) {
+                    batch.clear();
+                    batch.addToken(slot, prompt.length + k - 1, tokens[k - 1], true);
+                }
+                ForwardResult r = e.forward(batch);
+                int o = r.outputOffset(batch.size() - 1);
+                rows[k] = Arrays.copyOfRange(r.outputArray(), o, o + r.outputWidth());
+            }
+        }
+        return rows;
+    }
+
+    void assertMatches(float[][] rows, double tolerance) {
         for (int k = 0; k < tokens.length; k++) {
             float[] l = rows[k];
             int top = TinyModels.argmax(l, 0, l.length), second = top == 0 ? 1 : 0;
