@@ -28,6 +28,8 @@ const USAGE = `usage: node compare.mjs -m MODEL.gguf [options]
   --top K             ids compared per position in the logit check (default 5)
   --tf-chunk N        feed the teacher-forced sequence to llama.cpp N tokens per decode
                       (default 0 = all at once; 1 = the incremental decode path)
+  --no-tf             skip the teacher-forced logit check (it holds every position's
+                      logits in memory: thousands of positions exhaust node's heap)
   -t, --threads N     llama.cpp threads (default 2)
   --ctx N             context size (default 512)
   --bench N           decode N tokens at batch 1 and report tok/s
@@ -55,6 +57,7 @@ function parseArgs(argv) {
             case "--tf-chunk": o.tfChunk = Number(next()); break;
             case "-t": case "--threads": o.threads = Number(next()); break;
             case "--ctx": o.ctx = Number(next()); break;
+            case "--no-tf": o.noTf = true; break;
             case "--bench": o.bench = Number(next()); break;
             case "--bench-reps": o.benchReps = Number(next()); break;
             case "--bench-seqs": o.benchSeqs = Number(next()); break;
@@ -206,7 +209,7 @@ async function greedy(model, opts, report) {
     } finally {
         await ctx.dispose();
     }
-    if (dgrTokens) await teacherForced(model, opts, opts.tokens, dgrTokens, report);
+    if (dgrTokens && !opts.noTf) await teacherForced(model, opts, opts.tokens, dgrTokens, report);
 }
 
 // A fresh single-sequence context per check: dgr's CLI runs one sequence from an empty cache,

@@ -247,6 +247,28 @@ class LlamaCppCrossCheckTest {
         return Stream.of(EngineOptions.Kind.values()).flatMap(k -> Stream.of(GEMMA3_LONG, GEMMA2_LONG).map(c -> Arguments.of(c, k)));
     }
 
+    /**
+     * Phi-3 with an 8192 context (past the original 4096) after a 4200-token prompt: llama.cpp's
+     * greedy path and margins there (recorded with {@code --ctx 8192 --no-tf}); dgr replays it
+     * with the long factors. With the short factors forced it fails (tried).
+     */
+    private static final LlamaCppPath PHI3_LONG = new LlamaCppPath(new java.util.SplittableRandom(5).ints(4200, 3, 32000).toArray(),
+        new int[] {
+            23271, 18441, 26642, 21419, 14367, 14018, 10050, 4043, 30885, 16371, 24122, 28833, 3357, 363, 7978, 12528},
+        new double[] {
+            0.030729638734252163, 0.07807386203586297, 0.08888018557061805, 0.038710604109875035,
+            0.07578578830757543, 0.05110663853805342, 0.005879059225264882, 0.017612944754613835,
+            0.027865319268448374, 0.010150282960001533, 0.09739544851559678, 0.04164681558138028,
+            0.0017556892310839345, 0.03822578400213139, 0.27101420565299605, 0.25522764471720727});
+
+    @Test
+    void phi3PastTheOriginalContextMatchesLlamaCppWithTheLongFactors() {
+        EngineOptions opts = EngineOptions.defaults().withThreads(2).withMaxRows(256).withContextLength(8192);
+        try (Engine e = Engines.load(model(SynthPreset.PHI3_TINY), opts)) {
+            PHI3_LONG.assertMatches(PHI3_LONG.stepwise(e, 256), 2e-3);
+        }
+    }
+
     /** Phi-3 past its original context (4096 here) rotates with the long factors, as llama.cpp chooses. */
     @Test
     void phi3PastTheOriginalContextRotatesWithTheLongFactors() {

@@ -54,10 +54,21 @@ record LlamaCppPath(int[] prompt, int[] tokens, double[] margins) {
      * longer attend to.
      */
     float[][] stepwise(Engine e) {
+        return stepwise(e, prompt.length);
+    }
+
+    /** {@link #stepwise} with the prompt fed {@code chunk} positions per forward. */
+    float[][] stepwise(Engine e, int chunk) {
         Batch batch = new Batch(e.features().maxRows(), e.boundarySchema().rowWidth());
         float[][] rows = new float[tokens.length][];
         try (StateSlot slot = e.openSlot()) {
-            for (int p = 0; p < prompt.length; p++) batch.addToken(slot, p, prompt[p], p == prompt.length - 1);
+            for (int p = 0; p < prompt.length; p++) {
+                batch.addToken(slot, p, prompt[p], p == prompt.length - 1);
+                if (p < prompt.length - 1 && batch.size() == chunk) {
+                    e.forward(batch);
+                    batch.clear();
+                }
+            }
             for (int k = 0; k < tokens.length; k++) {
                 if (k > 0) {
                     batch.clear();
