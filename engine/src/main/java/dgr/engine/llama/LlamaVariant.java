@@ -33,16 +33,25 @@ public enum LlamaVariant {
     QWEN3MOE("qwen3moe", true, QkNorm.PER_HEAD, true, false, false, 0, Ffn.EXPERTS),
     /** Phi-3, Phi-3.5, Phi-4-mini: fused attn_qkv and gate+up (split by {@link LlamaWeights}), LongRoPE factors. */
     PHI3("phi3", true, QkNorm.NONE, true, false, false, 0),
-    /** OLMo 2: no pre-norms, all of Q and all of K normalised, a norm on each branch's output. */
+    /**
+     * OLMo 2: no pre-norms, all of Q and all of K normalised, a norm on each branch's output. OLMo 3
+     * is the same graph with {@code attention.sliding_window}: three window layers to one global
+     * ({@code attention.sliding_window_pattern}, 4 by default), the window layers rotating without
+     * the file's scaling (llama.cpp: freq_scale 1, no YaRN, attention factor 1) at
+     * {@code rope.freq_base_swa} or the file's base.
+     */
     OLMO2("olmo2", true, QkNorm.WHOLE, false, true, false, 0) {
         @Override
         SlidingWindow slidingWindow(GgufArtifact a, Metadata md, String p, RopeConfig rope) {
-            if (md.getInt(p + "attention.sliding_window", 0) > 0) {
-                // OLMo 3's local layers are not implemented: refuse rather than attend too far.
-                throw new IllegalArgumentException(a.path() + ": " + p + "attention.sliding_window = "
-                        + md.getInt(p + "attention.sliding_window") + ": OLMo 3's sliding-window layers are not supported");
+            int window = md.getInt(p + "attention.sliding_window", 0);
+            if (window <= 0) return null;
+            int pattern = md.getInt(p + "attention.sliding_window_pattern", 4);
+            if (pattern < 2) {
+                throw new IllegalArgumentException(a.path() + ": " + p + "attention.sliding_window_pattern = " + pattern
+                        + ": a pattern must have a global layer after at least one window layer");
             }
-            return null;
+            double base = md.has(p + "rope.freq_base_swa") ? md.getDouble(p + "rope.freq_base_swa") : rope.freqBase();
+            return new SlidingWindow(window, pattern, rope.unscaled(base));
         }
     },
     /** Granite 3.x (dense): the file's four multipliers on embeddings, residual branches, scores and logits. */

@@ -100,7 +100,17 @@ class BadRowsTest {
     }
 
     private static void refusesMoe(Path dir, String arch, int count, int used, int gating, String message) throws Exception {
-        Path f = dir.resolve(arch + "-" + count + "-" + used + "-" + gating + ".gguf");
+        java.util.Map<String, MetaValue> keys = new java.util.LinkedHashMap<>();
+        if (count > 0) {
+            keys.put(arch + ".expert_count", MetaValue.u32(count));
+            keys.put(arch + ".expert_used_count", MetaValue.u32(used));
+        }
+        if (gating != 1) keys.put(arch + ".expert_gating_func", MetaValue.u32(gating));
+        refuses(dir.resolve(arch + "-" + count + "-" + used + "-" + gating + ".gguf"), arch, keys, message);
+    }
+
+    /** llama-tiny Q8_0 renamed to {@code arch} with {@code keys} added must fail to load with {@code message} after its path. */
+    private static void refuses(Path f, String arch, java.util.Map<String, MetaValue> keys, String message) throws Exception {
         try (dgr.gguf.GgufFile src = dgr.gguf.GgufFile.open(TinyModels.model("Q8_0"))) {
             GgufWriter w = new GgufWriter();
             src.metadata().asMap().forEach((k, v) -> {
@@ -110,13 +120,19 @@ class BadRowsTest {
                 w.tensor(t.name(), t.type(), t.shape(), sink -> sink.put(t.data().asByteBuffer()));
             }
             w.put("general.architecture", MetaValue.of(arch));
-            if (count > 0) w.put(arch + ".expert_count", MetaValue.u32(count)).put(arch + ".expert_used_count", MetaValue.u32(used));
-            if (gating != 1) w.put(arch + ".expert_gating_func", MetaValue.u32(gating));
+            w.putAll(keys);
             w.write(f);
         }
         assertThatThrownBy(() -> Engines.load(f, EngineOptions.defaults()))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage(f + message);
+    }
+
+    @Test
+    void anOlmo3WindowPatternWithoutWindowLayersIsRefusedByKey(@TempDir Path dir) throws Exception {
+        refuses(dir.resolve("olmo3.gguf"), "olmo2", java.util.Map.of("olmo2.attention.sliding_window", MetaValue.u32(8),
+                "olmo2.attention.sliding_window_pattern", MetaValue.u32(1)),
+                ": olmo2.attention.sliding_window_pattern = 1: a pattern must have a global layer after at least one window layer");
     }
 
     /** An expert tensor of the wrong shape is named with the shape found and the one expected. */

@@ -66,7 +66,14 @@ public final class Synth {
             if (!a.equals("llama")) w.put(a + ".expert_feed_forward_length", MetaValue.u32(ex.ff()));
         }
         w.put(a + ".rope.freq_base", MetaValue.f32(p.ropeFreqBase()));
-        if (a.equals("gemma3") || a.equals("gemma2")) w.put(a + ".attention.sliding_window", MetaValue.u32(8));
+        boolean olmo3 = p.name().startsWith("olmo3"); // OLMo 3 is written under olmo2, told apart by its window
+        if (a.equals("gemma3") || a.equals("gemma2") || olmo3) w.put(a + ".attention.sliding_window", MetaValue.u32(8));
+        if (olmo3) {
+            // YaRN on the global layers only: the window layers rotate unscaled, which this makes visible.
+            w.put(a + ".rope.scaling.type", MetaValue.of("yarn"));
+            w.put(a + ".rope.scaling.factor", MetaValue.f32(4f));
+            w.put(a + ".rope.scaling.original_context_length", MetaValue.u32(512));
+        }
         if (a.equals("gemma2")) {
             // Soft caps small enough to bend random weights' scores and logits (Gemma 2's own are 50 and 30).
             w.put(a + ".attn_logit_softcapping", MetaValue.f32(0.3f));

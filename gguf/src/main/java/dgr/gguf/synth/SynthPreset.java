@@ -87,6 +87,13 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
             new SynthPreset("olmo2-tiny", "olmo2", 256, 2, 4, 2, 768, 2048, 500000f, false, "tiny-gpt2");
 
     /**
+     * olmo2-tiny with OLMo 3's attention: four layers, the first three sliding-window (window 8) and
+     * the fourth global; YaRN scaling (×4 from an original 512 positions) on the global layer only.
+     */
+    public static final SynthPreset OLMO3_TINY =
+            new SynthPreset("olmo3-tiny", "olmo2", 256, 4, 4, 2, 768, 2048, 500000f, false, "tiny-gpt2");
+
+    /**
      * A Gemma 2 shape at llama-tiny's width: four layers alternating sliding-window (window 8) and
      * global, heads of 128, a norm on each branch's output, GELU, soft caps on attention scores
      * (0.3) and logits (2), tied embeddings.
@@ -135,7 +142,7 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset DSV4_TINY = new SynthPreset("dsv4-tiny", "deepseek4", 256, 4, 4, 1, 128, 4096, 10000f, false, "tiny-gpt2");
     public static final SynthPreset DSV4_SMALL = new SynthPreset("dsv4-small", "deepseek4", 512, 8, 8, 1, 256, 4096, 10000f, false, "tiny-gpt2");
 
-    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, OLMO2_TINY, GEMMA2_TINY, GEMMA3_TINY, MIXTRAL_TINY, QWEN3MOE_TINY, QWEN3MOE_SMALL, DSV4_TINY, DSV4_SMALL);
+    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, OLMO2_TINY, OLMO3_TINY, GEMMA2_TINY, GEMMA3_TINY, MIXTRAL_TINY, QWEN3MOE_TINY, QWEN3MOE_SMALL, DSV4_TINY, DSV4_SMALL);
 
     public static SynthPreset byName(String name) {
         for (SynthPreset p : ALL) if (p.name.equals(name.toLowerCase(Locale.ROOT))) return p;
