@@ -3,8 +3,9 @@ package dgr.engine.llama;
 /**
  * Which experts a row runs and with what weight, as llama.cpp's {@code build_moe_ffn} decides with
  * softmax gating: the softmax of the router's scores, the {@code used} most probable experts (the
- * lower index first on a tie), their probabilities divided by their sum (clamped below at f16's
- * smallest normal, as llama.cpp clamps it) and times the file's scale unless that is 0 or 1.
+ * lower index first on a tie), their probabilities divided by their sum where the architecture
+ * renormalises (the sum clamped below at f16's smallest normal, as llama.cpp clamps it), and times
+ * the file's scale unless that is 0 or 1.
  * A row's choice depends on its own scores only, so it is the same in any batch.
  */
 final class ExpertRouting {
@@ -18,8 +19,8 @@ final class ExpertRouting {
      * {@code chosen[co .. co+used)} (most probable first) and their weights into {@code weights[co ..]};
      * {@code probs} is scratch of at least {@code count} floats.
      */
-    static void route(float[] scores, int so, int count, int used, float scale, float[] probs, int[] chosen,
-                      float[] weights, int co) {
+    static void route(float[] scores, int so, int count, int used, boolean normalise, float scale, float[] probs,
+                      int[] chosen, float[] weights, int co) {
         // Softmax as ggml computes it: exp of the difference from the maximum, the sum in double, one scale.
         float max = Float.NEGATIVE_INFINITY;
         for (int i = 0; i < count; i++) max = Math.max(max, scores[so + i]);
@@ -40,12 +41,15 @@ final class ExpertRouting {
             }
             chosen[co + k] = best;
         }
-        double chosenSum = 0;
-        for (int k = 0; k < used; k++) chosenSum += probs[chosen[co + k]];
-        float div = Math.max((float) chosenSum, MIN_SUM);
+        float div = 1f;
+        if (normalise) {
+            double chosenSum = 0;
+            for (int k = 0; k < used; k++) chosenSum += probs[chosen[co + k]];
+            div = Math.max((float) chosenSum, MIN_SUM);
+        }
         boolean scaled = scale != 0f && scale != 1f;
         for (int k = 0; k < used; k++) {
-            float w = probs[chosen[co + k]] / div;
+            float w = normalise ? probs[chosen[co + k]] / div : probs[chosen[co + k]];
             weights[co + k] = scaled ? w * scale : w;
         }
     }

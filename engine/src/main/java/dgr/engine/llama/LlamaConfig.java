@@ -16,13 +16,14 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
                           SlidingWindow slidingWindow, Softcaps softcaps, Experts experts) {
 
     /**
-     * A mixture-of-experts FFN (Mixtral under {@code llama}, Qwen3-MoE): {@code count} experts of
-     * width {@code ff}; a router scores them, the softmax's {@code used} highest are run, their
-     * probabilities renormalised to sum 1 (llama.cpp's {@code norm_w}, true for both), times
-     * {@code weightsScale} unless it is 0 or 1, and their outputs summed in that order. Null for a
-     * dense FFN.
+     * A mixture-of-experts FFN (Mixtral under {@code llama}, Qwen2-MoE, Qwen3-MoE): {@code count}
+     * experts of width {@code ff}; a router scores them, the softmax's {@code used} highest are run,
+     * their probabilities renormalised to sum 1 where {@code normWeights} (llama.cpp's {@code norm_w}:
+     * Mixtral and Qwen3-MoE, not Qwen2-MoE), times {@code weightsScale} unless it is 0 or 1, and
+     * their outputs summed in that order; plus, where {@code sharedFf > 0}, a shared expert of that
+     * width scaled by a sigmoid gate. Null for a dense FFN.
      */
-    public record Experts(int count, int used, int ff, float weightsScale) {
+    public record Experts(int count, int used, int ff, float weightsScale, boolean normWeights, int sharedFf) {
         static Experts from(GgufArtifact a, Metadata md, String p, LlamaVariant v, int nFf) {
             int count = md.getInt(p + "expert_count", 0);
             if (count == 0) {
@@ -52,7 +53,13 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
             if (!Float.isFinite(scale) || scale < 0) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_weights_scale = " + scale + " is not a usable factor");
             }
-            return new Experts(count, used, ff, scale);
+            // Qwen2-MoE's shared expert is feed_forward_length wide unless its own key says otherwise.
+            int shared = v.sharedExpert() ? md.getInt(p + "expert_shared_feed_forward_length", nFf) : 0;
+            if (v.sharedExpert() && shared <= 0) {
+                throw new IllegalArgumentException(a.path() + ": " + p + "expert_shared_feed_forward_length is missing; "
+                        + v.architecture() + " models have a shared expert");
+            }
+            return new Experts(count, used, ff, scale, v.expertWeightsNorm(), shared);
         }
     }
 

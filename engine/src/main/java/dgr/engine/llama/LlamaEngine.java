@@ -58,7 +58,7 @@ public final class LlamaEngine implements Engine {
      * each row's chosen experts and weights ({@code used} per row), the rows gathered for one expert
      * and their outputs, and every (row, choice)'s output before the weighted sum.
      */
-    private final float[] routerScores, routerProbs, expertWeights, choiceOut;
+    private final float[] routerScores, routerProbs, expertWeights, choiceOut, sharedScores, sharedOut;
     private final int[] chosen;
     private final ExpertJob expertJob;
     private final KvSlot[] rowSlot;
@@ -122,7 +122,8 @@ public final class LlamaEngine implements Engine {
         att = new float[r * cfg.qDim()];
         tmp = new float[r * e];
         LlamaConfig.Experts ex = cfg.experts();
-        int ff = ex == null ? cfg.nFf() : ex.ff(); // a MoE model's FFN buffers hold one expert's rows
+        // A MoE model's FFN buffers hold one expert's rows, or the shared expert's.
+        int ff = ex == null ? cfg.nFf() : Math.max(ex.ff(), ex.sharedFf());
         gate = new float[r * ff];
         up = new float[r * ff];
         hb = new float[r * ff];
@@ -130,6 +131,8 @@ public final class LlamaEngine implements Engine {
         routerProbs = ex == null ? null : new float[ex.count()];
         chosen = ex == null ? null : new int[r * ex.used()];
         expertWeights = ex == null ? null : new float[r * ex.used()];
+        sharedScores = ex == null || ex.sharedFf() == 0 ? null : new float[r];
+        sharedOut = ex == null || ex.sharedFf() == 0 ? null : new float[r * e];
         expertJob = ex == null ? null : new ExpertJob(Math.min(ex.count(), r * ex.used()));
         choiceOut = ex == null ? null : new float[Math.multiplyExact(r * ex.used(), e)];
         outIn = lastStage ? new float[r * e] : null;
@@ -260,9 +263,13 @@ public final class LlamaEngine implements Engine {
     private void experts(LlamaWeights.Experts w, float[] in, int n) {
         LlamaConfig.Experts ex = cfg.experts();
         int e = cfg.nEmbd(), used = ex.used(), count = ex.count();
-        matmul(w.router, in, n, routerScores);
+        // The router and the shared expert's one-row gate read the same input: one pass for both.
+        matJob.set(n, false, w.router, in, routerScores, w.sharedGateInp, w.sharedGateInp == null ? null : in, sharedScores,
+                null, null, null);
+        pool.run(matJob);
         for (int r = 0; r < n; r++) {
-            ExpertRouting.route(routerScores, r * count, count, used, ex.weightsScale(), routerProbs, chosen, expertWeights, r * used);
+            ExpertRouting.route(routerScores, r * count, count, used, ex.normWeights(), ex.weightsScale(), routerProbs, chosen,
+                    expertWeights, r * used);
         }
         expertJob.gather(w, in, n * used, used, e, ex.ff());
         expertJob.phase(true);
@@ -277,6 +284,25 @@ public final class LlamaEngine implements Engine {
                 for (int k = 1; k < used; k++) sum += expertWeights[c0 + k] * choiceOut[(c0 + k) * e + i];
                 tmp[r * e + i] = sum;
             }
+        }
+        if (w.sharedGate != null) shared(w, in, n);
+    }
+
+    /**
+     * Qwen2-MoE's shared expert added into {@code tmp}: a SwiGLU FFN every row runs, times
+     * {@code sigmoid(g)} of the row's one-value gate {@code g}, computed as llama.cpp does,
+     * {@code silu(g) / g} in float; then {@code tmp + ffn·s}, the product rounded first.
+     */
+    private void shared(LlamaWeights.Experts w, float[] in, int n) {
+        int e = cfg.nEmbd();
+        matJob.set(n, true, w.sharedGate, in, gate, w.sharedUp, in, up, null, null, null);
+        pool.run(matJob);
+        matJob.set(n, false, w.sharedDown, hb, sharedOut, null, null, null, null, null, null);
+        pool.run(matJob);
+        for (int r = 0; r < n; r++) {
+            float g = sharedScores[r];
+            float s = g / (1f + (float) Math.exp(-g)) / g;
+            for (int i = r * e; i < (r + 1) * e; i++) tmp[i] += sharedOut[i] * s;
         }
     }
 

@@ -29,6 +29,21 @@ public enum LlamaVariant {
     QWEN2("qwen2", true, QkNorm.NONE, true, false, false, 0),
     /** Qwen3 (dense): each head of Q and K RMS-normalised before the rotation, no biases. */
     QWEN3("qwen3", true, QkNorm.PER_HEAD, true, false, false, 0),
+    /**
+     * Qwen1.5-MoE, Qwen2-MoE: Qwen2's attention (biases, NeoX pairs); routed experts whose weights
+     * are not renormalised, plus a shared expert every token runs, scaled by a sigmoid gate.
+     */
+    QWEN2MOE("qwen2moe", true, QkNorm.NONE, true, false, false, 0, Ffn.EXPERTS) {
+        @Override
+        boolean expertWeightsNorm() {
+            return false;
+        }
+
+        @Override
+        boolean sharedExpert() {
+            return true;
+        }
+    },
     /** Qwen3-MoE: Qwen3's attention, every FFN a mixture of experts ({@link LlamaConfig.Experts}). */
     QWEN3MOE("qwen3moe", true, QkNorm.PER_HEAD, true, false, false, 0, Ffn.EXPERTS),
     /** Phi-3, Phi-3.5, Phi-4-mini: fused attn_qkv and gate+up (split by {@link LlamaWeights}), LongRoPE factors. */
@@ -164,6 +179,16 @@ public enum LlamaVariant {
 
     Softcaps softcaps(Metadata md, String p) {
         return Softcaps.NONE;
+    }
+
+    /** Whether the chosen experts' probabilities are divided by their sum (llama.cpp's {@code norm_w} for the architecture). */
+    boolean expertWeightsNorm() {
+        return true;
+    }
+
+    /** Whether every layer also has a shared expert behind a sigmoid gate ({@code *_shexp}). */
+    boolean sharedExpert() {
+        return false;
     }
 
     /**

@@ -30,8 +30,15 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
         final WeightMatrix router;
         final WeightMatrix[] gate, up, down;
         private final WeightMatrix gates, ups, downs;
+        /** The shared expert (Qwen2-MoE): its one-row sigmoid gate and its FFN; all null without one. */
+        final WeightMatrix sharedGateInp, sharedGate, sharedUp, sharedDown;
 
-        Experts(WeightMatrix router, WeightMatrix gates, WeightMatrix ups, WeightMatrix downs, int count) {
+        Experts(WeightMatrix router, WeightMatrix gates, WeightMatrix ups, WeightMatrix downs, int count,
+                WeightMatrix sharedGateInp, WeightMatrix sharedGate, WeightMatrix sharedUp, WeightMatrix sharedDown) {
+            this.sharedGateInp = sharedGateInp;
+            this.sharedGate = sharedGate;
+            this.sharedUp = sharedUp;
+            this.sharedDown = sharedDown;
             this.router = router;
             this.gates = gates;
             this.ups = ups;
@@ -51,7 +58,8 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
         /** Each 3-D tensor repacked whole, then sliced again. */
         Experts prepared(dgr.engine.kernel.Kernels k, java.lang.foreign.Arena arena) {
             return new Experts(k.prepare(router, arena), k.prepare(gates, arena), k.prepare(ups, arena), k.prepare(downs, arena),
-                    gate.length);
+                    gate.length, prepare(k, sharedGateInp, arena), prepare(k, sharedGate, arena), prepare(k, sharedUp, arena),
+                    prepare(k, sharedDown, arena));
         }
     }
 
@@ -143,13 +151,18 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
         return new WeightMatrix[] {up.rowSlice(p + "ffn_up.weight[gate]", 0, c.nFf()), up.rowSlice(p + "ffn_up.weight[up]", c.nFf(), c.nFf())};
     }
 
-    /** The router and every expert's gate, up and down, sliced out of the three 3-D tensors. */
+    /** The router, every expert's gate, up and down (sliced out of the three 3-D tensors), and the shared expert if any. */
     private static Experts experts(Reader r, LlamaConfig c, String p) {
         LlamaConfig.Experts x = c.experts();
+        boolean shared = x.sharedFf() > 0;
         return new Experts(r.matrix(p + "ffn_gate_inp.weight", c.nEmbd(), x.count()),
                 r.experts(p + "ffn_gate_exps.weight", c.nEmbd(), x.ff(), x.count()),
                 r.experts(p + "ffn_up_exps.weight", c.nEmbd(), x.ff(), x.count()),
-                r.experts(p + "ffn_down_exps.weight", x.ff(), c.nEmbd(), x.count()), x.count());
+                r.experts(p + "ffn_down_exps.weight", x.ff(), c.nEmbd(), x.count()), x.count(),
+                shared ? r.matrix(p + "ffn_gate_inp_shexp.weight", c.nEmbd(), 1) : null,
+                shared ? r.matrix(p + "ffn_gate_shexp.weight", c.nEmbd(), x.sharedFf()) : null,
+                shared ? r.matrix(p + "ffn_up_shexp.weight", c.nEmbd(), x.sharedFf()) : null,
+                shared ? r.matrix(p + "ffn_down_shexp.weight", x.sharedFf(), c.nEmbd()) : null);
     }
 
     /** Reads tensors of one artifact with their shapes checked, and remembers which it read. */

@@ -39,6 +39,7 @@ final class TinyModels {
         if (type.startsWith("IQ4_")) return synthesized(type);
         if (type.startsWith("gemma3-")) return synthesized(SynthPreset.GEMMA3_TINY, type.substring("gemma3-".length()));
         if (type.startsWith("mixtral-")) return synthesized(SynthPreset.MIXTRAL_TINY, type.substring("mixtral-".length()));
+        if (type.startsWith("qwen2moe-")) return synthesized(SynthPreset.QWEN2MOE_TINY, type.substring("qwen2moe-".length()));
         if (type.startsWith("qwen3moe-")) return synthesized(SynthPreset.QWEN3MOE_TINY, type.substring("qwen3moe-".length()));
         return resource("llama-tiny-" + type + ".gguf");
     }

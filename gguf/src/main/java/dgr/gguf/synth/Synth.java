@@ -64,6 +64,7 @@ public final class Synth {
             w.put(a + ".expert_used_count", MetaValue.u32(ex.used()));
             // Mixtral (llama) takes the experts' width from feed_forward_length, Qwen3-MoE from its own key.
             if (!a.equals("llama")) w.put(a + ".expert_feed_forward_length", MetaValue.u32(ex.ff()));
+            if (ex.sharedFf() > 0) w.put(a + ".expert_shared_feed_forward_length", MetaValue.u32(ex.sharedFf()));
         }
         w.put(a + ".rope.freq_base", MetaValue.f32(p.ropeFreqBase()));
         boolean olmo3 = p.name().startsWith("olmo3"); // OLMo 3 is written under olmo2, told apart by its window
@@ -115,7 +116,7 @@ public final class Synth {
             params[0] += n;
             w.tensor(name, GgmlType.F32, new long[] {n}, sink -> writeVector(sink, n, mean, tensorSeed));
         };
-        boolean qkvBias = a.equals("qwen2"); // llama.cpp requires them for qwen2
+        boolean qkvBias = a.equals("qwen2") || a.equals("qwen2moe"); // llama.cpp requires them for qwen2
         boolean olmo2 = a.equals("olmo2"); // no pre-norms; Q and K normed whole
         boolean qkNorm = olmo2 || a.startsWith("qwen3") || a.equals("gemma3"); // per head for qwen3(moe) and gemma3
         boolean postNorms = a.equals("gemma3") || a.equals("gemma2") || olmo2;
@@ -165,6 +166,13 @@ public final class Synth {
                 matrix.accept(b + "ffn_gate_exps.weight", new long[] {p.nEmbd(), ex.ff(), ex.count()});
                 matrix.accept(b + "ffn_down_exps.weight", new long[] {ex.ff(), p.nEmbd(), ex.count()});
                 matrix.accept(b + "ffn_up_exps.weight", new long[] {p.nEmbd(), ex.ff(), ex.count()});
+                if (ex.sharedFf() > 0) {
+                    // The shared expert's gate is one row (1-D, so F32 like every vector), its FFN a dense one.
+                    vector.put(b + "ffn_gate_inp_shexp.weight", p.nEmbd(), 0f);
+                    matrix.accept(b + "ffn_gate_shexp.weight", new long[] {p.nEmbd(), ex.sharedFf()});
+                    matrix.accept(b + "ffn_down_shexp.weight", new long[] {ex.sharedFf(), p.nEmbd()});
+                    matrix.accept(b + "ffn_up_shexp.weight", new long[] {p.nEmbd(), ex.sharedFf()});
+                }
             } else {
                 if (!phi3) matrix.accept(b + "ffn_gate.weight", new long[] {p.nEmbd(), p.nFf()});
                 matrix.accept(b + "ffn_down.weight", new long[] {p.nFf(), p.nEmbd()});

@@ -14,13 +14,19 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     /**
      * A mixture-of-experts FFN in every layer: {@code count} experts of width {@code ff}, {@code used}
      * of them per token, picked by an F32 router ({@code ffn_gate_inp}, kept F32 as llama-quantize
-     * keeps it); null for a dense FFN.
+     * keeps it), and where {@code sharedFf > 0} a shared expert of that width every token runs
+     * (Qwen2-MoE's {@code *_shexp}); null for a dense FFN.
      */
-    public record Experts(int count, int used, int ff) {
+    public record Experts(int count, int used, int ff, int sharedFf) {
         public Experts {
-            if (count < 1 || used < 1 || used > count || ff < 1) {
-                throw new IllegalArgumentException("experts: " + used + " used of " + count + ", width " + ff);
+            if (count < 1 || used < 1 || used > count || ff < 1 || sharedFf < 0) {
+                throw new IllegalArgumentException("experts: " + used + " used of " + count + ", width " + ff + ", shared " + sharedFf);
             }
+        }
+
+        /** Routed experts only. */
+        public Experts(int count, int used, int ff) {
+            this(count, used, ff, 0);
         }
     }
 
@@ -120,6 +126,14 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
      * Qwen3's attention (per-head Q/K norms, heads of 128, NeoX pairs) with Qwen3-MoE's FFN: sixteen
      * experts of width 256, four used per token; tied embeddings.
      */
+    /**
+     * A Qwen2-MoE shape at llama-tiny's width: Q/K/V biases, NeoX pairs, eight experts of width 256
+     * with two used per token, renormalised not, plus a shared expert of width 512 behind a sigmoid
+     * gate; its own output head, as qwen2moe files have.
+     */
+    public static final SynthPreset QWEN2MOE_TINY = new SynthPreset("qwen2moe-tiny", "qwen2moe", 256, 2, 4, 2, 768, 2048,
+            1000000f, false, "tiny-gpt2", 64, new Experts(8, 2, 256, 512));
+
     public static final SynthPreset QWEN3MOE_TINY = new SynthPreset("qwen3moe-tiny", "qwen3moe", 256, 2, 4, 2, 768, 2048,
             1000000f, true, "tiny-gpt2", 128, new Experts(16, 4, 256));
 
@@ -142,7 +156,7 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset DSV4_TINY = new SynthPreset("dsv4-tiny", "deepseek4", 256, 4, 4, 1, 128, 4096, 10000f, false, "tiny-gpt2");
     public static final SynthPreset DSV4_SMALL = new SynthPreset("dsv4-small", "deepseek4", 512, 8, 8, 1, 256, 4096, 10000f, false, "tiny-gpt2");
 
-    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, OLMO2_TINY, OLMO3_TINY, GEMMA2_TINY, GEMMA3_TINY, MIXTRAL_TINY, QWEN3MOE_TINY, QWEN3MOE_SMALL, DSV4_TINY, DSV4_SMALL);
+    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, OLMO2_TINY, OLMO3_TINY, GEMMA2_TINY, GEMMA3_TINY, MIXTRAL_TINY, QWEN2MOE_TINY, QWEN3MOE_TINY, QWEN3MOE_SMALL, DSV4_TINY, DSV4_SMALL);
 
     public static SynthPreset byName(String name) {
         for (SynthPreset p : ALL) if (p.name.equals(name.toLowerCase(Locale.ROOT))) return p;
