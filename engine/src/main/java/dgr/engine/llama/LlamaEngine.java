@@ -375,7 +375,7 @@ public final class LlamaEngine implements Engine {
         void phase(boolean swiglu) {
             swigluPass = swiglu;
             WeightMatrix m = swiglu ? w.gate[0] : w.down[0];
-            chunkRows = chunkRows(m);
+            chunkRows = expertChunkRows(m);
             perExpert = (m.rows() + chunkRows - 1) / chunkRows;
             chunks = active * perExpert;
             next.set(0);
@@ -399,6 +399,15 @@ public final class LlamaEngine implements Engine {
                 }
             }
         }
+    }
+
+    /**
+     * Output rows per claim in an expert pass: about 144 KiB of weights, as {@link #chunkRows}, but
+     * without its eighth-of-the-matrix cap: the pass holds every chosen expert's rows, so workers
+     * share it anyway, and an expert's matrix is small (a 36 KiB claim streamed too little at once).
+     */
+    static int expertChunkRows(WeightMatrix w) {
+        return (int) Math.min(w.rows(), Math.max(16, (144L << 10) / w.rowBytes()));
     }
 
     private static float[] grow(float[] a, int n) {
