@@ -15,11 +15,21 @@ public interface Kernels {
      */
     void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, Scratch s);
 
-    /** {@code sum a[ao + i] * b[bo + i]} over {@code i < n} ({@code n} a multiple of 8). */
-    float dot(float[] a, int ao, float[] b, int bo, int n, Scratch s);
+    /**
+     * Attention scores of {@code heads} query heads against one block of 8 positions of a K page
+     * laid out position-minor ({@code KvSlot}): {@code sc[so + g·scStride + j] = Σ_d q[qo + g·hd + d] ·
+     * k[kBase + 8d + j]} for {@code g < heads}, {@code j < 8}, the sum taken over {@code d} in order
+     * from 0 ({@code hd} a multiple of 8).
+     */
+    void scores8(float[] q, int qo, int heads, int hd, float[] k, int kBase, float[] sc, int so, int scStride);
 
-    /** {@code y[yo + i] += a * x[xo + i]} for {@code i < n} ({@code n} a multiple of 8). */
-    void axpy(float a, float[] x, int xo, float[] y, int yo, int n);
+    /**
+     * Weighted V rows into {@code heads} outputs: for {@code g < heads}, {@code i < hd}:
+     * {@code out[oo + g·hd + i] += w[wo + g·wStride + t] · v[vBase + (t − t0)·kvd + i]} for
+     * {@code t} from {@code t0} to {@code t1 − 1} in order (positions of one V page).
+     */
+    void weightedV(float[] w, int wo, int wStride, int heads, int t0, int t1, float[] v, int vBase, int kvd, float[] out,
+                   int oo, int hd);
 
     /**
      * The matrix in the layout these kernels read fastest: the same matrix, or a copy made in

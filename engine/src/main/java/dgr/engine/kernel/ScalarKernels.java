@@ -29,14 +29,25 @@ public final class ScalarKernels implements Kernels {
     }
 
     @Override
-    public float dot(float[] a, int ao, float[] b, int bo, int n, Scratch s) {
-        float sum = 0f;
-        for (int i = 0; i < n; i++) sum += a[ao + i] * b[bo + i];
-        return sum;
+    public void scores8(float[] q, int qo, int heads, int hd, float[] k, int kBase, float[] sc, int so, int scStride) {
+        for (int g = 0; g < heads; g++) {
+            for (int j = 0; j < 8; j++) {
+                float sum = 0f;
+                for (int d = 0; d < hd; d++) sum += q[qo + g * hd + d] * k[kBase + 8 * d + j];
+                sc[so + g * scStride + j] = sum;
+            }
+        }
     }
 
     @Override
-    public void axpy(float a, float[] x, int xo, float[] y, int yo, int n) {
-        for (int i = 0; i < n; i++) y[yo + i] += a * x[xo + i];
+    public void weightedV(float[] w, int wo, int wStride, int heads, int t0, int t1, float[] v, int vBase, int kvd,
+                          float[] out, int oo, int hd) {
+        for (int g = 0; g < heads; g++) {
+            for (int t = t0; t < t1; t++) {
+                float a = w[wo + g * wStride + t];
+                int vo = vBase + (t - t0) * kvd;
+                for (int i = 0; i < hd; i++) out[oo + g * hd + i] += a * v[vo + i];
+            }
+        }
     }
 }

@@ -78,24 +78,73 @@ public final class SimdKernels implements Kernels {
         }
     }
 
+    /**
+     * Eight positions per vector: lane {@code j} accumulates position {@code j}'s score over
+     * {@code d} in order, so no lane reduction; each K vector is loaded once for up to four query
+     * heads (grouped-query attention shares a K head among them).
+     */
     @Override
-    public float dot(float[] a, int ao, float[] b, int bo, int n, Scratch s) {
-        FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);
-        int i = 0;
-        for (; i + 16 <= n; i += 16) {
-            acc0 = FloatVector.fromArray(F, a, ao + i).fma(FloatVector.fromArray(F, b, bo + i), acc0);
-            acc1 = FloatVector.fromArray(F, a, ao + i + 8).fma(FloatVector.fromArray(F, b, bo + i + 8), acc1);
+    public void scores8(float[] q, int qo, int heads, int hd, float[] k, int kBase, float[] sc, int so, int scStride) {
+        int g = 0;
+        for (; g + 4 <= heads; g += 4) {
+            int q0 = qo + g * hd, q1 = q0 + hd, q2 = q1 + hd, q3 = q2 + hd;
+            FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
+            for (int d = 0; d < hd; d++) {
+                FloatVector kv = FloatVector.fromArray(F, k, kBase + 8 * d);
+                a0 = kv.fma(FloatVector.broadcast(F, q[q0 + d]), a0);
+                a1 = kv.fma(FloatVector.broadcast(F, q[q1 + d]), a1);
+                a2 = kv.fma(FloatVector.broadcast(F, q[q2 + d]), a2);
+                a3 = kv.fma(FloatVector.broadcast(F, q[q3 + d]), a3);
+            }
+            int o = so + g * scStride;
+            a0.intoArray(sc, o);
+            a1.intoArray(sc, o + scStride);
+            a2.intoArray(sc, o + 2 * scStride);
+            a3.intoArray(sc, o + 3 * scStride);
         }
-        if (i < n) acc0 = FloatVector.fromArray(F, a, ao + i).fma(FloatVector.fromArray(F, b, bo + i), acc0);
-        acc0.add(acc1).intoArray(s.lanes, 0);
-        return sum8(s.lanes);
+        for (; g < heads; g++) {
+            int q0 = qo + g * hd;
+            FloatVector a0 = FloatVector.zero(F);
+            for (int d = 0; d < hd; d++) a0 = FloatVector.fromArray(F, k, kBase + 8 * d).fma(FloatVector.broadcast(F, q[q0 + d]), a0);
+            a0.intoArray(sc, so + g * scStride);
+        }
     }
 
+    /**
+     * Each output chunk of 8 stays in a register over the page's positions ({@code fma(v, w, acc)}
+     * in position order, the same steps as adding one position at a time); each V vector is loaded
+     * once for up to four heads.
+     */
     @Override
-    public void axpy(float a, float[] x, int xo, float[] y, int yo, int n) {
-        FloatVector av = FloatVector.broadcast(F, a);
-        for (int i = 0; i < n; i += 8) {
-            FloatVector.fromArray(F, x, xo + i).fma(av, FloatVector.fromArray(F, y, yo + i)).intoArray(y, yo + i);
+    public void weightedV(float[] w, int wo, int wStride, int heads, int t0, int t1, float[] v, int vBase, int kvd,
+                          float[] out, int oo, int hd) {
+        int g = 0;
+        for (; g + 4 <= heads; g += 4) {
+            int w0 = wo + g * wStride, w1 = w0 + wStride, w2 = w1 + wStride, w3 = w2 + wStride;
+            int o0 = oo + g * hd, o1 = o0 + hd, o2 = o1 + hd, o3 = o2 + hd;
+            for (int c = 0; c < hd; c += 8) {
+                FloatVector a0 = FloatVector.fromArray(F, out, o0 + c), a1 = FloatVector.fromArray(F, out, o1 + c);
+                FloatVector a2 = FloatVector.fromArray(F, out, o2 + c), a3 = FloatVector.fromArray(F, out, o3 + c);
+                for (int t = t0, vo = vBase + c; t < t1; t++, vo += kvd) {
+                    FloatVector x = FloatVector.fromArray(F, v, vo);
+                    a0 = x.fma(FloatVector.broadcast(F, w[w0 + t]), a0);
+                    a1 = x.fma(FloatVector.broadcast(F, w[w1 + t]), a1);
+                    a2 = x.fma(FloatVector.broadcast(F, w[w2 + t]), a2);
+                    a3 = x.fma(FloatVector.broadcast(F, w[w3 + t]), a3);
+                }
+                a0.intoArray(out, o0 + c);
+                a1.intoArray(out, o1 + c);
+                a2.intoArray(out, o2 + c);
+                a3.intoArray(out, o3 + c);
+            }
+        }
+        for (; g < heads; g++) {
+            int w0 = wo + g * wStride, o0 = oo + g * hd;
+            for (int c = 0; c < hd; c += 8) {
+                FloatVector a0 = FloatVector.fromArray(F, out, o0 + c);
+                for (int t = t0, vo = vBase + c; t < t1; t++, vo += kvd) a0 = FloatVector.fromArray(F, v, vo).fma(FloatVector.broadcast(F, w[w0 + t]), a0);
+                a0.intoArray(out, o0 + c);
+            }
         }
     }
 

@@ -4,7 +4,11 @@ import dgr.engine.StateSlot;
 
 /**
  * One session's K/V on a llama stage. Page {@code p} of layer {@code l} holds K (or V) of tokens
- * {@code [p·PAGE, (p+1)·PAGE)}, {@code kvDim} floats per token. A sliding-window layer
+ * {@code [p·PAGE, (p+1)·PAGE)}, {@code kvDim} floats per token. V pages hold each position's
+ * {@code kvDim} floats in turn ({@link #pageOffset}); K pages are position-minor in blocks of 8
+ * positions ({@link #kBlock}): element {@code i} of position {@code t} sits at
+ * {@code kBlock(t) + 8i + t % 8}, so attention reads one vector of 8 positions' values per
+ * dimension and scores 8 positions at once without summing across lanes. A sliding-window layer
  * ({@link KvLayout#isLocal}) gives its pages below {@link KvLayout#keptFrom} back to the pool as
  * the slot grows: no later position attends to them.
  */
@@ -68,7 +72,11 @@ final class KvSlot implements StateSlot {
 
     float[] vPage(int layer, int pos) { return v[layer][pos / KvLayout.PAGE_TOKENS]; }
 
+    /** Where position {@code pos}'s V starts in its page. */
     static int pageOffset(int pos, int kvDim) { return (pos % KvLayout.PAGE_TOKENS) * kvDim; }
+
+    /** Where the K block of 8 positions holding {@code pos} starts in its page. */
+    static int kBlock(int pos, int kvDim) { return (pos % KvLayout.PAGE_TOKENS) / 8 * 8 * kvDim; }
 
     @Override
     public int length() { return length; }

@@ -48,6 +48,8 @@ public final class LlamaEngine implements Engine {
     private final Rope localRope;
     private final KvPagePool pages;
     private final int first, end, context, maxRows;
+    /** Floats between two query heads' scores in {@link Scratch#scores}. */
+    private final int scoreStride;
     private final boolean firstStage, lastStage;
 
     // Activations, [row][width] row-major, sized for maxRows.
@@ -142,7 +144,9 @@ public final class LlamaEngine implements Engine {
         rowPos = new int[r];
         int maxCols = Math.max(Math.max(e, ff), cfg.qDim());
         scratch = new Scratch[threads];
-        for (int i = 0; i < threads; i++) scratch[i] = new Scratch(maxCols, context);
+        // Scores for every query head of one K/V head, 8 positions past the context for the last block.
+        scoreStride = context + 8;
+        for (int i = 0; i < threads; i++) scratch[i] = new Scratch(maxCols, cfg.nHead() / cfg.nHeadKv() * scoreStride);
         this.pool = new WorkerPool(threads, "dgr-" + id.name());
     }
 
@@ -227,9 +231,9 @@ public final class LlamaEngine implements Engine {
                 ro.apply(q, r * qd, cfg.nHead(), hd, pos);
                 ro.apply(k, r * kvd, cfg.nHeadKv(), hd, pos);
             }
-            int po = KvSlot.pageOffset(pos, kvd);
-            System.arraycopy(k, r * kvd, rowSlot[r].kPage(l, pos), po, kvd);
-            System.arraycopy(v, r * kvd, rowSlot[r].vPage(l, pos), po, kvd);
+            float[] kp = rowSlot[r].kPage(l, pos);
+            for (int i = 0, kb = KvSlot.kBlock(pos, kvd) + pos % 8; i < kvd; i++) kp[kb + 8 * i] = k[r * kvd + i];
+            System.arraycopy(v, r * kvd, rowSlot[r].vPage(l, pos), KvSlot.pageOffset(pos, kvd), kvd);
         }
         attentionJob.layer = l;
         attentionJob.window = local ? cfg.slidingWindow().window() : 0;
@@ -621,9 +625,13 @@ public final class LlamaEngine implements Engine {
     private static final double SQRT_2_OVER_PI = Math.sqrt(2.0 / Math.PI);
 
     /**
-     * Causal attention for each (row, query head) over the row's own slot; with a {@code window}
-     * (Gemma 2 and 3's local layers) over the last {@code window} positions only, the row's own
-     * included; scores soft-capped where the model caps them (Gemma 2).
+     * Causal attention for each (row, K/V head) over the row's own slot, all query heads that
+     * share the K/V head together (grouped-query attention reads each K and V vector once for
+     * them); with a {@code window} (sliding-window layers) over the last {@code window} positions
+     * only, the row's own included; scores soft-capped where the model caps them (Gemma 2). Scores
+     * come 8 positions at a time ({@link Kernels#scores8}), V is summed a page at a time
+     * ({@link Kernels#weightedV}): each score and each output element is one fixed sequence over its
+     * own inputs, whatever the batch.
      */
     private final class AttentionJob implements WorkerPool.Job {
         int layer;
@@ -631,37 +639,47 @@ public final class LlamaEngine implements Engine {
 
         @Override
         public void run(int worker, int workers) {
-            int items = nRows * cfg.nHead();
+            int items = nRows * cfg.nHeadKv();
             Scratch s = scratch[worker];
             for (int it = WorkerPool.from(items, worker, workers), e = WorkerPool.from(items, worker + 1, workers); it < e; it++) {
-                head(it / cfg.nHead(), it % cfg.nHead(), s);
+                group(it / cfg.nHeadKv(), it % cfg.nHeadKv(), s);
             }
         }
 
-        private void head(int r, int h, Scratch s) {
-            int hd = cfg.headDim(), kvd = cfg.kvDim();
-            int kvOff = (h / (cfg.nHead() / cfg.nHeadKv())) * hd;
-            int qo = r * cfg.qDim() + h * hd;
+        private void group(int r, int kh, Scratch s) {
+            int hd = cfg.headDim(), kvd = cfg.kvDim(), heads = cfg.nHead() / cfg.nHeadKv();
+            int qo = r * cfg.qDim() + kh * heads * hd;
             int pos = rowPos[r];
             KvSlot slot = rowSlot[r];
             float[] sc = s.scores;
+            int stride = scoreStride;
             float scale = cfg.multipliers().attentionScale(hd), cap = cfg.softcaps().attention();
-            float max = Float.NEGATIVE_INFINITY;
             int t0 = window > 0 ? Math.max(0, pos - window + 1) : 0;
-            for (int t = t0; t <= pos; t++) {
-                float d = LlamaConfig.Softcaps.apply(kernels.dot(q, qo, slot.kPage(layer, t), KvSlot.pageOffset(t, kvd) + kvOff, hd, s) * scale, cap);
-                sc[t] = d;
-                if (d > max) max = d;
+            for (int tb = t0 - t0 % 8; tb <= pos; tb += 8) {
+                kernels.scores8(q, qo, heads, hd, slot.kPage(layer, tb), KvSlot.kBlock(tb, kvd) + kh * hd * 8, sc, tb, stride);
             }
-            float sum = 0f;
-            for (int t = t0; t <= pos; t++) {
-                float p = (float) Math.exp(sc[t] - max);
-                sc[t] = p;
-                sum += p;
+            for (int g = 0; g < heads; g++) {
+                int so = g * stride;
+                float max = Float.NEGATIVE_INFINITY;
+                for (int t = t0; t <= pos; t++) {
+                    float d = LlamaConfig.Softcaps.apply(sc[so + t] * scale, cap);
+                    sc[so + t] = d;
+                    if (d > max) max = d;
+                }
+                float sum = 0f;
+                for (int t = t0; t <= pos; t++) {
+                    float p = (float) Math.exp(sc[so + t] - max);
+                    sc[so + t] = p;
+                    sum += p;
+                }
+                for (int t = t0; t <= pos; t++) sc[so + t] = sc[so + t] / sum;
             }
-            java.util.Arrays.fill(att, qo, qo + hd, 0f);
-            for (int t = t0; t <= pos; t++) {
-                kernels.axpy(sc[t] / sum, slot.vPage(layer, t), KvSlot.pageOffset(t, kvd) + kvOff, att, qo, hd);
+            java.util.Arrays.fill(att, qo, qo + heads * hd, 0f);
+            for (int ta = t0; ta <= pos; ) {
+                int tEnd = Math.min(pos + 1, (ta / KvLayout.PAGE_TOKENS + 1) * KvLayout.PAGE_TOKENS);
+                kernels.weightedV(sc, 0, stride, heads, ta, tEnd, slot.vPage(layer, ta), KvSlot.pageOffset(ta, kvd) + kh * hd, kvd,
+                        att, qo, hd);
+                ta = tEnd;
             }
         }
     }
