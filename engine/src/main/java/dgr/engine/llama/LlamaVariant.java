@@ -44,6 +44,17 @@ public enum LlamaVariant {
             return true;
         }
     },
+    /**
+     * OLMoE: pre-norms as llama, all of Q and all of K normalised (OLMo 2's norms, no post-norms),
+     * NeoX pairs, experts as wide as {@code feed_forward_length} whose weights are not
+     * renormalised.
+     */
+    OLMOE("olmoe", true, QkNorm.WHOLE, true, false, false, 0, Ffn.EXPERTS) {
+        @Override
+        boolean expertWeightsNorm() {
+            return false;
+        }
+    },
     /** Qwen3-MoE: Qwen3's attention, every FFN a mixture of experts ({@link LlamaConfig.Experts}). */
     QWEN3MOE("qwen3moe", true, QkNorm.PER_HEAD, true, false, false, 0, Ffn.EXPERTS),
     /** Phi-3, Phi-3.5, Phi-4-mini: fused attn_qkv and gate+up (split by {@link LlamaWeights}), LongRoPE factors. */

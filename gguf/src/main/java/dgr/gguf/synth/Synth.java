@@ -62,8 +62,8 @@ public final class Synth {
         if (ex != null) {
             w.put(a + ".expert_count", MetaValue.u32(ex.count()));
             w.put(a + ".expert_used_count", MetaValue.u32(ex.used()));
-            // Mixtral (llama) takes the experts' width from feed_forward_length, Qwen3-MoE from its own key.
-            if (!a.equals("llama")) w.put(a + ".expert_feed_forward_length", MetaValue.u32(ex.ff()));
+            // Mixtral (llama) and OLMoE take the experts' width from feed_forward_length, Qwen-MoE from its own key.
+            if (!a.equals("llama") && !a.equals("olmoe")) w.put(a + ".expert_feed_forward_length", MetaValue.u32(ex.ff()));
             if (ex.sharedFf() > 0) w.put(a + ".expert_shared_feed_forward_length", MetaValue.u32(ex.sharedFf()));
         }
         w.put(a + ".rope.freq_base", MetaValue.f32(p.ropeFreqBase()));
@@ -118,7 +118,8 @@ public final class Synth {
         };
         boolean qkvBias = a.equals("qwen2") || a.equals("qwen2moe"); // llama.cpp requires them for qwen2
         boolean olmo2 = a.equals("olmo2"); // no pre-norms; Q and K normed whole
-        boolean qkNorm = olmo2 || a.startsWith("qwen3") || a.equals("gemma3"); // per head for qwen3(moe) and gemma3
+        boolean wholeQk = olmo2 || a.equals("olmoe"); // all of Q and all of K normed at once
+        boolean qkNorm = wholeQk || a.startsWith("qwen3") || a.equals("gemma3"); // per head for qwen3(moe) and gemma3
         boolean postNorms = a.equals("gemma3") || a.equals("gemma2") || olmo2;
         boolean phi3 = a.equals("phi3"); // fused attn_qkv and gate+up in ffn_up, LongRoPE factors
         int kvDim = p.nHeadKv() * p.headDim(), qDim = p.nHead() * p.headDim();
@@ -148,8 +149,8 @@ public final class Synth {
                 vector.put(b + "attn_v.bias", kvDim, 0f);
             }
             if (qkNorm) {
-                vector.put(b + "attn_q_norm.weight", olmo2 ? qDim : p.headDim(), 1f);
-                vector.put(b + "attn_k_norm.weight", olmo2 ? kvDim : p.headDim(), 1f);
+                vector.put(b + "attn_q_norm.weight", wholeQk ? qDim : p.headDim(), 1f);
+                vector.put(b + "attn_k_norm.weight", wholeQk ? kvDim : p.headDim(), 1f);
             }
             matrix.accept(b + "attn_output.weight", new long[] {qDim, p.nEmbd()});
             if (postNorms) vector.put(b + "post_attention_norm.weight", p.nEmbd(), 1f);

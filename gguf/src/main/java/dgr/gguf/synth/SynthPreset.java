@@ -134,6 +134,14 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset QWEN2MOE_TINY = new SynthPreset("qwen2moe-tiny", "qwen2moe", 256, 2, 4, 2, 768, 2048,
             1000000f, false, "tiny-gpt2", 64, new Experts(8, 2, 256, 512));
 
+    /**
+     * An OLMoE shape at llama-tiny's width: whole-Q/K norms, four K/V heads (OLMoE has no grouped
+     * queries), eight experts of width 256 with two used per token, not renormalised; its own
+     * output head.
+     */
+    public static final SynthPreset OLMOE_TINY = new SynthPreset("olmoe-tiny", "olmoe", 256, 2, 4, 4, 256, 2048, 10000f,
+            false, "tiny-gpt2", 64, new Experts(8, 2, 256));
+
     public static final SynthPreset QWEN3MOE_TINY = new SynthPreset("qwen3moe-tiny", "qwen3moe", 256, 2, 4, 2, 768, 2048,
             1000000f, true, "tiny-gpt2", 128, new Experts(16, 4, 256));
 
@@ -156,7 +164,7 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset DSV4_TINY = new SynthPreset("dsv4-tiny", "deepseek4", 256, 4, 4, 1, 128, 4096, 10000f, false, "tiny-gpt2");
     public static final SynthPreset DSV4_SMALL = new SynthPreset("dsv4-small", "deepseek4", 512, 8, 8, 1, 256, 4096, 10000f, false, "tiny-gpt2");
 
-    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, OLMO2_TINY, OLMO3_TINY, GEMMA2_TINY, GEMMA3_TINY, MIXTRAL_TINY, QWEN2MOE_TINY, QWEN3MOE_TINY, QWEN3MOE_SMALL, DSV4_TINY, DSV4_SMALL);
+    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, OLMO2_TINY, OLMO3_TINY, GEMMA2_TINY, GEMMA3_TINY, MIXTRAL_TINY, QWEN2MOE_TINY, OLMOE_TINY, QWEN3MOE_TINY, QWEN3MOE_SMALL, DSV4_TINY, DSV4_SMALL);
 
     public static SynthPreset byName(String name) {
         for (SynthPreset p : ALL) if (p.name.equals(name.toLowerCase(Locale.ROOT))) return p;
