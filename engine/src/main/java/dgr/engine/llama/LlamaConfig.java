@@ -21,9 +21,11 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
      * their probabilities renormalised to sum 1 where {@code normWeights} (llama.cpp's {@code norm_w}:
      * Mixtral and Qwen3-MoE, not Qwen2-MoE), times {@code weightsScale} unless it is 0 or 1, and
      * their outputs summed in that order; plus, where {@code sharedFf > 0}, a shared expert of that
-     * width scaled by a sigmoid gate. Null for a dense FFN.
+     * width, scaled by a sigmoid gate where {@code sharedGated} (Qwen2-MoE) and added as it is
+     * otherwise (Granite MoE Shared). Null for a dense FFN.
      */
-    public record Experts(int count, int used, int ff, float weightsScale, boolean normWeights, int sharedFf) {
+    public record Experts(int count, int used, int ff, float weightsScale, boolean normWeights, int sharedFf,
+                          boolean sharedGated) {
         static Experts from(GgufArtifact a, Metadata md, String p, LlamaVariant v, int nFf) {
             int count = md.getInt(p + "expert_count", 0);
             if (count == 0) {
@@ -53,13 +55,22 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
             if (!Float.isFinite(scale) || scale < 0) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_weights_scale = " + scale + " is not a usable factor");
             }
-            // Qwen2-MoE's shared expert is feed_forward_length wide unless its own key says otherwise.
-            int shared = v.sharedExpert() ? md.getInt(p + "expert_shared_feed_forward_length", nFf) : 0;
-            if (v.sharedExpert() && shared <= 0) {
+            // Qwen2-MoE's gated shared expert is feed_forward_length wide unless its own key says
+            // otherwise; Granite's plain one is there only when that key is above 0.
+            LlamaVariant.SharedExpert se = v.sharedExpert();
+            int shared = switch (se) {
+                case NONE -> 0;
+                case GATED -> md.getInt(p + "expert_shared_feed_forward_length", nFf);
+                case PLAIN -> md.getInt(p + "expert_shared_feed_forward_length", 0);
+            };
+            if (se == LlamaVariant.SharedExpert.GATED && shared <= 0) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_shared_feed_forward_length is missing; "
                         + v.architecture() + " models have a shared expert");
             }
-            return new Experts(count, used, ff, scale, v.expertWeightsNorm(), shared);
+            if (shared < 0) {
+                throw new IllegalArgumentException(a.path() + ": " + p + "expert_shared_feed_forward_length = " + shared + " is negative");
+            }
+            return new Experts(count, used, ff, scale, v.expertWeightsNorm(), shared, se == LlamaVariant.SharedExpert.GATED);
         }
     }
 

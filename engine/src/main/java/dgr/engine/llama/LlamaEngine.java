@@ -133,7 +133,7 @@ public final class LlamaEngine implements Engine {
         routerProbs = ex == null ? null : new float[ex.count()];
         chosen = ex == null ? null : new int[r * ex.used()];
         expertWeights = ex == null ? null : new float[r * ex.used()];
-        sharedScores = ex == null || ex.sharedFf() == 0 ? null : new float[r];
+        sharedScores = ex == null || !ex.sharedGated() ? null : new float[r];
         sharedOut = ex == null || ex.sharedFf() == 0 ? null : new float[r * e];
         expertJob = ex == null ? null : new ExpertJob(Math.min(ex.count(), r * ex.used()));
         choiceOut = ex == null ? null : new float[Math.multiplyExact(r * ex.used(), e)];
@@ -293,9 +293,10 @@ public final class LlamaEngine implements Engine {
     }
 
     /**
-     * Qwen2-MoE's shared expert added into {@code tmp}: a SwiGLU FFN every row runs, times
-     * {@code sigmoid(g)} of the row's one-value gate {@code g}, computed as llama.cpp does,
-     * {@code silu(g) / g} in float; then {@code tmp + ffn·s}, the product rounded first.
+     * The shared expert added into {@code tmp}: a SwiGLU FFN every row runs. Qwen2-MoE's is scaled
+     * by {@code sigmoid(g)} of the row's one-value gate {@code g}, computed as llama.cpp does,
+     * {@code silu(g) / g} in float, then {@code tmp + ffn·s} (the product rounded first); Granite's
+     * is added as it is.
      */
     private void shared(LlamaWeights.Experts w, float[] in, int n) {
         int e = cfg.nEmbd();
@@ -304,6 +305,10 @@ public final class LlamaEngine implements Engine {
         matJob.set(n, false, w.sharedDown, hb, sharedOut, null, null, null, null, null, null);
         pool.run(matJob);
         for (int r = 0; r < n; r++) {
+            if (w.sharedGateInp == null) {
+                for (int i = r * e; i < (r + 1) * e; i++) tmp[i] += sharedOut[i];
+                continue;
+            }
             float g = sharedScores[r];
             float s = g / (1f + (float) Math.exp(-g)) / g;
             for (int i = r * e; i < (r + 1) * e; i++) tmp[i] += sharedOut[i] * s;

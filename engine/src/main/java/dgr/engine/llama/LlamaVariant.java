@@ -40,8 +40,8 @@ public enum LlamaVariant {
         }
 
         @Override
-        boolean sharedExpert() {
-            return true;
+        SharedExpert sharedExpert() {
+            return SharedExpert.GATED;
         }
     },
     /**
@@ -78,6 +78,22 @@ public enum LlamaVariant {
             }
             double base = md.has(p + "rope.freq_base_swa") ? md.getDouble(p + "rope.freq_base_swa") : rope.freqBase();
             return new SlidingWindow(window, pattern, rope.unscaled(base));
+        }
+    },
+    /**
+     * Granite 3.x MoE: Granite's multipliers, experts renormalised, and where
+     * {@code expert_shared_feed_forward_length} is above 0 a shared expert with no gate (Granite MoE
+     * Shared, the same architecture name in llama.cpp).
+     */
+    GRANITEMOE("granitemoe", false, QkNorm.NONE, true, false, false, 0, Ffn.EXPERTS) {
+        @Override
+        Multipliers multipliers(Metadata md, String p, int nLayers, int nEmbd, int nHead, int headDim) {
+            return Multipliers.from(md, p);
+        }
+
+        @Override
+        SharedExpert sharedExpert() {
+            return SharedExpert.PLAIN;
         }
     },
     /** Granite 3.x (dense): the file's four multipliers on embeddings, residual branches, scores and logits. */
@@ -197,10 +213,18 @@ public enum LlamaVariant {
         return true;
     }
 
-    /** Whether every layer also has a shared expert behind a sigmoid gate ({@code *_shexp}). */
-    boolean sharedExpert() {
-        return false;
+    /** Whether the layers also have a shared expert ({@code *_shexp}), and how it joins the routed ones. */
+    SharedExpert sharedExpert() {
+        return SharedExpert.NONE;
     }
+
+    /**
+     * A shared expert: none; {@code GATED}, always there and scaled by a sigmoid of a one-row gate
+     * (Qwen2-MoE, {@code expert_shared_feed_forward_length} or {@code feed_forward_length} wide);
+     * {@code PLAIN}, there when {@code expert_shared_feed_forward_length} is above 0 and added as it
+     * is (Granite MoE Shared).
+     */
+    public enum SharedExpert { NONE, GATED, PLAIN }
 
     /**
      * Gemma's, as llama.cpp loads them: embeddings × sqrt(n_embd) and queries × 1/sqrt(head_dim),

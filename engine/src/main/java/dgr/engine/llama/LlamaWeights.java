@@ -30,7 +30,7 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
         final WeightMatrix router;
         final WeightMatrix[] gate, up, down;
         private final WeightMatrix gates, ups, downs;
-        /** The shared expert (Qwen2-MoE): its one-row sigmoid gate and its FFN; all null without one. */
+        /** The shared expert: its one-row sigmoid gate (Qwen2-MoE; null for Granite's ungated one) and its FFN; all null without one. */
         final WeightMatrix sharedGateInp, sharedGate, sharedUp, sharedDown;
 
         Experts(WeightMatrix router, WeightMatrix gates, WeightMatrix ups, WeightMatrix downs, int count,
@@ -159,7 +159,7 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
                 r.experts(p + "ffn_gate_exps.weight", c.nEmbd(), x.ff(), x.count()),
                 r.experts(p + "ffn_up_exps.weight", c.nEmbd(), x.ff(), x.count()),
                 r.experts(p + "ffn_down_exps.weight", x.ff(), c.nEmbd(), x.count()), x.count(),
-                shared ? r.matrix(p + "ffn_gate_inp_shexp.weight", c.nEmbd(), 1) : null,
+                shared && x.sharedGated() ? r.matrix(p + "ffn_gate_inp_shexp.weight", c.nEmbd(), 1) : null,
                 shared ? r.matrix(p + "ffn_gate_shexp.weight", c.nEmbd(), x.sharedFf()) : null,
                 shared ? r.matrix(p + "ffn_up_shexp.weight", c.nEmbd(), x.sharedFf()) : null,
                 shared ? r.matrix(p + "ffn_down_shexp.weight", x.sharedFf(), c.nEmbd()) : null);

@@ -62,8 +62,8 @@ public final class Synth {
         if (ex != null) {
             w.put(a + ".expert_count", MetaValue.u32(ex.count()));
             w.put(a + ".expert_used_count", MetaValue.u32(ex.used()));
-            // Mixtral (llama) and OLMoE take the experts' width from feed_forward_length, Qwen-MoE from its own key.
-            if (!a.equals("llama") && !a.equals("olmoe")) w.put(a + ".expert_feed_forward_length", MetaValue.u32(ex.ff()));
+            // Mixtral (llama), OLMoE and Granite take the experts' width from feed_forward_length, Qwen-MoE from its own key.
+            if (a.startsWith("qwen")) w.put(a + ".expert_feed_forward_length", MetaValue.u32(ex.ff()));
             if (ex.sharedFf() > 0) w.put(a + ".expert_shared_feed_forward_length", MetaValue.u32(ex.sharedFf()));
         }
         w.put(a + ".rope.freq_base", MetaValue.f32(p.ropeFreqBase()));
@@ -85,7 +85,7 @@ public final class Synth {
             w.put(a + ".rope.scaling.original_context_length", MetaValue.u32(p.contextLength()));
             w.put(a + ".rope.scaling.attn_factor", MetaValue.f32(1.19f));
         }
-        if (a.equals("granite")) {
+        if (a.startsWith("granite")) {
             // Granite's four multipliers, sized so that each one moves the logits of random weights
             // (Granite 3.0-2B's own, ×12 on embeddings against ×0.22 on branches, would leave the
             // synthetic model echoing its input token whatever the layers do).
@@ -168,8 +168,8 @@ public final class Synth {
                 matrix.accept(b + "ffn_down_exps.weight", new long[] {ex.ff(), p.nEmbd(), ex.count()});
                 matrix.accept(b + "ffn_up_exps.weight", new long[] {p.nEmbd(), ex.ff(), ex.count()});
                 if (ex.sharedFf() > 0) {
-                    // The shared expert's gate is one row (1-D, so F32 like every vector), its FFN a dense one.
-                    vector.put(b + "ffn_gate_inp_shexp.weight", p.nEmbd(), 0f);
+                    // Qwen2-MoE gates its shared expert by one row (1-D, so F32 like every vector); Granite does not.
+                    if (a.equals("qwen2moe")) vector.put(b + "ffn_gate_inp_shexp.weight", p.nEmbd(), 0f);
                     matrix.accept(b + "ffn_gate_shexp.weight", new long[] {p.nEmbd(), ex.sharedFf()});
                     matrix.accept(b + "ffn_down_shexp.weight", new long[] {ex.sharedFf(), p.nEmbd()});
                     matrix.accept(b + "ffn_up_shexp.weight", new long[] {p.nEmbd(), ex.sharedFf()});

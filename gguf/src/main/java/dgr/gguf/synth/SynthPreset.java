@@ -142,6 +142,14 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset OLMOE_TINY = new SynthPreset("olmoe-tiny", "olmoe", 256, 2, 4, 4, 256, 2048, 10000f,
             false, "tiny-gpt2", 64, new Experts(8, 2, 256));
 
+    /**
+     * granite-tiny's multipliers with Granite MoE Shared's FFN (under {@code granitemoe}, as llama.cpp
+     * names both): eight experts as wide as {@code feed_forward_length} (256), two per token,
+     * renormalised, and an ungated shared expert of width 512; tied embeddings.
+     */
+    public static final SynthPreset GRANITEMOE_TINY = new SynthPreset("granitemoe-tiny", "granitemoe", 256, 2,
+            4, 2, 256, 2048, 10000f, true, "tiny-gpt2", 64, new Experts(8, 2, 256, 512));
+
     public static final SynthPreset QWEN3MOE_TINY = new SynthPreset("qwen3moe-tiny", "qwen3moe", 256, 2, 4, 2, 768, 2048,
             1000000f, true, "tiny-gpt2", 128, new Experts(16, 4, 256));
 
@@ -164,7 +172,7 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset DSV4_TINY = new SynthPreset("dsv4-tiny", "deepseek4", 256, 4, 4, 1, 128, 4096, 10000f, false, "tiny-gpt2");
     public static final SynthPreset DSV4_SMALL = new SynthPreset("dsv4-small", "deepseek4", 512, 8, 8, 1, 256, 4096, 10000f, false, "tiny-gpt2");
 
-    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, OLMO2_TINY, OLMO3_TINY, GEMMA2_TINY, GEMMA3_TINY, MIXTRAL_TINY, QWEN2MOE_TINY, OLMOE_TINY, QWEN3MOE_TINY, QWEN3MOE_SMALL, DSV4_TINY, DSV4_SMALL);
+    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, OLMO2_TINY, OLMO3_TINY, GEMMA2_TINY, GEMMA3_TINY, MIXTRAL_TINY, QWEN2MOE_TINY, OLMOE_TINY, GRANITEMOE_TINY, QWEN3MOE_TINY, QWEN3MOE_SMALL, DSV4_TINY, DSV4_SMALL);
 
     public static SynthPreset byName(String name) {
         for (SynthPreset p : ALL) if (p.name.equals(name.toLowerCase(Locale.ROOT))) return p;
