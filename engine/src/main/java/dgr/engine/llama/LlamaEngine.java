@@ -135,7 +135,7 @@ public final class LlamaEngine implements Engine {
         expertWeights = ex == null ? null : new float[r * ex.used()];
         sharedScores = ex == null || !ex.sharedGated() ? null : new float[r];
         sharedOut = ex == null || ex.sharedFf() == 0 ? null : new float[r * e];
-        expertJob = ex == null ? null : new ExpertJob(Math.min(ex.count(), r * ex.used()));
+        expertJob = ex == null ? null : new ExpertJob(ex.count(), Math.min(ex.count(), r * ex.used()));
         choiceOut = ex == null ? null : new float[Math.multiplyExact(r * ex.used(), e)];
         outIn = lastStage ? new float[r * e] : null;
         logits = lastStage ? new float[Math.multiplyExact(r, cfg.vocabSize())] : null;
@@ -317,14 +317,16 @@ public final class LlamaEngine implements Engine {
 
     /**
      * The chosen experts of one layer step, run together. Active expert {@code a} (the experts some
-     * row chose, in index order) has the rows that chose it gathered into buffers of its own; one
+     * row chose, largest group first) has the rows that chose it gathered into buffers of its own; one
      * pass hands out chunks of every active expert's gate and up rows (SwiGLU follows per chunk),
      * the next chunks of their down rows: two pool dispatches per layer, not two per expert, and
      * workers claim chunks from one counter, so a small expert never leaves a worker idle. Buffers
-     * grow to the largest group seen and are then kept (no allocation per token).
+     * grow to the largest group their slot has seen and are then kept (no allocation per token).
      */
     private final class ExpertJob implements WorkerPool.Job {
-        private final int[] expertOf, rowsOf;
+        private final int[] expertOf, rowsOf, filled;
+        /** Per expert: rows that chose it this step, and its slot. */
+        private final int[] groupSize, slotOf;
         /** For each (row, choice) of the step, in order: its active expert, and its row in that expert's group. */
         private final int[] choiceActive, choiceRow;
         private final float[][] in, gate, up, hb, out;
@@ -335,9 +337,12 @@ public final class LlamaEngine implements Engine {
         /** Counts down from -1 per pass: distinct from every MatJob epoch (which count up from 1), so prepared inputs are never reused across passes. */
         private long epoch;
 
-        ExpertJob(int maxActive) {
+        ExpertJob(int count, int maxActive) {
             expertOf = new int[maxActive];
             rowsOf = new int[maxActive];
+            filled = new int[maxActive];
+            groupSize = new int[count];
+            slotOf = new int[count];
             choiceActive = new int[maxRows * cfg.experts().used()];
             choiceRow = new int[choiceActive.length];
             in = new float[maxActive][];
@@ -347,31 +352,47 @@ public final class LlamaEngine implements Engine {
             out = new float[maxActive][];
         }
 
-        /** Groups the step's {@code choices} (row, choice) pairs by expert, copying each row's input into its experts' buffers. */
+        /**
+         * Groups the step's {@code choices} (row, choice) pairs by expert, copying each row's input
+         * into its expert's buffers. Active experts take slots largest group first (the lower
+         * index first among equals): slot {@code a} then never holds more than
+         * {@code choices / (a + 1)} rows, so the slots' buffers together stay within about
+         * {@code maxRows · used · ln(count)} rows however the routing moves, and the pass hands out
+         * the biggest experts' chunks first, which evens the workers' ends.
+         */
         void gather(LlamaWeights.Experts w, float[] x, int choices, int used, int e, int ff) {
             this.w = w;
             this.ff = ff;
             this.choices = choices;
+            int count = w.gate.length;
+            java.util.Arrays.fill(groupSize, 0);
+            for (int c = 0; c < choices; c++) groupSize[chosen[c]]++;
             active = 0;
-            for (int ex = 0; ex < w.gate.length; ex++) {
-                int m = 0;
-                for (int c = 0; c < choices; c++) if (chosen[c] == ex) m++;
-                if (m == 0) continue;
+            for (int ex = 0; ex < count; ex++) {
+                if (groupSize[ex] == 0) continue;
                 int a = active++;
+                while (a > 0 && groupSize[expertOf[a - 1]] < groupSize[ex]) {
+                    expertOf[a] = expertOf[a - 1];
+                    a--;
+                }
                 expertOf[a] = ex;
+            }
+            for (int a = 0; a < active; a++) {
+                int ex = expertOf[a], m = groupSize[ex];
                 rowsOf[a] = m;
+                slotOf[ex] = a;
+                filled[a] = 0;
                 in[a] = grow(in[a], m * e);
                 out[a] = grow(out[a], m * e);
                 gate[a] = grow(gate[a], m * ff);
                 up[a] = grow(up[a], m * ff);
                 hb[a] = grow(hb[a], m * ff);
-                m = 0;
-                for (int c = 0; c < choices; c++) {
-                    if (chosen[c] != ex) continue;
-                    System.arraycopy(x, (c / used) * e, in[a], m * e, e);
-                    choiceActive[c] = a;
-                    choiceRow[c] = m++;
-                }
+            }
+            for (int c = 0; c < choices; c++) {
+                int a = slotOf[chosen[c]], m = filled[a]++;
+                System.arraycopy(x, (c / used) * e, in[a], m * e, e);
+                choiceActive[c] = a;
+                choiceRow[c] = m;
             }
         }
 
