@@ -22,44 +22,59 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
 
     /**
      * A mixture-of-experts FFN in place of gate, up and down (which are then null): the router
-     * ({@code ffn_gate_inp}, one row per expert) and the file's three 3-D {@code ffn_*_exps}
-     * tensors read as matrices of {@code count} experts' rows; {@code gate[e]}, {@code up[e]} and
-     * {@code down[e]} are expert {@code e}'s rows of them (slices, no copies).
+     * ({@code ffn_gate_inp}, one row per expert), expert {@code e}'s projections {@code gate[e]},
+     * {@code up[e]}, {@code down[e]}, and an optional shared expert.
      */
     static final class Experts {
         final WeightMatrix router;
         final WeightMatrix[] gate, up, down;
-        private final WeightMatrix gates, ups, downs;
+        private final ExpertMatrices gates, ups, downs;
         /** The shared expert: its one-row sigmoid gate (Qwen2-MoE; null for Granite's ungated one) and its FFN; all null without one. */
         final WeightMatrix sharedGateInp, sharedGate, sharedUp, sharedDown;
 
-        Experts(WeightMatrix router, WeightMatrix gates, WeightMatrix ups, WeightMatrix downs, int count,
+        Experts(WeightMatrix router, ExpertMatrices gates, ExpertMatrices ups, ExpertMatrices downs,
                 WeightMatrix sharedGateInp, WeightMatrix sharedGate, WeightMatrix sharedUp, WeightMatrix sharedDown) {
-            this.sharedGateInp = sharedGateInp;
-            this.sharedGate = sharedGate;
-            this.sharedUp = sharedUp;
-            this.sharedDown = sharedDown;
             this.router = router;
             this.gates = gates;
             this.ups = ups;
             this.downs = downs;
-            this.gate = slices(gates, count);
-            this.up = slices(ups, count);
-            this.down = slices(downs, count);
+            this.gate = gates.each();
+            this.up = ups.each();
+            this.down = downs.each();
+            this.sharedGateInp = sharedGateInp;
+            this.sharedGate = sharedGate;
+            this.sharedUp = sharedUp;
+            this.sharedDown = sharedDown;
         }
 
-        private static WeightMatrix[] slices(WeightMatrix all, int count) {
-            int rows = all.rows() / count;
-            WeightMatrix[] out = new WeightMatrix[count];
-            for (int e = 0; e < count; e++) out[e] = all.rowSlice(all.name() + "[" + e + "]", e * rows, rows);
-            return out;
-        }
-
-        /** Each 3-D tensor repacked whole, then sliced again. */
         Experts prepared(dgr.engine.kernel.Kernels k, java.lang.foreign.Arena arena) {
-            return new Experts(k.prepare(router, arena), k.prepare(gates, arena), k.prepare(ups, arena), k.prepare(downs, arena),
-                    gate.length, prepare(k, sharedGateInp, arena), prepare(k, sharedGate, arena), prepare(k, sharedUp, arena),
+            return new Experts(k.prepare(router, arena), gates.prepared(k, arena), ups.prepared(k, arena), downs.prepared(k, arena),
+                    prepare(k, sharedGateInp, arena), prepare(k, sharedGate, arena), prepare(k, sharedUp, arena),
                     prepare(k, sharedDown, arena));
+        }
+    }
+
+    /**
+     * One projection of every expert: expert {@code e}'s matrix is {@code each[e]}; {@code whole} is
+     * the 3-D {@code ffn_*_exps} tensor they are row slices of, or null where the file stores each
+     * expert as a tensor of its own ({@code ffn_gate.E}: Mixtral files converted before April 2024,
+     * which llama.cpp still loads).
+     */
+    record ExpertMatrices(WeightMatrix whole, WeightMatrix[] each) {
+        /** Expert {@code e}'s rows of a 3-D tensor read as one matrix. */
+        static ExpertMatrices rowsOf(WeightMatrix whole, int count) {
+            int rows = whole.rows() / count;
+            WeightMatrix[] each = new WeightMatrix[count];
+            for (int e = 0; e < count; e++) each[e] = whole.rowSlice(whole.name() + "[" + e + "]", e * rows, rows);
+            return new ExpertMatrices(whole, each);
+        }
+
+        /** Repacked: a 3-D tensor whole (one allocation, on huge pages), then sliced again; split experts one by one. */
+        ExpertMatrices prepared(dgr.engine.kernel.Kernels k, java.lang.foreign.Arena arena) {
+            if (whole != null) return rowsOf(k.prepare(whole, arena), each.length);
+            WeightMatrix[] out = new WeightMatrix[each.length];
+            for (int e = 0; e < each.length; e++) out[e] = k.prepare(each[e], arena);
+            return new ExpertMatrices(null, out);
         }
     }
 
@@ -151,18 +166,31 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
         return new WeightMatrix[] {up.rowSlice(p + "ffn_up.weight[gate]", 0, c.nFf()), up.rowSlice(p + "ffn_up.weight[up]", c.nFf(), c.nFf())};
     }
 
-    /** The router, every expert's gate, up and down (sliced out of the three 3-D tensors), and the shared expert if any. */
+    /**
+     * The router, every expert's gate, up and down (row slices of the three 3-D tensors, or the
+     * older files' one tensor per expert), and the shared expert if any.
+     */
     private static Experts experts(Reader r, LlamaConfig c, String p) {
         LlamaConfig.Experts x = c.experts();
         boolean shared = x.sharedFf() > 0;
         return new Experts(r.matrix(p + "ffn_gate_inp.weight", c.nEmbd(), x.count()),
-                r.experts(p + "ffn_gate_exps.weight", c.nEmbd(), x.ff(), x.count()),
-                r.experts(p + "ffn_up_exps.weight", c.nEmbd(), x.ff(), x.count()),
-                r.experts(p + "ffn_down_exps.weight", x.ff(), c.nEmbd(), x.count()), x.count(),
+                expertMatrices(r, p, "ffn_gate", c.nEmbd(), x.ff(), x.count()),
+                expertMatrices(r, p, "ffn_up", c.nEmbd(), x.ff(), x.count()),
+                expertMatrices(r, p, "ffn_down", x.ff(), c.nEmbd(), x.count()),
                 shared && x.sharedGated() ? r.matrix(p + "ffn_gate_inp_shexp.weight", c.nEmbd(), 1) : null,
                 shared ? r.matrix(p + "ffn_gate_shexp.weight", c.nEmbd(), x.sharedFf()) : null,
                 shared ? r.matrix(p + "ffn_up_shexp.weight", c.nEmbd(), x.sharedFf()) : null,
                 shared ? r.matrix(p + "ffn_down_shexp.weight", x.sharedFf(), c.nEmbd()) : null);
+    }
+
+    /** {@code PROJ_exps} as one 3-D tensor, or, where a file has none, {@code PROJ.0} … {@code PROJ.(n−1)}. */
+    private static ExpertMatrices expertMatrices(Reader r, String p, String proj, int cols, int rows, int n) {
+        if (r.has(p + proj + "_exps.weight") || !r.has(p + proj + ".0.weight")) {
+            return ExpertMatrices.rowsOf(r.experts(p + proj + "_exps.weight", cols, rows, n), n);
+        }
+        WeightMatrix[] each = new WeightMatrix[n];
+        for (int e = 0; e < n; e++) each[e] = r.matrix(p + proj + "." + e + ".weight", cols, rows);
+        return new ExpertMatrices(null, each);
     }
 
     /** Reads tensors of one artifact with their shapes checked, and remembers which it read. */
