@@ -49,8 +49,13 @@ final class Fixtures {
     }
 
     static List<Case> cases(String vocab) throws IOException {
+        return cases(vocab, resource("tokenizer/ggml-vocab-" + vocab + ".gguf.out"));
+    }
+
+    /** {@code vocab}'s .inp texts with the ids of {@code outFile} (one line of ids per text). */
+    static List<Case> cases(String vocab, Path outFile) throws IOException {
         String inp = Files.readString(resource("tokenizer/ggml-vocab-" + vocab + ".gguf.inp"), StandardCharsets.UTF_8);
-        String out = Files.readString(resource("tokenizer/ggml-vocab-" + vocab + ".gguf.out"), StandardCharsets.UTF_8);
+        String out = Files.readString(outFile, StandardCharsets.UTF_8);
         List<String> texts = new ArrayList<>(Arrays.asList(inp.split(SEPARATOR, -1)));
         if (!texts.getLast().isEmpty()) throw new IllegalStateException(vocab + ".inp does not end with a separator");
         texts.removeLast();

@@ -17,8 +17,30 @@ class TokenizerConformanceTest {
     @ParameterizedTest
     @FieldSource("VOCABS")
     void everyCaseGivesLlamaCppIds(String vocab) throws IOException {
-        Tokenizer tok = Fixtures.vocab(vocab);
-        List<Fixtures.Case> cases = Fixtures.cases(vocab);
+        assertSameIds(Fixtures.vocab(vocab), Fixtures.cases(vocab), vocab);
+    }
+
+    /**
+     * SentencePiece without the dummy space in front ({@code tokenizer.ggml.add_space_prefix =
+     * false}, as Gemma's vocabularies are): Llama 2's vocabulary with the flag off, every case against
+     * llama.cpp's ids for it (recorded with {@code tools/llamacpp/compare.mjs --text} on a model
+     * carrying this vocabulary and flag; all 46 agreed, BOS policy included).
+     */
+    @Test
+    void sentencePieceWithoutTheSpacePrefixGivesLlamaCppIds() throws Exception {
+        java.util.Map<String, dgr.gguf.MetaValue> md;
+        try (dgr.gguf.GgufFile f = dgr.gguf.GgufFile.open(Fixtures.resource("tokenizer/ggml-vocab-llama-spm.gguf"))) {
+            md = new java.util.LinkedHashMap<>(f.metadata().asMap());
+        }
+        md.put("tokenizer.ggml.add_space_prefix", dgr.gguf.MetaValue.bool(false));
+        Tokenizer tok = Tokenizer.fromMetadata(new dgr.gguf.Metadata(md));
+        java.net.URL out = getClass().getResource("/tokenizer/llama-spm-no-space-prefix.out");
+        List<Fixtures.Case> cases = Fixtures.cases("llama-spm", java.nio.file.Path.of(out.toURI()));
+        assertSameIds(tok, cases, "llama-spm without the space prefix");
+        assertThat(tok.encode("Hello", false, false)).containsExactly(10994); // "▁Hello" (15043) with the prefix
+    }
+
+    private static void assertSameIds(Tokenizer tok, List<Fixtures.Case> cases, String vocab) {
         assertThat(cases).hasSize(46);
         List<String> mismatches = new ArrayList<>();
         for (Fixtures.Case c : cases) {
