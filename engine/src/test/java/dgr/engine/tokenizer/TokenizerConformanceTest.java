@@ -40,6 +40,38 @@ class TokenizerConformanceTest {
         assertThat(tok.encode("Hello", false, false)).containsExactly(10994); // "▁Hello" (15043) with the prefix
     }
 
+    /**
+     * Every {@code tokenizer.ggml.pre} name whose split differs from another's, on Llama 3's
+     * vocabulary: llama.cpp's ids for the 46 texts under each name (its regexes and per-name flags,
+     * recorded with {@code tools/llamacpp/compare.mjs --text} on a one-layer model carrying the
+     * vocabulary and the name), so each split list is checked against llama.cpp itself, not only
+     * against a second regex engine.
+     */
+    @Test
+    void everyPreTokenizerNameGivesLlamaCppIdsOnLlama3sVocabulary() throws Exception {
+        java.util.Map<String, List<int[]>> expected = new java.util.LinkedHashMap<>();
+        for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of(
+                getClass().getResource("/tokenizer/llama-bpe-pre-names.tsv").toURI()))) {
+            if (line.startsWith("#") || line.isBlank()) continue;
+            String[] f = line.split("\t", -1);
+            int[] ids = f[2].isEmpty() ? new int[0] : Arrays.stream(f[2].split(" ")).mapToInt(Integer::parseInt).toArray();
+            expected.computeIfAbsent(f[0], k -> new ArrayList<>()).add(ids);
+        }
+        assertThat(expected).hasSize(22);
+        java.util.Map<String, dgr.gguf.MetaValue> md;
+        try (dgr.gguf.GgufFile f = dgr.gguf.GgufFile.open(Fixtures.resource("tokenizer/ggml-vocab-llama-bpe.gguf"))) {
+            md = new java.util.LinkedHashMap<>(f.metadata().asMap());
+        }
+        List<Fixtures.Case> texts = Fixtures.cases("llama-bpe");
+        for (var e : expected.entrySet()) {
+            md.put("tokenizer.ggml.pre", dgr.gguf.MetaValue.of(e.getKey()));
+            Tokenizer tok = Tokenizer.fromMetadata(new dgr.gguf.Metadata(md));
+            List<Fixtures.Case> cases = new ArrayList<>();
+            for (int i = 0; i < texts.size(); i++) cases.add(new Fixtures.Case(i, texts.get(i).text(), e.getValue().get(i)));
+            assertSameIds(tok, cases, "llama-bpe as " + e.getKey());
+        }
+    }
+
     private static void assertSameIds(Tokenizer tok, List<Fixtures.Case> cases, String vocab) {
         assertThat(cases).hasSize(46);
         List<String> mismatches = new ArrayList<>();
