@@ -23,10 +23,11 @@ import dgr.gguf.TensorInfo;
  * The dense llama forward pass over a layer span, for a batch of rows from many sessions.
  *
  * <p>Per layer: RMSNorm and Q/K/V for all rows (one batched matmul each), RoPE, K/V appended to
- * each row's slot, then attention per (row, head) over that row's own slot positions 0..pos,
- * output projection, SwiGLU FFN (or a mixture of experts: {@link #experts}), residuals. Matmuls are split across workers by output rows only,
- * attention by (row, head) items, and every per-row step (norm, RoPE, softmax) runs the same
- * sequence for a row whatever else is in the batch, so results are batch-invariant to the bit.
+ * each row's slot, then attention per (row, K/V head) over that row's own slot positions 0..pos
+ * (the window's last positions on sliding-window layers), output projection, SwiGLU FFN (or a
+ * mixture of experts: {@link #experts}), residuals. Matmuls are split across workers by output rows
+ * only, attention by (row, K/V head) items, and every per-row step (norm, RoPE, softmax) runs the
+ * same sequence for a row whatever else is in the batch, so results are batch-invariant to the bit.
  * All buffers are sized for {@code maxRows} at construction; a forward pass allocates nothing
  * beyond new K/V pages when a slot grows past its pages.
  */
