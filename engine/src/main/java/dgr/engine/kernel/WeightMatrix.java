@@ -29,10 +29,14 @@ public record WeightMatrix(String name, GgmlType type, int rows, int cols, long 
         }
     }
 
-    /** Wraps a 2-D GGUF tensor ({@code ne = {cols, rows}}); checks its type is one the kernels read. */
+    /**
+     * Wraps a GGUF tensor ({@code ne = {cols, rows}}, or {@code {cols, rows, n}}: the {@code n}
+     * stacked matrices of a mixture of experts, read as one of {@code n·rows} rows); checks its type
+     * is one the kernels read.
+     */
     public static WeightMatrix of(TensorInfo t) {
-        if (t.shape().length < 1 || t.shape().length > 2) {
-            throw new IllegalArgumentException("tensor '" + t.name() + "' has shape " + t.shapeString() + ", expected a matrix");
+        if (t.shape().length < 1 || t.shape().length > 3) {
+            throw new IllegalArgumentException("tensor '" + t.name() + "' has shape " + t.shapeString() + ", expected a matrix (or a 3-D stack of them)");
         }
         if (!RowDecoder.supports(t.type())) {
             throw new IllegalArgumentException("tensor '" + t.name() + "' has type " + t.type()

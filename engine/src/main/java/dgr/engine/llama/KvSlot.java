@@ -58,13 +58,7 @@ final class KvSlot implements StateSlot {
         length = n;
         int keep = layout.keptFrom(n) / KvLayout.PAGE_TOKENS;
         for (; localFirstPage < keep; localFirstPage++) {
-            for (int l = 0; l < k.length; l++) {
-                if (!layout.isLocal(l)) continue;
-                pool.give(k[l][localFirstPage]);
-                pool.give(v[l][localFirstPage]);
-                k[l][localFirstPage] = null;
-                v[l][localFirstPage] = null;
-            }
+            for (int l = 0; l < k.length; l++) if (layout.isLocal(l)) giveBack(l, localFirstPage);
         }
     }
 
@@ -105,15 +99,18 @@ final class KvSlot implements StateSlot {
         release(keep);
     }
 
+    /** Layer {@code l}'s K and V page {@code p} back to the pool, unless given back already (a local layer's). */
+    private void giveBack(int l, int p) {
+        if (k[l][p] == null) return;
+        pool.give(k[l][p]);
+        pool.give(v[l][p]);
+        k[l][p] = null;
+        v[l][p] = null;
+    }
+
     private void release(int keep) {
         for (; pages > keep; pages--) {
-            for (int l = 0; l < k.length; l++) {
-                if (k[l][pages - 1] == null) continue; // a local layer's page given back already
-                pool.give(k[l][pages - 1]);
-                pool.give(v[l][pages - 1]);
-                k[l][pages - 1] = null;
-                v[l][pages - 1] = null;
-            }
+            for (int l = 0; l < k.length; l++) giveBack(l, pages - 1);
         }
         if (pages == 0) localFirstPage = 0;
     }

@@ -29,13 +29,13 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
         static Experts from(GgufArtifact a, Metadata md, String p, LlamaVariant v, int nFf) {
             int count = md.getInt(p + "expert_count", 0);
             if (count == 0) {
-                if (v.ffn == LlamaVariant.Ffn.EXPERTS) {
+                if (v.ffn.kind() == LlamaVariant.Ffn.Kind.EXPERTS) {
                     throw new IllegalArgumentException(a.path() + ": " + p + "expert_count is missing; " + v.architecture()
                             + " models route every token through experts");
                 }
                 return null;
             }
-            if (v.ffn == LlamaVariant.Ffn.DENSE) {
+            if (v.ffn.kind() == LlamaVariant.Ffn.Kind.DENSE) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_count = " + count
                         + ": mixture-of-experts " + v.architecture() + " models are not supported by the llama engine");
             }
@@ -57,7 +57,7 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
             }
             // Qwen2-MoE's gated shared expert is feed_forward_length wide unless its own key says
             // otherwise; Granite's plain one is there only when that key is above 0.
-            LlamaVariant.SharedExpert se = v.sharedExpert();
+            LlamaVariant.SharedExpert se = v.ffn.shared();
             int shared = switch (se) {
                 case NONE -> 0;
                 case GATED -> md.getInt(p + "expert_shared_feed_forward_length", nFf);
@@ -70,7 +70,7 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
             if (shared < 0) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_shared_feed_forward_length = " + shared + " is negative");
             }
-            return new Experts(count, used, ff, scale, v.expertWeightsNorm(), shared, se == LlamaVariant.SharedExpert.GATED);
+            return new Experts(count, used, ff, scale, v.ffn.normWeights(), shared, se == LlamaVariant.SharedExpert.GATED);
         }
     }
 

@@ -16,9 +16,9 @@ import java.util.stream.Collectors;
  */
 public enum LlamaVariant {
     /** Llama 1–3, Mistral, TinyLlama, SmolLM 1–2, DeepSeek-R1-Distill-Llama; Mixtral (experts). */
-    LLAMA("llama", false, QkNorm.NONE, true, false, false, 0, Ffn.EITHER),
+    LLAMA("llama", false, QkNorm.NONE, true, false, false, 0, Ffn.DENSE_OR_EXPERTS),
     /** Converters that name Mistral models: llama's tensors under {@code mistral.} keys. */
-    MISTRAL("mistral", false, QkNorm.NONE, true, false, false, 0, Ffn.EITHER),
+    MISTRAL("mistral", false, QkNorm.NONE, true, false, false, 0, Ffn.DENSE_OR_EXPERTS),
     /** EXAONE 3.x: the llama graph under {@code exaone.} keys, NeoX pairs. */
     EXAONE("exaone", true, QkNorm.NONE, true, false, false, 0),
     /** ERNIE 4.5 (dense): the llama graph under {@code ernie4_5.} keys. */
@@ -33,28 +33,13 @@ public enum LlamaVariant {
      * Qwen1.5-MoE, Qwen2-MoE: Qwen2's attention (biases, NeoX pairs); routed experts whose weights
      * are not renormalised, plus a shared expert every token runs, scaled by a sigmoid gate.
      */
-    QWEN2MOE("qwen2moe", true, QkNorm.NONE, true, false, false, 0, Ffn.EXPERTS) {
-        @Override
-        boolean expertWeightsNorm() {
-            return false;
-        }
-
-        @Override
-        SharedExpert sharedExpert() {
-            return SharedExpert.GATED;
-        }
-    },
+    QWEN2MOE("qwen2moe", true, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.GATED)),
     /**
      * OLMoE: pre-norms as llama, all of Q and all of K normalised (OLMo 2's norms, no post-norms),
      * NeoX pairs, experts as wide as {@code feed_forward_length} whose weights are not
      * renormalised.
      */
-    OLMOE("olmoe", true, QkNorm.WHOLE, true, false, false, 0, Ffn.EXPERTS) {
-        @Override
-        boolean expertWeightsNorm() {
-            return false;
-        }
-    },
+    OLMOE("olmoe", true, QkNorm.WHOLE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.NONE)),
     /** Qwen3-MoE: Qwen3's attention, every FFN a mixture of experts ({@link LlamaConfig.Experts}). */
     QWEN3MOE("qwen3moe", true, QkNorm.PER_HEAD, true, false, false, 0, Ffn.EXPERTS),
     /** Phi-3, Phi-3.5, Phi-4-mini: fused attn_qkv and gate+up (split by {@link LlamaWeights}), LongRoPE factors. */
@@ -85,15 +70,10 @@ public enum LlamaVariant {
      * {@code expert_shared_feed_forward_length} is above 0 a shared expert with no gate (Granite MoE
      * Shared, the same architecture name in llama.cpp).
      */
-    GRANITEMOE("granitemoe", false, QkNorm.NONE, true, false, false, 0, Ffn.EXPERTS) {
+    GRANITEMOE("granitemoe", false, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, true, SharedExpert.PLAIN)) {
         @Override
         Multipliers multipliers(Metadata md, String p, int nLayers, int nEmbd, int nHead, int headDim) {
             return Multipliers.from(md, p);
-        }
-
-        @Override
-        SharedExpert sharedExpert() {
-            return SharedExpert.PLAIN;
         }
     },
     /** Granite 3.x (dense): the file's four multipliers on embeddings, residual branches, scores and logits. */
@@ -154,14 +134,23 @@ public enum LlamaVariant {
     final boolean gelu;
     /** Every {@code noRopeStep}-th layer skips the rotation; 0 rotates all. */
     final int noRopeStep;
-    /** Whether the FFN is dense, a mixture of experts ({@link LlamaConfig.Experts}), or either as the file says. */
+    /** The FFN its files have. */
     final Ffn ffn;
 
     /**
-     * The FFN kinds an architecture's files have: llama.cpp builds Mixtral's experts under
-     * {@code llama} (and Mistral-named converters write {@code mistral}), Qwen3-MoE always has them.
+     * An architecture's FFN as llama.cpp builds it: dense, a mixture of experts
+     * ({@link LlamaConfig.Experts}), or either as the file's {@code expert_count} says (llama.cpp
+     * builds Mixtral under {@code llama}, and Mistral-named converters write {@code mistral}); with
+     * experts, whether the chosen ones' probabilities are divided by their sum (llama.cpp's
+     * {@code norm_w}) and which shared expert joins them.
      */
-    public enum Ffn { DENSE, EITHER, EXPERTS }
+    record Ffn(Kind kind, boolean normWeights, SharedExpert shared) {
+        enum Kind { DENSE, DENSE_OR_EXPERTS, EXPERTS }
+
+        static final Ffn DENSE = new Ffn(Kind.DENSE, true, SharedExpert.NONE);
+        static final Ffn DENSE_OR_EXPERTS = new Ffn(Kind.DENSE_OR_EXPERTS, true, SharedExpert.NONE);
+        static final Ffn EXPERTS = new Ffn(Kind.EXPERTS, true, SharedExpert.NONE);
+    }
 
     LlamaVariant(String architecture, boolean neox, QkNorm qkNorm, boolean preNorms, boolean postNorms, boolean gelu,
                  int noRopeStep, Ffn ffn) {
@@ -206,16 +195,6 @@ public enum LlamaVariant {
 
     Softcaps softcaps(Metadata md, String p) {
         return Softcaps.NONE;
-    }
-
-    /** Whether the chosen experts' probabilities are divided by their sum (llama.cpp's {@code norm_w} for the architecture). */
-    boolean expertWeightsNorm() {
-        return true;
-    }
-
-    /** Whether the layers also have a shared expert ({@code *_shexp}), and how it joins the routed ones. */
-    SharedExpert sharedExpert() {
-        return SharedExpert.NONE;
     }
 
     /**

@@ -225,12 +225,9 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
                 throw new IllegalArgumentException(artifact.path() + ": tensor '" + name + "' has shape " + t.shapeString()
                         + ", expected [" + cols + ", " + rows + ", " + n + "]");
             }
-            if (!RowDecoder.supports(t.type())) {
-                throw new IllegalArgumentException(artifact.path() + ": tensor '" + name + "' has type " + t.type()
-                        + ", which dgr's kernels do not read (supported: " + RowDecoder.SUPPORTED + ")");
-            }
+            WeightMatrix m = WeightMatrix.of(t);
             read.add(name);
-            return new WeightMatrix(name, t.type(), Math.multiplyExact(rows, n), cols, t.type().bytesFor(cols), t.data());
+            return m;
         }
 
         float[] vector(String name, int n) {

@@ -111,18 +111,8 @@ class BadRowsTest {
 
     /** llama-tiny Q8_0 renamed to {@code arch} with {@code keys} added must fail to load with {@code message} after its path. */
     private static void refuses(Path f, String arch, java.util.Map<String, MetaValue> keys, String message) throws Exception {
-        try (dgr.gguf.GgufFile src = dgr.gguf.GgufFile.open(TinyModels.model("Q8_0"))) {
-            GgufWriter w = new GgufWriter();
-            src.metadata().asMap().forEach((k, v) -> {
-                if (!k.startsWith("GGUF.")) w.put(k.startsWith("llama.") ? arch + k.substring(5) : k, v);
-            });
-            for (dgr.gguf.TensorInfo t : src.tensors()) {
-                w.tensor(t.name(), t.type(), t.shape(), sink -> sink.put(t.data().asByteBuffer()));
-            }
-            w.put("general.architecture", MetaValue.of(arch));
-            w.putAll(keys);
-            w.write(f);
-        }
+        TinyModels.rewrite(TinyModels.model("Q8_0"), f, k -> k.startsWith("llama.") ? arch + k.substring(5) : k, TinyModels::copy,
+                w -> w.put("general.architecture", MetaValue.of(arch)).putAll(keys));
         assertThatThrownBy(() -> Engines.load(f, EngineOptions.defaults()))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage(f + message);
@@ -139,20 +129,15 @@ class BadRowsTest {
     @Test
     void anExpertTensorOfTheWrongShapeIsRefusedByName(@TempDir Path dir) throws Exception {
         Path f = dir.resolve("mixtral-short.gguf");
-        try (dgr.gguf.GgufFile src = dgr.gguf.GgufFile.open(TinyModels.model("mixtral-Q8_0"))) {
-            GgufWriter w = new GgufWriter();
-            src.metadata().asMap().forEach((k, v) -> { if (!k.startsWith("GGUF.")) w.put(k, v); });
-            for (dgr.gguf.TensorInfo t : src.tensors()) {
-                if (t.name().equals("blk.1.ffn_up_exps.weight")) {
-                    // Seven experts' rows where the file says eight.
-                    long[] s = {t.shape()[0], t.shape()[1], 7};
-                    w.tensor(t.name(), t.type(), s, sink -> sink.put(t.data().asSlice(0, t.data().byteSize() / 8 * 7).asByteBuffer()));
-                } else {
-                    w.tensor(t.name(), t.type(), t.shape(), sink -> sink.put(t.data().asByteBuffer()));
-                }
+        TinyModels.rewrite(TinyModels.model("mixtral-Q8_0"), f, k -> k, (t, w) -> {
+            if (!t.name().equals("blk.1.ffn_up_exps.weight")) {
+                TinyModels.copy(t, w);
+                return;
             }
-            w.write(f);
-        }
+            // Seven experts' rows where the file says eight.
+            long[] s = {t.shape()[0], t.shape()[1], 7};
+            w.tensor(t.name(), t.type(), s, sink -> sink.put(t.data().asSlice(0, t.data().byteSize() / 8 * 7).asByteBuffer()));
+        }, w -> {});
         assertThatThrownBy(() -> Engines.load(f, EngineOptions.defaults()))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage(f + ": tensor 'blk.1.ffn_up_exps.weight' has shape [256, 256, 7], expected [256, 256, 8]");
@@ -175,15 +160,8 @@ class BadRowsTest {
     @Test
     void aBlockTensorTheGraphDoesNotReadIsRefusedByName(@TempDir Path dir) throws Exception {
         Path f = dir.resolve("llama-with-bo.gguf");
-        try (dgr.gguf.GgufFile src = dgr.gguf.GgufFile.open(TinyModels.model("Q8_0"))) {
-            GgufWriter w = new GgufWriter();
-            src.metadata().asMap().forEach((k, v) -> { if (!k.startsWith("GGUF.")) w.put(k, v); });
-            for (dgr.gguf.TensorInfo t : src.tensors()) {
-                w.tensor(t.name(), t.type(), t.shape(), sink -> sink.put(t.data().asByteBuffer()));
-            }
-            w.tensor("blk.1.attn_output.bias", dgr.gguf.GgmlType.F32, new long[] {256}, sink -> sink.put(new byte[256 * 4]));
-            w.write(f);
-        }
+        TinyModels.rewrite(TinyModels.model("Q8_0"), f, k -> k, TinyModels::copy,
+                w -> w.tensor("blk.1.attn_output.bias", dgr.gguf.GgmlType.F32, new long[] {256}, sink -> sink.put(new byte[256 * 4])));
         assertThatThrownBy(() -> Engines.load(f, EngineOptions.defaults()))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage(f + ": tensor 'blk.1.attn_output.bias' is not part of the llama graph dgr runs; computing without it would give wrong results");

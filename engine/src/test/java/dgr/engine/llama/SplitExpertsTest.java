@@ -8,8 +8,6 @@ import dgr.engine.Engines;
 import dgr.engine.ForwardResult;
 import dgr.engine.StateSlot;
 import dgr.gguf.GgufFile;
-import dgr.gguf.GgufWriter;
-import dgr.gguf.TensorInfo;
 import java.nio.file.Path;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -29,24 +27,19 @@ class SplitExpertsTest {
     @EnumSource(EngineOptions.Kind.class)
     void oneTensorPerExpertGivesTheBitsOfTheThreeDimensionalLayout(EngineOptions.Kind kind) throws Exception {
         Path merged = TinyModels.model("mixtral-Q4_0"), split = dir.resolve("mixtral-split-" + kind + ".gguf");
-        try (GgufFile src = GgufFile.open(merged)) {
-            GgufWriter w = new GgufWriter();
-            src.metadata().asMap().forEach((k, v) -> { if (!k.startsWith("GGUF.")) w.put(k, v); });
-            for (TensorInfo t : src.tensors()) {
-                if (!t.name().contains("_exps.")) {
-                    w.tensor(t.name(), t.type(), t.shape(), sink -> sink.put(t.data().asByteBuffer()));
-                    continue;
-                }
-                long[] s = t.shape();
-                long bytes = t.data().byteSize() / s[2];
-                for (int e = 0; e < s[2]; e++) {
-                    long from = e * bytes;
-                    w.tensor(t.name().replace("_exps.", "." + e + "."), t.type(), new long[] {s[0], s[1]},
-                            sink -> sink.put(t.data().asSlice(from, bytes).asByteBuffer()));
-                }
+        TinyModels.rewrite(merged, split, k -> k, (t, w) -> {
+            if (!t.name().contains("_exps.")) {
+                TinyModels.copy(t, w);
+                return;
             }
-            w.write(split);
-        }
+            long[] s = t.shape();
+            long bytes = t.data().byteSize() / s[2];
+            for (int e = 0; e < s[2]; e++) {
+                long from = e * bytes;
+                w.tensor(t.name().replace("_exps.", "." + e + "."), t.type(), new long[] {s[0], s[1]},
+                        sink -> sink.put(t.data().asSlice(from, bytes).asByteBuffer()));
+            }
+        }, w -> {});
         try (GgufFile f = GgufFile.open(split)) {
             assertThat(f.tensorOrNull("blk.1.ffn_down.7.weight")).isNotNull();
             assertThat(f.tensorOrNull("blk.1.ffn_down_exps.weight")).isNull();

@@ -35,12 +35,14 @@ final class TinyModels {
 
     private TinyModels() {}
 
+    /**
+     * A llama-tiny fixture of {@code type}; {@code IQ4_*}, which the fixtures lack, synthesized; and
+     * {@code NAME-TYPE} (e.g. {@code mixtral-Q4_0}) the {@code NAME-tiny} preset synthesized in that type.
+     */
     static Path model(String type) {
         if (type.startsWith("IQ4_")) return synthesized(type);
-        if (type.startsWith("gemma3-")) return synthesized(SynthPreset.GEMMA3_TINY, type.substring("gemma3-".length()));
-        if (type.startsWith("mixtral-")) return synthesized(SynthPreset.MIXTRAL_TINY, type.substring("mixtral-".length()));
-        if (type.startsWith("qwen2moe-")) return synthesized(SynthPreset.QWEN2MOE_TINY, type.substring("qwen2moe-".length()));
-        if (type.startsWith("qwen3moe-")) return synthesized(SynthPreset.QWEN3MOE_TINY, type.substring("qwen3moe-".length()));
+        int dash = type.indexOf('-');
+        if (dash > 0) return synthesized(SynthPreset.byName(type.substring(0, dash) + "-tiny"), type.substring(dash + 1));
         return resource("llama-tiny-" + type + ".gguf");
     }
 
@@ -88,6 +90,32 @@ final class TinyModels {
 
     static Engine load(String type, EngineOptions.Kind kind, int threads, int maxRows) {
         return Engines.load(model(type), EngineOptions.defaults().withKind(kind).withThreads(threads).withMaxRows(maxRows));
+    }
+
+    /**
+     * Writes {@code dst} from {@code src}: every metadata key (renamed by {@code key}), every tensor
+     * through {@code tensors} (which may copy, reshape, split or drop it), then {@code edit}'s additions.
+     */
+    static void rewrite(Path src, Path dst, java.util.function.UnaryOperator<String> key, TensorRewrite tensors,
+                        java.util.function.Consumer<dgr.gguf.GgufWriter> edit) {
+        try (dgr.gguf.GgufFile f = dgr.gguf.GgufFile.open(src)) {
+            dgr.gguf.GgufWriter w = new dgr.gguf.GgufWriter();
+            f.metadata().asMap().forEach((k, v) -> { if (!k.startsWith("GGUF.")) w.put(key.apply(k), v); });
+            for (dgr.gguf.TensorInfo t : f.tensors()) tensors.write(t, w);
+            edit.accept(w);
+            w.write(dst);
+        }
+    }
+
+    /** How {@link #rewrite} writes one tensor of the source. */
+    @FunctionalInterface
+    interface TensorRewrite {
+        void write(dgr.gguf.TensorInfo t, dgr.gguf.GgufWriter w);
+    }
+
+    /** The tensor as it is. */
+    static void copy(dgr.gguf.TensorInfo t, dgr.gguf.GgufWriter w) {
+        w.tensor(t.name(), t.type(), t.shape(), sink -> sink.put(t.data().asByteBuffer()));
     }
 
     /** Feeds tokens to one slot as one batch, every row asking for output; returns the result. */
