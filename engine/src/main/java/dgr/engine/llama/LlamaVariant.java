@@ -23,6 +23,8 @@ public enum LlamaVariant {
     EXAONE("exaone", true, QkNorm.NONE, true, false, false, 0),
     /** ERNIE 4.5 (dense): the llama graph under {@code ernie4_5.} keys. */
     ERNIE4_5("ernie4_5", false, QkNorm.NONE, true, false, false, 0),
+    /** InternLM2, InternLM2.5: the llama graph under {@code internlm2.} keys (the converter splits its fused wqkv). */
+    INTERNLM2("internlm2", false, QkNorm.NONE, true, false, false, 0),
     /** SmolLM3: llama without rotation on every fourth layer (a constant in llama.cpp, no GGUF key). */
     SMOLLM3("smollm3", false, QkNorm.NONE, true, false, false, 4),
     /** Qwen2, Qwen2.5, DeepSeek-R1-Distill-Qwen: Q/K/V biases (read wherever a file has them), NeoX pairs. */
@@ -81,6 +83,16 @@ public enum LlamaVariant {
         @Override
         Multipliers multipliers(Metadata md, String p, int nLayers, int nEmbd, int nHead, int headDim) {
             return Multipliers.from(md, p);
+        }
+    },
+    /**
+     * Gemma (1), CodeGemma: embeddings × sqrt(n_embd), queries × 1/sqrt(head_dim), NeoX pairs,
+     * GELU; no branch-output norms, windows or soft caps.
+     */
+    GEMMA("gemma", true, QkNorm.NONE, true, false, true, 0) {
+        @Override
+        Multipliers multipliers(Metadata md, String p, int nLayers, int nEmbd, int nHead, int headDim) {
+            return gemmaMultipliers(false, nEmbd, nHead, headDim);
         }
     },
     /**

@@ -108,7 +108,10 @@ public final class Synth {
             long tensorSeed = mix(seed, index[0]++);
             long rows = shape[1] * (shape.length > 2 ? shape[2] : 1);
             params[0] += shape[0] * rows;
-            w.tensor(name, t, shape, sink -> writeMatrix(sink, t, (int) shape[0], Math.toIntExact(rows), tensorSeed, STD));
+            // Gemma (1) scales embeddings by sqrt(n_embd) and has no branch-output norms: at the common
+            // std the scaled embedding would outweigh every branch and the tied head would echo the input.
+            float std = a.equals("gemma") && name.equals("token_embd.weight") ? STD / 4 : STD;
+            w.tensor(name, t, shape, sink -> writeMatrix(sink, t, (int) shape[0], Math.toIntExact(rows), tensorSeed, std));
         };
         // Norm weights (mean 1) and biases (mean 0): n f32 values, each tensor its own seed.
         VectorTensor vector = (name, n, mean) -> {

@@ -54,11 +54,16 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset LLAMA_1B =
             new SynthPreset("llama-1b", "llama", 2048, 16, 32, 8, 8192, 4096, 500000f, true, "llama-bpe");
 
-    /** llama-tiny's shape under the {@code exaone} and {@code ernie4_5} names: the llama graph, tied embeddings. */
+    /**
+     * llama-tiny's shape under the {@code exaone}, {@code ernie4_5} and {@code internlm2} names: the
+     * llama graph; tied embeddings, InternLM2 with its own output head.
+     */
     public static final SynthPreset EXAONE_TINY =
             new SynthPreset("exaone-tiny", "exaone", 256, 2, 4, 2, 768, 2048, 1000000f, true, "tiny-gpt2");
     public static final SynthPreset ERNIE_TINY =
             new SynthPreset("ernie4_5-tiny", "ernie4_5", 256, 2, 4, 2, 768, 2048, 500000f, true, "tiny-gpt2");
+    public static final SynthPreset INTERNLM2_TINY =
+            new SynthPreset("internlm2-tiny", "internlm2", 256, 2, 4, 2, 768, 2048, 1000000f, false, "tiny-gpt2");
 
     /** llama-tiny's width as a SmolLM3 model: four layers, the fourth without rotation, tied embeddings. */
     public static final SynthPreset SMOLLM3_TINY =
@@ -98,6 +103,13 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
      */
     public static final SynthPreset OLMO3_TINY =
             new SynthPreset("olmo3-tiny", "olmo2", 256, 4, 4, 2, 768, 2048, 500000f, false, "tiny-gpt2");
+
+    /**
+     * A Gemma (1) shape at llama-tiny's width: four layers, heads of 128 sharing one K/V head (as
+     * Gemma 2B does), GELU, tied embeddings.
+     */
+    public static final SynthPreset GEMMA_TINY =
+            new SynthPreset("gemma-tiny", "gemma", 256, 4, 4, 1, 768, 2048, 10000f, true, "tiny-gpt2", 128);
 
     /**
      * A Gemma 2 shape at llama-tiny's width: four layers alternating sliding-window (window 8) and
@@ -172,7 +184,7 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset DSV4_TINY = new SynthPreset("dsv4-tiny", "deepseek4", 256, 4, 4, 1, 128, 4096, 10000f, false, "tiny-gpt2");
     public static final SynthPreset DSV4_SMALL = new SynthPreset("dsv4-small", "deepseek4", 512, 8, 8, 1, 256, 4096, 10000f, false, "tiny-gpt2");
 
-    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, OLMO2_TINY, OLMO3_TINY, GEMMA2_TINY, GEMMA3_TINY, MIXTRAL_TINY, QWEN2MOE_TINY, OLMOE_TINY, GRANITEMOE_TINY, QWEN3MOE_TINY, QWEN3MOE_SMALL, DSV4_TINY, DSV4_SMALL);
+    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, INTERNLM2_TINY, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, OLMO2_TINY, OLMO3_TINY, GEMMA_TINY, GEMMA2_TINY, GEMMA3_TINY, MIXTRAL_TINY, QWEN2MOE_TINY, OLMOE_TINY, GRANITEMOE_TINY, QWEN3MOE_TINY, QWEN3MOE_SMALL, DSV4_TINY, DSV4_SMALL);
 
     public static SynthPreset byName(String name) {
         for (SynthPreset p : ALL) if (p.name.equals(name.toLowerCase(Locale.ROOT))) return p;
