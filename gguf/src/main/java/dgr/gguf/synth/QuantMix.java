@@ -66,6 +66,22 @@ public record QuantMix(String name, GgmlType base, int fileType) {
         return base;
     }
 
+    /**
+     * The type llama-quantize writes for a row of {@code cols} values when {@code t}'s 256-value
+     * super-blocks do not divide it (SmolLM's 576-wide rows, say): IQ4_NL for Q2_K, Q3_K and
+     * IQ4_XS, Q5_0 for Q4_K, Q5_1 for Q5_K, Q8_0 for Q6_K; {@code t} itself when its blocks fit.
+     */
+    public static GgmlType fitRow(GgmlType t, long cols) {
+        if (cols % t.blockValues == 0) return t;
+        return switch (t) {
+            case Q2_K, Q3_K, IQ4_XS -> GgmlType.IQ4_NL;
+            case Q4_K -> GgmlType.Q5_0;
+            case Q5_K -> GgmlType.Q5_1;
+            case Q6_K -> GgmlType.Q8_0;
+            default -> t;
+        };
+    }
+
     /** llama.cpp's use_more_bits: the first and last eighth of the layers, and every third between. */
     static boolean useMoreBits(int i, int n) {
         return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;

@@ -100,7 +100,7 @@ public final class Synth {
         int[] index = {0};
         java.util.function.BiConsumer<String, long[]> matrix = (name, shape) -> {
             int layer = layerOf(name);
-            GgmlType t = quant.typeFor(name, layer, p.nLayer(), p.tiedEmbeddings());
+            GgmlType t = QuantMix.fitRow(quant.typeFor(name, layer, p.nLayer(), p.tiedEmbeddings()), shape[0]);
             if (shape[0] % t.blockValues != 0) {
                 throw new IllegalArgumentException("tensor " + name + " row length " + shape[0]
                         + " is not a multiple of " + t + "'s block size " + t.blockValues);

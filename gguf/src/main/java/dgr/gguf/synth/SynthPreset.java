@@ -65,6 +65,14 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset INTERNLM2_TINY =
             new SynthPreset("internlm2-tiny", "internlm2", 256, 2, 4, 2, 768, 2048, 1000000f, false, "tiny-gpt2");
 
+    /**
+     * SmolLM2-135M's attention at two layers: rows of 576 values (not a multiple of 256, so K-quant
+     * mixes fall back per tensor as llama-quantize does), nine query heads on three K/V heads,
+     * heads of 64, tied embeddings.
+     */
+    public static final SynthPreset SMOLLM2_TINY =
+            new SynthPreset("smollm2-tiny", "llama", 576, 2, 9, 3, 1536, 2048, 100000f, true, "tiny-gpt2");
+
     /** llama-tiny's width as a SmolLM3 model: four layers, the fourth without rotation, tied embeddings. */
     public static final SynthPreset SMOLLM3_TINY =
             new SynthPreset("smollm3-tiny", "smollm3", 256, 4, 4, 2, 768, 2048, 10000f, true, "tiny-gpt2");
@@ -184,7 +192,7 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset DSV4_TINY = new SynthPreset("dsv4-tiny", "deepseek4", 256, 4, 4, 1, 128, 4096, 10000f, false, "tiny-gpt2");
     public static final SynthPreset DSV4_SMALL = new SynthPreset("dsv4-small", "deepseek4", 512, 8, 8, 1, 256, 4096, 10000f, false, "tiny-gpt2");
 
-    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, INTERNLM2_TINY, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, OLMO2_TINY, OLMO3_TINY, GEMMA_TINY, GEMMA2_TINY, GEMMA3_TINY, MIXTRAL_TINY, QWEN2MOE_TINY, OLMOE_TINY, GRANITEMOE_TINY, QWEN3MOE_TINY, QWEN3MOE_SMALL, DSV4_TINY, DSV4_SMALL);
+    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, INTERNLM2_TINY, SMOLLM2_TINY, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, OLMO2_TINY, OLMO3_TINY, GEMMA_TINY, GEMMA2_TINY, GEMMA3_TINY, MIXTRAL_TINY, QWEN2MOE_TINY, OLMOE_TINY, GRANITEMOE_TINY, QWEN3MOE_TINY, QWEN3MOE_SMALL, DSV4_TINY, DSV4_SMALL);
 
     public static SynthPreset byName(String name) {
         for (SynthPreset p : ALL) if (p.name.equals(name.toLowerCase(Locale.ROOT))) return p;

@@ -52,6 +52,31 @@ class SynthTest {
         }
     }
 
+    /**
+     * Rows whose width 256-value super-blocks do not divide (SmolLM's 576) get llama-quantize's
+     * fallback type per tensor; rows they divide keep the mix's type.
+     */
+    @Test
+    void superBlockTypesFallBackPerTensorOnRowsTheyDoNotDivide() {
+        assertThat(QuantMix.fitRow(GgmlType.Q4_K, 576)).isEqualTo(GgmlType.Q5_0);
+        assertThat(QuantMix.fitRow(GgmlType.Q5_K, 576)).isEqualTo(GgmlType.Q5_1);
+        assertThat(QuantMix.fitRow(GgmlType.Q6_K, 576)).isEqualTo(GgmlType.Q8_0);
+        assertThat(QuantMix.fitRow(GgmlType.Q3_K, 576)).isEqualTo(GgmlType.IQ4_NL);
+        assertThat(QuantMix.fitRow(GgmlType.Q4_K, 1536)).isEqualTo(GgmlType.Q4_K);
+        assertThat(QuantMix.fitRow(GgmlType.Q4_0, 576)).isEqualTo(GgmlType.Q4_0);
+        Path p = dir.resolve("s.gguf");
+        Synth.write(SynthPreset.SMOLLM2_TINY, QuantMix.parse("Q4_K_M"), 1, p);
+        try (GgufFile f = GgufFile.open(p)) {
+            Map<String, GgmlType> types = new LinkedHashMap<>();
+            for (TensorInfo t : f.tensors()) types.put(t.name(), t.type());
+            assertThat(types).containsEntry("token_embd.weight", GgmlType.Q8_0)   // Q6_K, 576 wide
+                    .containsEntry("blk.0.attn_q.weight", GgmlType.Q5_0)           // Q4_K, 576 wide
+                    .containsEntry("blk.1.attn_v.weight", GgmlType.Q8_0)           // Q6_K (more bits), 576 wide
+                    .containsEntry("blk.0.ffn_down.weight", GgmlType.Q4_K)         // 1536 wide: fits
+                    .containsEntry("blk.1.ffn_down.weight", GgmlType.Q6_K);
+        }
+    }
+
     @Test
     void tiedOutputGetsTheOutputTypeInMixes() {
         QuantMix m = QuantMix.parse("Q4_K_M");
