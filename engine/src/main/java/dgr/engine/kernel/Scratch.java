@@ -9,8 +9,8 @@ public final class Scratch {
     public final float[] row;
     /** Attention scores (at least the context length). */
     public final float[] scores;
-    /** Eight lanes for the fixed-order final reduction of a SIMD accumulator. */
-    public final float[] lanes = new float[16];
+    /** Lanes for the fixed-order final reductions of SIMD accumulators: eight per batch row, up to four rows. */
+    public final float[] lanes = new float[32];
     /**
      * The job epoch the caller runs under: it changes whenever input arrays may have been
      * rewritten, so per-input work cached below is redone.

@@ -148,6 +148,32 @@ abstract class SpanKernels {
     }
 
     /**
+     * {@link #finish} for the four batch rows {@code b .. b+3} in one pass: the four {@code cor}
+     * chains read each offset vector once instead of once per row; each chain, and each sum, is
+     * the one {@link #finish} forms.
+     */
+    final void finish4(int cols, float[] sums, float[] acc, int b, float[] out, int rows, int o, float[] lanes) {
+        int units = cols / unitCols, c0 = 32 + (offsetsAfterScales ? units : 0);
+        int s0 = b * units, s1 = s0 + units, s2 = s1 + units, s3 = s2 + units;
+        FloatVector k0 = FloatVector.zero(F), k1 = k0, k2 = k0, k3 = k0;
+        for (int g = 0; g < units; g += 8) {
+            FloatVector c = FloatVector.fromArray(F, acc, c0 + g);
+            k0 = c.fma(FloatVector.fromArray(F, sums, s0 + g), k0);
+            k1 = c.fma(FloatVector.fromArray(F, sums, s1 + g), k1);
+            k2 = c.fma(FloatVector.fromArray(F, sums, s2 + g), k2);
+            k3 = c.fma(FloatVector.fromArray(F, sums, s3 + g), k3);
+        }
+        k0.intoArray(lanes, 0);
+        k1.intoArray(lanes, 8);
+        k2.intoArray(lanes, 16);
+        k3.intoArray(lanes, 24);
+        out[b * rows + o] = sum8(acc, 0) * accScale + sum8(lanes, 0) * corScale;
+        out[(b + 1) * rows + o] = sum8(acc, 8) * accScale + sum8(lanes, 8) * corScale;
+        out[(b + 2) * rows + o] = sum8(acc, 16) * accScale + sum8(lanes, 16) * corScale;
+        out[(b + 3) * rows + o] = sum8(acc, 24) * accScale + sum8(lanes, 24) * corScale;
+    }
+
+    /**
      * The {@code i}-th of {@code len} rows in two-stream order: rows {@code 0, h, 1, h+1, …} with
      * {@code h = len/2}, the odd last row last. A batch-1 walk takes its chunk in this order.
      */
@@ -192,8 +218,12 @@ abstract class SpanKernels {
             for (int o = oStart; o < oEnd; o++) {
                 long off = w.rowOffset(o);
                 rowScales(m, off, cols, acc);
-                if (n == 4) rows4(m, off, off + quants, spans, xs, b, cols, acc);
-                else if (n == 2) rows2(m, off, off + quants, spans, xs, b, cols, acc);
+                if (n == 4) {
+                    rows4(m, off, off + quants, spans, xs, b, cols, acc);
+                    finish4(cols, sums, acc, b, out, rows, o, s.lanes);
+                    continue;
+                }
+                if (n == 2) rows2(m, off, off + quants, spans, xs, b, cols, acc);
                 else row1(m, off, off + quants, spans, xs, b, cols, acc);
                 finish(cols, sums, acc, b, n, out, rows, o, s.lanes);
             }
