@@ -23,6 +23,8 @@ public enum LlamaVariant {
     EXAONE("exaone", true, QkNorm.NONE, true, false, false, 0),
     /** ERNIE 4.5 (dense): the llama graph under {@code ernie4_5.} keys. */
     ERNIE4_5("ernie4_5", false, QkNorm.NONE, true, false, false, 0),
+    /** XVERSE: the llama graph under {@code xverse.} keys. */
+    XVERSE("xverse", false, QkNorm.NONE, true, false, false, 0),
     /** InternLM2, InternLM2.5: the llama graph under {@code internlm2.} keys (the converter splits its fused wqkv). */
     INTERNLM2("internlm2", false, QkNorm.NONE, true, false, false, 0),
     /** SmolLM3: llama without rotation on every fourth layer (a constant in llama.cpp, no GGUF key). */

@@ -73,6 +73,16 @@ class LlamaCppCrossCheckTest {
             0.11099840480588163, 0.039993343369287615, 0.6521187509382136, 0.5903864052300438,
             0.5418578468357893, 0.4068370752411008, 0.31878315717463845, 0.2914435728868856}));
 
+    /** XVERSE: the llama graph under its own name. The same 16 tokens, agreement 8.1e-4. */
+    private static final Case XVERSE = new Case(SynthPreset.XVERSE_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
+        new int[] {
+            152, 152, 152, 152, 152, 152, 152, 152, 152, 152, 152, 748, 152, 748, 152, 748},
+        new double[] {
+            0.09933156801751686, 0.2961928780639873, 0.31375112619637324, 0.313994205746722,
+            0.23543487846283018, 0.17339562744384196, 0.12085981874501783, 0.07604667682447808,
+            0.041330138362514646, 0.01866576040922041, 0.004827930602078645, 0.003010080711349339,
+            0.08517643631008287, 0.01528995844413572, 0.034632975069174066, 0.001173432553515319}));
+
     /** InternLM2: the llama graph under its own name, its own output head. The same 16 tokens,
      * agreement 8.1e-4; NeoX pairs fail (tried). */
     private static final Case INTERNLM2 = new Case(SynthPreset.INTERNLM2_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
@@ -297,7 +307,7 @@ class LlamaCppCrossCheckTest {
     static Path dir;
 
     static Stream<Arguments> cases() {
-        return Stream.of(EngineOptions.Kind.values()).flatMap(k -> Stream.of(QWEN2, QWEN3, GRANITE, GEMMA, GEMMA2, GEMMA3, SMOLLM2, SMOLLM3, PHI3, OLMO2, EXAONE, ERNIE, INTERNLM2, MIXTRAL, QWEN2MOE, OLMOE, GRANITEMOE, QWEN3MOE)
+        return Stream.of(EngineOptions.Kind.values()).flatMap(k -> Stream.of(QWEN2, QWEN3, GRANITE, GEMMA, GEMMA2, GEMMA3, SMOLLM2, SMOLLM3, PHI3, OLMO2, EXAONE, ERNIE, XVERSE, INTERNLM2, MIXTRAL, QWEN2MOE, OLMOE, GRANITEMOE, QWEN3MOE)
                 .map(c -> Arguments.of(c, k)));
     }
 

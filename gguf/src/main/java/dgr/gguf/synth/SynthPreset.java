@@ -62,6 +62,8 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
             new SynthPreset("exaone-tiny", "exaone", 256, 2, 4, 2, 768, 2048, 1000000f, true, "tiny-gpt2");
     public static final SynthPreset ERNIE_TINY =
             new SynthPreset("ernie4_5-tiny", "ernie4_5", 256, 2, 4, 2, 768, 2048, 500000f, true, "tiny-gpt2");
+    public static final SynthPreset XVERSE_TINY =
+            new SynthPreset("xverse-tiny", "xverse", 256, 2, 4, 2, 768, 2048, 500000f, false, "tiny-gpt2");
     public static final SynthPreset INTERNLM2_TINY =
             new SynthPreset("internlm2-tiny", "internlm2", 256, 2, 4, 2, 768, 2048, 1000000f, false, "tiny-gpt2");
 
@@ -192,7 +194,7 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset DSV4_TINY = new SynthPreset("dsv4-tiny", "deepseek4", 256, 4, 4, 1, 128, 4096, 10000f, false, "tiny-gpt2");
     public static final SynthPreset DSV4_SMALL = new SynthPreset("dsv4-small", "deepseek4", 512, 8, 8, 1, 256, 4096, 10000f, false, "tiny-gpt2");
 
-    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, INTERNLM2_TINY, SMOLLM2_TINY, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, OLMO2_TINY, OLMO3_TINY, GEMMA_TINY, GEMMA2_TINY, GEMMA3_TINY, MIXTRAL_TINY, QWEN2MOE_TINY, OLMOE_TINY, GRANITEMOE_TINY, QWEN3MOE_TINY, QWEN3MOE_SMALL, DSV4_TINY, DSV4_SMALL);
+    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, XVERSE_TINY, INTERNLM2_TINY, SMOLLM2_TINY, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, OLMO2_TINY, OLMO3_TINY, GEMMA_TINY, GEMMA2_TINY, GEMMA3_TINY, MIXTRAL_TINY, QWEN2MOE_TINY, OLMOE_TINY, GRANITEMOE_TINY, QWEN3MOE_TINY, QWEN3MOE_SMALL, DSV4_TINY, DSV4_SMALL);
 
     public static SynthPreset byName(String name) {
         for (SynthPreset p : ALL) if (p.name.equals(name.toLowerCase(Locale.ROOT))) return p;
