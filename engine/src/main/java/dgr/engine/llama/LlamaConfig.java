@@ -9,6 +9,8 @@ import dgr.gguf.TensorInfo;
  * architecture's prefix ({@code llama.*}).
  *
  * @param headDim      per-head width of Q, K and V ({@code key_length}, default n_embd / n_head)
+ * @param rmsEps       the norms' epsilon: {@code layer_norm_rms_epsilon}, or {@code layer_norm_epsilon}
+ *                     for the LayerNorm variants
  * @param trainContext the context the model was trained with ({@code context_length})
  */
 public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf, int nHead, int nHeadKv, int headDim,
@@ -35,7 +37,7 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
                 }
                 return null;
             }
-            if (v.ffn.kind() == LlamaVariant.Ffn.Kind.DENSE) {
+            if (v.ffn.kind() == LlamaVariant.Ffn.Kind.DENSE || v.ffn.kind() == LlamaVariant.Ffn.Kind.PLAIN) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_count = " + count
                         + ": mixture-of-experts " + v.architecture() + " models are not supported by the llama engine");
             }
@@ -184,7 +186,8 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
         Experts experts = Experts.from(a, md, p, v, md.getInt(p + "feed_forward_length", 0));
         int nFf = experts != null ? md.getInt(p + "feed_forward_length", experts.ff()) : md.getInt(p + "feed_forward_length");
         return new LlamaConfig(v, nEmbd, nLayers, nFf,
-                nHead, nHeadKv, headDim, md.getFloat(p + "attention.layer_norm_rms_epsilon", 1e-5f), vocab,
+                nHead, nHeadKv, headDim,
+                md.getFloat(p + (v.layerNorm != null ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon"), 1e-5f), vocab,
                 md.getInt(p + "context_length", 2048), rope, v.multipliers(md, p, nLayers, nEmbd, nHead, headDim),
                 v.slidingWindow(a, md, p, rope), v.softcaps(md, p), experts);
     }

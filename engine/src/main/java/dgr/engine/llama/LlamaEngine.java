@@ -55,6 +55,8 @@ public final class LlamaEngine implements Engine {
 
     // Activations, [row][width] row-major, sized for maxRows.
     private final float[] x, xb, q, k, v, att, tmp, gate, up, hb, outIn, logits;
+    /** The attention branch's output kept beside the FFN's in parallel blocks (Phi-2); null otherwise. */
+    private final float[] attnOut;
     private final int[] outIndex;
     /**
      * Mixture-of-experts work ({@link #experts}), null for a dense model: router scores per row,
@@ -124,6 +126,7 @@ public final class LlamaEngine implements Engine {
         v = new float[r * cfg.kvDim()];
         att = new float[r * cfg.qDim()];
         tmp = new float[r * e];
+        attnOut = cfg.variant().layerNorm != null && cfg.variant().layerNorm.parallel() ? new float[r * e] : null;
         LlamaConfig.Experts ex = cfg.experts();
         // A MoE model's FFN buffers hold one expert's rows, or the shared expert's.
         int ff = ex == null ? cfg.nFf() : Math.max(ex.ff(), ex.sharedFf());
@@ -188,13 +191,15 @@ public final class LlamaEngine implements Engine {
         if (lastStage) {
             for (int r = 0; r < n; r++) {
                 if (batch.wantsOutput(r)) {
-                    rmsNorm(x, r * e, w.outputNorm(), outIn, nOut * e);
+                    norm(x, r * e, w.outputNorm(), w.biases() == null ? null : w.biases().outputNorm(), outIn, nOut * e);
                     outIndex[r] = nOut++;
                 } else {
                     outIndex[r] = -1;
                 }
             }
             if (nOut > 0) matmul(w.output(), outIn, nOut, logits);
+            float[] ob = w.biases() == null ? null : w.biases().output();
+            if (ob != null) for (int r = 0; r < nOut; r++) addBias(logits, r * cfg.vocabSize(), ob);
             float ls = cfg.multipliers().logit();
             if (ls != 1f) {
                 float inv = 1f / ls; // llama.cpp scales by the reciprocal
@@ -212,7 +217,8 @@ public final class LlamaEngine implements Engine {
         int e = cfg.nEmbd(), qd = cfg.qDim(), kvd = cfg.kvDim(), hd = cfg.headDim();
         boolean local = cfg.isLocal(first + l); // the model's layer index: a stage starts at layer first
         boolean rotate = cfg.ropeAt(first + l);
-        float[] in = preNorm(L.attnNorm(), n);
+        LlamaWeights.LayerBiases lb = L.biases();
+        float[] in = preNorm(L.attnNorm(), lb == null ? null : lb.attnNorm(), n);
         matJob.set(n, false, L.wq(), in, q, L.wk(), in, k, L.wv(), in, v);
         pool.run(matJob);
         for (int r = 0; r < n; r++) {
@@ -241,11 +247,20 @@ public final class LlamaEngine implements Engine {
         pool.run(attentionJob);
         matJob.set(n, false, L.wo(), att, tmp, null, null, null, null, null, null);
         pool.run(matJob);
+        if (lb != null && lb.attnOut() != null) for (int r = 0; r < n; r++) addBias(tmp, r * e, lb.attnOut());
         if (L.postAttnNorm() != null) for (int r = 0; r < n; r++) rmsNorm(tmp, r * e, L.postAttnNorm(), tmp, r * e);
-        addResidual(n * e);
-        in = preNorm(L.ffnNorm(), n);
+        boolean parallel = cfg.variant().layerNorm != null && cfg.variant().layerNorm.parallel();
+        if (parallel) {
+            // Phi-2: the FFN reads the same normed input (still in xb); x + (attn + ffn) below.
+            System.arraycopy(tmp, 0, attnOut, 0, n * e);
+        } else {
+            addResidual(n * e);
+            in = preNorm(L.ffnNorm(), lb == null ? null : lb.ffnNorm(), n);
+        }
         if (L.experts() != null) {
             experts(L.experts(), in, n);
+        } else if (L.gate() == null) {
+            plainFfn(L, lb, in, n);
         } else {
             matJob.set(n, true, L.gate(), in, gate, L.up(), in, up, null, null, null);
             pool.run(matJob);
@@ -253,7 +268,23 @@ public final class LlamaEngine implements Engine {
             pool.run(matJob);
         }
         if (L.postFfnNorm() != null) for (int r = 0; r < n; r++) rmsNorm(tmp, r * e, L.postFfnNorm(), tmp, r * e);
+        if (parallel) for (int i = 0; i < n * e; i++) tmp[i] = attnOut[i] + tmp[i];
         addResidual(n * e);
+    }
+
+    /**
+     * The ungated FFN of StarCoder2 and Phi-2 into {@code tmp}: {@code hb = gelu(up·in + b_up)},
+     * then {@code down·hb + b_down}, each bias added to the rounded product as llama.cpp adds it.
+     */
+    private void plainFfn(LlamaWeights.Layer L, LlamaWeights.LayerBiases lb, float[] in, int n) {
+        int e = cfg.nEmbd(), ff = cfg.nFf();
+        matmul(L.up(), in, n, up);
+        for (int r = 0; r < n; r++) {
+            if (lb != null && lb.up() != null) addBias(up, r * ff, lb.up());
+            for (int i = r * ff, end = (r + 1) * ff; i < end; i++) hb[i] = gelu(up[i]);
+        }
+        matmul(L.down(), hb, n, tmp);
+        if (lb != null && lb.down() != null) for (int r = 0; r < n; r++) addBias(tmp, r * e, lb.down());
     }
 
     /**
@@ -445,12 +476,39 @@ public final class LlamaEngine implements Engine {
         return a != null && a.length >= n ? a : new float[n];
     }
 
-    /** A branch's input: xb = rmsNorm(x)·weight for each row, or x itself where the architecture has no pre-norm (OLMo 2). */
-    private float[] preNorm(float[] weight, int n) {
+    /**
+     * A branch's input: xb = norm(x)·weight (+ bias, LayerNorm variants) for each row, or x itself
+     * where the architecture has no pre-norm (OLMo 2).
+     */
+    private float[] preNorm(float[] weight, float[] bias, int n) {
         if (weight == null) return x;
         int e = cfg.nEmbd();
-        for (int r = 0; r < n; r++) rmsNorm(x, r * e, weight, xb, r * e);
+        for (int r = 0; r < n; r++) norm(x, r * e, weight, bias, xb, r * e);
         return xb;
+    }
+
+    /** The variant's block norm: LayerNorm with its bias (StableLM, StarCoder2, Phi-2), else RMSNorm. */
+    private void norm(float[] in, int io, float[] weight, float[] bias, float[] out, int oo) {
+        if (cfg.variant().layerNorm != null) layerNorm(in, io, weight, bias, out, oo);
+        else rmsNorm(in, io, weight, out, oo);
+    }
+
+    /**
+     * out = (x − mean) / sqrt(var + eps) · weight + bias, as ggml's {@code norm} then mul and add:
+     * the mean and the variance summed left to right in double, each step after rounded to float.
+     */
+    private void layerNorm(float[] in, int io, float[] weight, float[] bias, float[] out, int oo) {
+        int e = weight.length;
+        double sum = 0;
+        for (int i = 0; i < e; i++) sum += in[io + i];
+        float mean = (float) (sum / e);
+        double ss = 0;
+        for (int i = 0; i < e; i++) {
+            float d = in[io + i] - mean;
+            ss += (double) d * d;
+        }
+        float scale = (float) (1.0 / Math.sqrt(ss / e + cfg.rmsEps()));
+        for (int i = 0; i < e; i++) out[oo + i] = (in[io + i] - mean) * scale * weight[i] + bias[i];
     }
 
     /** x += tmp, the branch output first scaled by Granite's residual multiplier where there is one. */
@@ -650,6 +708,12 @@ public final class LlamaEngine implements Engine {
     }
 
     private static final double SQRT_2_OVER_PI = Math.sqrt(2.0 / Math.PI);
+
+    /** GELU, tanh form, as in {@link #swiglu}. */
+    private static float gelu(float x) {
+        double g = x;
+        return (float) (0.5 * g * (1.0 + Math.tanh(SQRT_2_OVER_PI * (g + 0.044715 * g * g * g))));
+    }
 
     /**
      * Causal attention for each (row, K/V head) over the row's own slot, all query heads that

@@ -131,7 +131,34 @@ public enum LlamaVariant {
         SlidingWindow slidingWindow(GgufArtifact a, Metadata md, String p, RopeConfig rope) {
             return new SlidingWindow(md.getInt(p + "attention.sliding_window"), 6, rope.unscaled(10000.0));
         }
-    };
+    },
+    /**
+     * StableLM 2 (1.6B, 3B): LayerNorm blocks ({@link LayerNormBlocks}), Q/K/V biases where the
+     * file has them, no output-projection bias, SwiGLU, NeoX pairs over the file's
+     * {@code rope.dimension_count} (a quarter of each head).
+     */
+    STABLELM("stablelm", true, QkNorm.NONE, true, false, false, 0, Ffn.DENSE, new LayerNormBlocks(false, false)),
+    /**
+     * StarCoder2: LayerNorm blocks with biases on every projection, an ungated GELU FFN
+     * ({@code ffn_up}, {@code ffn_down} and their biases), NeoX pairs, tied or separate head.
+     */
+    STARCODER2("starcoder2", true, QkNorm.NONE, true, false, true, 0, Ffn.PLAIN, new LayerNormBlocks(false, true)),
+    /**
+     * Phi-2: one LayerNorm per block feeding attention and the ungated GELU FFN side by side
+     * ({@code x + (attn + ffn)}), Q/K/V in one {@code attn_qkv} with its bias, NeoX pairs over
+     * part of each head, an output bias on the logits.
+     */
+    PHI2("phi2", true, QkNorm.NONE, true, false, true, 0, Ffn.PLAIN, new LayerNormBlocks(true, true));
+
+    /**
+     * Blocks of the GPT lineage as llama.cpp builds them: LayerNorm ({@code x − mean}, scaled, times
+     * the weight plus a bias; {@code attention.layer_norm_epsilon}) in place of RMSNorm, on both
+     * branches and before the head; with {@code parallel}, attention and FFN both read the one
+     * normed input and their sum joins the residual once (no {@code ffn_norm}); with
+     * {@code outputBias}, the attention output and the ungated FFN carry biases where the file has
+     * them, and so do the logits ({@code output.bias}).
+     */
+    record LayerNormBlocks(boolean parallel, boolean outputBias) {}
 
     /** Where Q and K are RMS-normalised before the rotation, if at all. */
     public enum QkNorm { NONE, PER_HEAD, WHOLE }
@@ -150,6 +177,8 @@ public enum LlamaVariant {
     final int noRopeStep;
     /** The FFN its files have. */
     final Ffn ffn;
+    /** LayerNorm blocks (StableLM, StarCoder2, Phi-2), or null for RMSNorm ones. */
+    final LayerNormBlocks layerNorm;
 
     /**
      * An architecture's FFN as llama.cpp builds it: dense, a mixture of experts
@@ -159,15 +188,23 @@ public enum LlamaVariant {
      * {@code norm_w}) and which shared expert joins them.
      */
     record Ffn(Kind kind, boolean normWeights, SharedExpert shared) {
-        enum Kind { DENSE, DENSE_OR_EXPERTS, EXPERTS }
+        /** PLAIN: dense and ungated, {@code down(act(up·x + b) ) + b} (StarCoder2, Phi-2). */
+        enum Kind { DENSE, DENSE_OR_EXPERTS, EXPERTS, PLAIN }
 
         static final Ffn DENSE = new Ffn(Kind.DENSE, true, SharedExpert.NONE);
+        static final Ffn PLAIN = new Ffn(Kind.PLAIN, true, SharedExpert.NONE);
         static final Ffn DENSE_OR_EXPERTS = new Ffn(Kind.DENSE_OR_EXPERTS, true, SharedExpert.NONE);
         static final Ffn EXPERTS = new Ffn(Kind.EXPERTS, true, SharedExpert.NONE);
     }
 
     LlamaVariant(String architecture, boolean neox, QkNorm qkNorm, boolean preNorms, boolean postNorms, boolean gelu,
                  int noRopeStep, Ffn ffn) {
+        this(architecture, neox, qkNorm, preNorms, postNorms, gelu, noRopeStep, ffn, null);
+    }
+
+    LlamaVariant(String architecture, boolean neox, QkNorm qkNorm, boolean preNorms, boolean postNorms, boolean gelu,
+                 int noRopeStep, Ffn ffn, LayerNormBlocks layerNorm) {
+        this.layerNorm = layerNorm;
         this.architecture = architecture;
         this.neox = neox;
         this.qkNorm = qkNorm;

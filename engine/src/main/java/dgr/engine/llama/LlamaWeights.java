@@ -9,7 +9,21 @@ import dgr.gguf.TensorInfo;
  * The tensors one stage needs: layers {@code [first, end)}, plus token embeddings on the first
  * stage and final norm + output projection on the last. Matrices stay in the mapped file.
  */
-record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, WeightMatrix output) {
+record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, WeightMatrix output, Biases biases) {
+
+    /**
+     * The LayerNorm variants' extra vectors (null for the others): the output norm's bias and the
+     * logits' ({@code output.bias}, Phi-2; null where absent).
+     */
+    record Biases(float[] outputNorm, float[] output) {}
+
+    /**
+     * One LayerNorm block's extra vectors: the norms' biases ({@code ffnNorm} null in parallel
+     * blocks, which have no FFN norm) and the biases of the attention output, the ungated FFN's up
+     * and down projections (each null where the file has none).
+     */
+    record LayerBiases(float[] attnNorm, float[] ffnNorm, float[] attnOut, float[] up, float[] down) {}
+
 
     /**
      * One block's tensors. The biases (Qwen2), the Q and K norms (per head: Qwen3, Gemma 3; whole:
@@ -18,7 +32,7 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
      */
     record Layer(float[] attnNorm, WeightMatrix wq, WeightMatrix wk, WeightMatrix wv, float[] bq, float[] bk, float[] bv,
                  float[] qNorm, float[] kNorm, WeightMatrix wo, float[] postAttnNorm, float[] ffnNorm, WeightMatrix gate,
-                 WeightMatrix up, WeightMatrix down, float[] postFfnNorm, Experts experts) {}
+                 WeightMatrix up, WeightMatrix down, float[] postFfnNorm, Experts experts, LayerBiases biases) {}
 
     /**
      * A mixture-of-experts FFN in place of gate, up and down (which are then null): the router
@@ -89,9 +103,9 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
             ls[i] = new Layer(l.attnNorm(), k.prepare(l.wq(), arena), k.prepare(l.wk(), arena), k.prepare(l.wv(), arena),
                     l.bq(), l.bk(), l.bv(), l.qNorm(), l.kNorm(), k.prepare(l.wo(), arena), l.postAttnNorm(), l.ffnNorm(),
                     prepare(k, l.gate(), arena), prepare(k, l.up(), arena), prepare(k, l.down(), arena), l.postFfnNorm(),
-                    l.experts() == null ? null : l.experts().prepared(k, arena));
+                    l.experts() == null ? null : l.experts().prepared(k, arena), l.biases());
         }
-        return new LlamaWeights(tokenEmbd, ls, outputNorm, output == null ? null : k.prepare(output, arena));
+        return new LlamaWeights(tokenEmbd, ls, outputNorm, output == null ? null : k.prepare(output, arena), biases);
     }
 
     private static WeightMatrix prepare(dgr.engine.kernel.Kernels k, WeightMatrix m, java.lang.foreign.Arena arena) {
@@ -108,38 +122,62 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
         int qNorm = v.qkNorm == LlamaVariant.QkNorm.PER_HEAD ? c.headDim() : c.qDim();
         int kNorm = v.qkNorm == LlamaVariant.QkNorm.PER_HEAD ? c.headDim() : c.kvDim();
         boolean qk = v.qkNorm != LlamaVariant.QkNorm.NONE;
+        LlamaVariant.LayerNormBlocks ln = v.layerNorm;
+        boolean plain = v.ffn.kind() == LlamaVariant.Ffn.Kind.PLAIN, ffnNorm = v.preNorms && (ln == null || !ln.parallel());
         for (int l = first; l < end; l++) {
             String p = "blk." + l + ".";
             WeightMatrix[] qkv = attentionProjections(r, c, p);
+            float[][] qkvBias = attentionBiases(r, c, p);
             Experts experts = c.experts() == null ? null : experts(r, c, p);
-            WeightMatrix[] gateUp = experts != null ? new WeightMatrix[2] : gateAndUp(r, c, p);
+            WeightMatrix[] gateUp = experts != null ? new WeightMatrix[2]
+                    : plain ? new WeightMatrix[] {null, r.matrix(p + "ffn_up.weight", c.nEmbd(), c.nFf())} : gateAndUp(r, c, p);
+            LayerBiases lb = ln == null ? null : new LayerBiases(r.vector(p + "attn_norm.bias", c.nEmbd()),
+                    ffnNorm ? r.vector(p + "ffn_norm.bias", c.nEmbd()) : null,
+                    ln.outputBias() ? r.optionalVector(p + "attn_output.bias", c.nEmbd()) : null,
+                    plain ? r.optionalVector(p + "ffn_up.bias", c.nFf()) : null,
+                    plain ? r.optionalVector(p + "ffn_down.bias", c.nEmbd()) : null);
             layers[l - first] = new Layer(
                     v.preNorms ? r.vector(p + "attn_norm.weight", c.nEmbd()) : null,
                     qkv[0], qkv[1], qkv[2],
-                    r.optionalVector(p + "attn_q.bias", c.qDim()),
-                    r.optionalVector(p + "attn_k.bias", c.kvDim()),
-                    r.optionalVector(p + "attn_v.bias", c.kvDim()),
+                    qkvBias[0], qkvBias[1], qkvBias[2],
                     qk ? r.vector(p + "attn_q_norm.weight", qNorm) : null,
                     qk ? r.vector(p + "attn_k_norm.weight", kNorm) : null,
                     r.matrix(p + "attn_output.weight", c.qDim(), c.nEmbd()),
                     v.postNorms ? r.vector(p + "post_attention_norm.weight", c.nEmbd()) : null,
-                    v.preNorms ? r.vector(p + "ffn_norm.weight", c.nEmbd()) : null,
+                    ffnNorm ? r.vector(p + "ffn_norm.weight", c.nEmbd()) : null,
                     gateUp[0], gateUp[1],
                     experts != null ? null : r.matrix(p + "ffn_down.weight", c.nFf(), c.nEmbd()),
                     v.postNorms ? r.vector(p + "post_ffw_norm.weight", c.nEmbd()) : null,
-                    experts);
+                    experts, lb);
         }
         r.refuseUnreadBlocks(c, first, end);
         float[] outNorm = null;
         WeightMatrix out = null;
+        Biases biases = null;
         if (lastStage) {
             outNorm = r.vector("output_norm.weight", c.nEmbd());
+            if (ln != null) {
+                biases = new Biases(r.vector("output_norm.bias", c.nEmbd()),
+                        ln.outputBias() ? r.optionalVector("output.bias", c.vocabSize()) : null);
+            }
             // Tied embeddings: without output.weight the token embedding matrix projects to logits.
             out = r.has("output.weight")
                     ? r.matrix("output.weight", c.nEmbd(), c.vocabSize())
                     : r.matrix("token_embd.weight", c.nEmbd(), c.vocabSize());
         }
-        return new LlamaWeights(embd, layers, outNorm, out);
+        return new LlamaWeights(embd, layers, outNorm, out, biases);
+    }
+
+    /** Q, K and V's biases where the file has them: three tensors, or one {@code attn_qkv.bias} split as its matrix is. */
+    private static float[][] attentionBiases(Reader r, LlamaConfig c, String p) {
+        if (!r.has(p + "attn_qkv.bias")) {
+            return new float[][] {r.optionalVector(p + "attn_q.bias", c.qDim()), r.optionalVector(p + "attn_k.bias", c.kvDim()),
+                r.optionalVector(p + "attn_v.bias", c.kvDim())};
+        }
+        float[] b = r.vector(p + "attn_qkv.bias", c.qDim() + 2 * c.kvDim());
+        return new float[][] {java.util.Arrays.copyOfRange(b, 0, c.qDim()),
+            java.util.Arrays.copyOfRange(b, c.qDim(), c.qDim() + c.kvDim()),
+            java.util.Arrays.copyOfRange(b, c.qDim() + c.kvDim(), c.qDim() + 2 * c.kvDim())};
     }
 
     /** Q, K and V: three tensors, or Phi-3's one {@code attn_qkv} whose rows are Q's, then K's, then V's. */

@@ -150,7 +150,7 @@ class BadRowsTest {
         assertThat(Files.exists(f)).isTrue();
         assertThatThrownBy(() -> Engines.load(f, EngineOptions.defaults()))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("unsupported architecture 'gpt2' in " + f + "; dgr supports llama, mistral, exaone, ernie4_5, xverse, internlm2, smollm3, qwen2, qwen3, qwen2moe, olmoe, qwen3moe, phi3, olmo2, granitemoe, granite, gemma, gemma2, gemma3, deepseek4");
+                .hasMessage("unsupported architecture 'gpt2' in " + f + "; dgr supports llama, mistral, exaone, ernie4_5, xverse, internlm2, smollm3, qwen2, qwen3, qwen2moe, olmoe, qwen3moe, phi3, olmo2, granitemoe, granite, gemma, gemma2, gemma3, stablelm, starcoder2, phi2, deepseek4");
     }
 
     /**

@@ -144,6 +144,43 @@ class LlamaCppCrossCheckTest {
             0.032584813168610616, 1.2290449372176946, 1.1725292286793723, 1.1223674223228937,
             1.0817874731025654, 1.054435614583693, 1.0426578761373726, 1.0485422018453994}));
 
+    /** StableLM 2: LayerNorm blocks (mean and bias), Q/K/V biases, SwiGLU, a quarter of each
+     * head rotated (NeoX pairs). The same 16 tokens, agreement 6.2e-4; without the mean, without
+     * the norms' biases or rotating whole heads it fails (each tried). */
+    private static final Case STABLELM = new Case(SynthPreset.STABLELM_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
+        new int[] {
+            295, 616, 774, 718, 616, 774, 718, 616, 774, 460, 774, 460, 774, 460, 774, 460},
+        new double[] {
+            0.08003940318585023, 0.0009933344084132045, 0.05957252070893304, 0.09554650918867225,
+            0.049337339475933106, 0.2099944083389067, 0.05958967893893696, 0.08355911712819708,
+            0.23124860824697357, 0.0037402606248013726, 0.03977209993308328, 0.07867927324623292,
+            0.0648079785009168, 0.05601120246698876, 0.03174421057310983, 0.02909471553538978}));
+
+    /** StarCoder2: LayerNorm blocks, biases on every projection, an ungated GELU FFN, tied
+     * embeddings. The same 16 tokens, agreement 4.3e-4; without the mean, the norms' biases, the
+     * output-projection bias or the FFN's biases it fails (each tried). */
+    private static final Case STARCODER2 = new Case(SynthPreset.STARCODER2_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
+        new int[] {
+            79, 79, 79, 79, 79, 79, 79, 79, 79, 79, 79, 79, 105, 105, 105, 105},
+        new double[] {
+            0.12398376785114795, 0.23895786109242945, 0.2008837746342511, 0.18835026104910568,
+            0.19119925846914132, 0.16947411343360752, 0.1305994153787342, 0.10165999230330236,
+            0.07739907115143119, 0.054342509206468215, 0.03173292865862454, 0.011143504694381079,
+            0.007330806224565833, 0.5210617471385399, 0.5288572583668802, 0.5399063701133286}));
+
+    /** Phi-2: one LayerNorm per block feeding attention and the ungated FFN side by side, a
+     * fused attn_qkv with its bias, half of each head rotated, an output bias. The same 16
+     * tokens, agreement 5.3e-4; without the mean, the norms' biases, the projection biases, the
+     * side-by-side branches or the output bias, or rotating whole heads, it fails (each tried). */
+    private static final Case PHI2 = new Case(SynthPreset.PHI2_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
+        new int[] {
+            374, 339, 860, 374, 216, 592, 565, 677, 891, 797, 205, 346, 784, 606, 947, 608},
+        new double[] {
+            0.1520589994018895, 0.10363663238068543, 0.03707664753363993, 0.2598493750790798,
+            0.01810378771742016, 0.1226092809127799, 0.0824871502925788, 0.09527301027371671,
+            0.2669416844799235, 0.023214503993185254, 0.005783369410929495, 0.07772806769542573,
+            0.29801989407512774, 0.1297003491661659, 0.0037944424221407758, 0.021478971146684067}));
+
     /** SmolLM3: four layers, the fourth unrotated. Agreement 7.7e-4; rotating it fails (tried). */
     private static final Case SMOLLM3 = new Case(SynthPreset.SMOLLM3_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
         new int[] {
@@ -307,7 +344,7 @@ class LlamaCppCrossCheckTest {
     static Path dir;
 
     static Stream<Arguments> cases() {
-        return Stream.of(EngineOptions.Kind.values()).flatMap(k -> Stream.of(QWEN2, QWEN3, GRANITE, GEMMA, GEMMA2, GEMMA3, SMOLLM2, SMOLLM3, PHI3, OLMO2, EXAONE, ERNIE, XVERSE, INTERNLM2, MIXTRAL, QWEN2MOE, OLMOE, GRANITEMOE, QWEN3MOE)
+        return Stream.of(EngineOptions.Kind.values()).flatMap(k -> Stream.of(QWEN2, QWEN3, GRANITE, GEMMA, GEMMA2, GEMMA3, STABLELM, STARCODER2, PHI2, SMOLLM2, SMOLLM3, PHI3, OLMO2, EXAONE, ERNIE, XVERSE, INTERNLM2, MIXTRAL, QWEN2MOE, OLMOE, GRANITEMOE, QWEN3MOE)
                 .map(c -> Arguments.of(c, k)));
     }
 

@@ -50,14 +50,16 @@ public final class Synth {
         w.put(a + ".embedding_length", MetaValue.u32(p.nEmbd()));
         w.put(a + ".block_count", MetaValue.u32(p.nLayer()));
         w.put(a + ".feed_forward_length", MetaValue.u32(p.nFf()));
-        w.put(a + ".rope.dimension_count", MetaValue.u32(p.headDim()));
+        // LayerNorm blocks (the GPT lineage llama.cpp runs): Phi-2 rotates half of each head, StableLM a quarter.
+        boolean layerNorm = a.equals("phi2") || a.equals("starcoder2") || a.equals("stablelm");
+        w.put(a + ".rope.dimension_count", MetaValue.u32(a.equals("phi2") ? p.headDim() / 2 : a.equals("stablelm") ? p.headDim() / 4 : p.headDim()));
         w.put(a + ".attention.head_count", MetaValue.u32(p.nHead()));
         w.put(a + ".attention.head_count_kv", MetaValue.u32(p.nHeadKv()));
         if (p.headDim() != p.nEmbd() / p.nHead()) {
             w.put(a + ".attention.key_length", MetaValue.u32(p.headDim()));
             w.put(a + ".attention.value_length", MetaValue.u32(p.headDim()));
         }
-        w.put(a + ".attention.layer_norm_rms_epsilon", MetaValue.f32(1e-5f));
+        w.put(a + (layerNorm ? ".attention.layer_norm_epsilon" : ".attention.layer_norm_rms_epsilon"), MetaValue.f32(1e-5f));
         SynthPreset.Experts ex = p.experts();
         if (ex != null) {
             w.put(a + ".expert_count", MetaValue.u32(ex.count()));
@@ -119,7 +121,10 @@ public final class Synth {
             params[0] += n;
             w.tensor(name, GgmlType.F32, new long[] {n}, sink -> writeVector(sink, n, mean, tensorSeed));
         };
-        boolean qkvBias = a.equals("qwen2") || a.equals("qwen2moe"); // llama.cpp requires them for qwen2
+        // llama.cpp requires them for qwen2; StarCoder2 and StableLM 2 (1.6B) have them too
+        boolean qkvBias = a.equals("qwen2") || a.equals("qwen2moe") || a.equals("starcoder2") || a.equals("stablelm");
+        boolean phi2 = a.equals("phi2"); // fused attn_qkv with its bias, no ffn_norm (parallel blocks), output bias
+        boolean plainFfn = phi2 || a.equals("starcoder2"); // ungated GELU FFN with biases; output-projection bias
         boolean olmo2 = a.equals("olmo2"); // no pre-norms; Q and K normed whole
         boolean wholeQk = olmo2 || a.equals("olmoe"); // all of Q and all of K normed at once
         boolean qkNorm = wholeQk || a.startsWith("qwen3") || a.equals("gemma3"); // per head for qwen3(moe) and gemma3
@@ -128,7 +133,9 @@ public final class Synth {
         int kvDim = p.nHeadKv() * p.headDim(), qDim = p.nHead() * p.headDim();
         matrix.accept("token_embd.weight", new long[] {p.nEmbd(), vocab});
         vector.put("output_norm.weight", p.nEmbd(), 1f);
+        if (layerNorm) vector.put("output_norm.bias", p.nEmbd(), 0f);
         if (!p.tiedEmbeddings()) matrix.accept("output.weight", new long[] {p.nEmbd(), vocab});
+        if (phi2) vector.put("output.bias", vocab, 0f);
         if (phi3) {
             for (String f : new String[] {"rope_factors_short.weight", "rope_factors_long.weight"}) {
                 int n = p.headDim() / 2;
@@ -139,8 +146,10 @@ public final class Synth {
         for (int i = 0; i < p.nLayer(); i++) {
             String b = "blk." + i + ".";
             if (!olmo2) vector.put(b + "attn_norm.weight", p.nEmbd(), 1f);
-            if (phi3) {
+            if (layerNorm) vector.put(b + "attn_norm.bias", p.nEmbd(), 0f);
+            if (phi3 || phi2) {
                 matrix.accept(b + "attn_qkv.weight", new long[] {p.nEmbd(), qDim + 2L * kvDim});
+                if (phi2) vector.put(b + "attn_qkv.bias", qDim + 2 * kvDim, 0f);
             } else {
                 matrix.accept(b + "attn_q.weight", new long[] {p.nEmbd(), qDim});
                 matrix.accept(b + "attn_k.weight", new long[] {p.nEmbd(), kvDim});
@@ -156,8 +165,10 @@ public final class Synth {
                 vector.put(b + "attn_k_norm.weight", wholeQk ? kvDim : p.headDim(), 1f);
             }
             matrix.accept(b + "attn_output.weight", new long[] {qDim, p.nEmbd()});
+            if (plainFfn) vector.put(b + "attn_output.bias", p.nEmbd(), 0f);
             if (postNorms) vector.put(b + "post_attention_norm.weight", p.nEmbd(), 1f);
-            if (!olmo2) vector.put(b + "ffn_norm.weight", p.nEmbd(), 1f);
+            if (!olmo2 && !phi2) vector.put(b + "ffn_norm.weight", p.nEmbd(), 1f);
+            if (layerNorm && !phi2) vector.put(b + "ffn_norm.bias", p.nEmbd(), 0f);
             if (ex != null) {
                 // The router stays F32 (llama-quantize never quantizes ffn_gate_inp), with weights
                 // ten times the others' spread so the experts' scores part clearly: a near-tie would
@@ -178,9 +189,13 @@ public final class Synth {
                     matrix.accept(b + "ffn_up_shexp.weight", new long[] {p.nEmbd(), ex.sharedFf()});
                 }
             } else {
-                if (!phi3) matrix.accept(b + "ffn_gate.weight", new long[] {p.nEmbd(), p.nFf()});
+                if (!phi3 && !plainFfn) matrix.accept(b + "ffn_gate.weight", new long[] {p.nEmbd(), p.nFf()});
                 matrix.accept(b + "ffn_down.weight", new long[] {p.nFf(), p.nEmbd()});
                 matrix.accept(b + "ffn_up.weight", new long[] {p.nEmbd(), (phi3 ? 2L : 1L) * p.nFf()});
+                if (plainFfn) {
+                    vector.put(b + "ffn_up.bias", p.nFf(), 0f);
+                    vector.put(b + "ffn_down.bias", p.nEmbd(), 0f);
+                }
             }
             if (postNorms) vector.put(b + "post_ffw_norm.weight", p.nEmbd(), 1f);
         }
