@@ -9,13 +9,14 @@ import dgr.gguf.TensorInfo;
  * architecture's prefix ({@code llama.*}).
  *
  * @param headDim      per-head width of Q, K and V ({@code key_length}, default n_embd / n_head)
+ * @param parallel     how each block's branches join the residual ({@link LlamaVariant.Parallel})
  * @param rmsEps       the norms' epsilon: {@code layer_norm_rms_epsilon}, or {@code layer_norm_epsilon}
  *                     for the LayerNorm variants
  * @param trainContext the context the model was trained with ({@code context_length})
  */
 public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf, int nHead, int nHeadKv, int headDim,
                           float rmsEps, int vocabSize, int trainContext, RopeConfig rope, Multipliers multipliers,
-                          SlidingWindow slidingWindow, Softcaps softcaps, Experts experts) {
+                          SlidingWindow slidingWindow, Softcaps softcaps, Experts experts, LlamaVariant.Parallel parallel) {
 
     /**
      * A mixture-of-experts FFN (Mixtral under {@code llama}, Qwen2-MoE, Qwen3-MoE): {@code count}
@@ -189,6 +190,6 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
                 nHead, nHeadKv, headDim,
                 md.getFloat(p + (v.layerNorm != null ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon"), 1e-5f), vocab,
                 md.getInt(p + "context_length", 2048), rope, v.multipliers(md, p, nLayers, nEmbd, nHead, headDim),
-                v.slidingWindow(a, md, p, rope), v.softcaps(md, p), experts);
+                v.slidingWindow(a, md, p, rope), v.softcaps(md, p), experts, v.parallel(md, p));
     }
 }

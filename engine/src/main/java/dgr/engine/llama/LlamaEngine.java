@@ -92,6 +92,10 @@ public final class LlamaEngine implements Engine {
         this.lastStage = end == cfg.nLayers();
         this.context = opts.contextLength() > 0 ? opts.contextLength()
                 : Math.min(cfg.trainContext(), EngineOptions.DEFAULT_CONTEXT_CAP);
+        if (cfg.variant().learnedPositions() && context > cfg.trainContext()) {
+            throw new IllegalArgumentException(artifact.path() + ": " + cfg.architecture() + " has learned positions for "
+                    + cfg.trainContext() + " tokens (context_length); a context of " + context + " is longer");
+        }
         this.maxRows = opts.maxRows();
         boolean simd = opts.kind() == EngineOptions.Kind.SIMD;
         this.kernels = Kernels.of(simd);
@@ -126,7 +130,7 @@ public final class LlamaEngine implements Engine {
         v = new float[r * cfg.kvDim()];
         att = new float[r * cfg.qDim()];
         tmp = new float[r * e];
-        attnOut = cfg.variant().layerNorm != null && cfg.variant().layerNorm.parallel() ? new float[r * e] : null;
+        attnOut = cfg.parallel() != LlamaVariant.Parallel.NONE ? new float[r * e] : null;
         LlamaConfig.Experts ex = cfg.experts();
         // A MoE model's FFN buffers hold one expert's rows, or the shared expert's.
         int ff = ex == null ? cfg.nFf() : Math.max(ex.ff(), ex.sharedFf());
@@ -179,6 +183,11 @@ public final class LlamaEngine implements Engine {
             rowSlot[r].ensure(rowPos[r] + 1);
             if (firstStage) {
                 RowDecoder.decodeRow(w.tokenEmbd(), batch.token(r), x, r * e);
+                if (w.positionEmbd() != null) {
+                    // GPT-2: the learned row of this position added to the token's (tmp is free until the first layer).
+                    RowDecoder.decodeRow(w.positionEmbd(), rowPos[r], tmp, r * e);
+                    for (int i = r * e; i < (r + 1) * e; i++) x[i] += tmp[i];
+                }
                 float es = cfg.multipliers().embedding();
                 if (es != 1f) for (int i = r * e; i < (r + 1) * e; i++) x[i] *= es;
             } else {
@@ -249,10 +258,12 @@ public final class LlamaEngine implements Engine {
         pool.run(matJob);
         if (lb != null && lb.attnOut() != null) for (int r = 0; r < n; r++) addBias(tmp, r * e, lb.attnOut());
         if (L.postAttnNorm() != null) for (int r = 0; r < n; r++) rmsNorm(tmp, r * e, L.postAttnNorm(), tmp, r * e);
-        boolean parallel = cfg.variant().layerNorm != null && cfg.variant().layerNorm.parallel();
+        boolean parallel = cfg.parallel() != LlamaVariant.Parallel.NONE;
         if (parallel) {
-            // Phi-2: the FFN reads the same normed input (still in xb); x + (attn + ffn) below.
+            // Side by side, x + (attn + ffn) below: Phi-2's FFN reads the same normed input (still
+            // in xb), GPT-NeoX's its own norm of the same x.
             System.arraycopy(tmp, 0, attnOut, 0, n * e);
+            if (cfg.parallel() == LlamaVariant.Parallel.OWN_NORMS) in = preNorm(L.ffnNorm(), lb == null ? null : lb.ffnNorm(), n);
         } else {
             addResidual(n * e);
             in = preNorm(L.ffnNorm(), lb == null ? null : lb.ffnNorm(), n);

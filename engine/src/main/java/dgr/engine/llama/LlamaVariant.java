@@ -137,28 +137,72 @@ public enum LlamaVariant {
      * file has them, no output-projection bias, SwiGLU, NeoX pairs over the file's
      * {@code rope.dimension_count} (a quarter of each head).
      */
-    STABLELM("stablelm", true, QkNorm.NONE, true, false, false, 0, Ffn.DENSE, new LayerNormBlocks(false, false)),
+    STABLELM("stablelm", true, QkNorm.NONE, true, false, false, 0, Ffn.DENSE, new LayerNormBlocks(false)),
     /**
      * StarCoder2: LayerNorm blocks with biases on every projection, an ungated GELU FFN
      * ({@code ffn_up}, {@code ffn_down} and their biases), NeoX pairs, tied or separate head.
      */
-    STARCODER2("starcoder2", true, QkNorm.NONE, true, false, true, 0, Ffn.PLAIN, new LayerNormBlocks(false, true)),
+    STARCODER2("starcoder2", true, QkNorm.NONE, true, false, true, 0, Ffn.PLAIN, new LayerNormBlocks(true)),
+    /**
+     * GPT-NeoX, Pythia: StarCoder2's blocks with Q, K and V in one {@code attn_qkv} (and its bias),
+     * a rotated fraction of each head, and, where {@code use_parallel_residual} is true (its
+     * default), attention and FFN side by side, each behind its own norm: {@code x + attn(ln1(x)) +
+     * ffn(ln2(x))}.
+     */
+    GPTNEOX("gptneox", true, QkNorm.NONE, true, false, true, 0, Ffn.PLAIN, new LayerNormBlocks(true)) {
+        @Override
+        Parallel parallel(Metadata md, String p) {
+            return md.getBool(p + "use_parallel_residual", true) ? Parallel.OWN_NORMS : Parallel.NONE;
+        }
+    },
+    /**
+     * GPT-2: StarCoder2's blocks with one {@code attn_qkv} and its bias, and no rotation at all: a
+     * learned position embedding ({@code position_embd}, one row per position up to
+     * {@code context_length}) is added to the token's.
+     */
+    GPT2("gpt2", false, QkNorm.NONE, true, false, true, 1, Ffn.PLAIN, new LayerNormBlocks(true)) {
+        @Override
+        boolean learnedPositions() {
+            return true;
+        }
+    },
     /**
      * Phi-2: one LayerNorm per block feeding attention and the ungated GELU FFN side by side
      * ({@code x + (attn + ffn)}), Q/K/V in one {@code attn_qkv} with its bias, NeoX pairs over
      * part of each head, an output bias on the logits.
      */
-    PHI2("phi2", true, QkNorm.NONE, true, false, true, 0, Ffn.PLAIN, new LayerNormBlocks(true, true));
+    PHI2("phi2", true, QkNorm.NONE, true, false, true, 0, Ffn.PLAIN, new LayerNormBlocks(true)) {
+        @Override
+        Parallel parallel(Metadata md, String p) {
+            return Parallel.SHARED_NORM;
+        }
+    };
 
     /**
      * Blocks of the GPT lineage as llama.cpp builds them: LayerNorm ({@code x − mean}, scaled, times
      * the weight plus a bias; {@code attention.layer_norm_epsilon}) in place of RMSNorm, on both
-     * branches and before the head; with {@code parallel}, attention and FFN both read the one
-     * normed input and their sum joins the residual once (no {@code ffn_norm}); with
-     * {@code outputBias}, the attention output and the ungated FFN carry biases where the file has
-     * them, and so do the logits ({@code output.bias}).
+     * branches and before the head; with {@code outputBias}, the attention output and the ungated
+     * FFN carry biases where the file has them, and so do the logits ({@code output.bias}).
      */
-    record LayerNormBlocks(boolean parallel, boolean outputBias) {}
+    record LayerNormBlocks(boolean outputBias) {}
+
+    /**
+     * How a block's two branches join the residual: one after the other ({@code NONE}); side by
+     * side from the one attention norm (Phi-2: {@code SHARED_NORM}, no {@code ffn_norm}); side by
+     * side each from its own norm of the same input (GPT-NeoX: {@code OWN_NORMS}). Side by side,
+     * {@code x + (attn + ffn)}.
+     */
+    public enum Parallel { NONE, SHARED_NORM, OWN_NORMS }
+
+    /** Whether positions come from a learned {@code position_embd} table added to the embeddings (GPT-2) instead of rotation. */
+    boolean learnedPositions() {
+        return false;
+    }
+
+    /** This variant's {@link Parallel} for a file. */
+    Parallel parallel(Metadata md, String p) {
+        return Parallel.NONE;
+    }
 
     /** Where Q and K are RMS-normalised before the rotation, if at all. */
     public enum QkNorm { NONE, PER_HEAD, WHOLE }

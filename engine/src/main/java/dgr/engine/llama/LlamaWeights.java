@@ -7,9 +7,11 @@ import dgr.gguf.TensorInfo;
 
 /**
  * The tensors one stage needs: layers {@code [first, end)}, plus token embeddings on the first
- * stage and final norm + output projection on the last. Matrices stay in the mapped file.
+ * stage (and GPT-2's learned position embeddings) and final norm + output projection on the last.
+ * Matrices stay in the mapped file.
  */
-record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, WeightMatrix output, Biases biases) {
+record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] layers, float[] outputNorm, WeightMatrix output,
+                    Biases biases) {
 
     /**
      * The LayerNorm variants' extra vectors (null for the others): the output norm's bias and the
@@ -105,7 +107,7 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
                     prepare(k, l.gate(), arena), prepare(k, l.up(), arena), prepare(k, l.down(), arena), l.postFfnNorm(),
                     l.experts() == null ? null : l.experts().prepared(k, arena), l.biases());
         }
-        return new LlamaWeights(tokenEmbd, ls, outputNorm, output == null ? null : k.prepare(output, arena), biases);
+        return new LlamaWeights(tokenEmbd, positionEmbd, ls, outputNorm, output == null ? null : k.prepare(output, arena), biases);
     }
 
     private static WeightMatrix prepare(dgr.engine.kernel.Kernels k, WeightMatrix m, java.lang.foreign.Arena arena) {
@@ -116,6 +118,8 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
         boolean firstStage = first == 0, lastStage = end == c.nLayers();
         Reader r = new Reader(a);
         WeightMatrix embd = firstStage ? r.matrix("token_embd.weight", c.nEmbd(), c.vocabSize()) : null;
+        WeightMatrix pos = firstStage && c.variant().learnedPositions()
+                ? r.matrix("position_embd.weight", c.nEmbd(), c.trainContext()) : null;
         Layer[] layers = new Layer[end - first];
         LlamaVariant v = c.variant();
         // Q/K norms one head wide or as wide as Q and K; llama.cpp requires them where the variant has them.
@@ -123,7 +127,7 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
         int kNorm = v.qkNorm == LlamaVariant.QkNorm.PER_HEAD ? c.headDim() : c.kvDim();
         boolean qk = v.qkNorm != LlamaVariant.QkNorm.NONE;
         LlamaVariant.LayerNormBlocks ln = v.layerNorm;
-        boolean plain = v.ffn.kind() == LlamaVariant.Ffn.Kind.PLAIN, ffnNorm = v.preNorms && (ln == null || !ln.parallel());
+        boolean plain = v.ffn.kind() == LlamaVariant.Ffn.Kind.PLAIN, ffnNorm = v.preNorms && c.parallel() != LlamaVariant.Parallel.SHARED_NORM;
         for (int l = first; l < end; l++) {
             String p = "blk." + l + ".";
             WeightMatrix[] qkv = attentionProjections(r, c, p);
@@ -165,7 +169,7 @@ record LlamaWeights(WeightMatrix tokenEmbd, Layer[] layers, float[] outputNorm, 
                     ? r.matrix("output.weight", c.nEmbd(), c.vocabSize())
                     : r.matrix("token_embd.weight", c.nEmbd(), c.vocabSize());
         }
-        return new LlamaWeights(embd, layers, outNorm, out, biases);
+        return new LlamaWeights(embd, pos, layers, outNorm, out, biases);
     }
 
     /** Q, K and V's biases where the file has them: three tensors, or one {@code attn_qkv.bias} split as its matrix is. */

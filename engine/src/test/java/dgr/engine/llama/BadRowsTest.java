@@ -143,14 +143,26 @@ class BadRowsTest {
                 .hasMessage(f + ": tensor 'blk.1.ffn_up_exps.weight' has shape [256, 256, 7], expected [256, 256, 8]");
     }
 
+    /** GPT-2 knows positions only up to its learned table: a longer context is refused at load, with the numbers. */
+    @Test
+    void gpt2ContextPastItsLearnedPositionsIsRefused() {
+        Path f = TinyModels.model("gpt2-F32");
+        assertThatThrownBy(() -> Engines.load(f, EngineOptions.defaults().withContextLength(1025)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(f + ": gpt2 has learned positions for 1024 tokens (context_length); a context of 1025 is longer");
+        try (Engine e = Engines.load(f, EngineOptions.defaults().withContextLength(1024))) {
+            assertThat(e.info().contextLength()).isEqualTo(1024);
+        }
+    }
+
     @Test
     void unknownArchitectureNamesTheFileAndWhatIsSupported(@TempDir Path dir) throws Exception {
-        Path f = dir.resolve("gpt2.gguf");
-        new GgufWriter().put("general.architecture", MetaValue.of("gpt2")).write(f);
+        Path f = dir.resolve("bert.gguf");
+        new GgufWriter().put("general.architecture", MetaValue.of("bert")).write(f);
         assertThat(Files.exists(f)).isTrue();
         assertThatThrownBy(() -> Engines.load(f, EngineOptions.defaults()))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("unsupported architecture 'gpt2' in " + f + "; dgr supports llama, mistral, exaone, ernie4_5, xverse, internlm2, smollm3, qwen2, qwen3, qwen2moe, olmoe, qwen3moe, phi3, olmo2, granitemoe, granite, gemma, gemma2, gemma3, stablelm, starcoder2, phi2, deepseek4");
+                .hasMessage("unsupported architecture 'bert' in " + f + "; dgr supports llama, mistral, exaone, ernie4_5, xverse, internlm2, smollm3, qwen2, qwen3, qwen2moe, olmoe, qwen3moe, phi3, olmo2, granitemoe, granite, gemma, gemma2, gemma3, stablelm, starcoder2, gptneox, gpt2, phi2, deepseek4");
     }
 
     /**

@@ -51,8 +51,10 @@ public final class Synth {
         w.put(a + ".block_count", MetaValue.u32(p.nLayer()));
         w.put(a + ".feed_forward_length", MetaValue.u32(p.nFf()));
         // LayerNorm blocks (the GPT lineage llama.cpp runs): Phi-2 rotates half of each head, StableLM a quarter.
-        boolean layerNorm = a.equals("phi2") || a.equals("starcoder2") || a.equals("stablelm");
-        w.put(a + ".rope.dimension_count", MetaValue.u32(a.equals("phi2") ? p.headDim() / 2 : a.equals("stablelm") ? p.headDim() / 4 : p.headDim()));
+        boolean layerNorm = a.equals("phi2") || a.equals("starcoder2") || a.equals("stablelm") || a.equals("gptneox") || a.equals("gpt2");
+        w.put(a + ".rope.dimension_count", MetaValue.u32(a.equals("phi2") ? p.headDim() / 2
+                : a.equals("stablelm") || a.equals("gptneox") ? p.headDim() / 4 : p.headDim()));
+        if (a.equals("gptneox")) w.put(a + ".use_parallel_residual", MetaValue.bool(true));
         w.put(a + ".attention.head_count", MetaValue.u32(p.nHead()));
         w.put(a + ".attention.head_count_kv", MetaValue.u32(p.nHeadKv()));
         if (p.headDim() != p.nEmbd() / p.nHead()) {
@@ -123,8 +125,9 @@ public final class Synth {
         };
         // llama.cpp requires them for qwen2; StarCoder2 and StableLM 2 (1.6B) have them too
         boolean qkvBias = a.equals("qwen2") || a.equals("qwen2moe") || a.equals("starcoder2") || a.equals("stablelm");
-        boolean phi2 = a.equals("phi2"); // fused attn_qkv with its bias, no ffn_norm (parallel blocks), output bias
-        boolean plainFfn = phi2 || a.equals("starcoder2"); // ungated GELU FFN with biases; output-projection bias
+        boolean phi2 = a.equals("phi2"); // no ffn_norm (parallel blocks from one norm), output bias
+        boolean fusedQkvBias = phi2 || a.equals("gptneox") || a.equals("gpt2"); // one attn_qkv with its bias
+        boolean plainFfn = fusedQkvBias || a.equals("starcoder2"); // ungated GELU FFN with biases; output-projection bias
         boolean olmo2 = a.equals("olmo2"); // no pre-norms; Q and K normed whole
         boolean wholeQk = olmo2 || a.equals("olmoe"); // all of Q and all of K normed at once
         boolean qkNorm = wholeQk || a.startsWith("qwen3") || a.equals("gemma3"); // per head for qwen3(moe) and gemma3
@@ -132,6 +135,8 @@ public final class Synth {
         boolean phi3 = a.equals("phi3"); // fused attn_qkv and gate+up in ffn_up, LongRoPE factors
         int kvDim = p.nHeadKv() * p.headDim(), qDim = p.nHead() * p.headDim();
         matrix.accept("token_embd.weight", new long[] {p.nEmbd(), vocab});
+        // GPT-2's learned positions, one row per position of the context.
+        if (a.equals("gpt2")) matrix.accept("position_embd.weight", new long[] {p.nEmbd(), p.contextLength()});
         vector.put("output_norm.weight", p.nEmbd(), 1f);
         if (layerNorm) vector.put("output_norm.bias", p.nEmbd(), 0f);
         if (!p.tiedEmbeddings()) matrix.accept("output.weight", new long[] {p.nEmbd(), vocab});
@@ -147,9 +152,9 @@ public final class Synth {
             String b = "blk." + i + ".";
             if (!olmo2) vector.put(b + "attn_norm.weight", p.nEmbd(), 1f);
             if (layerNorm) vector.put(b + "attn_norm.bias", p.nEmbd(), 0f);
-            if (phi3 || phi2) {
+            if (phi3 || fusedQkvBias) {
                 matrix.accept(b + "attn_qkv.weight", new long[] {p.nEmbd(), qDim + 2L * kvDim});
-                if (phi2) vector.put(b + "attn_qkv.bias", qDim + 2 * kvDim, 0f);
+                if (fusedQkvBias) vector.put(b + "attn_qkv.bias", qDim + 2 * kvDim, 0f);
             } else {
                 matrix.accept(b + "attn_q.weight", new long[] {p.nEmbd(), qDim});
                 matrix.accept(b + "attn_k.weight", new long[] {p.nEmbd(), kvDim});
