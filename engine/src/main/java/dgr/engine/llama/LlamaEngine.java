@@ -505,7 +505,7 @@ public final class LlamaEngine implements Engine {
     }
 
     /**
-     * out = (x − mean) / sqrt(var + eps) · weight + bias, as ggml's {@code norm} then mul and add:
+     * out = (x − mean) / sqrt(var + eps) · weight (+ bias where there is one), as ggml's {@code norm} then mul and add:
      * the mean and the variance summed left to right in double, each step after rounded to float.
      */
     private void layerNorm(float[] in, int io, float[] weight, float[] bias, float[] out, int oo) {
@@ -519,7 +519,11 @@ public final class LlamaEngine implements Engine {
             ss += (double) d * d;
         }
         float scale = (float) (1.0 / Math.sqrt(ss / e + cfg.rmsEps()));
-        for (int i = 0; i < e; i++) out[oo + i] = (in[io + i] - mean) * scale * weight[i] + bias[i];
+        if (bias == null) {
+            for (int i = 0; i < e; i++) out[oo + i] = (in[io + i] - mean) * scale * weight[i];
+        } else {
+            for (int i = 0; i < e; i++) out[oo + i] = (in[io + i] - mean) * scale * weight[i] + bias[i];
+        }
     }
 
     /** x += tmp, the branch output first scaled by Granite's residual multiplier where there is one. */

@@ -137,19 +137,19 @@ public enum LlamaVariant {
      * file has them, no output-projection bias, SwiGLU, NeoX pairs over the file's
      * {@code rope.dimension_count} (a quarter of each head).
      */
-    STABLELM("stablelm", true, QkNorm.NONE, true, false, false, 0, Ffn.DENSE, new LayerNormBlocks(false)),
+    STABLELM("stablelm", true, QkNorm.NONE, true, false, false, 0, Ffn.DENSE, new LayerNormBlocks(true, false)),
     /**
      * StarCoder2: LayerNorm blocks with biases on every projection, an ungated GELU FFN
      * ({@code ffn_up}, {@code ffn_down} and their biases), NeoX pairs, tied or separate head.
      */
-    STARCODER2("starcoder2", true, QkNorm.NONE, true, false, true, 0, Ffn.PLAIN, new LayerNormBlocks(true)),
+    STARCODER2("starcoder2", true, QkNorm.NONE, true, false, true, 0, Ffn.PLAIN, new LayerNormBlocks(true, true)),
     /**
      * GPT-NeoX, Pythia: StarCoder2's blocks with Q, K and V in one {@code attn_qkv} (and its bias),
      * a rotated fraction of each head, and, where {@code use_parallel_residual} is true (its
      * default), attention and FFN side by side, each behind its own norm: {@code x + attn(ln1(x)) +
      * ffn(ln2(x))}.
      */
-    GPTNEOX("gptneox", true, QkNorm.NONE, true, false, true, 0, Ffn.PLAIN, new LayerNormBlocks(true)) {
+    GPTNEOX("gptneox", true, QkNorm.NONE, true, false, true, 0, Ffn.PLAIN, new LayerNormBlocks(true, true)) {
         @Override
         Parallel parallel(Metadata md, String p) {
             return md.getBool(p + "use_parallel_residual", true) ? Parallel.OWN_NORMS : Parallel.NONE;
@@ -160,10 +160,29 @@ public enum LlamaVariant {
      * learned position embedding ({@code position_embd}, one row per position up to
      * {@code context_length}) is added to the token's.
      */
-    GPT2("gpt2", false, QkNorm.NONE, true, false, true, 1, Ffn.PLAIN, new LayerNormBlocks(true)) {
+    GPT2("gpt2", false, QkNorm.NONE, true, false, true, 1, Ffn.PLAIN, new LayerNormBlocks(true, true)) {
         @Override
         boolean learnedPositions() {
             return true;
+        }
+    },
+    /**
+     * Command R, Aya 23 / Expanse: LayerNorm without biases, attention and SwiGLU FFN side by side
+     * from the one norm, Q/K/V biases where the file has them, normal pairs, tied embeddings, and
+     * the logits multiplied by {@code logit_scale}.
+     */
+    COMMAND_R("command-r", false, QkNorm.NONE, true, false, false, 0, Ffn.DENSE, new LayerNormBlocks(false, false)) {
+        @Override
+        Parallel parallel(Metadata md, String p) {
+            return Parallel.SHARED_NORM;
+        }
+
+        @Override
+        Multipliers multipliers(Metadata md, String p, int nLayers, int nEmbd, int nHead, int headDim) {
+            float scale = md.getFloat(p + "logit_scale", 1f);
+            if (!(scale > 0) || !Float.isFinite(scale)) throw new IllegalArgumentException(p + "logit_scale must be a positive number, not " + scale);
+            // The engine divides by Multipliers.logit (Granite's convention); Command R multiplies.
+            return new Multipliers(1f, 1f, 0f, 1f / scale);
         }
     },
     /**
@@ -171,7 +190,7 @@ public enum LlamaVariant {
      * ({@code x + (attn + ffn)}), Q/K/V in one {@code attn_qkv} with its bias, NeoX pairs over
      * part of each head, an output bias on the logits.
      */
-    PHI2("phi2", true, QkNorm.NONE, true, false, true, 0, Ffn.PLAIN, new LayerNormBlocks(true)) {
+    PHI2("phi2", true, QkNorm.NONE, true, false, true, 0, Ffn.PLAIN, new LayerNormBlocks(true, true)) {
         @Override
         Parallel parallel(Metadata md, String p) {
             return Parallel.SHARED_NORM;
@@ -180,11 +199,12 @@ public enum LlamaVariant {
 
     /**
      * Blocks of the GPT lineage as llama.cpp builds them: LayerNorm ({@code x − mean}, scaled, times
-     * the weight plus a bias; {@code attention.layer_norm_epsilon}) in place of RMSNorm, on both
-     * branches and before the head; with {@code outputBias}, the attention output and the ungated
-     * FFN carry biases where the file has them, and so do the logits ({@code output.bias}).
+     * the weight, plus a bias with {@code normBias}; {@code attention.layer_norm_epsilon}) in place
+     * of RMSNorm, on both branches and before the head; with {@code outputBias}, the attention
+     * output and the ungated FFN carry biases where the file has them, and so do the logits
+     * ({@code output.bias}).
      */
-    record LayerNormBlocks(boolean outputBias) {}
+    record LayerNormBlocks(boolean normBias, boolean outputBias) {}
 
     /**
      * How a block's two branches join the residual: one after the other ({@code NONE}); side by

@@ -135,8 +135,8 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
             Experts experts = c.experts() == null ? null : experts(r, c, p);
             WeightMatrix[] gateUp = experts != null ? new WeightMatrix[2]
                     : plain ? new WeightMatrix[] {null, r.matrix(p + "ffn_up.weight", c.nEmbd(), c.nFf())} : gateAndUp(r, c, p);
-            LayerBiases lb = ln == null ? null : new LayerBiases(r.vector(p + "attn_norm.bias", c.nEmbd()),
-                    ffnNorm ? r.vector(p + "ffn_norm.bias", c.nEmbd()) : null,
+            LayerBiases lb = ln == null ? null : new LayerBiases(ln.normBias() ? r.vector(p + "attn_norm.bias", c.nEmbd()) : null,
+                    ffnNorm && ln.normBias() ? r.vector(p + "ffn_norm.bias", c.nEmbd()) : null,
                     ln.outputBias() ? r.optionalVector(p + "attn_output.bias", c.nEmbd()) : null,
                     plain ? r.optionalVector(p + "ffn_up.bias", c.nFf()) : null,
                     plain ? r.optionalVector(p + "ffn_down.bias", c.nEmbd()) : null);
@@ -161,7 +161,7 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
         if (lastStage) {
             outNorm = r.vector("output_norm.weight", c.nEmbd());
             if (ln != null) {
-                biases = new Biases(r.vector("output_norm.bias", c.nEmbd()),
+                biases = new Biases(ln.normBias() ? r.vector("output_norm.bias", c.nEmbd()) : null,
                         ln.outputBias() ? r.optionalVector("output.bias", c.vocabSize()) : null);
             }
             // Tied embeddings: without output.weight the token embedding matrix projects to logits.

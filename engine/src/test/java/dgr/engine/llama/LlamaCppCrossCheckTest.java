@@ -192,6 +192,19 @@ class LlamaCppCrossCheckTest {
             0.3633935449222889, 0.2521371372204566, 0.3219716652593787, 0.40170845946266454,
             0.39509817957168014, 0.22947273189952533, 0.35227320420226693, 0.19970614916651908}));
 
+    /** Command R: LayerNorm without biases, attention and SwiGLU FFN side by side from one norm,
+     * normal pairs, logits × 0.5 ({@code logit_scale}). The same 16 tokens, agreement 3.5e-4;
+     * without the logit scale, with NeoX pairs or with the FFN reading the un-normed input it
+     * fails (each tried). */
+    private static final Case COMMAND_R = new Case(SynthPreset.COMMAND_R_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
+        new int[] {
+            641, 641, 641, 641, 641, 641, 641, 641, 641, 641, 641, 641, 675, 675, 675, 675},
+        new double[] {
+            0.2170029874791508, 0.20589366044923096, 0.16341484948573193, 0.1371902878669271,
+            0.12107229348098247, 0.11086799893085963, 0.1043573047205184, 0.08104562119748504,
+            0.056842427858036615, 0.03694391534645014, 0.019967427004816685, 0.005521472419396822,
+            0.007437943530819169, 0.4702679708409194, 0.46976389693471354, 0.4685183024181505}));
+
     /** Phi-2: one LayerNorm per block feeding attention and the ungated FFN side by side, a
      * fused attn_qkv with its bias, half of each head rotated, an output bias. The same 16
      * tokens, agreement 5.3e-4; without the mean, the norms' biases, the projection biases, the
@@ -368,7 +381,7 @@ class LlamaCppCrossCheckTest {
     static Path dir;
 
     static Stream<Arguments> cases() {
-        return Stream.of(EngineOptions.Kind.values()).flatMap(k -> Stream.of(QWEN2, QWEN3, GRANITE, GEMMA, GEMMA2, GEMMA3, STABLELM, STARCODER2, GPTNEOX, GPT2, PHI2, SMOLLM2, SMOLLM3, PHI3, OLMO2, EXAONE, ERNIE, XVERSE, INTERNLM2, MIXTRAL, QWEN2MOE, OLMOE, GRANITEMOE, QWEN3MOE)
+        return Stream.of(EngineOptions.Kind.values()).flatMap(k -> Stream.of(QWEN2, QWEN3, GRANITE, GEMMA, GEMMA2, GEMMA3, STABLELM, STARCODER2, GPTNEOX, GPT2, COMMAND_R, PHI2, SMOLLM2, SMOLLM3, PHI3, OLMO2, EXAONE, ERNIE, XVERSE, INTERNLM2, MIXTRAL, QWEN2MOE, OLMOE, GRANITEMOE, QWEN3MOE)
                 .map(c -> Arguments.of(c, k)));
     }
 

@@ -37,11 +37,12 @@ final class TinyModels {
 
     /**
      * A llama-tiny fixture of {@code type}; {@code IQ4_*}, which the fixtures lack, synthesized; and
-     * {@code NAME-TYPE} (e.g. {@code mixtral-Q4_0}) the {@code NAME-tiny} preset synthesized in that type.
+     * {@code NAME-TYPE} (e.g. {@code mixtral-Q4_0}, {@code command-r-Q4_0}: the type after the last
+     * dash) the {@code NAME-tiny} preset synthesized in that type.
      */
     static Path model(String type) {
         if (type.startsWith("IQ4_")) return synthesized(type);
-        int dash = type.indexOf('-');
+        int dash = type.lastIndexOf('-');
         if (dash > 0) return synthesized(SynthPreset.byName(type.substring(0, dash) + "-tiny"), type.substring(dash + 1));
         return resource("llama-tiny-" + type + ".gguf");
     }

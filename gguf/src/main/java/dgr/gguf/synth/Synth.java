@@ -51,7 +51,10 @@ public final class Synth {
         w.put(a + ".block_count", MetaValue.u32(p.nLayer()));
         w.put(a + ".feed_forward_length", MetaValue.u32(p.nFf()));
         // LayerNorm blocks (the GPT lineage llama.cpp runs): Phi-2 rotates half of each head, StableLM a quarter.
-        boolean layerNorm = a.equals("phi2") || a.equals("starcoder2") || a.equals("stablelm") || a.equals("gptneox") || a.equals("gpt2");
+        boolean commandR = a.equals("command-r"); // LayerNorm without biases, parallel blocks, logit scale
+        boolean layerNorm = a.equals("phi2") || a.equals("starcoder2") || a.equals("stablelm") || a.equals("gptneox") || a.equals("gpt2")
+                || commandR;
+        if (commandR) w.put(a + ".logit_scale", MetaValue.f32(0.5f));
         w.put(a + ".rope.dimension_count", MetaValue.u32(a.equals("phi2") ? p.headDim() / 2
                 : a.equals("stablelm") || a.equals("gptneox") ? p.headDim() / 4 : p.headDim()));
         if (a.equals("gptneox")) w.put(a + ".use_parallel_residual", MetaValue.bool(true));
@@ -138,7 +141,7 @@ public final class Synth {
         // GPT-2's learned positions, one row per position of the context.
         if (a.equals("gpt2")) matrix.accept("position_embd.weight", new long[] {p.nEmbd(), p.contextLength()});
         vector.put("output_norm.weight", p.nEmbd(), 1f);
-        if (layerNorm) vector.put("output_norm.bias", p.nEmbd(), 0f);
+        if (layerNorm && !commandR) vector.put("output_norm.bias", p.nEmbd(), 0f);
         if (!p.tiedEmbeddings()) matrix.accept("output.weight", new long[] {p.nEmbd(), vocab});
         if (phi2) vector.put("output.bias", vocab, 0f);
         if (phi3) {
@@ -151,7 +154,7 @@ public final class Synth {
         for (int i = 0; i < p.nLayer(); i++) {
             String b = "blk." + i + ".";
             if (!olmo2) vector.put(b + "attn_norm.weight", p.nEmbd(), 1f);
-            if (layerNorm) vector.put(b + "attn_norm.bias", p.nEmbd(), 0f);
+            if (layerNorm && !commandR) vector.put(b + "attn_norm.bias", p.nEmbd(), 0f);
             if (phi3 || fusedQkvBias) {
                 matrix.accept(b + "attn_qkv.weight", new long[] {p.nEmbd(), qDim + 2L * kvDim});
                 if (fusedQkvBias) vector.put(b + "attn_qkv.bias", qDim + 2 * kvDim, 0f);
@@ -172,8 +175,8 @@ public final class Synth {
             matrix.accept(b + "attn_output.weight", new long[] {qDim, p.nEmbd()});
             if (plainFfn) vector.put(b + "attn_output.bias", p.nEmbd(), 0f);
             if (postNorms) vector.put(b + "post_attention_norm.weight", p.nEmbd(), 1f);
-            if (!olmo2 && !phi2) vector.put(b + "ffn_norm.weight", p.nEmbd(), 1f);
-            if (layerNorm && !phi2) vector.put(b + "ffn_norm.bias", p.nEmbd(), 0f);
+            if (!olmo2 && !phi2 && !commandR) vector.put(b + "ffn_norm.weight", p.nEmbd(), 1f);
+            if (layerNorm && !phi2 && !commandR) vector.put(b + "ffn_norm.bias", p.nEmbd(), 0f);
             if (ex != null) {
                 // The router stays F32 (llama-quantize never quantizes ffn_gate_inp), with weights
                 // ten times the others' spread so the experts' scores part clearly: a near-tie would

@@ -155,6 +155,9 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
             new SynthPreset("gptneox-tiny", "gptneox", 256, 2, 4, 4, 1024, 2048, 10000f, false, "tiny-gpt2");
     public static final SynthPreset GPT2_TINY =
             new SynthPreset("gpt2-tiny", "gpt2", 256, 2, 4, 4, 1024, 1024, 10000f, true, "tiny-gpt2");
+    /** Command R's blocks at llama-tiny's width: LayerNorm without biases, parallel branches, logits × 0.5, tied embeddings. */
+    public static final SynthPreset COMMAND_R_TINY =
+            new SynthPreset("command-r-tiny", "command-r", 256, 2, 4, 2, 768, 2048, 10000f, true, "tiny-gpt2");
     public static final SynthPreset PHI2_TINY =
             new SynthPreset("phi2-tiny", "phi2", 256, 2, 4, 4, 1024, 2048, 10000f, false, "tiny-gpt2");
 
@@ -215,7 +218,7 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset DSV4_TINY = new SynthPreset("dsv4-tiny", "deepseek4", 256, 4, 4, 1, 128, 4096, 10000f, false, "tiny-gpt2");
     public static final SynthPreset DSV4_SMALL = new SynthPreset("dsv4-small", "deepseek4", 512, 8, 8, 1, 256, 4096, 10000f, false, "tiny-gpt2");
 
-    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, XVERSE_TINY, INTERNLM2_TINY, SMOLLM2_TINY, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, OLMO2_TINY, OLMO3_TINY, GEMMA_TINY, GEMMA2_TINY, GEMMA3_TINY, STABLELM_TINY, STARCODER2_TINY, GPTNEOX_TINY, GPT2_TINY, PHI2_TINY, MIXTRAL_TINY, QWEN2MOE_TINY, OLMOE_TINY, GRANITEMOE_TINY, QWEN3MOE_TINY, QWEN3MOE_SMALL, DSV4_TINY, DSV4_SMALL);
+    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, XVERSE_TINY, INTERNLM2_TINY, SMOLLM2_TINY, SMOLLM3_TINY, PHI3_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, OLMO2_TINY, OLMO3_TINY, GEMMA_TINY, GEMMA2_TINY, GEMMA3_TINY, STABLELM_TINY, STARCODER2_TINY, GPTNEOX_TINY, GPT2_TINY, COMMAND_R_TINY, PHI2_TINY, MIXTRAL_TINY, QWEN2MOE_TINY, OLMOE_TINY, GRANITEMOE_TINY, QWEN3MOE_TINY, QWEN3MOE_SMALL, DSV4_TINY, DSV4_SMALL);
 
     public static SynthPreset byName(String name) {
         for (SynthPreset p : ALL) if (p.name.equals(name.toLowerCase(Locale.ROOT))) return p;
