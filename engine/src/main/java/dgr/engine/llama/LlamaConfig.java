@@ -97,9 +97,11 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
 
     /**
      * Whether layer {@code il} (counted over the whole model) rotates Q and K: SmolLM3 leaves out
-     * every fourth layer ({@link LlamaVariant#noRopeStep}); the others rotate all.
+     * every fourth layer ({@link LlamaVariant#noRopeStep}), EXAONE 4's sliding-window models their
+     * global layers; the others rotate all.
      */
     public boolean ropeAt(int layer) {
+        if (slidingWindow != null && !variant.rotatesGlobalLayers() && !slidingWindow.isLocal(layer)) return false;
         int step = variant.noRopeStep;
         return step == 0 || (layer + 1) % step != 0;
     }

@@ -27,6 +27,25 @@ public enum LlamaVariant {
     XVERSE("xverse", false, QkNorm.NONE, true, false, false, 0),
     /** InternLM2, InternLM2.5: the llama graph under {@code internlm2.} keys (the converter splits its fused wqkv). */
     INTERNLM2("internlm2", false, QkNorm.NONE, true, false, false, 0),
+    /**
+     * EXAONE 4.0: no pre-norms, each head of Q and K RMS-normalised, a norm on each branch's output
+     * (OLMo 2's layout with per-head Q/K norms), NeoX pairs. With 64 layers (the 32B) llama.cpp
+     * makes three of four layers sliding-window ({@code attention.sliding_window}, 4096 by
+     * default) and leaves the fourth, global, unrotated; other depths attend globally and rotate
+     * everywhere.
+     */
+    EXAONE4("exaone4", true, QkNorm.PER_HEAD, false, true, false, 0) {
+        @Override
+        SlidingWindow slidingWindow(GgufArtifact a, Metadata md, String p, RopeConfig rope) {
+            if (md.getInt(p + "block_count") != 64) return null;
+            return new SlidingWindow(md.getInt(p + "attention.sliding_window", 4096), 4, rope);
+        }
+
+        @Override
+        boolean rotatesGlobalLayers() {
+            return false;
+        }
+    },
     /** SmolLM3: llama without rotation on every fourth layer (a constant in llama.cpp, no GGUF key). */
     SMOLLM3("smollm3", false, QkNorm.NONE, true, false, false, 4),
     /** Qwen2, Qwen2.5, DeepSeek-R1-Distill-Qwen: Q/K/V biases (read wherever a file has them), NeoX pairs. */
@@ -213,6 +232,11 @@ public enum LlamaVariant {
      * {@code x + (attn + ffn)}.
      */
     public enum Parallel { NONE, SHARED_NORM, OWN_NORMS }
+
+    /** Whether the global layers of a sliding-window model rotate Q and K (all but EXAONE 4's do). */
+    boolean rotatesGlobalLayers() {
+        return true;
+    }
 
     /** Whether positions come from a learned {@code position_embd} table added to the embeddings (GPT-2) instead of rotation. */
     boolean learnedPositions() {

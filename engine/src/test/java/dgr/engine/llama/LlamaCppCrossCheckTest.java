@@ -218,6 +218,30 @@ class LlamaCppCrossCheckTest {
             0.2669416844799235, 0.023214503993185254, 0.005783369410929495, 0.07772806769542573,
             0.29801989407512774, 0.1297003491661659, 0.0037944424221407758, 0.021478971146684067}));
 
+    /** EXAONE 4.0: no pre-norms, per-head Q/K norms, branch-output norms, NeoX pairs; two global
+     * layers. The same 16 tokens, agreement 9.4e-4; normal pairs fail (tried). */
+    private static final Case EXAONE4 = new Case(SynthPreset.EXAONE4_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
+        new int[] {
+            616, 426, 426, 147, 907, 907, 723, 723, 328, 148, 148, 148, 148, 148, 148, 723},
+        new double[] {
+            0.10875975980488484, 0.11045735510126686, 0.043352280037793456, 0.017048727416429266,
+            0.046903863209276864, 0.024998697701979822, 0.049069293751829335, 0.03594044655490425,
+            0.16284118344448206, 0.048327965277629836, 0.23311285327287745, 0.2825686076513998,
+            0.203673463852164, 0.08091920046532941, 0.004978423058425108, 0.02344611500607119}));
+
+    /** EXAONE 4.0 at the 32B's depth (64 narrow layers): three of four layers sliding-window
+     * (window 8, crossed by the 26-position path), the fourth global and unrotated. The same 16
+     * tokens, agreement 7.4e-4; without the window or with the global layers rotated it fails
+     * (each tried). */
+    private static final Case EXAONE4_SWA = new Case(SynthPreset.EXAONE4_SWA_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
+        new int[] {
+            540, 749, 566, 419, 419, 255, 255, 400, 400, 937, 937, 866, 866, 39, 864, 864},
+        new double[] {
+            0.043055684267084615, 4.0399717692096715e-05, 0.018448570263217334, 0.0008594050258956543,
+            0.03562994114451179, 0.06249228658184869, 0.08437745660506568, 0.0430149591412512,
+            0.06142532933826317, 0.01768409726792175, 0.017746344551222037, 0.046148530757675665,
+            0.020914479106806105, 0.013520624962501948, 0.04612614913726709, 0.055597141023223884}));
+
     /** SmolLM3: four layers, the fourth unrotated. Agreement 7.7e-4; rotating it fails (tried). */
     private static final Case SMOLLM3 = new Case(SynthPreset.SMOLLM3_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
         new int[] {
@@ -381,7 +405,7 @@ class LlamaCppCrossCheckTest {
     static Path dir;
 
     static Stream<Arguments> cases() {
-        return Stream.of(EngineOptions.Kind.values()).flatMap(k -> Stream.of(QWEN2, QWEN3, GRANITE, GEMMA, GEMMA2, GEMMA3, STABLELM, STARCODER2, GPTNEOX, GPT2, COMMAND_R, PHI2, SMOLLM2, SMOLLM3, PHI3, OLMO2, EXAONE, ERNIE, XVERSE, INTERNLM2, MIXTRAL, QWEN2MOE, OLMOE, GRANITEMOE, QWEN3MOE)
+        return Stream.of(EngineOptions.Kind.values()).flatMap(k -> Stream.of(QWEN2, QWEN3, GRANITE, GEMMA, GEMMA2, GEMMA3, STABLELM, STARCODER2, GPTNEOX, GPT2, COMMAND_R, PHI2, SMOLLM2, SMOLLM3, EXAONE4, EXAONE4_SWA, PHI3, OLMO2, EXAONE, ERNIE, XVERSE, INTERNLM2, MIXTRAL, QWEN2MOE, OLMOE, GRANITEMOE, QWEN3MOE)
                 .map(c -> Arguments.of(c, k)));
     }
 

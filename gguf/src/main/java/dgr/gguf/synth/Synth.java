@@ -75,7 +75,9 @@ public final class Synth {
         }
         w.put(a + ".rope.freq_base", MetaValue.f32(p.ropeFreqBase()));
         boolean olmo3 = p.name().startsWith("olmo3"); // OLMo 3 is written under olmo2, told apart by its window
-        if (a.equals("gemma3") || a.equals("gemma2") || olmo3) w.put(a + ".attention.sliding_window", MetaValue.u32(8));
+        if (a.equals("gemma3") || a.equals("gemma2") || olmo3 || (a.equals("exaone4") && p.nLayer() == 64)) {
+            w.put(a + ".attention.sliding_window", MetaValue.u32(8));
+        }
         if (olmo3) {
             // YaRN on the global layers only: the window layers rotate unscaled, which this makes visible.
             w.put(a + ".rope.scaling.type", MetaValue.of("yarn"));
@@ -131,9 +133,10 @@ public final class Synth {
         boolean phi2 = a.equals("phi2"); // no ffn_norm (parallel blocks from one norm), output bias
         boolean fusedQkvBias = phi2 || a.equals("gptneox") || a.equals("gpt2"); // one attn_qkv with its bias
         boolean plainFfn = fusedQkvBias || a.equals("starcoder2"); // ungated GELU FFN with biases; output-projection bias
-        boolean olmo2 = a.equals("olmo2"); // no pre-norms; Q and K normed whole
-        boolean wholeQk = olmo2 || a.equals("olmoe"); // all of Q and all of K normed at once
-        boolean qkNorm = wholeQk || a.startsWith("qwen3") || a.equals("gemma3"); // per head for qwen3(moe) and gemma3
+        boolean exaone4 = a.equals("exaone4"); // no pre-norms, per-head Q/K norms, branch-output norms
+        boolean olmo2 = a.equals("olmo2") || exaone4; // no pre-norms (OLMo 2 normalises Q and K whole)
+        boolean wholeQk = (olmo2 && !exaone4) || a.equals("olmoe"); // all of Q and all of K normed at once
+        boolean qkNorm = wholeQk || a.startsWith("qwen3") || a.equals("gemma3") || exaone4; // per head for qwen3(moe) and gemma3
         boolean postNorms = a.equals("gemma3") || a.equals("gemma2") || olmo2;
         boolean phi3 = a.equals("phi3"); // fused attn_qkv and gate+up in ffn_up, LongRoPE factors
         int kvDim = p.nHeadKv() * p.headDim(), qDim = p.nHead() * p.headDim();
