@@ -46,6 +46,12 @@ public enum LlamaVariant {
             return false;
         }
     },
+    /**
+     * GLM-4 (0414), GLM-Z1: RMS norms before and after each branch (Gemma 2's placement), Q/K/V in
+     * one {@code attn_qkv} with its bias (or three tensors), gate and up in one {@code ffn_up} as
+     * Phi-3's, normal pairs over part of each head ({@code rope.dimension_count}).
+     */
+    GLM4("glm4", false, QkNorm.NONE, true, true, false, 0),
     /** SmolLM3: llama without rotation on every fourth layer (a constant in llama.cpp, no GGUF key). */
     SMOLLM3("smollm3", false, QkNorm.NONE, true, false, false, 4),
     /** Qwen2, Qwen2.5, DeepSeek-R1-Distill-Qwen: Q/K/V biases (read wherever a file has them), NeoX pairs. */

@@ -55,7 +55,7 @@ public final class Synth {
         boolean layerNorm = a.equals("phi2") || a.equals("starcoder2") || a.equals("stablelm") || a.equals("gptneox") || a.equals("gpt2")
                 || commandR;
         if (commandR) w.put(a + ".logit_scale", MetaValue.f32(0.5f));
-        w.put(a + ".rope.dimension_count", MetaValue.u32(a.equals("phi2") ? p.headDim() / 2
+        w.put(a + ".rope.dimension_count", MetaValue.u32(a.equals("phi2") || a.equals("glm4") ? p.headDim() / 2
                 : a.equals("stablelm") || a.equals("gptneox") ? p.headDim() / 4 : p.headDim()));
         if (a.equals("gptneox")) w.put(a + ".use_parallel_residual", MetaValue.bool(true));
         w.put(a + ".attention.head_count", MetaValue.u32(p.nHead()));
@@ -131,14 +131,17 @@ public final class Synth {
         // llama.cpp requires them for qwen2; StarCoder2 and StableLM 2 (1.6B) have them too
         boolean qkvBias = a.equals("qwen2") || a.equals("qwen2moe") || a.equals("starcoder2") || a.equals("stablelm");
         boolean phi2 = a.equals("phi2"); // no ffn_norm (parallel blocks from one norm), output bias
-        boolean fusedQkvBias = phi2 || a.equals("gptneox") || a.equals("gpt2"); // one attn_qkv with its bias
-        boolean plainFfn = fusedQkvBias || a.equals("starcoder2"); // ungated GELU FFN with biases; output-projection bias
+        boolean glm4 = a.equals("glm4"); // fused attn_qkv with its bias, gate+up in ffn_up, branch-output norms
+        boolean fusedQkvBias = phi2 || a.equals("gptneox") || a.equals("gpt2") || glm4; // one attn_qkv with its bias
+        // ungated GELU FFN with biases; output-projection bias
+        boolean plainFfn = phi2 || a.equals("gptneox") || a.equals("gpt2") || a.equals("starcoder2");
         boolean exaone4 = a.equals("exaone4"); // no pre-norms, per-head Q/K norms, branch-output norms
         boolean olmo2 = a.equals("olmo2") || exaone4; // no pre-norms (OLMo 2 normalises Q and K whole)
         boolean wholeQk = (olmo2 && !exaone4) || a.equals("olmoe"); // all of Q and all of K normed at once
         boolean qkNorm = wholeQk || a.startsWith("qwen3") || a.equals("gemma3") || exaone4; // per head for qwen3(moe) and gemma3
-        boolean postNorms = a.equals("gemma3") || a.equals("gemma2") || olmo2;
+        boolean postNorms = a.equals("gemma3") || a.equals("gemma2") || olmo2 || a.equals("glm4");
         boolean phi3 = a.equals("phi3"); // fused attn_qkv and gate+up in ffn_up, LongRoPE factors
+        boolean fusedGateUp = phi3 || a.equals("glm4");
         int kvDim = p.nHeadKv() * p.headDim(), qDim = p.nHead() * p.headDim();
         matrix.accept("token_embd.weight", new long[] {p.nEmbd(), vocab});
         // GPT-2's learned positions, one row per position of the context.
@@ -200,9 +203,9 @@ public final class Synth {
                     matrix.accept(b + "ffn_up_shexp.weight", new long[] {p.nEmbd(), ex.sharedFf()});
                 }
             } else {
-                if (!phi3 && !plainFfn) matrix.accept(b + "ffn_gate.weight", new long[] {p.nEmbd(), p.nFf()});
+                if (!fusedGateUp && !plainFfn) matrix.accept(b + "ffn_gate.weight", new long[] {p.nEmbd(), p.nFf()});
                 matrix.accept(b + "ffn_down.weight", new long[] {p.nFf(), p.nEmbd()});
-                matrix.accept(b + "ffn_up.weight", new long[] {p.nEmbd(), (phi3 ? 2L : 1L) * p.nFf()});
+                matrix.accept(b + "ffn_up.weight", new long[] {p.nEmbd(), (fusedGateUp ? 2L : 1L) * p.nFf()});
                 if (plainFfn) {
                     vector.put(b + "ffn_up.bias", p.nFf(), 0f);
                     vector.put(b + "ffn_down.bias", p.nEmbd(), 0f);
