@@ -284,15 +284,24 @@ public final class LlamaEngine implements Engine {
     }
 
     /**
-     * The ungated FFN of StarCoder2 and Phi-2 into {@code tmp}: {@code hb = gelu(up·in + b_up)},
-     * then {@code down·hb + b_down}, each bias added to the rounded product as llama.cpp adds it.
+     * The ungated FFN into {@code tmp}: {@code hb = act(up·in + b_up)} (GELU; Arcee's ReLU²), then
+     * {@code down·hb + b_down}, each bias, where there is one, added to the rounded product as
+     * llama.cpp adds it.
      */
     private void plainFfn(LlamaWeights.Layer L, LlamaWeights.LayerBiases lb, float[] in, int n) {
         int e = cfg.nEmbd(), ff = cfg.nFf();
         matmul(L.up(), in, n, up);
         for (int r = 0; r < n; r++) {
             if (lb != null && lb.up() != null) addBias(up, r * ff, lb.up());
-            for (int i = r * ff, end = (r + 1) * ff; i < end; i++) hb[i] = gelu(up[i]);
+            if (cfg.variant().gelu) {
+                for (int i = r * ff, end = (r + 1) * ff; i < end; i++) hb[i] = gelu(up[i]);
+            } else {
+                // Arcee's ReLU², as ggml's relu then sqr: max(x, 0), then its square rounded.
+                for (int i = r * ff, end = (r + 1) * ff; i < end; i++) {
+                    float a = Math.max(up[i], 0f);
+                    hb[i] = a * a;
+                }
+            }
         }
         matmul(L.down(), hb, n, tmp);
         if (lb != null && lb.down() != null) for (int r = 0; r < n; r++) addBias(tmp, r * e, lb.down());

@@ -52,6 +52,8 @@ public enum LlamaVariant {
      * Phi-3's, normal pairs over part of each head ({@code rope.dimension_count}).
      */
     GLM4("glm4", false, QkNorm.NONE, true, true, false, 0),
+    /** Arcee (AFM-4.5B): llama with an ungated FFN, {@code down(relu(up·x)²)}. */
+    ARCEE("arcee", false, QkNorm.NONE, true, false, false, 0, Ffn.PLAIN),
     /** SmolLM3: llama without rotation on every fourth layer (a constant in llama.cpp, no GGUF key). */
     SMOLLM3("smollm3", false, QkNorm.NONE, true, false, false, 4),
     /** Qwen2, Qwen2.5, DeepSeek-R1-Distill-Qwen: Q/K/V biases (read wherever a file has them), NeoX pairs. */
@@ -282,7 +284,10 @@ public enum LlamaVariant {
      * {@code norm_w}) and which shared expert joins them.
      */
     record Ffn(Kind kind, boolean normWeights, SharedExpert shared) {
-        /** PLAIN: dense and ungated, {@code down(act(up·x + b) ) + b} (StarCoder2, Phi-2). */
+        /**
+         * PLAIN: dense and ungated, {@code down(act(up·x + b)) + b}: GELU where the variant has it
+         * (StarCoder2, GPT-NeoX, GPT-2, Phi-2), else squared ReLU (Arcee, no biases).
+         */
         enum Kind { DENSE, DENSE_OR_EXPERTS, EXPERTS, PLAIN }
 
         static final Ffn DENSE = new Ffn(Kind.DENSE, true, SharedExpert.NONE);

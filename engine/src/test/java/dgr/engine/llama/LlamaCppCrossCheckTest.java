@@ -254,6 +254,17 @@ class LlamaCppCrossCheckTest {
             0.012150727843661002, 0.048275996365682694, 0.016585818086458204, 0.13163993019802955,
             0.2703960703994346, 0.38284162837286484, 0.41808923636978435, 0.38467257343822947}));
 
+    /** Arcee: llama with an ungated FFN, squared ReLU. The same 16 tokens, agreement 8.8e-4; GELU,
+     * or ReLU unsquared, fails (each tried). */
+    private static final Case ARCEE = new Case(SynthPreset.ARCEE_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
+        new int[] {
+            326, 920, 920, 920, 920, 920, 183, 2, 2, 2, 2, 2, 90, 994, 412, 212},
+        new double[] {
+            0.12075486177167694, 0.10505143441040055, 0.17426950979693423, 0.128972536232979,
+            0.0730898375429776, 0.02039304241554163, 0.021623166022933127, 0.01919055820993254,
+            0.14396145656163384, 0.1545537718822585, 0.1169661832793345, 0.043157748649885086,
+            0.0514211013260919, 0.05237504237852608, 0.06503935358944446, 0.2728786519041382}));
+
     /** SmolLM3: four layers, the fourth unrotated. Agreement 7.7e-4; rotating it fails (tried). */
     private static final Case SMOLLM3 = new Case(SynthPreset.SMOLLM3_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
         new int[] {
@@ -417,7 +428,7 @@ class LlamaCppCrossCheckTest {
     static Path dir;
 
     static Stream<Arguments> cases() {
-        return Stream.of(EngineOptions.Kind.values()).flatMap(k -> Stream.of(QWEN2, QWEN3, GRANITE, GEMMA, GEMMA2, GEMMA3, STABLELM, STARCODER2, GPTNEOX, GPT2, COMMAND_R, PHI2, SMOLLM2, SMOLLM3, EXAONE4, EXAONE4_SWA, GLM4, PHI3, OLMO2, EXAONE, ERNIE, XVERSE, INTERNLM2, MIXTRAL, QWEN2MOE, OLMOE, GRANITEMOE, QWEN3MOE)
+        return Stream.of(EngineOptions.Kind.values()).flatMap(k -> Stream.of(QWEN2, QWEN3, GRANITE, GEMMA, GEMMA2, GEMMA3, STABLELM, STARCODER2, GPTNEOX, GPT2, COMMAND_R, PHI2, SMOLLM2, SMOLLM3, EXAONE4, EXAONE4_SWA, GLM4, ARCEE, PHI3, OLMO2, EXAONE, ERNIE, XVERSE, INTERNLM2, MIXTRAL, QWEN2MOE, OLMOE, GRANITEMOE, QWEN3MOE)
                 .map(c -> Arguments.of(c, k)));
     }
 

@@ -203,7 +203,7 @@ public final class Synth {
                     matrix.accept(b + "ffn_up_shexp.weight", new long[] {p.nEmbd(), ex.sharedFf()});
                 }
             } else {
-                if (!fusedGateUp && !plainFfn) matrix.accept(b + "ffn_gate.weight", new long[] {p.nEmbd(), p.nFf()});
+                if (!fusedGateUp && !plainFfn && !a.equals("arcee")) matrix.accept(b + "ffn_gate.weight", new long[] {p.nEmbd(), p.nFf()});
                 matrix.accept(b + "ffn_down.weight", new long[] {p.nFf(), p.nEmbd()});
                 matrix.accept(b + "ffn_up.weight", new long[] {p.nEmbd(), (fusedGateUp ? 2L : 1L) * p.nFf()});
                 if (plainFfn) {
