@@ -207,8 +207,9 @@ class LlamaCppCrossCheckTest {
 
     /** Phi-2: one LayerNorm per block feeding attention and the ungated FFN side by side, a
      * fused attn_qkv with its bias, half of each head rotated, an output bias. The same 16
-     * tokens, agreement 5.3e-4; without the mean, the norms' biases, the projection biases, the
-     * side-by-side branches or the output bias, or rotating whole heads, it fails (each tried). */
+     * tokens, agreement 5.3e-4; without the mean, the norms' biases, the projection biases or the
+     * output bias, with the FFN reading the un-normed input, or rotating whole heads, it fails
+     * (each tried). */
     private static final Case PHI2 = new Case(SynthPreset.PHI2_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
         new int[] {
             374, 339, 860, 374, 216, 592, 565, 677, 891, 797, 205, 346, 784, 606, 947, 608},
