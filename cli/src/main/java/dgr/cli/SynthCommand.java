@@ -11,7 +11,7 @@ import picocli.CommandLine.Option;
 /** {@code dgr synth --preset NAME --quant TYPE [--seed N] -o FILE}. */
 @Command(name = "synth", description = "Write a synthetic GGUF model: a preset shape, seeded weights, a real tokenizer.")
 final class SynthCommand implements Callable<Integer> {
-    @Option(names = "--preset", required = true, description = "llama-tiny, llama-110m, llama-1b, exaone-tiny, ernie4_5-tiny, xverse-tiny, internlm2-tiny, smollm2-tiny, smollm3-tiny, exaone4-tiny, exaone4-swa-tiny, glm4-tiny, arcee-tiny, phi3-tiny, qwen2-tiny, qwen3-tiny, granite-tiny, olmo2-tiny, olmo3-tiny, gemma-tiny, gemma2-tiny, gemma3-tiny, stablelm-tiny, starcoder2-tiny, gptneox-tiny, gpt2-tiny, command-r-tiny, phi2-tiny, mixtral-tiny, qwen2moe-tiny, olmoe-tiny, granitemoe-tiny, qwen3moe-tiny, qwen3moe-small, dsv4-tiny, dsv4-small")
+    @Option(names = "--preset", required = true, description = "llama-tiny, llama-110m, llama-1b, exaone-tiny, ernie4_5-tiny, xverse-tiny, internlm2-tiny, smollm2-tiny, smollm3-tiny, exaone4-tiny, exaone4-swa-tiny, glm4-tiny, arcee-tiny, seed_oss-tiny, phi3-tiny, qwen2-tiny, qwen3-tiny, granite-tiny, olmo2-tiny, olmo3-tiny, gemma-tiny, gemma2-tiny, gemma3-tiny, stablelm-tiny, starcoder2-tiny, gptneox-tiny, gpt2-tiny, command-r-tiny, phi2-tiny, mixtral-tiny, qwen2moe-tiny, olmoe-tiny, granitemoe-tiny, qwen3moe-tiny, qwen3moe-small, dsv4-tiny, dsv4-small")
     String preset;
 
     @Option(names = "--quant", defaultValue = "Q4_0",

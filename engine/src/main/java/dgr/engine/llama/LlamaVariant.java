@@ -54,6 +54,16 @@ public enum LlamaVariant {
     GLM4("glm4", false, QkNorm.NONE, true, true, false, 0),
     /** Arcee (AFM-4.5B): llama with an ungated FFN, {@code down(relu(up·x)²)}. */
     ARCEE("arcee", false, QkNorm.NONE, true, false, false, 0, Ffn.PLAIN),
+    /**
+     * Seed-OSS: the llama graph with Q/K/V biases and NeoX pairs, its FFN's pre-norm stored as
+     * {@code post_attention_norm}.
+     */
+    SEED_OSS("seed_oss", true, QkNorm.NONE, true, false, false, 0) {
+        @Override
+        String ffnNormTensor() {
+            return "post_attention_norm";
+        }
+    },
     /** SmolLM3: llama without rotation on every fourth layer (a constant in llama.cpp, no GGUF key). */
     SMOLLM3("smollm3", false, QkNorm.NONE, true, false, false, 4),
     /** Qwen2, Qwen2.5, DeepSeek-R1-Distill-Qwen: Q/K/V biases (read wherever a file has them), NeoX pairs. */
@@ -240,6 +250,11 @@ public enum LlamaVariant {
      * {@code x + (attn + ffn)}.
      */
     public enum Parallel { NONE, SHARED_NORM, OWN_NORMS }
+
+    /** The tensor holding the FFN's pre-norm, {@code blk.N.NAME.weight}: {@code ffn_norm} but for Seed-OSS. */
+    String ffnNormTensor() {
+        return "ffn_norm";
+    }
 
     /** Whether the global layers of a sliding-window model rotate Q and K (all but EXAONE 4's do). */
     boolean rotatesGlobalLayers() {

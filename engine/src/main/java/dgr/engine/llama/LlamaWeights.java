@@ -148,7 +148,7 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
                     qk ? r.vector(p + "attn_k_norm.weight", kNorm) : null,
                     r.matrix(p + "attn_output.weight", c.qDim(), c.nEmbd()),
                     v.postNorms ? r.vector(p + "post_attention_norm.weight", c.nEmbd()) : null,
-                    ffnNorm ? r.vector(p + "ffn_norm.weight", c.nEmbd()) : null,
+                    ffnNorm ? r.vector(p + v.ffnNormTensor() + ".weight", c.nEmbd()) : null,
                     gateUp[0], gateUp[1],
                     experts != null ? null : r.matrix(p + "ffn_down.weight", c.nFf(), c.nEmbd()),
                     v.postNorms ? r.vector(p + "post_ffw_norm.weight", c.nEmbd()) : null,

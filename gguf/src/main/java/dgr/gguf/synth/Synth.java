@@ -129,7 +129,8 @@ public final class Synth {
             w.tensor(name, GgmlType.F32, new long[] {n}, sink -> writeVector(sink, n, mean, tensorSeed));
         };
         // llama.cpp requires them for qwen2; StarCoder2 and StableLM 2 (1.6B) have them too
-        boolean qkvBias = a.equals("qwen2") || a.equals("qwen2moe") || a.equals("starcoder2") || a.equals("stablelm");
+        boolean qkvBias = a.equals("qwen2") || a.equals("qwen2moe") || a.equals("starcoder2") || a.equals("stablelm")
+                || a.equals("seed_oss");
         boolean phi2 = a.equals("phi2"); // no ffn_norm (parallel blocks from one norm), output bias
         boolean glm4 = a.equals("glm4"); // fused attn_qkv with its bias, gate+up in ffn_up, branch-output norms
         boolean fusedQkvBias = phi2 || a.equals("gptneox") || a.equals("gpt2") || glm4; // one attn_qkv with its bias
@@ -181,7 +182,8 @@ public final class Synth {
             matrix.accept(b + "attn_output.weight", new long[] {qDim, p.nEmbd()});
             if (plainFfn) vector.put(b + "attn_output.bias", p.nEmbd(), 0f);
             if (postNorms) vector.put(b + "post_attention_norm.weight", p.nEmbd(), 1f);
-            if (!olmo2 && !phi2 && !commandR) vector.put(b + "ffn_norm.weight", p.nEmbd(), 1f);
+            // Seed-OSS stores its FFN pre-norm under the post-attention name.
+            if (!olmo2 && !phi2 && !commandR) vector.put(b + (a.equals("seed_oss") ? "post_attention_norm" : "ffn_norm") + ".weight", p.nEmbd(), 1f);
             if (layerNorm && !phi2 && !commandR) vector.put(b + "ffn_norm.bias", p.nEmbd(), 0f);
             if (ex != null) {
                 // The router stays F32 (llama-quantize never quantizes ffn_gate_inp), with weights
