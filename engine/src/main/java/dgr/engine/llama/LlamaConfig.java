@@ -136,10 +136,15 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
         public static final Multipliers NONE = new Multipliers(1f, 1f, 0f, 1f);
 
         static Multipliers from(Metadata md, String p) {
+            return new Multipliers(md.getFloat(p + "embedding_scale", 1f), md.getFloat(p + "residual_scale", 1f),
+                    md.getFloat(p + "attention.scale", 0f), logitScale(md, p));
+        }
+
+        /** The file's {@code logit_scale} (1 without one), refused unless a positive finite number. */
+        static float logitScale(Metadata md, String p) {
             float logit = md.getFloat(p + "logit_scale", 1f);
             if (!(logit > 0) || !Float.isFinite(logit)) throw new IllegalArgumentException(p + "logit_scale must be a positive number, not " + logit);
-            return new Multipliers(md.getFloat(p + "embedding_scale", 1f), md.getFloat(p + "residual_scale", 1f),
-                    md.getFloat(p + "attention.scale", 0f), logit);
+            return logit;
         }
 
         /** The factor on {@code q·k}: the file's, or {@code 1/sqrt(headDim)} when it gives none. */

@@ -200,15 +200,14 @@ public final class LlamaEngine implements Engine {
         if (lastStage) {
             for (int r = 0; r < n; r++) {
                 if (batch.wantsOutput(r)) {
-                    norm(x, r * e, w.outputNorm(), w.biases() == null ? null : w.biases().outputNorm(), outIn, nOut * e);
+                    norm(x, r * e, w.outputNorm(), w.biases().outputNorm(), outIn, nOut * e);
                     outIndex[r] = nOut++;
                 } else {
                     outIndex[r] = -1;
                 }
             }
             if (nOut > 0) matmul(w.output(), outIn, nOut, logits);
-            float[] ob = w.biases() == null ? null : w.biases().output();
-            if (ob != null) for (int r = 0; r < nOut; r++) addBias(logits, r * cfg.vocabSize(), ob);
+            addBiasRows(logits, nOut, w.biases().output());
             float ls = cfg.multipliers().logit();
             if (ls != 1f) {
                 float inv = 1f / ls; // llama.cpp scales by the reciprocal
@@ -227,13 +226,13 @@ public final class LlamaEngine implements Engine {
         boolean local = cfg.isLocal(first + l); // the model's layer index: a stage starts at layer first
         boolean rotate = cfg.ropeAt(first + l);
         LlamaWeights.LayerBiases lb = L.biases();
-        float[] in = preNorm(L.attnNorm(), lb == null ? null : lb.attnNorm(), n);
+        float[] in = preNorm(L.attnNorm(), lb.attnNorm(), n);
         matJob.set(n, false, L.wq(), in, q, L.wk(), in, k, L.wv(), in, v);
         pool.run(matJob);
         for (int r = 0; r < n; r++) {
-            if (L.bq() != null) addBias(q, r * qd, L.bq());
-            if (L.bk() != null) addBias(k, r * kvd, L.bk());
-            if (L.bv() != null) addBias(v, r * kvd, L.bv());
+            addBias(q, r * qd, L.bq());
+            addBias(k, r * kvd, L.bk());
+            addBias(v, r * kvd, L.bv());
             if (L.qNorm() != null) {
                 // Qwen3 and Gemma 3 RMS-normalise every head of Q and K on its own (norms one head
                 // wide); OLMo 2 the whole of Q and of K (norms as wide as Q and K).
@@ -256,17 +255,17 @@ public final class LlamaEngine implements Engine {
         pool.run(attentionJob);
         matJob.set(n, false, L.wo(), att, tmp, null, null, null, null, null, null);
         pool.run(matJob);
-        if (lb != null && lb.attnOut() != null) for (int r = 0; r < n; r++) addBias(tmp, r * e, lb.attnOut());
+        addBiasRows(tmp, n, lb.attnOut());
         if (L.postAttnNorm() != null) for (int r = 0; r < n; r++) rmsNorm(tmp, r * e, L.postAttnNorm(), tmp, r * e);
         boolean parallel = cfg.parallel() != LlamaVariant.Parallel.NONE;
         if (parallel) {
             // Side by side, x + (attn + ffn) below: Phi-2's FFN reads the same normed input (still
             // in xb), GPT-NeoX's its own norm of the same x.
             System.arraycopy(tmp, 0, attnOut, 0, n * e);
-            if (cfg.parallel() == LlamaVariant.Parallel.OWN_NORMS) in = preNorm(L.ffnNorm(), lb == null ? null : lb.ffnNorm(), n);
+            if (cfg.parallel() == LlamaVariant.Parallel.OWN_NORMS) in = preNorm(L.ffnNorm(), lb.ffnNorm(), n);
         } else {
             addResidual(n * e);
-            in = preNorm(L.ffnNorm(), lb == null ? null : lb.ffnNorm(), n);
+            in = preNorm(L.ffnNorm(), lb.ffnNorm(), n);
         }
         if (L.experts() != null) {
             experts(L.experts(), in, n);
@@ -289,22 +288,16 @@ public final class LlamaEngine implements Engine {
      * llama.cpp adds it.
      */
     private void plainFfn(LlamaWeights.Layer L, LlamaWeights.LayerBiases lb, float[] in, int n) {
-        int e = cfg.nEmbd(), ff = cfg.nFf();
         matmul(L.up(), in, n, up);
-        for (int r = 0; r < n; r++) {
-            if (lb != null && lb.up() != null) addBias(up, r * ff, lb.up());
-            if (cfg.variant().gelu) {
-                for (int i = r * ff, end = (r + 1) * ff; i < end; i++) hb[i] = gelu(up[i]);
-            } else {
-                // Arcee's ReLU², as ggml's relu then sqr: max(x, 0), then its square rounded.
-                for (int i = r * ff, end = (r + 1) * ff; i < end; i++) {
-                    float a = Math.max(up[i], 0f);
-                    hb[i] = a * a;
-                }
-            }
+        addBiasRows(up, n, lb.up());
+        boolean gelu = cfg.variant().gelu;
+        for (int i = 0, end = n * cfg.nFf(); i < end; i++) {
+            // Arcee's ReLU², as ggml's relu then sqr: max(x, 0), then its square rounded.
+            float a = Math.max(up[i], 0f);
+            hb[i] = gelu ? gelu(up[i]) : a * a;
         }
         matmul(L.down(), hb, n, tmp);
-        if (lb != null && lb.down() != null) for (int r = 0; r < n; r++) addBias(tmp, r * e, lb.down());
+        addBiasRows(tmp, n, lb.down());
     }
 
     /**
@@ -559,7 +552,14 @@ public final class LlamaEngine implements Engine {
         for (int i = 0; i < e; i++) out[oo + i] = in[io + i] * scale * weight[i];
     }
 
+    /** {@code bias} added to each of the first {@code rows} rows of {@code a} (rows as wide as the bias); nothing where it is null. */
+    private static void addBiasRows(float[] a, int rows, float[] bias) {
+        if (bias != null) for (int r = 0; r < rows; r++) addBias(a, r * bias.length, bias);
+    }
+
+    /** {@code bias} added to {@code a} from {@code off}; nothing where it is null. */
     private static void addBias(float[] a, int off, float[] bias) {
+        if (bias == null) return;
         for (int i = 0; i < bias.length; i++) a[off + i] += bias[i];
     }
 
@@ -723,17 +723,20 @@ public final class LlamaEngine implements Engine {
     private static void swiglu(boolean gelu, float[] gate, float[] up, float[] hb, int n, int rows, int o0, int o1) {
         for (int b = 0; b < n; b++) {
             for (int o = b * rows + o0, e = b * rows + o1; o < e; o++) {
-                double g = gate[o];
-                double act = gelu ? 0.5 * g * (1.0 + Math.tanh(SQRT_2_OVER_PI * (g + 0.044715 * g * g * g)))
-                        : g / (1.0 + Math.exp(-g));
-                hb[o] = (float) act * up[o];
+                hb[o] = (gelu ? gelu(gate[o]) : silu(gate[o])) * up[o];
             }
         }
     }
 
     private static final double SQRT_2_OVER_PI = Math.sqrt(2.0 / Math.PI);
 
-    /** GELU, tanh form, as in {@link #swiglu}. */
+    /** SiLU, {@code x·sigmoid(x)}, in double, rounded once. */
+    private static float silu(float x) {
+        double g = x;
+        return (float) (g / (1.0 + Math.exp(-g)));
+    }
+
+    /** GELU, tanh form ({@code ggml_gelu}), in double, rounded once. */
     private static float gelu(float x) {
         double g = x;
         return (float) (0.5 * g * (1.0 + Math.tanh(SQRT_2_OVER_PI * (g + 0.044715 * g * g * g))));

@@ -216,10 +216,8 @@ public enum LlamaVariant {
 
         @Override
         Multipliers multipliers(Metadata md, String p, int nLayers, int nEmbd, int nHead, int headDim) {
-            float scale = md.getFloat(p + "logit_scale", 1f);
-            if (!(scale > 0) || !Float.isFinite(scale)) throw new IllegalArgumentException(p + "logit_scale must be a positive number, not " + scale);
             // The engine divides by Multipliers.logit (Granite's convention); Command R multiplies.
-            return new Multipliers(1f, 1f, 0f, 1f / scale);
+            return new Multipliers(1f, 1f, 0f, 1f / Multipliers.logitScale(md, p));
         }
     },
     /**

@@ -14,17 +14,21 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
                     Biases biases) {
 
     /**
-     * The LayerNorm variants' extra vectors (null for the others): the output norm's bias and the
-     * logits' ({@code output.bias}, Phi-2; null where absent).
+     * The output norm's bias (LayerNorm variants) and the logits' ({@code output.bias}, Phi-2), each
+     * null where the model has none ({@link #NONE} for every RMSNorm variant).
      */
-    record Biases(float[] outputNorm, float[] output) {}
+    record Biases(float[] outputNorm, float[] output) {
+        static final Biases NONE = new Biases(null, null);
+    }
 
     /**
      * One LayerNorm block's extra vectors: the norms' biases ({@code ffnNorm} null in parallel
      * blocks, which have no FFN norm) and the biases of the attention output, the ungated FFN's up
-     * and down projections (each null where the file has none).
+     * and down projections (each null where the file has none; {@link #NONE} for RMSNorm variants).
      */
-    record LayerBiases(float[] attnNorm, float[] ffnNorm, float[] attnOut, float[] up, float[] down) {}
+    record LayerBiases(float[] attnNorm, float[] ffnNorm, float[] attnOut, float[] up, float[] down) {
+        static final LayerBiases NONE = new LayerBiases(null, null, null, null, null);
+    }
 
 
     /**
@@ -135,11 +139,7 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
             Experts experts = c.experts() == null ? null : experts(r, c, p);
             WeightMatrix[] gateUp = experts != null ? new WeightMatrix[2]
                     : plain ? new WeightMatrix[] {null, r.matrix(p + "ffn_up.weight", c.nEmbd(), c.nFf())} : gateAndUp(r, c, p);
-            LayerBiases lb = ln == null ? null : new LayerBiases(ln.normBias() ? r.vector(p + "attn_norm.bias", c.nEmbd()) : null,
-                    ffnNorm && ln.normBias() ? r.vector(p + "ffn_norm.bias", c.nEmbd()) : null,
-                    ln.outputBias() ? r.optionalVector(p + "attn_output.bias", c.nEmbd()) : null,
-                    plain ? r.optionalVector(p + "ffn_up.bias", c.nFf()) : null,
-                    plain ? r.optionalVector(p + "ffn_down.bias", c.nEmbd()) : null);
+            LayerBiases lb = ln == null ? LayerBiases.NONE : layerBiases(r, c, p, ln, ffnNorm, plain);
             layers[l - first] = new Layer(
                     v.preNorms ? r.vector(p + "attn_norm.weight", c.nEmbd()) : null,
                     qkv[0], qkv[1], qkv[2],
@@ -157,7 +157,7 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
         r.refuseUnreadBlocks(c, first, end);
         float[] outNorm = null;
         WeightMatrix out = null;
-        Biases biases = null;
+        Biases biases = Biases.NONE;
         if (lastStage) {
             outNorm = r.vector("output_norm.weight", c.nEmbd());
             if (ln != null) {
@@ -170,6 +170,19 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
                     : r.matrix("token_embd.weight", c.nEmbd(), c.vocabSize());
         }
         return new LlamaWeights(embd, pos, layers, outNorm, out, biases);
+    }
+
+    /**
+     * A LayerNorm block's biases: its norms' (required where {@code ln.normBias()}; no FFN norm in
+     * Phi-2's shared-norm blocks), the attention output's and the ungated FFN's (where the file has them).
+     */
+    private static LayerBiases layerBiases(Reader r, LlamaConfig c, String p, LlamaVariant.LayerNormBlocks ln, boolean ffnNorm,
+                                           boolean plain) {
+        return new LayerBiases(ln.normBias() ? r.vector(p + "attn_norm.bias", c.nEmbd()) : null,
+                ffnNorm && ln.normBias() ? r.vector(p + c.variant().ffnNormTensor() + ".bias", c.nEmbd()) : null,
+                ln.outputBias() ? r.optionalVector(p + "attn_output.bias", c.nEmbd()) : null,
+                plain ? r.optionalVector(p + "ffn_up.bias", c.nFf()) : null,
+                plain ? r.optionalVector(p + "ffn_down.bias", c.nEmbd()) : null);
     }
 
     /** Q, K and V's biases where the file has them: three tensors, or one {@code attn_qkv.bias} split as its matrix is. */

@@ -50,10 +50,12 @@ public final class Synth {
         w.put(a + ".embedding_length", MetaValue.u32(p.nEmbd()));
         w.put(a + ".block_count", MetaValue.u32(p.nLayer()));
         w.put(a + ".feed_forward_length", MetaValue.u32(p.nFf()));
-        // LayerNorm blocks (the GPT lineage llama.cpp runs): Phi-2 rotates half of each head, StableLM a quarter.
+        // LayerNorm blocks (the GPT lineage llama.cpp runs), with biases on their norms but Command R's.
         boolean commandR = a.equals("command-r"); // LayerNorm without biases, parallel blocks, logit scale
         boolean layerNorm = a.equals("phi2") || a.equals("starcoder2") || a.equals("stablelm") || a.equals("gptneox") || a.equals("gpt2")
                 || commandR;
+        boolean normBias = layerNorm && !commandR;
+        // Partial rotation: Phi-2 and GLM-4 rotate half of each head, StableLM and GPT-NeoX a quarter.
         if (commandR) w.put(a + ".logit_scale", MetaValue.f32(0.5f));
         w.put(a + ".rope.dimension_count", MetaValue.u32(a.equals("phi2") || a.equals("glm4") ? p.headDim() / 2
                 : a.equals("stablelm") || a.equals("gptneox") ? p.headDim() / 4 : p.headDim()));
@@ -137,10 +139,10 @@ public final class Synth {
         // ungated GELU FFN with biases; output-projection bias
         boolean plainFfn = phi2 || a.equals("gptneox") || a.equals("gpt2") || a.equals("starcoder2");
         boolean exaone4 = a.equals("exaone4"); // no pre-norms, per-head Q/K norms, branch-output norms
-        boolean olmo2 = a.equals("olmo2") || exaone4; // no pre-norms (OLMo 2 normalises Q and K whole)
-        boolean wholeQk = (olmo2 && !exaone4) || a.equals("olmoe"); // all of Q and all of K normed at once
+        boolean noPreNorms = a.equals("olmo2") || exaone4;
+        boolean wholeQk = a.equals("olmo2") || a.equals("olmoe"); // all of Q and all of K normed at once
         boolean qkNorm = wholeQk || a.startsWith("qwen3") || a.equals("gemma3") || exaone4; // per head for qwen3(moe) and gemma3
-        boolean postNorms = a.equals("gemma3") || a.equals("gemma2") || olmo2 || a.equals("glm4");
+        boolean postNorms = a.equals("gemma3") || a.equals("gemma2") || noPreNorms || a.equals("glm4");
         boolean phi3 = a.equals("phi3"); // fused attn_qkv and gate+up in ffn_up, LongRoPE factors
         boolean fusedGateUp = phi3 || a.equals("glm4");
         int kvDim = p.nHeadKv() * p.headDim(), qDim = p.nHead() * p.headDim();
@@ -148,7 +150,7 @@ public final class Synth {
         // GPT-2's learned positions, one row per position of the context.
         if (a.equals("gpt2")) matrix.accept("position_embd.weight", new long[] {p.nEmbd(), p.contextLength()});
         vector.put("output_norm.weight", p.nEmbd(), 1f);
-        if (layerNorm && !commandR) vector.put("output_norm.bias", p.nEmbd(), 0f);
+        if (normBias) vector.put("output_norm.bias", p.nEmbd(), 0f);
         if (!p.tiedEmbeddings()) matrix.accept("output.weight", new long[] {p.nEmbd(), vocab});
         if (phi2) vector.put("output.bias", vocab, 0f);
         if (phi3) {
@@ -160,8 +162,8 @@ public final class Synth {
         }
         for (int i = 0; i < p.nLayer(); i++) {
             String b = "blk." + i + ".";
-            if (!olmo2) vector.put(b + "attn_norm.weight", p.nEmbd(), 1f);
-            if (layerNorm && !commandR) vector.put(b + "attn_norm.bias", p.nEmbd(), 0f);
+            if (!noPreNorms) vector.put(b + "attn_norm.weight", p.nEmbd(), 1f);
+            if (normBias) vector.put(b + "attn_norm.bias", p.nEmbd(), 0f);
             if (phi3 || fusedQkvBias) {
                 matrix.accept(b + "attn_qkv.weight", new long[] {p.nEmbd(), qDim + 2L * kvDim});
                 if (fusedQkvBias) vector.put(b + "attn_qkv.bias", qDim + 2 * kvDim, 0f);
@@ -183,8 +185,9 @@ public final class Synth {
             if (plainFfn) vector.put(b + "attn_output.bias", p.nEmbd(), 0f);
             if (postNorms) vector.put(b + "post_attention_norm.weight", p.nEmbd(), 1f);
             // Seed-OSS stores its FFN pre-norm under the post-attention name.
-            if (!olmo2 && !phi2 && !commandR) vector.put(b + (a.equals("seed_oss") ? "post_attention_norm" : "ffn_norm") + ".weight", p.nEmbd(), 1f);
-            if (layerNorm && !phi2 && !commandR) vector.put(b + "ffn_norm.bias", p.nEmbd(), 0f);
+            boolean ffnNorm = !noPreNorms && !phi2 && !commandR; // Phi-2 and Command R: one norm feeds both branches
+            if (ffnNorm) vector.put(b + (a.equals("seed_oss") ? "post_attention_norm" : "ffn_norm") + ".weight", p.nEmbd(), 1f);
+            if (ffnNorm && normBias) vector.put(b + "ffn_norm.bias", p.nEmbd(), 0f);
             if (ex != null) {
                 // The router stays F32 (llama-quantize never quantizes ffn_gate_inp), with weights
                 // ten times the others' spread so the experts' scores part clearly: a near-tie would

@@ -126,10 +126,6 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset QWEN3_TINY =
             new SynthPreset("qwen3-tiny", "qwen3", 256, 2, 4, 2, 768, 2048, 1000000f, true, "tiny-gpt2", 128);
 
-    /**
-     * llama-tiny's shape as a Granite 3 model: the llama graph with its four multipliers
-     * (embeddings ×1.5, residual branches ×4, attention scores ×0.5, logits ÷0.5), tied embeddings.
-     */
     /** llama-tiny's shape as an OLMo 2 model: no pre-norms, Q and K normed whole, a norm on each branch's output, its own output head. */
     public static final SynthPreset OLMO2_TINY =
             new SynthPreset("olmo2-tiny", "olmo2", 256, 2, 4, 2, 768, 2048, 500000f, false, "tiny-gpt2");
@@ -234,6 +230,10 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset QWEN3MOE_SMALL = new SynthPreset("qwen3moe-small", "qwen3moe", 1024, 16, 16, 4, 3072, 4096,
             1000000f, true, "llama-bpe", 128, new Experts(64, 8, 512));
 
+    /**
+     * llama-tiny's shape as a Granite 3 model: the llama graph with its four multipliers
+     * (embeddings ×1.5, residual branches ×4, attention scores ×0.5, logits ÷0.5), tied embeddings.
+     */
     public static final SynthPreset GRANITE_TINY =
             new SynthPreset("granite-tiny", "granite", 256, 2, 4, 2, 768, 2048, 10000f, true, "tiny-gpt2");
 
