@@ -127,7 +127,7 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
     }
 
     /**
-     * Granite's four scalars (llama.cpp reads them for {@code granite} only): token embeddings
+     * Granite's four scalars (llama.cpp reads them for Granite and MiniCPM only): token embeddings
      * times {@code embedding}, each residual branch's output times {@code residual} before it is
      * added, attention scores times {@code attention} (0: the usual {@code 1/sqrt(head_dim)}), and
      * logits divided by {@code logit}. {@link #NONE} for every other architecture.

@@ -125,6 +125,18 @@ public enum LlamaVariant {
         }
     },
     /**
+     * MiniCPM (1, 2): the llama graph with Granite's multipliers under {@code minicpm.} keys
+     * ({@code embedding_scale} = scale_emb, {@code residual_scale} = scale_depth/sqrt(n_layer),
+     * {@code logit_scale} = n_embd/dim_model_base, which the logits are divided by); tied
+     * embeddings.
+     */
+    MINICPM("minicpm", false, QkNorm.NONE, true, false, false, 0) {
+        @Override
+        Multipliers multipliers(Metadata md, String p, int nLayers, int nEmbd, int nHead, int headDim) {
+            return Multipliers.from(md, p);
+        }
+    },
+    /**
      * Gemma (1), CodeGemma: embeddings × sqrt(n_embd), queries × 1/sqrt(head_dim), NeoX pairs,
      * GELU; no branch-output norms, windows or soft caps.
      */

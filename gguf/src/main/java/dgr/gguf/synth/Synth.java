@@ -105,6 +105,12 @@ public final class Synth {
             w.put(a + ".attention.scale", MetaValue.f32(0.5f));
             w.put(a + ".logit_scale", MetaValue.f32(0.5f));
         }
+        if (a.equals("minicpm")) {
+            // Granite's multipliers less the attention one, which MiniCPM files do not have.
+            w.put(a + ".embedding_scale", MetaValue.f32(1.5f));
+            w.put(a + ".residual_scale", MetaValue.f32(4f));
+            w.put(a + ".logit_scale", MetaValue.f32(0.5f));
+        }
         w.putAll(tok);
 
         long[] params = {0};
