@@ -16,7 +16,23 @@ import dgr.gguf.TensorInfo;
  */
 public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf, int nHead, int nHeadKv, int headDim,
                           float rmsEps, int vocabSize, int trainContext, RopeConfig rope, Multipliers multipliers,
-                          SlidingWindow slidingWindow, Softcaps softcaps, Experts experts, LlamaVariant.Parallel parallel) {
+                          SlidingWindow slidingWindow, Softcaps softcaps, Experts experts, LlamaVariant.Parallel parallel,
+                          Mla mla) {
+
+    /**
+     * DeepSeek-V2/V3's multi-head latent attention ({@code deepseek2}), run as llama.cpp runs it:
+     * queries from a low-rank {@code attn_q_a} (rank {@code qLoraRank}, 0 where the file has a plain
+     * {@code attn_q}), each head {@code nope + rope} wide; keys and values from one compressed
+     * latent of {@code kvLoraRank} values plus a {@code rope}-wide rotated key shared by all heads.
+     * The state keeps the latent and the rotated key ({@code kvLoraRank + rope} per token, one K/V
+     * head: {@link LlamaConfig#headDim}); each head's {@code nope} part of the query is absorbed into
+     * the latent through {@code attn_k_b}, and the attention output in the latent is lifted to the
+     * head's {@code vHead} values through {@code attn_v_b}.
+     */
+    public record Mla(int qLoraRank, int kvLoraRank, int nope, int rope, int vHead) {
+        /** The K/V state's width per token: the latent, then the rotated key. */
+        public int stateDim() { return kvLoraRank + rope; }
+    }
 
     /**
      * A mixture-of-experts FFN (Mixtral under {@code llama}, Qwen2-MoE, Qwen3-MoE): {@code count}
@@ -28,7 +44,12 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
      * otherwise (Granite MoE Shared). Null for a dense FFN.
      */
     public record Experts(int count, int used, int ff, float weightsScale, boolean normWeights, int sharedFf,
-                          boolean sharedGated) {
+                          boolean sharedGated, boolean sigmoid, int leadingDense, int groups, int groupsUsed) {
+        /** Whether model layer {@code layer} runs the experts (DeepSeek's first layers are dense). */
+        public boolean at(int layer) {
+            return layer >= leadingDense;
+        }
+
         static Experts from(GgufArtifact a, Metadata md, String p, LlamaVariant v, int nFf) {
             int count = md.getInt(p + "expert_count", 0);
             if (count == 0) {
@@ -47,10 +68,18 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_used_count = " + used
                         + " must be between 1 and " + p + "expert_count = " + count);
             }
+            // 1: softmax, 2: sigmoid (DeepSeek-V3; llama.cpp reads it for deepseek2 only).
+            boolean mla = v == LlamaVariant.DEEPSEEK2;
             int gating = md.getInt(p + "expert_gating_func", 1);
-            if (gating != 1) {
+            if (gating != 1 && !(mla && gating == 2)) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_gating_func = " + gating
-                        + ": the llama engine routes with softmax (1) only");
+                        + ": the llama engine routes with softmax (1)" + (mla ? " or sigmoid (2)" : " only"));
+            }
+            int lead = mla ? md.getInt(p + "leading_dense_block_count", 0) : 0;
+            int groups = md.getInt(p + "expert_group_count", 1), groupsUsed = md.getInt(p + "expert_group_used_count", groups);
+            if (groups < 1 || count % groups != 0 || groupsUsed < 1 || groupsUsed > groups || groups > 64 || (groups > 1 && count / groups < 2)) {
+                throw new IllegalArgumentException(a.path() + ": " + p + "expert_group_count = " + groups + ", "
+                        + p + "expert_group_used_count = " + groupsUsed + " do not divide " + count + " experts into at most 64 groups of two or more");
             }
             // Mixtral's experts are feed_forward_length wide; Qwen3-MoE names their width on its own.
             int ff = md.getInt(p + "expert_feed_forward_length", nFf);
@@ -65,6 +94,7 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
                 case NONE -> 0;
                 case GATED -> md.getInt(p + "expert_shared_feed_forward_length", nFf);
                 case PLAIN -> md.getInt(p + "expert_shared_feed_forward_length", 0);
+                case COUNTED -> md.getInt(p + "expert_shared_count", 0) * md.getInt(p + "expert_feed_forward_length", nFf);
             };
             if (se == LlamaVariant.SharedExpert.GATED && shared <= 0) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_shared_feed_forward_length is missing; "
@@ -73,7 +103,9 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
             if (shared < 0) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_shared_feed_forward_length = " + shared + " is negative");
             }
-            return new Experts(count, used, ff, scale, v.ffn.normWeights(), shared, se == LlamaVariant.SharedExpert.GATED);
+            boolean norm = mla ? md.getBool(p + "expert_weights_norm", false) : v.ffn.normWeights();
+            return new Experts(count, used, ff, scale, norm, shared, se == LlamaVariant.SharedExpert.GATED, gating == 2, lead,
+                    groups, groupsUsed);
         }
     }
 
@@ -173,7 +205,9 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
         int nHeadKv = md.getInt(p + "attention.head_count_kv", nHead);
         int headDim = md.getInt(p + "attention.key_length", nEmbd / nHead);
         int vLen = md.getInt(p + "attention.value_length", headDim);
-        if (vLen != headDim) {
+        LlamaVariant v0 = LlamaVariant.of(arch);
+        Mla mla = v0 == LlamaVariant.DEEPSEEK2 ? mla(a, md, p, headDim, vLen, nHeadKv) : null;
+        if (mla == null && vLen != headDim) {
             throw new IllegalArgumentException(a.path() + ": key_length " + headDim + " != value_length " + vLen
                     + " is not supported by the llama engine");
         }
@@ -186,10 +220,16 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
                     + " rows but the vocabulary has " + vocab + " tokens");
         }
         int nLayers = md.getInt(p + "block_count");
-        LlamaVariant v = LlamaVariant.of(arch);
+        LlamaVariant v = v0;
         if (v == null) throw new IllegalArgumentException(a.path() + ": architecture '" + arch + "' is not one the llama engine runs ("
                 + LlamaVariant.names() + ")");
-        RopeConfig rope = RopeConfig.from(a, p, headDim, v.neox);
+        RopeConfig rope = RopeConfig.from(a, p, mla != null ? mla.rope() : headDim, v.neox);
+        if (mla != null && rope.scaling().equals("yarn")) {
+            // llama.cpp hands deepseek2's rotation attn_factor / (1 + 0.1·ln factor), which YaRN's own
+            // magnitude factor cancels: the rotated parts keep their length (mscale goes on the scores).
+            rope = new RopeConfig(rope.neox(), rope.nRot(), rope.freqBase(), rope.scaling(), rope.factor(), rope.origContext(),
+                    1.0 / (1.0 + 0.1 * Math.log(rope.factor())), rope.freqFactors(), rope.longFreqFactors());
+        }
         // A MoE file may leave out the dense width (Qwen3-MoE writes it, but nothing reads it then).
         Experts experts = Experts.from(a, md, p, v, md.getInt(p + "feed_forward_length", 0));
         int nFf = experts != null ? md.getInt(p + "feed_forward_length", experts.ff()) : md.getInt(p + "feed_forward_length");
@@ -197,6 +237,29 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
                 nHead, nHeadKv, headDim,
                 md.getFloat(p + (v.layerNorm != null ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon"), 1e-5f), vocab,
                 md.getInt(p + "context_length", 2048), rope, v.multipliers(md, p, nLayers, nEmbd, nHead, headDim),
-                v.slidingWindow(a, md, p, rope), v.softcaps(md, p), experts, v.parallel(md, p));
+                v.slidingWindow(a, md, p, rope), v.softcaps(md, p), experts, v.parallel(md, p), mla);
+    }
+
+    /**
+     * DeepSeek-V2/V3's latent attention from the keys llama.cpp writes since it stores
+     * {@code attn_k_b}/{@code attn_v_b}: {@code key_length} and {@code value_length} are the state's
+     * view (latent + rotated key, and the latent), {@code key_length_mla}/{@code value_length_mla}
+     * the heads' ({@code nope + rope}, {@code vHead}); one K/V head.
+     */
+    private static Mla mla(GgufArtifact a, Metadata md, String p, int keyLength, int valueLength, int nHeadKv) {
+        int rope = md.getInt(p + "rope.dimension_count");
+        int kvLora = md.getInt(p + "attention.kv_lora_rank");
+        if (!md.has(p + "attention.key_length_mla") || a.tensorOrNull("blk.0.attn_kv_b.weight") != null) {
+            throw new IllegalArgumentException(a.path() + ": a deepseek2 file with attn_kv_b and without " + p
+                    + "attention.key_length_mla predates llama.cpp's MLA layout (attn_k_b, attn_v_b); convert it again "
+                    + "with a current convert_hf_to_gguf.py");
+        }
+        int kMla = md.getInt(p + "attention.key_length_mla"), vMla = md.getInt(p + "attention.value_length_mla");
+        if (nHeadKv != 1 || keyLength != kvLora + rope || valueLength != kvLora || kMla <= rope) {
+            throw new IllegalArgumentException(a.path() + ": deepseek2 with head_count_kv " + nHeadKv + ", key_length " + keyLength
+                    + ", value_length " + valueLength + ", key_length_mla " + kMla + ", kv_lora_rank " + kvLora + ", rope "
+                    + rope + " is not MLA's layout (one K/V head, key_length = kv_lora_rank + rope, value_length = kv_lora_rank)");
+        }
+        return new Mla(md.getInt(p + "attention.q_lora_rank", 0), kvLora, kMla - rope, rope, vMla);
     }
 }

@@ -63,7 +63,7 @@ public final class LlamaEngine implements Engine {
      * each row's chosen experts and weights ({@code used} per row), the rows gathered for one expert
      * and their outputs, and every (row, choice)'s output before the weighted sum.
      */
-    private final float[] routerScores, routerProbs, expertWeights, choiceOut, sharedScores, sharedOut;
+    private final float[] routerScores, routerProbs, routerSelection, expertWeights, choiceOut, sharedScores, sharedOut;
     private final int[] chosen;
     private final ExpertJob expertJob;
     private final KvSlot[] rowSlot;
@@ -72,6 +72,14 @@ public final class LlamaEngine implements Engine {
     private long stamp;
     private boolean closed;
 
+    /**
+     * Latent attention's buffers ({@link #mlaQkv}), null for other models: the query before its
+     * up projection, the heads' full queries, the latent and rotated key, the queries absorbed into
+     * the latent, each head's input to a per-head projection, and the heads' values.
+     */
+    private final float[] mlaQa, mlaQ, mlaKv, mlaAbsorbed, mlaValues;
+    private final float[][] mlaHeadIn;
+    private final HeadJob headJob = new HeadJob();
     private final MatJob matJob = new MatJob();
     /** Repacked weight copies ({@link Kernels#prepare}); freed on close. */
     private final java.lang.foreign.Arena weightsArena;
@@ -133,12 +141,21 @@ public final class LlamaEngine implements Engine {
         attnOut = cfg.parallel() != LlamaVariant.Parallel.NONE ? new float[r * e] : null;
         LlamaConfig.Experts ex = cfg.experts();
         // A MoE model's FFN buffers hold one expert's rows, or the shared expert's.
-        int ff = ex == null ? cfg.nFf() : Math.max(ex.ff(), ex.sharedFf());
+        int ff = ex == null ? cfg.nFf() : Math.max(Math.max(ex.ff(), ex.sharedFf()), ex.leadingDense() > 0 ? cfg.nFf() : 0);
+        LlamaConfig.Mla mla = cfg.mla();
+        int heads = cfg.nHead();
+        mlaQa = mla == null || mla.qLoraRank() == 0 ? null : new float[r * mla.qLoraRank()];
+        mlaQ = mla == null ? null : new float[r * heads * (mla.nope() + mla.rope())];
+        mlaKv = mla == null ? null : new float[r * mla.stateDim()];
+        mlaAbsorbed = mla == null ? null : new float[r * heads * mla.kvLoraRank()];
+        mlaValues = mla == null ? null : new float[r * heads * mla.vHead()];
+        mlaHeadIn = mla == null ? null : new float[heads][r * Math.max(mla.nope(), mla.kvLoraRank())];
         gate = new float[r * ff];
         up = new float[r * ff];
         hb = new float[r * ff];
         routerScores = ex == null ? null : new float[r * ex.count()];
         routerProbs = ex == null ? null : new float[ex.count()];
+        routerSelection = ex == null ? null : new float[ex.count()];
         chosen = ex == null ? null : new int[r * ex.used()];
         expertWeights = ex == null ? null : new float[r * ex.used()];
         sharedScores = ex == null || !ex.sharedGated() ? null : new float[r];
@@ -222,11 +239,37 @@ public final class LlamaEngine implements Engine {
     }
 
     private void layer(int l, LlamaWeights.Layer L, int n) {
-        int e = cfg.nEmbd(), qd = cfg.qDim(), kvd = cfg.kvDim(), hd = cfg.headDim();
+        int qd = cfg.qDim();
         boolean local = cfg.isLocal(first + l); // the model's layer index: a stage starts at layer first
         boolean rotate = cfg.ropeAt(first + l);
         LlamaWeights.LayerBiases lb = L.biases();
         float[] in = preNorm(L.attnNorm(), lb.attnNorm(), n);
+        if (L.mla() != null) {
+            mlaQkv(l, L, in, n);
+        } else {
+            qkv(l, L, in, n, local, rotate);
+        }
+        attentionJob.layer = l;
+        attentionJob.window = local ? cfg.slidingWindow().window() : 0;
+        pool.run(attentionJob);
+        if (L.mla() != null) {
+            // Each head's latent output (the first kvLoraRank of its state-wide slice) lifted to its values.
+            LlamaConfig.Mla m = cfg.mla();
+            int hd = cfg.headDim(), lr = m.kvLoraRank();
+            for (int h = 0; h < cfg.nHead(); h++) {
+                for (int r = 0; r < n; r++) System.arraycopy(att, r * qd + h * hd, mlaHeadIn[h], r * lr, lr);
+            }
+            headJob.set(n, L.mla().vb(), m.vHead(), mlaValues);
+            pool.run(headJob);
+        }
+        matJob.set(n, false, L.wo(), L.mla() != null ? mlaValues : att, tmp, null, null, null, null, null, null);
+        pool.run(matJob);
+        finishLayer(L, lb, in, n);
+    }
+
+    /** Q, K and V of every row, with their biases, norms and rotation; K and V into the rows' slots. */
+    private void qkv(int l, LlamaWeights.Layer L, float[] in, int n, boolean local, boolean rotate) {
+        int qd = cfg.qDim(), kvd = cfg.kvDim(), hd = cfg.headDim();
         matJob.set(n, false, L.wq(), in, q, L.wk(), in, k, L.wv(), in, v);
         pool.run(matJob);
         for (int r = 0; r < n; r++) {
@@ -250,11 +293,57 @@ public final class LlamaEngine implements Engine {
             for (int i = 0, kb = KvSlot.kBlock(pos, kvd) + pos % 8; i < kvd; i++) kp[kb + 8 * i] = k[r * kvd + i];
             System.arraycopy(v, r * kvd, rowSlot[r].vPage(l, pos), KvSlot.pageOffset(pos, kvd), kvd);
         }
-        attentionJob.layer = l;
-        attentionJob.window = local ? cfg.slidingWindow().window() : 0;
-        pool.run(attentionJob);
-        matJob.set(n, false, L.wo(), att, tmp, null, null, null, null, null, null);
+    }
+
+    /**
+     * Latent attention's queries and state, as llama.cpp's deepseek2 graph computes them: the
+     * query (through its normed low-rank projection where the file has one), the latent
+     * ({@code attn_kv_a_mqa}'s first {@code kvLoraRank} values, normed) and the rotated key (the
+     * rest); each head's query becomes its unrotated part absorbed into the latent through its
+     * {@code attn_k_b} rows, followed by its rotated part: one K/V head of {@code kvLoraRank + rope}
+     * values that the attention reads as key and as value.
+     */
+    private void mlaQkv(int l, LlamaWeights.Layer L, float[] in, int n) {
+        LlamaConfig.Mla m = cfg.mla();
+        LlamaWeights.Mla w = L.mla();
+        int heads = cfg.nHead(), qh = m.nope() + m.rope(), lr = m.kvLoraRank(), sd = m.stateDim(), qd = cfg.qDim();
+        if (w.qa() != null) {
+            matJob.set(n, false, w.qa(), in, mlaQa, w.kvA(), in, mlaKv, null, null, null);
+            pool.run(matJob);
+            for (int r = 0; r < n; r++) rmsNorm(mlaQa, r * m.qLoraRank(), w.qaNorm(), mlaQa, r * m.qLoraRank());
+            matJob.set(n, false, w.qb(), mlaQa, mlaQ, null, null, null, null, null, null);
+        } else {
+            matJob.set(n, false, L.wq(), in, mlaQ, w.kvA(), in, mlaKv, null, null, null);
+        }
         pool.run(matJob);
+        for (int h = 0; h < heads; h++) {
+            for (int r = 0; r < n; r++) System.arraycopy(mlaQ, (r * heads + h) * qh, mlaHeadIn[h], r * m.nope(), m.nope());
+        }
+        headJob.set(n, w.kb(), lr, mlaAbsorbed);
+        pool.run(headJob);
+        for (int r = 0; r < n; r++) {
+            int pos = rowPos[r];
+            for (int h = 0; h < heads; h++) {
+                int qo = r * qd + h * sd;
+                System.arraycopy(mlaAbsorbed, (r * heads + h) * lr, q, qo, lr);
+                System.arraycopy(mlaQ, (r * heads + h) * qh + m.nope(), q, qo + lr, m.rope());
+                rope.apply(q, qo + lr, 1, m.rope(), pos);
+            }
+            rmsNorm(mlaKv, r * sd, w.kvANorm(), k, r * sd);
+            System.arraycopy(mlaKv, r * sd + lr, k, r * sd + lr, m.rope());
+            rope.apply(k, r * sd + lr, 1, m.rope(), pos);
+            float[] kp = rowSlot[r].kPage(l, pos);
+            for (int i = 0, kb = KvSlot.kBlock(pos, sd) + pos % 8; i < sd; i++) kp[kb + 8 * i] = k[r * sd + i];
+            System.arraycopy(k, r * sd, rowSlot[r].vPage(l, pos), KvSlot.pageOffset(pos, sd), sd);
+        }
+    }
+
+    /**
+     * The attention's output projection is in {@code tmp}: its bias and norm, the FFN (on
+     * {@code in}, the attention's normed input, where one norm feeds both branches), both residual adds.
+     */
+    private void finishLayer(LlamaWeights.Layer L, LlamaWeights.LayerBiases lb, float[] in, int n) {
+        int e = cfg.nEmbd();
         addBiasRows(tmp, n, lb.attnOut());
         if (L.postAttnNorm() != null) for (int r = 0; r < n; r++) rmsNorm(tmp, r * e, L.postAttnNorm(), tmp, r * e);
         boolean parallel = cfg.parallel() != LlamaVariant.Parallel.NONE;
@@ -317,8 +406,8 @@ public final class LlamaEngine implements Engine {
                 null, null, null);
         pool.run(matJob);
         for (int r = 0; r < n; r++) {
-            ExpertRouting.route(routerScores, r * count, count, used, ex.normWeights(), ex.weightsScale(), routerProbs, chosen,
-                    expertWeights, r * used);
+            ExpertRouting.route(routerScores, r * count, count, used, ex.normWeights(), ex.weightsScale(), ex.sigmoid(),
+                    w.selectionBias, ex.groups(), ex.groupsUsed(), routerProbs, routerSelection, chosen, expertWeights, r * used);
         }
         expertJob.gather(w, in, n * used, used, e, ex.ff());
         expertJob.phase(true);
@@ -632,6 +721,40 @@ public final class LlamaEngine implements Engine {
      */
     static int chunkRows(WeightMatrix w) {
         return (int) Math.max(16, Math.min(Math.min(256, w.rows() / 8), (144L << 10) / w.rowBytes()));
+    }
+
+    /**
+     * One small matrix per attention head, each over its own input: head {@code h} multiplies
+     * rows {@code [h·rowsPerHead, (h+1)·rowsPerHead)} of {@code m} with {@code mlaHeadIn[h]}
+     * ({@code n} rows), and the outputs land where a whole-matrix product would put them, so each
+     * row's heads follow each other in {@code out}. Heads are claimed one at a time; every output
+     * element is one kernel sequence, so which worker runs a head changes no bit.
+     */
+    private final class HeadJob implements WorkerPool.Job {
+        private final java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+        private int n, rowsPerHead;
+        private WeightMatrix m;
+        private float[] out;
+        /** Counts up from a value far from MatJob's (up from 1) and ExpertJob's (down from -1), so no prepared input is reused. */
+        private long epoch = Long.MIN_VALUE / 2;
+
+        void set(int n, WeightMatrix m, int rowsPerHead, float[] out) {
+            this.n = n;
+            this.m = m;
+            this.rowsPerHead = rowsPerHead;
+            this.out = out;
+            epoch++;
+            next.set(0);
+        }
+
+        @Override
+        public void run(int worker, int workers) {
+            Scratch s = scratch[worker];
+            s.epoch = epoch;
+            for (int h = next.getAndIncrement(); h < cfg.nHead(); h = next.getAndIncrement()) {
+                kernels.matmul(m, mlaHeadIn[h], n, out, h * rowsPerHead, (h + 1) * rowsPerHead, s);
+            }
+        }
     }
 
     /**

@@ -137,6 +137,30 @@ public enum LlamaVariant {
         }
     },
     /**
+     * DeepSeek-V2, V2.5, V3, R1, Kimi K2 and the other {@code deepseek2} files: multi-head latent
+     * attention ({@link LlamaConfig.Mla}) with normal pairs on each head's rotated part; the first
+     * {@code leading_dense_block_count} layers dense, the others experts routed by softmax (V2) or
+     * sigmoid (V3, with {@code exp_probs_b} added for the choice only), optionally within the best
+     * {@code expert_group_used_count} of {@code expert_group_count} groups, renormalised where
+     * {@code expert_weights_norm}, times {@code expert_weights_scale}; plus {@code expert_shared_count}
+     * shared experts in one ungated FFN. Scores are scaled by {@code 1/sqrt(key_length_mla)}, times
+     * YaRN's {@code mscale²} where the rotation is YaRN-scaled.
+     */
+    DEEPSEEK2("deepseek2", false, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED)) {
+        @Override
+        Multipliers multipliers(Metadata md, String p, int nLayers, int nEmbd, int nHead, int headDim) {
+            int kMla = md.getInt(p + "attention.key_length_mla", headDim);
+            double mscale = 1;
+            if (md.getString(p + "rope.scaling.type", "none").equalsIgnoreCase("yarn")) {
+                // The file's yarn_log_multiplier is 0.1·mscale_all_dim, so this is HF's yarn_get_mscale(factor, mscale_all_dim).
+                double factor = md.has(p + "rope.scaling.factor") ? md.getDouble(p + "rope.scaling.factor") : 1.0;
+                double attn = md.has(p + "rope.scaling.attn_factor") ? md.getDouble(p + "rope.scaling.attn_factor") : 1.0;
+                mscale = attn * (1 + md.getFloat(p + "rope.scaling.yarn_log_multiplier", 0f) * Math.log(factor));
+            }
+            return new Multipliers(1f, 1f, (float) (mscale * mscale / Math.sqrt(kMla)), 1f);
+        }
+    },
+    /**
      * Gemma (1), CodeGemma: embeddings × sqrt(n_embd), queries × 1/sqrt(head_dim), NeoX pairs,
      * GELU; no branch-output norms, windows or soft caps.
      */
@@ -376,9 +400,10 @@ public enum LlamaVariant {
      * A shared expert: none; {@code GATED}, always there and scaled by a sigmoid of a one-row gate
      * (Qwen2-MoE, {@code expert_shared_feed_forward_length} or {@code feed_forward_length} wide);
      * {@code PLAIN}, there when {@code expert_shared_feed_forward_length} is above 0 and added as it
-     * is (Granite MoE Shared).
+     * is (Granite MoE Shared); {@code COUNTED}, {@code expert_shared_count} experts of
+     * {@code expert_feed_forward_length} in one ungated FFN, there when the count is above 0 (DeepSeek).
      */
-    public enum SharedExpert { NONE, GATED, PLAIN }
+    public enum SharedExpert { NONE, GATED, PLAIN, COUNTED }
 
     /**
      * Gemma's, as llama.cpp loads them: embeddings × sqrt(n_embd) and queries × 1/sqrt(head_dim),

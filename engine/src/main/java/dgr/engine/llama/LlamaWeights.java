@@ -38,7 +38,24 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
      */
     record Layer(float[] attnNorm, WeightMatrix wq, WeightMatrix wk, WeightMatrix wv, float[] bq, float[] bk, float[] bv,
                  float[] qNorm, float[] kNorm, WeightMatrix wo, float[] postAttnNorm, float[] ffnNorm, WeightMatrix gate,
-                 WeightMatrix up, WeightMatrix down, float[] postFfnNorm, Experts experts, LayerBiases biases) {}
+                 WeightMatrix up, WeightMatrix down, float[] postFfnNorm, Experts experts, LayerBiases biases, Mla mla) {}
+
+    /**
+     * DeepSeek's latent attention in place of wk and wv (null; wq is the plain query projection of
+     * files without a query rank, else null too): the query's down projection, its norm and up
+     * projection ({@code qa}, {@code qaNorm}, {@code qb}; null without a query rank), the joint
+     * down projection to latent + rotated key ({@code kvA}) and the latent's norm, and per head the
+     * absorption of the query's unrotated part into the latent ({@code kb}: head {@code h}'s
+     * {@code kvLoraRank} rows follow head {@code h−1}'s) and the lift from the latent to the head's
+     * values ({@code vb}: {@code vHead} rows per head).
+     */
+    record Mla(WeightMatrix qa, float[] qaNorm, WeightMatrix qb, WeightMatrix kvA, float[] kvANorm, WeightMatrix kb,
+               WeightMatrix vb) {
+        Mla prepared(dgr.engine.kernel.Kernels k, java.lang.foreign.Arena arena) {
+            return new Mla(prepare(k, qa, arena), qaNorm, prepare(k, qb, arena), k.prepare(kvA, arena), kvANorm,
+                    k.prepare(kb, arena), k.prepare(vb, arena));
+        }
+    }
 
     /**
      * A mixture-of-experts FFN in place of gate, up and down (which are then null): the router
@@ -51,9 +68,13 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
         private final ExpertMatrices gates, ups, downs;
         /** The shared expert: its one-row sigmoid gate (Qwen2-MoE; null for Granite's ungated one) and its FFN; all null without one. */
         final WeightMatrix sharedGateInp, sharedGate, sharedUp, sharedDown;
+        /** DeepSeek-V3's {@code exp_probs_b}: added to the gate's probabilities to choose, not to weigh; null without. */
+        final float[] selectionBias;
 
         Experts(WeightMatrix router, ExpertMatrices gates, ExpertMatrices ups, ExpertMatrices downs,
-                WeightMatrix sharedGateInp, WeightMatrix sharedGate, WeightMatrix sharedUp, WeightMatrix sharedDown) {
+                WeightMatrix sharedGateInp, WeightMatrix sharedGate, WeightMatrix sharedUp, WeightMatrix sharedDown,
+                float[] selectionBias) {
+            this.selectionBias = selectionBias;
             this.router = router;
             this.gates = gates;
             this.ups = ups;
@@ -70,7 +91,7 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
         Experts prepared(dgr.engine.kernel.Kernels k, java.lang.foreign.Arena arena) {
             return new Experts(k.prepare(router, arena), gates.prepared(k, arena), ups.prepared(k, arena), downs.prepared(k, arena),
                     prepare(k, sharedGateInp, arena), prepare(k, sharedGate, arena), prepare(k, sharedUp, arena),
-                    prepare(k, sharedDown, arena));
+                    prepare(k, sharedDown, arena), selectionBias);
         }
     }
 
@@ -106,10 +127,11 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
         Layer[] ls = new Layer[layers.length];
         for (int i = 0; i < ls.length; i++) {
             Layer l = layers[i];
-            ls[i] = new Layer(l.attnNorm(), k.prepare(l.wq(), arena), k.prepare(l.wk(), arena), k.prepare(l.wv(), arena),
+            ls[i] = new Layer(l.attnNorm(), prepare(k, l.wq(), arena), prepare(k, l.wk(), arena), prepare(k, l.wv(), arena),
                     l.bq(), l.bk(), l.bv(), l.qNorm(), l.kNorm(), k.prepare(l.wo(), arena), l.postAttnNorm(), l.ffnNorm(),
                     prepare(k, l.gate(), arena), prepare(k, l.up(), arena), prepare(k, l.down(), arena), l.postFfnNorm(),
-                    l.experts() == null ? null : l.experts().prepared(k, arena), l.biases());
+                    l.experts() == null ? null : l.experts().prepared(k, arena), l.biases(),
+                    l.mla() == null ? null : l.mla().prepared(k, arena));
         }
         return new LlamaWeights(tokenEmbd, positionEmbd, ls, outputNorm, output == null ? null : k.prepare(output, arena), biases);
     }
@@ -134,9 +156,12 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
         boolean plain = v.ffn.kind() == LlamaVariant.Ffn.Kind.PLAIN, ffnNorm = v.preNorms && c.parallel() != LlamaVariant.Parallel.SHARED_NORM;
         for (int l = first; l < end; l++) {
             String p = "blk." + l + ".";
-            WeightMatrix[] qkv = attentionProjections(r, c, p);
-            float[][] qkvBias = attentionBiases(r, c, p);
-            Experts experts = c.experts() == null ? null : experts(r, c, p);
+            LlamaConfig.Mla mc = c.mla();
+            Mla mla = mc == null ? null : mla(r, c, mc, p);
+            WeightMatrix[] qkv = mc == null ? attentionProjections(r, c, p)
+                    : new WeightMatrix[] {mc.qLoraRank() > 0 ? null : r.matrix(p + "attn_q.weight", c.nEmbd(), c.nHead() * (mc.nope() + mc.rope())), null, null};
+            float[][] qkvBias = mc == null ? attentionBiases(r, c, p) : new float[3][];
+            Experts experts = c.experts() == null || !c.experts().at(l) ? null : experts(r, c, p);
             WeightMatrix[] gateUp = experts != null ? new WeightMatrix[2]
                     : plain ? new WeightMatrix[] {null, r.matrix(p + "ffn_up.weight", c.nEmbd(), c.nFf())} : gateAndUp(r, c, p);
             LayerBiases lb = ln == null ? LayerBiases.NONE : layerBiases(r, c, p, ln, ffnNorm, plain);
@@ -146,13 +171,13 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
                     qkvBias[0], qkvBias[1], qkvBias[2],
                     qk ? r.vector(p + "attn_q_norm.weight", qNorm) : null,
                     qk ? r.vector(p + "attn_k_norm.weight", kNorm) : null,
-                    r.matrix(p + "attn_output.weight", c.qDim(), c.nEmbd()),
+                    r.matrix(p + "attn_output.weight", mc == null ? c.qDim() : c.nHead() * mc.vHead(), c.nEmbd()),
                     v.postNorms ? r.vector(p + "post_attention_norm.weight", c.nEmbd()) : null,
                     ffnNorm ? r.vector(p + v.ffnNormTensor() + ".weight", c.nEmbd()) : null,
                     gateUp[0], gateUp[1],
                     experts != null ? null : r.matrix(p + "ffn_down.weight", c.nFf(), c.nEmbd()),
                     v.postNorms ? r.vector(p + "post_ffw_norm.weight", c.nEmbd()) : null,
-                    experts, lb);
+                    experts, lb, mla);
         }
         r.refuseUnreadBlocks(c, first, end);
         float[] outNorm = null;
@@ -170,6 +195,18 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
                     : r.matrix("token_embd.weight", c.nEmbd(), c.vocabSize());
         }
         return new LlamaWeights(embd, pos, layers, outNorm, out, biases);
+    }
+
+    /** One layer's latent-attention tensors (llama.cpp's names and shapes for {@code deepseek2}). */
+    private static Mla mla(Reader r, LlamaConfig c, LlamaConfig.Mla m, String p) {
+        int e = c.nEmbd(), h = c.nHead(), q = m.qLoraRank();
+        return new Mla(q > 0 ? r.matrix(p + "attn_q_a.weight", e, q) : null,
+                q > 0 ? r.vector(p + "attn_q_a_norm.weight", q) : null,
+                q > 0 ? r.matrix(p + "attn_q_b.weight", q, h * (m.nope() + m.rope())) : null,
+                r.matrix(p + "attn_kv_a_mqa.weight", e, m.stateDim()),
+                r.vector(p + "attn_kv_a_norm.weight", m.kvLoraRank()),
+                r.experts(p + "attn_k_b.weight", m.nope(), m.kvLoraRank(), h),
+                r.experts(p + "attn_v_b.weight", m.kvLoraRank(), m.vHead(), h));
     }
 
     /**
@@ -235,7 +272,8 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
                 shared && x.sharedGated() ? r.matrix(p + "ffn_gate_inp_shexp.weight", c.nEmbd(), 1) : null,
                 shared ? r.matrix(p + "ffn_gate_shexp.weight", c.nEmbd(), x.sharedFf()) : null,
                 shared ? r.matrix(p + "ffn_up_shexp.weight", c.nEmbd(), x.sharedFf()) : null,
-                shared ? r.matrix(p + "ffn_down_shexp.weight", x.sharedFf(), c.nEmbd()) : null);
+                shared ? r.matrix(p + "ffn_down_shexp.weight", x.sharedFf(), c.nEmbd()) : null,
+                c.mla() != null ? r.optionalVector(p + "exp_probs_b.bias", x.count()) : null);
     }
 
     /** {@code PROJ_exps} as one 3-D tensor, or, where a file has none, {@code PROJ.0} … {@code PROJ.(n−1)}. */

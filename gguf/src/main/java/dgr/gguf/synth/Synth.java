@@ -24,6 +24,8 @@ import java.util.stream.IntStream;
  */
 public final class Synth {
     private static final float STD = 0.02f;
+    /** deepseek2-tiny's latent attention: query rank, latent rank, unrotated and rotated query/key widths, value width. */
+    private static final int MLA_Q_LORA = 128, MLA_KV_LORA = 128, MLA_NOPE = 64, MLA_ROPE = 32, MLA_V = 64;
     /** Rows generated per slab: bounds memory to about SLAB_VALUES floats plus their bytes. */
     private static final int SLAB_VALUES = 1 << 22;
 
@@ -57,12 +59,28 @@ public final class Synth {
         boolean normBias = layerNorm && !commandR;
         // Partial rotation: Phi-2 and GLM-4 rotate half of each head, StableLM and GPT-NeoX a quarter.
         if (commandR) w.put(a + ".logit_scale", MetaValue.f32(0.5f));
-        w.put(a + ".rope.dimension_count", MetaValue.u32(a.equals("phi2") || a.equals("glm4") ? p.headDim() / 2
+        if (!a.equals("deepseek2")) w.put(a + ".rope.dimension_count", MetaValue.u32(a.equals("phi2") || a.equals("glm4") ? p.headDim() / 2
                 : a.equals("stablelm") || a.equals("gptneox") ? p.headDim() / 4 : p.headDim()));
         if (a.equals("gptneox")) w.put(a + ".use_parallel_residual", MetaValue.bool(true));
         w.put(a + ".attention.head_count", MetaValue.u32(p.nHead()));
         w.put(a + ".attention.head_count_kv", MetaValue.u32(p.nHeadKv()));
-        if (p.headDim() != p.nEmbd() / p.nHead()) {
+        boolean deepseek2 = a.equals("deepseek2"); // latent attention, dense first layer, sigmoid-routed experts
+        if (deepseek2) {
+            // llama.cpp's MLA keys: the state's view (latent + rotated key, latent) and the heads' widths.
+            w.put(a + ".rope.dimension_count", MetaValue.u32(MLA_ROPE));
+            w.put(a + ".attention.key_length", MetaValue.u32(MLA_KV_LORA + MLA_ROPE));
+            w.put(a + ".attention.value_length", MetaValue.u32(MLA_KV_LORA));
+            w.put(a + ".attention.key_length_mla", MetaValue.u32(MLA_NOPE + MLA_ROPE));
+            w.put(a + ".attention.value_length_mla", MetaValue.u32(MLA_V));
+            w.put(a + ".attention.q_lora_rank", MetaValue.u32(MLA_Q_LORA));
+            w.put(a + ".attention.kv_lora_rank", MetaValue.u32(MLA_KV_LORA));
+            w.put(a + ".leading_dense_block_count", MetaValue.u32(1));
+            w.put(a + ".expert_feed_forward_length", MetaValue.u32(p.experts().ff()));
+            w.put(a + ".expert_shared_count", MetaValue.u32(p.experts().sharedFf() / p.experts().ff()));
+            w.put(a + ".expert_weights_scale", MetaValue.f32(2.5f));
+            w.put(a + ".expert_weights_norm", MetaValue.bool(true));
+            w.put(a + ".expert_gating_func", MetaValue.u32(2));
+        } else if (p.headDim() != p.nEmbd() / p.nHead()) {
             w.put(a + ".attention.key_length", MetaValue.u32(p.headDim()));
             w.put(a + ".attention.value_length", MetaValue.u32(p.headDim()));
         }
@@ -73,7 +91,7 @@ public final class Synth {
             w.put(a + ".expert_used_count", MetaValue.u32(ex.used()));
             // Mixtral (llama), OLMoE and Granite take the experts' width from feed_forward_length, Qwen-MoE from its own key.
             if (a.startsWith("qwen")) w.put(a + ".expert_feed_forward_length", MetaValue.u32(ex.ff()));
-            if (ex.sharedFf() > 0) w.put(a + ".expert_shared_feed_forward_length", MetaValue.u32(ex.sharedFf()));
+            if (ex.sharedFf() > 0 && !a.equals("deepseek2")) w.put(a + ".expert_shared_feed_forward_length", MetaValue.u32(ex.sharedFf()));
         }
         w.put(a + ".rope.freq_base", MetaValue.f32(p.ropeFreqBase()));
         boolean olmo3 = p.name().startsWith("olmo3"); // OLMo 3 is written under olmo2, told apart by its window
@@ -170,7 +188,17 @@ public final class Synth {
             String b = "blk." + i + ".";
             if (!noPreNorms) vector.put(b + "attn_norm.weight", p.nEmbd(), 1f);
             if (normBias) vector.put(b + "attn_norm.bias", p.nEmbd(), 0f);
-            if (phi3 || fusedQkvBias) {
+            if (deepseek2) {
+                // Latent attention: the query's low-rank pair with its norm, the joint latent + rotated
+                // key, the latent's norm, and per head the absorption and value lifts (3-D, head-major).
+                matrix.accept(b + "attn_q_a.weight", new long[] {p.nEmbd(), MLA_Q_LORA});
+                vector.put(b + "attn_q_a_norm.weight", MLA_Q_LORA, 1f);
+                matrix.accept(b + "attn_q_b.weight", new long[] {MLA_Q_LORA, (long) p.nHead() * (MLA_NOPE + MLA_ROPE)});
+                matrix.accept(b + "attn_kv_a_mqa.weight", new long[] {p.nEmbd(), MLA_KV_LORA + MLA_ROPE});
+                vector.put(b + "attn_kv_a_norm.weight", MLA_KV_LORA, 1f);
+                matrix.accept(b + "attn_k_b.weight", new long[] {MLA_NOPE, MLA_KV_LORA, p.nHead()});
+                matrix.accept(b + "attn_v_b.weight", new long[] {MLA_KV_LORA, MLA_V, p.nHead()});
+            } else if (phi3 || fusedQkvBias) {
                 matrix.accept(b + "attn_qkv.weight", new long[] {p.nEmbd(), qDim + 2L * kvDim});
                 if (fusedQkvBias) vector.put(b + "attn_qkv.bias", qDim + 2 * kvDim, 0f);
             } else {
@@ -187,14 +215,14 @@ public final class Synth {
                 vector.put(b + "attn_q_norm.weight", wholeQk ? qDim : p.headDim(), 1f);
                 vector.put(b + "attn_k_norm.weight", wholeQk ? kvDim : p.headDim(), 1f);
             }
-            matrix.accept(b + "attn_output.weight", new long[] {qDim, p.nEmbd()});
+            matrix.accept(b + "attn_output.weight", new long[] {deepseek2 ? (long) p.nHead() * MLA_V : qDim, p.nEmbd()});
             if (plainFfn) vector.put(b + "attn_output.bias", p.nEmbd(), 0f);
             if (postNorms) vector.put(b + "post_attention_norm.weight", p.nEmbd(), 1f);
             // Seed-OSS stores its FFN pre-norm under the post-attention name.
             boolean ffnNorm = !noPreNorms && !phi2 && !commandR; // Phi-2 and Command R: one norm feeds both branches
             if (ffnNorm) vector.put(b + (a.equals("seed_oss") ? "post_attention_norm" : "ffn_norm") + ".weight", p.nEmbd(), 1f);
             if (ffnNorm && normBias) vector.put(b + "ffn_norm.bias", p.nEmbd(), 0f);
-            if (ex != null) {
+            if (ex != null && !(deepseek2 && i == 0)) { // deepseek2-tiny's first layer is dense
                 // The router stays F32 (llama-quantize never quantizes ffn_gate_inp), with weights
                 // ten times the others' spread so the experts' scores part clearly: a near-tie would
                 // pick different experts on engines whose activations differ in the last bits.
@@ -206,6 +234,13 @@ public final class Synth {
                 matrix.accept(b + "ffn_gate_exps.weight", new long[] {p.nEmbd(), ex.ff(), ex.count()});
                 matrix.accept(b + "ffn_down_exps.weight", new long[] {ex.ff(), p.nEmbd(), ex.count()});
                 matrix.accept(b + "ffn_up_exps.weight", new long[] {p.nEmbd(), ex.ff(), ex.count()});
+                // DeepSeek-V3's choice bias, spread like the router's scores so that it moves choices.
+                if (deepseek2) {
+                    long biasSeed = mix(seed, index[0]++);
+                    params[0] += ex.count();
+                    w.tensor(b + "exp_probs_b.bias", GgmlType.F32, new long[] {ex.count()},
+                            sink -> writeMatrix(sink, GgmlType.F32, ex.count(), 1, biasSeed, 0.1f));
+                }
                 if (ex.sharedFf() > 0) {
                     // Qwen2-MoE gates its shared expert by one row (1-D, so F32 like every vector); Granite does not.
                     if (a.equals("qwen2moe")) vector.put(b + "ffn_gate_inp_shexp.weight", p.nEmbd(), 0f);
