@@ -206,7 +206,12 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
         int headDim = md.getInt(p + "attention.key_length", nEmbd / nHead);
         int vLen = md.getInt(p + "attention.value_length", headDim);
         LlamaVariant v0 = LlamaVariant.of(arch);
-        Mla mla = v0 == LlamaVariant.DEEPSEEK2 ? mla(a, md, p, headDim, vLen, nHeadKv) : null;
+        Mla mla = v0 == LlamaVariant.DEEPSEEK2 ? mla(a, md, p, headDim, vLen, nHead, nHeadKv) : null;
+        if (mla != null) {
+            // The state holds one latent head, whatever the file's layout says about K and V.
+            headDim = mla.stateDim();
+            nHeadKv = 1;
+        }
         if (mla == null && vLen != headDim) {
             throw new IllegalArgumentException(a.path() + ": key_length " + headDim + " != value_length " + vLen
                     + " is not supported by the llama engine");
@@ -241,24 +246,31 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
     }
 
     /**
-     * DeepSeek-V2/V3's latent attention from the keys llama.cpp writes since it stores
-     * {@code attn_k_b}/{@code attn_v_b}: {@code key_length} and {@code value_length} are the state's
-     * view (latent + rotated key, and the latent), {@code key_length_mla}/{@code value_length_mla}
-     * the heads' ({@code nope + rope}, {@code vHead}); one K/V head.
+     * DeepSeek-V2/V3's latent attention from its keys, in either of llama.cpp's layouts. Since it
+     * stores {@code attn_k_b}/{@code attn_v_b}, {@code key_length} and {@code value_length} are the
+     * state's view (latent + rotated key, and the latent) and {@code key_length_mla} /
+     * {@code value_length_mla} the heads' ({@code nope + rope}, {@code vHead}), with one K/V head;
+     * older files have one {@code attn_kv_b}, the heads' widths in {@code key_length} /
+     * {@code value_length} and as many K/V heads as query heads. Both run the same latent attention.
      */
-    private static Mla mla(GgufArtifact a, Metadata md, String p, int keyLength, int valueLength, int nHeadKv) {
+    private static Mla mla(GgufArtifact a, Metadata md, String p, int keyLength, int valueLength, int nHead, int nHeadKv) {
         int rope = md.getInt(p + "rope.dimension_count");
         int kvLora = md.getInt(p + "attention.kv_lora_rank");
-        if (!md.has(p + "attention.key_length_mla") || a.tensorOrNull("blk.0.attn_kv_b.weight") != null) {
-            throw new IllegalArgumentException(a.path() + ": a deepseek2 file with attn_kv_b and without " + p
-                    + "attention.key_length_mla predates llama.cpp's MLA layout (attn_k_b, attn_v_b); convert it again "
-                    + "with a current convert_hf_to_gguf.py");
+        boolean kvB = a.tensorOrNull("blk.0.attn_kv_b.weight") != null;
+        boolean mlaKeys = md.has(p + "attention.key_length_mla");
+        if (kvB == mlaKeys) {
+            throw new IllegalArgumentException(a.path() + ": this deepseek2 file " + (kvB ? "has both blk.0.attn_kv_b.weight and "
+                    + p + "attention.key_length_mla" : "has neither blk.0.attn_kv_b.weight nor " + p + "attention.key_length_mla")
+                    + "; llama.cpp writes one or the other (before and since its MLA layout)");
         }
-        int kMla = md.getInt(p + "attention.key_length_mla"), vMla = md.getInt(p + "attention.value_length_mla");
-        if (nHeadKv != 1 || keyLength != kvLora + rope || valueLength != kvLora || kMla <= rope) {
+        int kMla = kvB ? keyLength : md.getInt(p + "attention.key_length_mla");
+        int vMla = kvB ? valueLength : md.getInt(p + "attention.value_length_mla");
+        boolean shape = kvB ? nHeadKv == nHead : nHeadKv == 1 && keyLength == kvLora + rope && valueLength == kvLora;
+        if (!shape || kMla <= rope) {
             throw new IllegalArgumentException(a.path() + ": deepseek2 with head_count_kv " + nHeadKv + ", key_length " + keyLength
-                    + ", value_length " + valueLength + ", key_length_mla " + kMla + ", kv_lora_rank " + kvLora + ", rope "
-                    + rope + " is not MLA's layout (one K/V head, key_length = kv_lora_rank + rope, value_length = kv_lora_rank)");
+                    + ", value_length " + valueLength + (kvB ? "" : ", key_length_mla " + kMla) + ", kv_lora_rank " + kvLora
+                    + ", rope " + rope + " is not MLA's layout (" + (kvB ? "attn_kv_b: as many K/V heads as query heads"
+                    : "one K/V head, key_length = kv_lora_rank + rope, value_length = kv_lora_rank") + ")");
         }
         return new Mla(md.getInt(p + "attention.q_lora_rank", 0), kvLora, kMla - rope, rope, vMla);
     }

@@ -149,7 +149,8 @@ public enum LlamaVariant {
     DEEPSEEK2("deepseek2", false, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED)) {
         @Override
         Multipliers multipliers(Metadata md, String p, int nLayers, int nEmbd, int nHead, int headDim) {
-            int kMla = md.getInt(p + "attention.key_length_mla", headDim);
+            // Since llama.cpp's MLA layout the heads' width is key_length_mla; before it, key_length.
+            int kMla = md.getInt(p + "attention.key_length_mla", md.getInt(p + "attention.key_length", headDim));
             double mscale = 1;
             if (md.getString(p + "rope.scaling.type", "none").equalsIgnoreCase("yarn")) {
                 // The file's yarn_log_multiplier is 0.1·mscale_all_dim, so this is HF's yarn_get_mscale(factor, mscale_all_dim).

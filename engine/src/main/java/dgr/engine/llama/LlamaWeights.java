@@ -200,13 +200,45 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
     /** One layer's latent-attention tensors (llama.cpp's names and shapes for {@code deepseek2}). */
     private static Mla mla(Reader r, LlamaConfig c, LlamaConfig.Mla m, String p) {
         int e = c.nEmbd(), h = c.nHead(), q = m.qLoraRank();
+        boolean kvB = r.has(p + "attn_kv_b.weight");
+        WeightMatrix[] kb = kvB ? splitKvB(r.matrix(p + "attn_kv_b.weight", m.kvLoraRank(), h * (m.nope() + m.vHead())), m, h) : null;
         return new Mla(q > 0 ? r.matrix(p + "attn_q_a.weight", e, q) : null,
                 q > 0 ? r.vector(p + "attn_q_a_norm.weight", q) : null,
                 q > 0 ? r.matrix(p + "attn_q_b.weight", q, h * (m.nope() + m.rope())) : null,
                 r.matrix(p + "attn_kv_a_mqa.weight", e, m.stateDim()),
                 r.vector(p + "attn_kv_a_norm.weight", m.kvLoraRank()),
-                r.experts(p + "attn_k_b.weight", m.nope(), m.kvLoraRank(), h),
-                r.experts(p + "attn_v_b.weight", m.kvLoraRank(), m.vHead(), h));
+                kvB ? kb[0] : r.experts(p + "attn_k_b.weight", m.nope(), m.kvLoraRank(), h),
+                kvB ? kb[1] : r.experts(p + "attn_v_b.weight", m.kvLoraRank(), m.vHead(), h));
+    }
+
+    /**
+     * An older file's {@code attn_kv_b} (per head {@code nope} rows of K, then {@code vHead} rows of
+     * V, each {@code kvLoraRank} wide) as the two matrices llama.cpp's converter now writes: the K
+     * rows of each head transposed into {@code kvLoraRank} rows of {@code nope} (decoded to F32, so
+     * exact), and the V rows of every head gathered in head order (their bytes copied, so the same
+     * values in the same type). The copies live as long as the matrices.
+     */
+    private static WeightMatrix[] splitKvB(WeightMatrix kvB, LlamaConfig.Mla m, int heads) {
+        int nope = m.nope(), lr = m.kvLoraRank(), vh = m.vHead(), per = nope + vh;
+        java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofAuto();
+        java.lang.foreign.MemorySegment kb = arena.allocate((long) heads * lr * nope * Float.BYTES, 64);
+        float[] row = new float[lr];
+        for (int h = 0; h < heads; h++) {
+            for (int n = 0; n < nope; n++) {
+                RowDecoder.decodeRow(kvB, h * per + n, row, 0);
+                for (int r = 0; r < lr; r++) {
+                    kb.setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, ((long) h * lr + r) * nope + n, row[r]);
+                }
+            }
+        }
+        java.lang.foreign.MemorySegment vb = arena.allocate((long) heads * vh * kvB.rowBytes(), 64);
+        for (int h = 0; h < heads; h++) {
+            java.lang.foreign.MemorySegment.copy(kvB.data(), kvB.rowOffset(h * per + nope), vb, (long) h * vh * kvB.rowBytes(),
+                    vh * kvB.rowBytes());
+        }
+        String n = kvB.name();
+        return new WeightMatrix[] {new WeightMatrix(n + "[k, transposed]", dgr.gguf.GgmlType.F32, heads * lr, nope, (long) nope * Float.BYTES, kb),
+            new WeightMatrix(n + "[v]", kvB.type(), heads * vh, lr, kvB.rowBytes(), vb)};
     }
 
     /**

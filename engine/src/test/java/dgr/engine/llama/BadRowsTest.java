@@ -155,6 +155,21 @@ class BadRowsTest {
         }
     }
 
+    /**
+     * A deepseek2 file in neither of llama.cpp's layouts (here the MLA one without its
+     * key_length_mla) is refused with what is missing, not read as something it is not.
+     */
+    @Test
+    void deepseek2InNeitherLayoutIsRefused(@TempDir Path dir) {
+        Path f = dir.resolve("deepseek2-old.gguf");
+        TinyModels.rewrite(TinyModels.model("deepseek2-F32"), f,
+                k -> k.equals("deepseek2.attention.key_length_mla") ? "dgr.test.dropped" : k, TinyModels::copy, w -> {});
+        assertThatThrownBy(() -> Engines.load(f, EngineOptions.defaults()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(f + ": this deepseek2 file has neither blk.0.attn_kv_b.weight nor deepseek2.attention.key_length_mla; "
+                        + "llama.cpp writes one or the other (before and since its MLA layout)");
+    }
+
     @Test
     void unknownArchitectureNamesTheFileAndWhatIsSupported(@TempDir Path dir) throws Exception {
         Path f = dir.resolve("bert.gguf");

@@ -65,21 +65,42 @@ public final class Synth {
         w.put(a + ".attention.head_count", MetaValue.u32(p.nHead()));
         w.put(a + ".attention.head_count_kv", MetaValue.u32(p.nHeadKv()));
         boolean deepseek2 = a.equals("deepseek2"); // latent attention, dense first layer, sigmoid-routed experts
+        boolean mlaLite = deepseek2 && p.name().contains("lite"); // no query rank (llama.cpp: 27 layers), V2's routing
+        boolean mlaKvB = deepseek2 && p.name().contains("kvb"); // the layout before llama.cpp's MLA one: attn_kv_b
         if (deepseek2) {
             // llama.cpp's MLA keys: the state's view (latent + rotated key, latent) and the heads' widths.
             w.put(a + ".rope.dimension_count", MetaValue.u32(MLA_ROPE));
-            w.put(a + ".attention.key_length", MetaValue.u32(MLA_KV_LORA + MLA_ROPE));
-            w.put(a + ".attention.value_length", MetaValue.u32(MLA_KV_LORA));
-            w.put(a + ".attention.key_length_mla", MetaValue.u32(MLA_NOPE + MLA_ROPE));
-            w.put(a + ".attention.value_length_mla", MetaValue.u32(MLA_V));
-            w.put(a + ".attention.q_lora_rank", MetaValue.u32(MLA_Q_LORA));
+            if (mlaKvB) {
+                // Before llama.cpp's MLA layout: the heads' widths under key_length/value_length.
+                w.put(a + ".attention.key_length", MetaValue.u32(MLA_NOPE + MLA_ROPE));
+                w.put(a + ".attention.value_length", MetaValue.u32(MLA_V));
+            } else {
+                w.put(a + ".attention.key_length", MetaValue.u32(MLA_KV_LORA + MLA_ROPE));
+                w.put(a + ".attention.value_length", MetaValue.u32(MLA_KV_LORA));
+                w.put(a + ".attention.key_length_mla", MetaValue.u32(MLA_NOPE + MLA_ROPE));
+                w.put(a + ".attention.value_length_mla", MetaValue.u32(MLA_V));
+            }
+            if (!mlaLite) w.put(a + ".attention.q_lora_rank", MetaValue.u32(MLA_Q_LORA));
             w.put(a + ".attention.kv_lora_rank", MetaValue.u32(MLA_KV_LORA));
             w.put(a + ".leading_dense_block_count", MetaValue.u32(1));
             w.put(a + ".expert_feed_forward_length", MetaValue.u32(p.experts().ff()));
             w.put(a + ".expert_shared_count", MetaValue.u32(p.experts().sharedFf() / p.experts().ff()));
-            w.put(a + ".expert_weights_scale", MetaValue.f32(2.5f));
-            w.put(a + ".expert_weights_norm", MetaValue.bool(true));
-            w.put(a + ".expert_gating_func", MetaValue.u32(2));
+            if (mlaLite) {
+                // DeepSeek-V2-Lite's routing (softmax, not renormalised, scale 1) in four groups of
+                // which two are searched, and its YaRN (here ×4 over 512 positions, mscale_all_dim 0.707).
+                w.put(a + ".expert_weights_scale", MetaValue.f32(1f));
+                w.put(a + ".expert_gating_func", MetaValue.u32(1));
+                w.put(a + ".expert_group_count", MetaValue.u32(4));
+                w.put(a + ".expert_group_used_count", MetaValue.u32(2));
+                w.put(a + ".rope.scaling.type", MetaValue.of("yarn"));
+                w.put(a + ".rope.scaling.factor", MetaValue.f32(4f));
+                w.put(a + ".rope.scaling.original_context_length", MetaValue.u32(512));
+                w.put(a + ".rope.scaling.yarn_log_multiplier", MetaValue.f32(0.0707f));
+            } else {
+                w.put(a + ".expert_weights_scale", MetaValue.f32(2.5f));
+                w.put(a + ".expert_weights_norm", MetaValue.bool(true));
+                w.put(a + ".expert_gating_func", MetaValue.u32(2));
+            }
         } else if (p.headDim() != p.nEmbd() / p.nHead()) {
             w.put(a + ".attention.key_length", MetaValue.u32(p.headDim()));
             w.put(a + ".attention.value_length", MetaValue.u32(p.headDim()));
@@ -191,13 +212,21 @@ public final class Synth {
             if (deepseek2) {
                 // Latent attention: the query's low-rank pair with its norm, the joint latent + rotated
                 // key, the latent's norm, and per head the absorption and value lifts (3-D, head-major).
-                matrix.accept(b + "attn_q_a.weight", new long[] {p.nEmbd(), MLA_Q_LORA});
-                vector.put(b + "attn_q_a_norm.weight", MLA_Q_LORA, 1f);
-                matrix.accept(b + "attn_q_b.weight", new long[] {MLA_Q_LORA, (long) p.nHead() * (MLA_NOPE + MLA_ROPE)});
+                if (mlaLite) {
+                    matrix.accept(b + "attn_q.weight", new long[] {p.nEmbd(), (long) p.nHead() * (MLA_NOPE + MLA_ROPE)});
+                } else {
+                    matrix.accept(b + "attn_q_a.weight", new long[] {p.nEmbd(), MLA_Q_LORA});
+                    vector.put(b + "attn_q_a_norm.weight", MLA_Q_LORA, 1f);
+                    matrix.accept(b + "attn_q_b.weight", new long[] {MLA_Q_LORA, (long) p.nHead() * (MLA_NOPE + MLA_ROPE)});
+                }
                 matrix.accept(b + "attn_kv_a_mqa.weight", new long[] {p.nEmbd(), MLA_KV_LORA + MLA_ROPE});
                 vector.put(b + "attn_kv_a_norm.weight", MLA_KV_LORA, 1f);
-                matrix.accept(b + "attn_k_b.weight", new long[] {MLA_NOPE, MLA_KV_LORA, p.nHead()});
-                matrix.accept(b + "attn_v_b.weight", new long[] {MLA_KV_LORA, MLA_V, p.nHead()});
+                if (mlaKvB) {
+                    matrix.accept(b + "attn_kv_b.weight", new long[] {MLA_KV_LORA, (long) p.nHead() * (MLA_NOPE + MLA_V)});
+                } else {
+                    matrix.accept(b + "attn_k_b.weight", new long[] {MLA_NOPE, MLA_KV_LORA, p.nHead()});
+                    matrix.accept(b + "attn_v_b.weight", new long[] {MLA_KV_LORA, MLA_V, p.nHead()});
+                }
             } else if (phi3 || fusedQkvBias) {
                 matrix.accept(b + "attn_qkv.weight", new long[] {p.nEmbd(), qDim + 2L * kvDim});
                 if (fusedQkvBias) vector.put(b + "attn_qkv.bias", qDim + 2 * kvDim, 0f);
@@ -235,7 +264,7 @@ public final class Synth {
                 matrix.accept(b + "ffn_down_exps.weight", new long[] {ex.ff(), p.nEmbd(), ex.count()});
                 matrix.accept(b + "ffn_up_exps.weight", new long[] {p.nEmbd(), ex.ff(), ex.count()});
                 // DeepSeek-V3's choice bias, spread like the router's scores so that it moves choices.
-                if (deepseek2) {
+                if (deepseek2 && !mlaLite) {
                     long biasSeed = mix(seed, index[0]++);
                     params[0] += ex.count();
                     w.tensor(b + "exp_probs_b.bias", GgmlType.F32, new long[] {ex.count()},
