@@ -32,6 +32,19 @@ public interface Kernels {
                    int oo, int hd);
 
     /**
+     * Weighted values read from a K page ({@code kvd} floats per position, position-minor in
+     * blocks of 8 as {@link #scores8} reads them, {@code t0}'s block at {@code kBase}): for
+     * {@code g < heads}, {@code j < width},
+     * {@code out[oo + g·hd + j] += Σ_t w[wo + g·wStride + t] · k[kBase + (t − t0)/8·8·kvd + 8j + t % 8]}
+     * over {@code t} in {@code [t0, t1)}, positions of one page from a multiple of 8 ({@code t0 % 8 == 0});
+     * positions past {@code t1} in the last block count as zero whatever the page holds there.
+     * Each kernel fixes the order of every sum, whatever the batch. Latent attention's values are
+     * the first {@code width} of its keys. {@code lanes} is scratch of 8 floats.
+     */
+    void weightedK(float[] w, int wo, int wStride, int heads, int t0, int t1, float[] k, int kBase, int kvd, int width,
+                   float[] out, int oo, int hd, float[] lanes);
+
+    /**
      * The matrix in the layout these kernels read fastest: the same matrix, or a copy made in
      * {@code arena} (for example {@link WeightLayout#Q4_0_SPANS}). Called once per matrix at load.
      */

@@ -50,4 +50,17 @@ public final class ScalarKernels implements Kernels {
             }
         }
     }
+
+    /** Per output, position by position in order from {@code t0}. */
+    @Override
+    public void weightedK(float[] w, int wo, int wStride, int heads, int t0, int t1, float[] k, int kBase, int kvd, int width,
+                          float[] out, int oo, int hd, float[] lanes) {
+        for (int g = 0; g < heads; g++) {
+            for (int t = t0; t < t1; t++) {
+                float a = w[wo + g * wStride + t];
+                int base = kBase + (t - t0) / 8 * 8 * kvd + t % 8;
+                for (int j = 0; j < width; j++) out[oo + g * hd + j] += a * k[base + 8 * j];
+            }
+        }
+    }
 }

@@ -111,6 +111,52 @@ public final class SimdKernels implements Kernels {
     }
 
     /**
+     * Per value index {@code j}: an 8-lane sum (lane = position within its block) in a register
+     * over the page's blocks in order, each K vector loaded once for up to four heads, then its
+     * lanes summed ({@link SimdKernels#sum8}, fixed order) and added to the output. The last block's
+     * positions past {@code t1} are masked out of both the weights and K.
+     */
+    @Override
+    public void weightedK(float[] w, int wo, int wStride, int heads, int t0, int t1, float[] k, int kBase, int kvd, int width,
+                          float[] out, int oo, int hd, float[] lanes) {
+        int blocks = (t1 - t0 + 7) / 8;
+        jdk.incubator.vector.VectorMask<Float> last = F.indexInRange(0, (t1 - t0) - 8 * (blocks - 1));
+        int g = 0;
+        for (; g + 2 <= heads; g += 2) {
+            int w0 = wo + g * wStride + t0, w1 = w0 + wStride, o0 = oo + g * hd, o1 = o0 + hd;
+            for (int j = 0; j < width; j++) {
+                FloatVector a0 = FloatVector.zero(F), a1 = a0;
+                int b = 0;
+                for (; b < blocks - 1; b++) {
+                    FloatVector kv = FloatVector.fromArray(F, k, kBase + b * 8 * kvd + 8 * j);
+                    a0 = kv.fma(FloatVector.fromArray(F, w, w0 + 8 * b), a0);
+                    a1 = kv.fma(FloatVector.fromArray(F, w, w1 + 8 * b), a1);
+                }
+                FloatVector kv = FloatVector.fromArray(F, k, kBase + b * 8 * kvd + 8 * j, last);
+                a0 = kv.fma(FloatVector.fromArray(F, w, w0 + 8 * b, last), a0);
+                a1 = kv.fma(FloatVector.fromArray(F, w, w1 + 8 * b, last), a1);
+                a0.intoArray(lanes, 0);
+                out[o0 + j] += sum8(lanes);
+                a1.intoArray(lanes, 0);
+                out[o1 + j] += sum8(lanes);
+            }
+        }
+        for (; g < heads; g++) {
+            int w0 = wo + g * wStride + t0, o0 = oo + g * hd;
+            for (int j = 0; j < width; j++) {
+                FloatVector a0 = FloatVector.zero(F);
+                int b = 0;
+                for (; b < blocks - 1; b++) {
+                    a0 = FloatVector.fromArray(F, k, kBase + b * 8 * kvd + 8 * j).fma(FloatVector.fromArray(F, w, w0 + 8 * b), a0);
+                }
+                a0 = FloatVector.fromArray(F, k, kBase + b * 8 * kvd + 8 * j, last).fma(FloatVector.fromArray(F, w, w0 + 8 * b, last), a0);
+                a0.intoArray(lanes, 0);
+                out[o0 + j] += sum8(lanes);
+            }
+        }
+    }
+
+    /**
      * Each output chunk of 8 stays in a register over the page's positions ({@code fma(v, w, acc)}
      * in position order, the same steps as adding one position at a time); each V vector is loaded
      * once for up to four heads.

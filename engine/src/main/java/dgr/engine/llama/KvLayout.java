@@ -11,14 +11,27 @@ import dgr.engine.StateLayout;
  * {@code max(0, n + 1 − window)} on ({@link #keptFrom}). So a long context costs the global
  * layers' K/V in full and the local layers' about a window's worth.
  */
-public record KvLayout(int layers, int nHeadKv, int headDim, int window, int pattern, int firstLayer)
+public record KvLayout(int layers, int nHeadKv, int headDim, int window, int pattern, int firstLayer, boolean kOnly)
         implements StateLayout {
     /** Tokens per page: slots grow a page at a time. */
     public static final int PAGE_TOKENS = 64;
 
     /** A layout whose layers all keep every position. */
     public KvLayout(int layers, int nHeadKv, int headDim) {
-        this(layers, nHeadKv, headDim, 0, 1, 0);
+        this(layers, nHeadKv, headDim, 0, 1, 0, false);
+    }
+
+    /** A layout with K and V pages, windowed as given. */
+    public KvLayout(int layers, int nHeadKv, int headDim, int window, int pattern, int firstLayer) {
+        this(layers, nHeadKv, headDim, window, pattern, firstLayer, false);
+    }
+
+    /**
+     * Latent attention's state ({@code deepseek2}): K pages only, one head of latent + rotated key,
+     * the attention reading its values from the latent part of the K pages.
+     */
+    public static KvLayout latent(int layers, int stateDim) {
+        return new KvLayout(layers, 1, stateDim, 0, 1, 0, true);
     }
 
     public KvLayout {
@@ -51,7 +64,7 @@ public record KvLayout(int layers, int nHeadKv, int headDim, int window, int pat
 
     @Override
     public String id() {
-        String id = "llama-kv-f32/" + layers + "x2x" + nHeadKv + "x" + headDim;
+        String id = "llama-kv-f32/" + layers + "x" + (kOnly ? 1 : 2) + "x" + nHeadKv + "x" + headDim + (kOnly ? "/k-only" : "");
         return window == 0 ? id : id + "/window" + window + "-local" + localPattern();
     }
 
@@ -66,11 +79,15 @@ public record KvLayout(int layers, int nHeadKv, int headDim, int window, int pat
     public long bytesForTokens(int tokens) {
         int local = localLayers();
         long positions = (long) tokens * (layers - local) + (long) (tokens - keptFrom(tokens)) * local;
-        return positions * 2L * nHeadKv * headDim * Float.BYTES;
+        return positions * (kOnly ? 1L : 2L) * nHeadKv * headDim * Float.BYTES;
     }
 
     @Override
     public String describe() {
+        if (kOnly) {
+            return "latent K float32 for " + layers + " layers, 1 head x " + headDim + " per token, read as key and as value ("
+                    + bytesForTokens(1) + " bytes per token, pages of " + PAGE_TOKENS + " tokens)";
+        }
         String base = "K and V float32 for " + layers + " layers, " + nHeadKv + " kv heads x " + headDim
                 + " per token each (" + bytesForTokens(1) + " bytes per token, pages of " + PAGE_TOKENS + " tokens)";
         return window == 0 ? base : base + "; " + localLayers() + " sliding-window layers keep the pages of the last "

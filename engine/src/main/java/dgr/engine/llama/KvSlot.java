@@ -10,7 +10,8 @@ import dgr.engine.StateSlot;
  * {@code kBlock(t) + 8i + t % 8}, so attention reads one vector of 8 positions' values per
  * dimension and scores 8 positions at once without summing across lanes. A sliding-window layer
  * ({@link KvLayout#isLocal}) gives its pages below {@link KvLayout#keptFrom} back to the pool as
- * the slot grows: no later position attends to them.
+ * the slot grows: no later position attends to them. A {@link KvLayout#kOnly} slot (latent
+ * attention) has K pages only.
  */
 final class KvSlot implements StateSlot {
     private final LlamaEngine owner;
@@ -45,7 +46,7 @@ final class KvSlot implements StateSlot {
         for (; pages < need; pages++) {
             for (int l = 0; l < k.length; l++) {
                 k[l][pages] = pool.take();
-                v[l][pages] = pool.take();
+                if (!layout.kOnly()) v[l][pages] = pool.take();
             }
         }
     }
@@ -103,7 +104,7 @@ final class KvSlot implements StateSlot {
     private void giveBack(int l, int p) {
         if (k[l][p] == null) return;
         pool.give(k[l][p]);
-        pool.give(v[l][p]);
+        if (v[l][p] != null) pool.give(v[l][p]);
         k[l][p] = null;
         v[l][p] = null;
     }

@@ -116,7 +116,8 @@ public final class LlamaEngine implements Engine {
         }
         this.id = simd ? EngineId.JAVA_SIMD : EngineId.JAVA_SCALAR;
         LlamaConfig.SlidingWindow sw = cfg.slidingWindow();
-        this.layout = sw == null ? new KvLayout(end - first, cfg.nHeadKv(), cfg.headDim())
+        this.layout = cfg.mla() != null ? KvLayout.latent(end - first, cfg.headDim())
+                : sw == null ? new KvLayout(end - first, cfg.nHeadKv(), cfg.headDim())
                 : new KvLayout(end - first, cfg.nHeadKv(), cfg.headDim(), sw.window(), sw.pattern(), first);
         this.boundary = new BoundarySchema(cfg.architecture(), cfg.nEmbd(), "f32", 1);
         this.recipe = new Recipe(artifactSha256, cfg.architecture(), first, end, cfg.nLayers(), context, "f32",
@@ -334,7 +335,6 @@ public final class LlamaEngine implements Engine {
             rope.apply(k, r * sd + lr, 1, m.rope(), pos);
             float[] kp = rowSlot[r].kPage(l, pos);
             for (int i = 0, kb = KvSlot.kBlock(pos, sd) + pos % 8; i < sd; i++) kp[kb + 8 * i] = k[r * sd + i];
-            System.arraycopy(k, r * sd, rowSlot[r].vPage(l, pos), KvSlot.pageOffset(pos, sd), sd);
         }
     }
 
@@ -916,6 +916,15 @@ public final class LlamaEngine implements Engine {
                 for (int t = t0; t <= pos; t++) sc[so + t] = sc[so + t] / sum;
             }
             java.util.Arrays.fill(att, qo, qo + heads * hd, 0f);
+            if (cfg.mla() != null) {
+                // Latent attention: the values are the latent, the first kvLoraRank of each K page's rows.
+                for (int ta = 0; ta <= pos; ta += KvLayout.PAGE_TOKENS) {
+                    int tEnd = Math.min(pos + 1, ta + KvLayout.PAGE_TOKENS);
+                    kernels.weightedK(sc, 0, stride, heads, ta, tEnd, slot.kPage(layer, ta), KvSlot.kBlock(ta, kvd), kvd,
+                            cfg.mla().kvLoraRank(), att, qo, hd, s.lanes);
+                }
+                return;
+            }
             for (int ta = t0; ta <= pos; ) {
                 int tEnd = Math.min(pos + 1, (ta / KvLayout.PAGE_TOKENS + 1) * KvLayout.PAGE_TOKENS);
                 kernels.weightedV(sc, 0, stride, heads, ta, tEnd, slot.vPage(layer, ta), KvSlot.pageOffset(ta, kvd) + kh * hd, kvd,
