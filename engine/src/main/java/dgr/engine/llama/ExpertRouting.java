@@ -17,15 +17,18 @@ final class ExpertRouting {
     /**
      * Routes one row: scores {@code scores[so .. so+count)}, chosen experts into
      * {@code chosen[co .. co+used)} (most probable first) and their weights into {@code weights[co ..]};
-     * {@code probs} and {@code sel} are scratch of at least {@code count} floats. Softmax gating
-     * unless {@code sigmoid} (DeepSeek-V3: each score's sigmoid on its own); a {@code bias}, where
+     * {@code probs} and {@code sel} are scratch of at least {@code count} floats. The gating as
+     * {@link LlamaConfig.Experts.Gating} says; a {@code bias}, where
      * given, is added to the probabilities to choose but not to weigh; with {@code groups > 1} only
      * experts of the {@code groupsUsed} groups whose two best (biased) probabilities sum highest
      * are candidates.
      */
-    static void route(float[] scores, int so, int count, int used, boolean normalise, float scale, boolean sigmoid,
+    static void route(float[] scores, int so, int count, int used, boolean normalise, float scale, LlamaConfig.Experts.Gating gating,
                       float[] bias, int groups, int groupsUsed, float[] probs, float[] sel, int[] chosen, float[] weights, int co) {
-        if (sigmoid) {
+        if (gating == LlamaConfig.Experts.Gating.SOFTMAX_WEIGHT) {
+            // gpt-oss: the raw scores choose; the chosen ones' softmax weighs.
+            System.arraycopy(scores, so, probs, 0, count);
+        } else if (gating == LlamaConfig.Experts.Gating.SIGMOID) {
             // ggml's sigmoid, 1 / (1 + e^-x), in float.
             for (int i = 0; i < count; i++) probs[i] = 1f / (1f + (float) Math.exp(-scores[so + i]));
         } else {
@@ -51,6 +54,20 @@ final class ExpertRouting {
                 if (best < 0 || sel[i] > sel[best]) best = i;
             }
             chosen[co + k] = best;
+        }
+        if (gating == LlamaConfig.Experts.Gating.SOFTMAX_WEIGHT) {
+            // ggml's softmax over the chosen scores: exp of the difference from their maximum (the
+            // first, the highest), the sum in double, one scale.
+            float max = probs[chosen[co]];
+            double sum = 0;
+            for (int k = 0; k < used; k++) {
+                float p = (float) Math.exp(probs[chosen[co + k]] - max);
+                weights[co + k] = p;
+                sum += p;
+            }
+            float inv = (float) (1.0 / sum);
+            for (int k = 0; k < used; k++) weights[co + k] *= inv;
+            return;
         }
         float div = 1f;
         if (normalise) {

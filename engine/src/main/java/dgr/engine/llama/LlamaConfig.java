@@ -44,7 +44,14 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
      * otherwise (Granite MoE Shared). Null for a dense FFN.
      */
     public record Experts(int count, int used, int ff, float weightsScale, boolean normWeights, int sharedFf,
-                          boolean sharedGated, boolean sigmoid, int leadingDense, int groups, int groupsUsed) {
+                          boolean sharedGated, Gating gating, int leadingDense, int groups, int groupsUsed) {
+        /**
+         * How router scores become choices and weights ({@code expert_gating_func}): the softmax
+         * of all scores (1), each score's sigmoid (2, DeepSeek-V3), or the highest raw scores with
+         * the softmax of just those as weights (3, gpt-oss).
+         */
+        public enum Gating { SOFTMAX, SIGMOID, SOFTMAX_WEIGHT }
+
         /** Whether model layer {@code layer} runs the experts (DeepSeek's first layers are dense). */
         public boolean at(int layer) {
             return layer >= leadingDense;
@@ -68,10 +75,11 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_used_count = " + used
                         + " must be between 1 and " + p + "expert_count = " + count);
             }
-            // 1: softmax, 2: sigmoid (DeepSeek-V3; llama.cpp reads it for deepseek2 only).
+            // 1: softmax; 2: sigmoid (DeepSeek-V3; llama.cpp reads it for deepseek2 only); gpt-oss
+            // routes by softmax over the chosen scores (3) whatever the file says, as llama.cpp does.
             boolean mla = v == LlamaVariant.DEEPSEEK2;
-            int gating = md.getInt(p + "expert_gating_func", 1);
-            if (gating != 1 && !(mla && gating == 2)) {
+            int gating = v == LlamaVariant.GPT_OSS ? 3 : md.getInt(p + "expert_gating_func", 1);
+            if (gating != 1 && !(mla && gating == 2) && v != LlamaVariant.GPT_OSS) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_gating_func = " + gating
                         + ": the llama engine routes with softmax (1)" + (mla ? " or sigmoid (2)" : " only"));
             }
@@ -104,7 +112,8 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_shared_feed_forward_length = " + shared + " is negative");
             }
             boolean norm = mla ? md.getBool(p + "expert_weights_norm", false) : v.ffn.normWeights();
-            return new Experts(count, used, ff, scale, norm, shared, se == LlamaVariant.SharedExpert.GATED, gating == 2, lead,
+            Gating g = gating == 2 ? Gating.SIGMOID : gating == 3 ? Gating.SOFTMAX_WEIGHT : Gating.SOFTMAX;
+            return new Experts(count, used, ff, scale, norm, shared, se == LlamaVariant.SharedExpert.GATED, g, lead,
                     groups, groupsUsed);
         }
     }

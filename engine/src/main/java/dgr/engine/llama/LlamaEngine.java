@@ -252,6 +252,7 @@ public final class LlamaEngine implements Engine {
         }
         attentionJob.layer = l;
         attentionJob.window = local ? cfg.slidingWindow().window() : 0;
+        attentionJob.layerSinks = L.sinks();
         pool.run(attentionJob);
         if (L.mla() != null) {
             // Each head's latent output (the first kvLoraRank of its state-wide slice) lifted to its values.
@@ -405,8 +406,9 @@ public final class LlamaEngine implements Engine {
         matJob.set(n, false, w.router, in, routerScores, w.sharedGateInp, w.sharedGateInp == null ? null : in, sharedScores,
                 null, null, null);
         pool.run(matJob);
+        if (w.routerBias != null) addBiasRows(routerScores, n, w.routerBias);
         for (int r = 0; r < n; r++) {
-            ExpertRouting.route(routerScores, r * count, count, used, ex.normWeights(), ex.weightsScale(), ex.sigmoid(),
+            ExpertRouting.route(routerScores, r * count, count, used, ex.normWeights(), ex.weightsScale(), ex.gating(),
                     w.selectionBias, ex.groups(), ex.groupsUsed(), routerProbs, routerSelection, chosen, expertWeights, r * used);
         }
         expertJob.gather(w, in, n * used, used, e, ex.ff());
@@ -557,9 +559,17 @@ public final class LlamaEngine implements Engine {
                 if (swigluPass) {
                     kernels.matmul(w.gate[x], in[a], m, gate[a], o0, o1, s);
                     kernels.matmul(w.up[x], in[a], m, up[a], o0, o1, s);
-                    swiglu(cfg.variant().gelu, gate[a], up[a], hb[a], m, ff, o0, o1);
+                    if (w.gateBias != null) {
+                        // gpt-oss: each expert's biases, then OpenAI's clamped SwiGLU.
+                        addBiasRange(gate[a], m, ff, o0, o1, w.gateBias[x]);
+                        addBiasRange(up[a], m, ff, o0, o1, w.upBias[x]);
+                        swigluOai(gate[a], up[a], hb[a], m, ff, o0, o1);
+                    } else {
+                        swiglu(cfg.variant().gelu, gate[a], up[a], hb[a], m, ff, o0, o1);
+                    }
                 } else {
                     kernels.matmul(w.down[x], hb[a], m, out[a], o0, o1, s);
+                    if (w.downBias != null) addBiasRange(out[a], m, rows, o0, o1, w.downBias[x]);
                 }
             }
         }
@@ -851,6 +861,30 @@ public final class LlamaEngine implements Engine {
         }
     }
 
+    /** Adds {@code bias[o]} to output rows {@code [o0, o1)} of each of {@code n} batch rows ({@code rows} per batch row). */
+    private static void addBiasRange(float[] a, int n, int rows, int o0, int o1, float[] bias) {
+        for (int b = 0; b < n; b++) {
+            for (int o = o0; o < o1; o++) a[b * rows + o] += bias[o];
+        }
+    }
+
+    /** gpt-oss's SwiGLU limit and sigmoid slope (constants in llama.cpp, not in the file). */
+    private static final float OAI_LIMIT = 7f, OAI_ALPHA = 1.702f;
+
+    /**
+     * OpenAI's clamped SwiGLU as ggml's {@code swiglu_oai} computes it, in float:
+     * {@code x = min(gate, 7)}, {@code y = clamp(up, −7, 7)}, {@code x / (1 + e^(−1.702·x)) · (y + 1)}.
+     */
+    private static void swigluOai(float[] gate, float[] up, float[] hb, int n, int rows, int o0, int o1) {
+        for (int b = 0; b < n; b++) {
+            for (int o = b * rows + o0, e = b * rows + o1; o < e; o++) {
+                float x = Math.min(gate[o], OAI_LIMIT), y = Math.max(-OAI_LIMIT, Math.min(up[o], OAI_LIMIT));
+                float glu = x / (1f + (float) Math.exp(OAI_ALPHA * -x));
+                hb[o] = glu * (y + 1f);
+            }
+        }
+    }
+
     private static final double SQRT_2_OVER_PI = Math.sqrt(2.0 / Math.PI);
 
     /** SiLU, {@code x·sigmoid(x)}, in double, rounded once. */
@@ -877,6 +911,8 @@ public final class LlamaEngine implements Engine {
     private final class AttentionJob implements WorkerPool.Job {
         int layer;
         int window;
+        /** The layer's sink logits, one per query head (gpt-oss), or null. */
+        float[] layerSinks;
 
         @Override
         public void run(int worker, int workers) {
@@ -899,6 +935,7 @@ public final class LlamaEngine implements Engine {
             for (int tb = t0 - t0 % 8; tb <= pos; tb += 8) {
                 kernels.scores8(q, qo, heads, hd, slot.kPage(layer, tb), KvSlot.kBlock(tb, kvd) + kh * hd * 8, sc, tb, stride);
             }
+            float[] sinks = layerSinks;
             for (int g = 0; g < heads; g++) {
                 int so = g * stride;
                 float max = Float.NEGATIVE_INFINITY;
@@ -907,12 +944,16 @@ public final class LlamaEngine implements Engine {
                     sc[so + t] = d;
                     if (d > max) max = d;
                 }
+                // gpt-oss: the head's sink logit joins the softmax (in the maximum and the sum) but weighs no value.
+                float sink = sinks == null ? 0f : sinks[kh * heads + g];
+                if (sinks != null && sink > max) max = sink;
                 float sum = 0f;
                 for (int t = t0; t <= pos; t++) {
                     float p = (float) Math.exp(sc[so + t] - max);
                     sc[so + t] = p;
                     sum += p;
                 }
+                if (sinks != null) sum += (float) Math.exp(sink - max);
                 for (int t = t0; t <= pos; t++) sc[so + t] = sc[so + t] / sum;
             }
             java.util.Arrays.fill(att, qo, qo + heads * hd, 0f);

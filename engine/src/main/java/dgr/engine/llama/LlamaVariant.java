@@ -64,6 +64,25 @@ public enum LlamaVariant {
             return "post_attention_norm";
         }
     },
+    /**
+     * gpt-oss: Q/K/V and output biases, NeoX pairs, one learned sink logit per head in every
+     * softmax ({@code attn_sinks}), every other layer (the even ones) attending to the last
+     * {@code attention.sliding_window} positions with the same rotation as the others, the FFN's
+     * pre-norm stored as {@code post_attention_norm}, and experts only: the router (with its bias)
+     * picks the highest scores and weighs them by their softmax, each expert's gate, up and down
+     * have biases, and the activation is OpenAI's clamped SwiGLU.
+     */
+    GPT_OSS("gpt-oss", true, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.NONE)) {
+        @Override
+        String ffnNormTensor() {
+            return "post_attention_norm";
+        }
+
+        @Override
+        SlidingWindow slidingWindow(GgufArtifact a, Metadata md, String p, RopeConfig rope) {
+            return new SlidingWindow(md.getInt(p + "attention.sliding_window"), 2, rope);
+        }
+    },
     /** SmolLM3: llama without rotation on every fourth layer (a constant in llama.cpp, no GGUF key). */
     SMOLLM3("smollm3", false, QkNorm.NONE, true, false, false, 4),
     /** Qwen2, Qwen2.5, DeepSeek-R1-Distill-Qwen: Q/K/V biases (read wherever a file has them), NeoX pairs. */

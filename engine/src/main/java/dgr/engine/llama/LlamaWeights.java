@@ -38,7 +38,8 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
      */
     record Layer(float[] attnNorm, WeightMatrix wq, WeightMatrix wk, WeightMatrix wv, float[] bq, float[] bk, float[] bv,
                  float[] qNorm, float[] kNorm, WeightMatrix wo, float[] postAttnNorm, float[] ffnNorm, WeightMatrix gate,
-                 WeightMatrix up, WeightMatrix down, float[] postFfnNorm, Experts experts, LayerBiases biases, Mla mla) {}
+                 WeightMatrix up, WeightMatrix down, float[] postFfnNorm, Experts experts, LayerBiases biases, Mla mla,
+                 float[] sinks) {}
 
     /**
      * DeepSeek's latent attention in place of wk and wv (null; wq is the plain query projection of
@@ -70,11 +71,21 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
         final WeightMatrix sharedGateInp, sharedGate, sharedUp, sharedDown;
         /** DeepSeek-V3's {@code exp_probs_b}: added to the gate's probabilities to choose, not to weigh; null without. */
         final float[] selectionBias;
+        /**
+         * gpt-oss's biases, null elsewhere: the router's (added to its scores) and, per expert
+         * {@code e}, its gate's, up's and down's ({@code gateBias[e]} …).
+         */
+        final float[] routerBias;
+        final float[][] gateBias, upBias, downBias;
 
         Experts(WeightMatrix router, ExpertMatrices gates, ExpertMatrices ups, ExpertMatrices downs,
                 WeightMatrix sharedGateInp, WeightMatrix sharedGate, WeightMatrix sharedUp, WeightMatrix sharedDown,
-                float[] selectionBias) {
+                float[] selectionBias, float[] routerBias, float[][] gateBias, float[][] upBias, float[][] downBias) {
             this.selectionBias = selectionBias;
+            this.routerBias = routerBias;
+            this.gateBias = gateBias;
+            this.upBias = upBias;
+            this.downBias = downBias;
             this.router = router;
             this.gates = gates;
             this.ups = ups;
@@ -91,7 +102,7 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
         Experts prepared(dgr.engine.kernel.Kernels k, java.lang.foreign.Arena arena) {
             return new Experts(k.prepare(router, arena), gates.prepared(k, arena), ups.prepared(k, arena), downs.prepared(k, arena),
                     prepare(k, sharedGateInp, arena), prepare(k, sharedGate, arena), prepare(k, sharedUp, arena),
-                    prepare(k, sharedDown, arena), selectionBias);
+                    prepare(k, sharedDown, arena), selectionBias, routerBias, gateBias, upBias, downBias);
         }
     }
 
@@ -131,7 +142,7 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
                     l.bq(), l.bk(), l.bv(), l.qNorm(), l.kNorm(), k.prepare(l.wo(), arena), l.postAttnNorm(), l.ffnNorm(),
                     prepare(k, l.gate(), arena), prepare(k, l.up(), arena), prepare(k, l.down(), arena), l.postFfnNorm(),
                     l.experts() == null ? null : l.experts().prepared(k, arena), l.biases(),
-                    l.mla() == null ? null : l.mla().prepared(k, arena));
+                    l.mla() == null ? null : l.mla().prepared(k, arena), l.sinks());
         }
         return new LlamaWeights(tokenEmbd, positionEmbd, ls, outputNorm, output == null ? null : k.prepare(output, arena), biases);
     }
@@ -164,7 +175,9 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
             Experts experts = c.experts() == null || !c.experts().at(l) ? null : experts(r, c, p);
             WeightMatrix[] gateUp = experts != null ? new WeightMatrix[2]
                     : plain ? new WeightMatrix[] {null, r.matrix(p + "ffn_up.weight", c.nEmbd(), c.nFf())} : gateAndUp(r, c, p);
-            LayerBiases lb = ln == null ? LayerBiases.NONE : layerBiases(r, c, p, ln, ffnNorm, plain);
+            LayerBiases lb = ln != null ? layerBiases(r, c, p, ln, ffnNorm, plain)
+                    : v == LlamaVariant.GPT_OSS ? new LayerBiases(null, null, r.vector(p + "attn_output.bias", c.nEmbd()), null, null)
+                    : LayerBiases.NONE;
             layers[l - first] = new Layer(
                     v.preNorms ? r.vector(p + "attn_norm.weight", c.nEmbd()) : null,
                     qkv[0], qkv[1], qkv[2],
@@ -177,7 +190,7 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
                     gateUp[0], gateUp[1],
                     experts != null ? null : r.matrix(p + "ffn_down.weight", c.nFf(), c.nEmbd()),
                     v.postNorms ? r.vector(p + "post_ffw_norm.weight", c.nEmbd()) : null,
-                    experts, lb, mla);
+                    experts, lb, mla, v == LlamaVariant.GPT_OSS ? r.vector(p + "attn_sinks.weight", c.nHead()) : null);
         }
         r.refuseUnreadBlocks(c, first, end);
         float[] outNorm = null;
@@ -296,7 +309,7 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
      */
     private static Experts experts(Reader r, LlamaConfig c, String p) {
         LlamaConfig.Experts x = c.experts();
-        boolean shared = x.sharedFf() > 0;
+        boolean shared = x.sharedFf() > 0, oss = c.variant() == LlamaVariant.GPT_OSS;
         return new Experts(r.matrix(p + "ffn_gate_inp.weight", c.nEmbd(), x.count()),
                 expertMatrices(r, p, "ffn_gate", c.nEmbd(), x.ff(), x.count()),
                 expertMatrices(r, p, "ffn_up", c.nEmbd(), x.ff(), x.count()),
@@ -305,7 +318,19 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
                 shared ? r.matrix(p + "ffn_gate_shexp.weight", c.nEmbd(), x.sharedFf()) : null,
                 shared ? r.matrix(p + "ffn_up_shexp.weight", c.nEmbd(), x.sharedFf()) : null,
                 shared ? r.matrix(p + "ffn_down_shexp.weight", x.sharedFf(), c.nEmbd()) : null,
-                c.mla() != null ? r.optionalVector(p + "exp_probs_b.bias", x.count()) : null);
+                c.mla() != null ? r.optionalVector(p + "exp_probs_b.bias", x.count()) : null,
+                oss ? r.vector(p + "ffn_gate_inp.bias", x.count()) : null,
+                oss ? perExpert(r.vector(p + "ffn_gate_exps.bias", x.count() * x.ff()), x.count()) : null,
+                oss ? perExpert(r.vector(p + "ffn_up_exps.bias", x.count() * x.ff()), x.count()) : null,
+                oss ? perExpert(r.vector(p + "ffn_down_exps.bias", x.count() * c.nEmbd()), x.count()) : null);
+    }
+
+    /** A 2-D bias tensor, one row per expert, as one array per expert. */
+    private static float[][] perExpert(float[] all, int count) {
+        int n = all.length / count;
+        float[][] out = new float[count][];
+        for (int e = 0; e < count; e++) out[e] = java.util.Arrays.copyOfRange(all, e * n, (e + 1) * n);
+        return out;
     }
 
     /** {@code PROJ_exps} as one 3-D tensor, or, where a file has none, {@code PROJ.0} … {@code PROJ.(n−1)}. */

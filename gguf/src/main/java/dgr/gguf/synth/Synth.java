@@ -144,6 +144,15 @@ public final class Synth {
             w.put(a + ".attention.scale", MetaValue.f32(0.5f));
             w.put(a + ".logit_scale", MetaValue.f32(0.5f));
         }
+        boolean gptOss = a.equals("gpt-oss"); // biases, sinks, alternate window layers, biased experts, clamped SwiGLU
+        if (gptOss) {
+            w.put(a + ".attention.sliding_window", MetaValue.u32(8));
+            w.put(a + ".expert_feed_forward_length", MetaValue.u32(p.experts().ff()));
+            // gpt-oss's YaRN (×32 over 4096 positions) scaled down to the synthetic context.
+            w.put(a + ".rope.scaling.type", MetaValue.of("yarn"));
+            w.put(a + ".rope.scaling.factor", MetaValue.f32(4f));
+            w.put(a + ".rope.scaling.original_context_length", MetaValue.u32(512));
+        }
         if (a.equals("minicpm")) {
             // Granite's multipliers less the attention one, which MiniCPM files do not have.
             w.put(a + ".embedding_scale", MetaValue.f32(1.5f));
@@ -175,9 +184,16 @@ public final class Synth {
             params[0] += n;
             w.tensor(name, GgmlType.F32, new long[] {n}, sink -> writeVector(sink, n, mean, tensorSeed));
         };
+        // F32 tensors of N(0, std²), 1-D (rows 1) or 2-D: biases and sinks that must move the logits.
+        SpreadTensor spread = (name, cols, rows, std) -> {
+            long tensorSeed = mix(seed, index[0]++);
+            params[0] += (long) cols * rows;
+            long[] shape = rows == 1 ? new long[] {cols} : new long[] {cols, rows};
+            w.tensor(name, GgmlType.F32, shape, sink -> writeMatrix(sink, GgmlType.F32, cols, rows, tensorSeed, std));
+        };
         // llama.cpp requires them for qwen2; StarCoder2 and StableLM 2 (1.6B) have them too
         boolean qkvBias = a.equals("qwen2") || a.equals("qwen2moe") || a.equals("starcoder2") || a.equals("stablelm")
-                || a.equals("seed_oss");
+                || a.equals("seed_oss") || a.equals("gpt-oss");
         boolean phi2 = a.equals("phi2"); // no ffn_norm (parallel blocks from one norm), output bias
         boolean glm4 = a.equals("glm4"); // fused attn_qkv with its bias, gate+up in ffn_up, branch-output norms
         boolean fusedQkvBias = phi2 || a.equals("gptneox") || a.equals("gpt2") || glm4; // one attn_qkv with its bias
@@ -245,11 +261,12 @@ public final class Synth {
                 vector.put(b + "attn_k_norm.weight", wholeQk ? kvDim : p.headDim(), 1f);
             }
             matrix.accept(b + "attn_output.weight", new long[] {deepseek2 ? (long) p.nHead() * MLA_V : qDim, p.nEmbd()});
-            if (plainFfn) vector.put(b + "attn_output.bias", p.nEmbd(), 0f);
+            if (plainFfn || gptOss) vector.put(b + "attn_output.bias", p.nEmbd(), 0f);
+            if (gptOss) spread.put(b + "attn_sinks.weight", p.nHead(), 1, 0.5f);
             if (postNorms) vector.put(b + "post_attention_norm.weight", p.nEmbd(), 1f);
             // Seed-OSS stores its FFN pre-norm under the post-attention name.
             boolean ffnNorm = !noPreNorms && !phi2 && !commandR; // Phi-2 and Command R: one norm feeds both branches
-            if (ffnNorm) vector.put(b + (a.equals("seed_oss") ? "post_attention_norm" : "ffn_norm") + ".weight", p.nEmbd(), 1f);
+            if (ffnNorm) vector.put(b + (a.equals("seed_oss") || gptOss ? "post_attention_norm" : "ffn_norm") + ".weight", p.nEmbd(), 1f);
             if (ffnNorm && normBias) vector.put(b + "ffn_norm.bias", p.nEmbd(), 0f);
             if (ex != null && !(deepseek2 && i == 0)) { // deepseek2-tiny's first layer is dense
                 // The router stays F32 (llama-quantize never quantizes ffn_gate_inp), with weights
@@ -263,6 +280,13 @@ public final class Synth {
                 matrix.accept(b + "ffn_gate_exps.weight", new long[] {p.nEmbd(), ex.ff(), ex.count()});
                 matrix.accept(b + "ffn_down_exps.weight", new long[] {ex.ff(), p.nEmbd(), ex.count()});
                 matrix.accept(b + "ffn_up_exps.weight", new long[] {p.nEmbd(), ex.ff(), ex.count()});
+                if (gptOss) {
+                    // Router and expert biases, spread so that each one moves the logits.
+                    spread.put(b + "ffn_gate_inp.bias", ex.count(), 1, 0.1f);
+                    spread.put(b + "ffn_gate_exps.bias", ex.ff(), ex.count(), 0.1f);
+                    spread.put(b + "ffn_down_exps.bias", p.nEmbd(), ex.count(), 0.1f);
+                    spread.put(b + "ffn_up_exps.bias", ex.ff(), ex.count(), 0.1f);
+                }
                 // DeepSeek-V3's choice bias, spread like the router's scores so that it moves choices.
                 if (deepseek2 && !mlaLite) {
                     long biasSeed = mix(seed, index[0]++);
@@ -290,6 +314,11 @@ public final class Synth {
         }
         w.write(out);
         return new Result(out, params[0], out.toFile().length());
+    }
+
+    /** Writes one F32 tensor of {@code cols × rows} values {@code std·N(0,1)}. */
+    private interface SpreadTensor {
+        void put(String name, int cols, int rows, float std);
     }
 
     /** Writes one f32 vector tensor of {@code n} values {@code mean + 0.02·N(0,1)}. */
