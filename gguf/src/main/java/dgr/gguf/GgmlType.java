@@ -26,7 +26,8 @@ public enum GgmlType {
     I32(26, 1, 4),
     I64(27, 1, 8),
     F64(28, 1, 8),
-    BF16(30, 1, 2);
+    BF16(30, 1, 2),
+    MXFP4(39, 32, 17);
 
     public final int id;
     public final int blockValues;

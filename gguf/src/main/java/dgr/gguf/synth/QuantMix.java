@@ -17,13 +17,15 @@ public record QuantMix(String name, GgmlType base, int fileType) {
             case "Q3_K_M" -> new QuantMix(n, GgmlType.Q3_K, 12);
             case "Q4_K_M" -> new QuantMix(n, GgmlType.Q4_K, 15);
             case "Q5_K_M" -> new QuantMix(n, GgmlType.Q5_K, 17);
+            // llama-quantize's MXFP4_MOE: experts (ffn_*_exps) MXFP4, every other matrix Q8_0.
+            case "MXFP4_MOE" -> new QuantMix(n, GgmlType.MXFP4, 38);
             default -> {
                 GgmlType t;
                 try {
                     t = GgmlType.valueOf(n);
                 } catch (IllegalArgumentException e) {
                     throw new IllegalArgumentException("unknown quantization '" + s + "'; use one of F32, F16, BF16, Q8_0, "
-                            + "Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ4_NL, IQ4_XS, Q3_K_M, Q4_K_M, Q5_K_M");
+                            + "Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ4_NL, IQ4_XS, MXFP4, Q3_K_M, Q4_K_M, Q5_K_M, MXFP4_MOE");
                 }
                 if (t == GgmlType.Q8_1 || t == GgmlType.I8 || t == GgmlType.I16 || t == GgmlType.I32
                         || t == GgmlType.I64 || t == GgmlType.F64) {
@@ -52,6 +54,7 @@ public record QuantMix(String name, GgmlType base, int fileType) {
      * output).
      */
     public GgmlType typeFor(String tensor, int layer, int nLayer, boolean tiedOutput) {
+        if (name.equals("MXFP4_MOE")) return tensor.contains("_exps.") ? GgmlType.MXFP4 : GgmlType.Q8_0;
         if (!isMix()) return base;
         boolean output = tensor.equals("output.weight") || (tiedOutput && tensor.equals("token_embd.weight"));
         if (output) return GgmlType.Q6_K;

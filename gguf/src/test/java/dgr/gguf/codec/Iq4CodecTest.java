@@ -11,15 +11,16 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * IQ4_NL and IQ4_XS, which the shared conformance set has no samples of: decoding equals gguf-py's
- * (llama.cpp's Python package) bit for bit on blocks that cover every index, every sub-block scale
- * pattern, both signs of d, a zero d and subnormal ones ({@code tools/codecs/iq4_vectors.py});
+ * IQ4_NL, IQ4_XS and MXFP4, which the shared conformance set has no samples of: decoding equals
+ * gguf-py's (llama.cpp's Python package) bit for bit on blocks that cover every index, every sub-block
+ * scale pattern, both signs of d, a zero d and subnormal ones ({@code tools/codecs/iq4_vectors.py};
+ * MXFP4's scale bytes from 0 and 1, subnormal, to 254: {@code tools/codecs/mxfp4_vectors.py});
  * the quantizer picks grid points and scales as llama.cpp's search does.
  */
 class Iq4CodecTest {
 
     @ParameterizedTest
-    @EnumSource(names = {"IQ4_NL", "IQ4_XS"})
+    @EnumSource(names = {"IQ4_NL", "IQ4_XS", "MXFP4"})
     void dequantizeIsBitIdenticalToGgufPy(GgmlType type) {
         byte[] bin = TestResources.resource("ggufpy/" + type + ".bin");
         float[] expected = TestResources.floats(TestResources.resource("ggufpy/" + type + ".f32"));
