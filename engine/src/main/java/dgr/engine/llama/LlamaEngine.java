@@ -278,7 +278,11 @@ public final class LlamaEngine implements Engine {
             addBias(q, r * qd, L.bq());
             addBias(k, r * kvd, L.bk());
             addBias(v, r * kvd, L.bv());
-            if (L.qNorm() != null) {
+            if (L.qNorm() != null && cfg.variant().layerNorm != null) {
+                // StableLM 2 12B, Command R+: a LayerNorm over each head of Q and K, each head its own weights.
+                for (int o = 0; o < qd; o += hd) layerNorm(q, r * qd + o, L.qNorm(), o, hd, null, q, r * qd + o);
+                for (int o = 0; o < kvd; o += hd) layerNorm(k, r * kvd + o, L.kNorm(), o, hd, null, k, r * kvd + o);
+            } else if (L.qNorm() != null) {
                 // Qwen3 and Gemma 3 RMS-normalise every head of Q and K on its own (norms one head
                 // wide); OLMo 2 the whole of Q and of K (norms as wide as Q and K).
                 int qs = L.qNorm().length, ks = L.kNorm().length;
@@ -610,7 +614,11 @@ public final class LlamaEngine implements Engine {
      * the mean and the variance summed left to right in double, each step after rounded to float.
      */
     private void layerNorm(float[] in, int io, float[] weight, float[] bias, float[] out, int oo) {
-        int e = weight.length;
+        layerNorm(in, io, weight, 0, weight.length, bias, out, oo);
+    }
+
+    /** LayerNorm of {@code in[io .. io+e)} with {@code weight[wo .. wo+e)} (and {@code bias[0 .. e)} where given). */
+    private void layerNorm(float[] in, int io, float[] weight, int wo, int e, float[] bias, float[] out, int oo) {
         double sum = 0;
         for (int i = 0; i < e; i++) sum += in[io + i];
         float mean = (float) (sum / e);
@@ -621,9 +629,9 @@ public final class LlamaEngine implements Engine {
         }
         float scale = (float) (1.0 / Math.sqrt(ss / e + cfg.rmsEps()));
         if (bias == null) {
-            for (int i = 0; i < e; i++) out[oo + i] = (in[io + i] - mean) * scale * weight[i];
+            for (int i = 0; i < e; i++) out[oo + i] = (in[io + i] - mean) * scale * weight[wo + i];
         } else {
-            for (int i = 0; i < e; i++) out[oo + i] = (in[io + i] - mean) * scale * weight[i] + bias[i];
+            for (int i = 0; i < e; i++) out[oo + i] = (in[io + i] - mean) * scale * weight[wo + i] + bias[i];
         }
     }
 

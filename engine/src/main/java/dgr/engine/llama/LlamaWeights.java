@@ -167,6 +167,9 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
         boolean plain = v.ffn.kind() == LlamaVariant.Ffn.Kind.PLAIN, ffnNorm = v.preNorms && c.parallel() != LlamaVariant.Parallel.SHARED_NORM;
         for (int l = first; l < end; l++) {
             String p = "blk." + l + ".";
+            // StableLM 2 12B and Command R+: per-head LayerNorm weights for Q and K, one row per head
+            // (llama.cpp reads Command R's only at 64 layers, Command R+'s depth; elsewhere they are refused, unread).
+            boolean lnQk = ln != null && r.has(p + "attn_q_norm.weight") && (v != LlamaVariant.COMMAND_R || c.nLayers() >= 64);
             LlamaConfig.Mla mc = c.mla();
             Mla mla = mc == null ? null : mla(r, c, mc, p);
             WeightMatrix[] qkv = mc == null ? attentionProjections(r, c, p)
@@ -182,8 +185,8 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
                     v.preNorms ? r.vector(p + "attn_norm.weight", c.nEmbd()) : null,
                     qkv[0], qkv[1], qkv[2],
                     qkvBias[0], qkvBias[1], qkvBias[2],
-                    qk ? r.vector(p + "attn_q_norm.weight", qNorm) : null,
-                    qk ? r.vector(p + "attn_k_norm.weight", kNorm) : null,
+                    qk ? r.vector(p + "attn_q_norm.weight", qNorm) : lnQk ? r.vector(p + "attn_q_norm.weight", c.qDim()) : null,
+                    qk ? r.vector(p + "attn_k_norm.weight", kNorm) : lnQk ? r.vector(p + "attn_k_norm.weight", c.kvDim()) : null,
                     r.matrix(p + "attn_output.weight", mc == null ? c.qDim() : c.nHead() * mc.vHead(), c.nEmbd()),
                     v.postNorms ? r.vector(p + "post_attention_norm.weight", c.nEmbd()) : null,
                     ffnNorm ? r.vector(p + v.ffnNormTensor() + ".weight", c.nEmbd()) : null,

@@ -148,6 +148,33 @@ class LlamaCppCrossCheckTest {
             0.011820311835726294, 0.2750690054643439, 0.2518392792598583, 0.13747457588131518,
             0.15826947953077752, 0.32507947093293055, 0.01274383498859688, 0.11022447529419122}));
 
+    /**
+     * StableLM 2 12B's form: a LayerNorm over each head of Q and K with that head's weights.
+     * Agreement 8.2e-4; an RMS norm there instead fails (7e-2, tried).
+     */
+    private static final Case STABLELM_QK = new Case(SynthPreset.STABLELM_QK_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
+        new int[] {
+            138, 1013, 1013, 1013, 1013, 1013, 1013, 1013, 240, 240, 240, 240, 240, 728, 728, 728},
+        new double[] {
+            0.07570474948716832, 0.21016610447250716, 0.13068933145245865, 0.0653744511915022,
+            0.1280575188372861, 0.1868966097176772, 0.13737282651902216, 0.01178460789476965,
+            0.03063014222174054, 0.06852562702789822, 0.04311345778721076, 0.02620872175692135,
+            0.04229768027847314, 0.0039383678185958, 0.07826690581227069, 0.046228998969799484}));
+
+    /**
+     * Command R+'s form (64 narrow layers, the depth at which llama.cpp reads the Q/K norms):
+     * per-head LayerNorm of Q and K. Agreement 2.8e-4; an RMS norm there instead moves the margins
+     * by 8e-3 (tried).
+     */
+    private static final Case COMMAND_R_QK = new Case(SynthPreset.COMMAND_R_QK_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
+        new int[] {
+            324, 324, 324, 324, 324, 324, 324, 324, 324, 324, 324, 324, 324, 324, 324, 324},
+        new double[] {
+            0.09025695358530683, 0.15938278370485648, 0.1502099778969388, 0.14313919798741637,
+            0.14187998431110405, 0.1437409349353338, 0.14470885115420806, 0.14421905390540157,
+            0.1432569890802844, 0.14289145036338802, 0.14332769760745734, 0.14237633490469292,
+            0.13992946629674918, 0.1370120383793365, 0.1317872699278091, 0.12357581460297862}));
+
     /** XVERSE: the llama graph under its own name. The same 16 tokens, agreement 8.1e-4. */
     private static final Case XVERSE = new Case(SynthPreset.XVERSE_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
         new int[] {
@@ -515,7 +542,7 @@ class LlamaCppCrossCheckTest {
     static Path dir;
 
     static Stream<Arguments> cases() {
-        return Stream.of(EngineOptions.Kind.values()).flatMap(k -> Stream.of(QWEN2, QWEN3, GRANITE, MINICPM, GEMMA, GEMMA2, GEMMA3, STABLELM, STARCODER2, GPTNEOX, GPT2, COMMAND_R, PHI2, SMOLLM2, SMOLLM3, EXAONE4, EXAONE4_SWA, GLM4, ARCEE, SEED_OSS, PHI3, OLMO2, EXAONE, ERNIE, XVERSE, INTERNLM2, MIXTRAL, QWEN2MOE, OLMOE, GRANITEMOE, QWEN3MOE, DEEPSEEK2, DEEPSEEK2_KVB, DEEPSEEK2_LITE, GPT_OSS)
+        return Stream.of(EngineOptions.Kind.values()).flatMap(k -> Stream.of(QWEN2, QWEN3, GRANITE, MINICPM, GEMMA, GEMMA2, GEMMA3, STABLELM, STARCODER2, GPTNEOX, GPT2, COMMAND_R, PHI2, SMOLLM2, SMOLLM3, EXAONE4, EXAONE4_SWA, GLM4, ARCEE, SEED_OSS, PHI3, OLMO2, EXAONE, ERNIE, XVERSE, INTERNLM2, MIXTRAL, QWEN2MOE, OLMOE, GRANITEMOE, QWEN3MOE, DEEPSEEK2, DEEPSEEK2_KVB, DEEPSEEK2_LITE, GPT_OSS, STABLELM_QK, COMMAND_R_QK)
                 .map(c -> Arguments.of(c, k)));
     }
 

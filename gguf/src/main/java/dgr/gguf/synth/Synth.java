@@ -256,6 +256,16 @@ public final class Synth {
                 vector.put(b + "attn_k.bias", kvDim, 0f);
                 vector.put(b + "attn_v.bias", kvDim, 0f);
             }
+            if (p.name().contains("-qk-")) {
+                // One row of LayerNorm weights per head (StableLM 2 12B, Command R+), 2-D as their files store them.
+                for (String t : new String[] {"attn_q_norm", "attn_k_norm"}) {
+                    int heads = t.startsWith("attn_q") ? p.nHead() : p.nHeadKv();
+                    long normSeed = mix(seed, index[0]++);
+                    params[0] += (long) heads * p.headDim();
+                    w.tensor(b + t + ".weight", GgmlType.F32, new long[] {p.headDim(), heads},
+                            sink -> writeVector(sink, heads * p.headDim(), 1f, normSeed));
+                }
+            }
             if (qkNorm) {
                 vector.put(b + "attn_q_norm.weight", wholeQk ? qDim : p.headDim(), 1f);
                 vector.put(b + "attn_k_norm.weight", wholeQk ? kvDim : p.headDim(), 1f);
