@@ -92,9 +92,7 @@ public final class Synth {
                 w.put(a + ".expert_gating_func", MetaValue.u32(1));
                 w.put(a + ".expert_group_count", MetaValue.u32(4));
                 w.put(a + ".expert_group_used_count", MetaValue.u32(2));
-                w.put(a + ".rope.scaling.type", MetaValue.of("yarn"));
-                w.put(a + ".rope.scaling.factor", MetaValue.f32(4f));
-                w.put(a + ".rope.scaling.original_context_length", MetaValue.u32(512));
+                putYarn(w, a);
                 w.put(a + ".rope.scaling.yarn_log_multiplier", MetaValue.f32(0.0707f));
             } else {
                 w.put(a + ".expert_weights_scale", MetaValue.f32(2.5f));
@@ -121,9 +119,7 @@ public final class Synth {
         }
         if (olmo3) {
             // YaRN on the global layers only: the window layers rotate unscaled, which this makes visible.
-            w.put(a + ".rope.scaling.type", MetaValue.of("yarn"));
-            w.put(a + ".rope.scaling.factor", MetaValue.f32(4f));
-            w.put(a + ".rope.scaling.original_context_length", MetaValue.u32(512));
+            putYarn(w, a);
         }
         if (a.equals("gemma2")) {
             // Soft caps small enough to bend random weights' scores and logits (Gemma 2's own are 50 and 30).
@@ -135,13 +131,13 @@ public final class Synth {
             w.put(a + ".rope.scaling.original_context_length", MetaValue.u32(p.contextLength()));
             w.put(a + ".rope.scaling.attn_factor", MetaValue.f32(1.19f));
         }
-        if (a.startsWith("granite")) {
+        if (a.startsWith("granite") || a.equals("minicpm")) {
             // Granite's four multipliers, sized so that each one moves the logits of random weights
             // (Granite 3.0-2B's own, ×12 on embeddings against ×0.22 on branches, would leave the
             // synthetic model echoing its input token whatever the layers do).
             w.put(a + ".embedding_scale", MetaValue.f32(1.5f));
             w.put(a + ".residual_scale", MetaValue.f32(4f));
-            w.put(a + ".attention.scale", MetaValue.f32(0.5f));
+            if (!a.equals("minicpm")) w.put(a + ".attention.scale", MetaValue.f32(0.5f)); // MiniCPM files have none
             w.put(a + ".logit_scale", MetaValue.f32(0.5f));
         }
         boolean gptOss = a.equals("gpt-oss"); // biases, sinks, alternate window layers, biased experts, clamped SwiGLU
@@ -149,15 +145,7 @@ public final class Synth {
             w.put(a + ".attention.sliding_window", MetaValue.u32(8));
             w.put(a + ".expert_feed_forward_length", MetaValue.u32(p.experts().ff()));
             // gpt-oss's YaRN (×32 over 4096 positions) scaled down to the synthetic context.
-            w.put(a + ".rope.scaling.type", MetaValue.of("yarn"));
-            w.put(a + ".rope.scaling.factor", MetaValue.f32(4f));
-            w.put(a + ".rope.scaling.original_context_length", MetaValue.u32(512));
-        }
-        if (a.equals("minicpm")) {
-            // Granite's multipliers less the attention one, which MiniCPM files do not have.
-            w.put(a + ".embedding_scale", MetaValue.f32(1.5f));
-            w.put(a + ".residual_scale", MetaValue.f32(4f));
-            w.put(a + ".logit_scale", MetaValue.f32(0.5f));
+            putYarn(w, a);
         }
         w.putAll(tok);
 
@@ -324,6 +312,13 @@ public final class Synth {
         }
         w.write(out);
         return new Result(out, params[0], out.toFile().length());
+    }
+
+    /** YaRN ×4 over 512 positions: the synthetic presets' scaled-down stand-in for a model's own YaRN. */
+    private static void putYarn(GgufWriter w, String a) {
+        w.put(a + ".rope.scaling.type", MetaValue.of("yarn"));
+        w.put(a + ".rope.scaling.factor", MetaValue.f32(4f));
+        w.put(a + ".rope.scaling.original_context_length", MetaValue.u32(512));
     }
 
     /** Writes one F32 tensor of {@code cols × rows} values {@code std·N(0,1)}. */
