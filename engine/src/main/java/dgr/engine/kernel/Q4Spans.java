@@ -35,29 +35,30 @@ import jdk.incubator.vector.VectorOperators;
  * <p><b>Decoding.</b> Nibble {@code k} is isolated in place: {@code v & (0xF << 4k)} for
  * {@code k ≤ 3}, then from {@code u = v >>> 16} with the same three masks for nibbles 4–6, and
  * {@code v >>> 28} for nibble 7: an int {@code q·2^e} with {@code e} = 0, 4, 8, 12, 0, 4, 8, 0,
- * below 2^24. (Four masks, not six: with six, C2 reloaded three of them from the constant pool in
- * every iteration for want of registers; four measured 2–3% faster at batch 1 and 4, alternating in
- * one JVM.) Each activation chunk is scaled
- * once per input row by {@code 2^(85−e)} (a power of two: exact for activations below 2^43).
- * Both formats read the int's bits as a float: below 2^24 those are exactly
- * {@code q·2^e·2^-149} (subnormal, or the lowest normal binade, which continues it), so no
- * conversion is needed and every product is {@code q·x·2^-64} exactly; the row's sum is multiplied
- * back by 2^64. Products stay normal floats while {@code |q·x| ≥ 2^-62}.
+ * below 2^24, converted to float exactly. (Four masks, not six: with six, C2 reloaded three of
+ * them from the constant pool in every iteration for want of registers; four measured 2–3% faster
+ * at batch 1 and 4, alternating in one JVM.) Each activation chunk is scaled once per input row
+ * by {@code 2^-e} (a power of two: exact for activations above 2^-114), so every product is the
+ * rounded {@code q·x}.
  *
- * <p>The subnormals only ever enter FMAs, never a plain multiply: on this AMD Zen 3 VM an FMA takes
- * a subnormal operand at full speed, but {@code vmulps} with one ran up to 40% slower whenever the
- * machine was in its slow phase (see docs/engine.md). So every block's chain starts with an FMA
- * from zero ({@code fma(q0, x0, 0)} rounds exactly like {@code q0·x0}). Against converting the ints to floats, measured alternating in one JVM on
- * L2-resident weights: Q4_0 batch 1 10–20% faster, Q4_K batch 1 5–7%.
+ * <p>Until 2026-12 the ints' bits were read as subnormal floats ({@code q·2^e·2^-149}) with
+ * activations scaled by {@code 2^(85−e)}, which saved the conversion and made batch 1 10–20%
+ * faster on AMD Zen 3, where an FMA takes a subnormal operand at full speed. On Intel every such
+ * FMA takes a microcode assist: on a Sapphire Rapids-class VM the same kernels ran 60× slower
+ * (0.5 against 30 GFLOP/s per thread). The products then were the same values times 2^-64, so
+ * results are the same bits wherever both were normal floats.
  *
  * <p><b>Order per output element</b> (every kernel here, any batch size or worker split), with
  * {@code x_k} the scaled chunks of a block:
  * <ul>
- *   <li>Both: {@code t = fma(q0, x0, 0)}, {@code t = fma(q1, x1, t)}, {@code fma(q2, x2, t)},
+ *   <li>Both: {@code t = q0·x0}, {@code t = fma(q1, x1, t)}, {@code fma(q2, x2, t)},
  *       {@code fma(q3, x3, t)}, then {@code acc = fma(t, s_b, acc)}; the offsets are one more dot
  *       product over the row's blocks, {@code cor = fma(c[8g..], n[8g..], cor)} for each group of
  *       8 blocks, {@code n_b = −Σ x} over block {@code b} (lanes of its four chunks added in
- *       order, then {@link SimdKernels#sum8}). Result: {@code sum8(acc)·2^64 + k·sum8(cor)}.</li>
+ *       order, then {@link SimdKernels#sum8}). Result: {@code sum8(acc) + k·sum8(cor)}. (A
+ *       chain once started {@code fma(q0, x0, 0)}, which differs from the product only in the
+ *       sign of a zero, and that never reaches the result: {@code acc} starts at +0, and
+ *       {@code fma(±0, s_b, acc)} is {@code acc}.)</li>
  *   <li>Q4_0: {@code s_b = d_b} and {@code c_b = d_b} with {@code k = 8} (the "− 8"); Q4_K:
  *       {@code s_b = d·sc_b}, {@code c_b = dmin·m_b}, {@code k = 1}. Each format's
  *       {@code rowScales} writes {@code s} and {@code c} once per weight row. (Q4_0 used to start
@@ -69,8 +70,8 @@ import jdk.incubator.vector.VectorOperators;
  * once for four rows.
  */
 abstract sealed class Q4Spans extends SpanKernels {
-    /** Activation scale per nibble position: 2^(85−e), {@code e} where the nibble's quant sits once isolated. */
-    private static final float[] NIBBLE_SCALE = {0x1p85f, 0x1p81f, 0x1p77f, 0x1p73f, 0x1p85f, 0x1p81f, 0x1p77f, 0x1p85f};
+    /** Activation scale per nibble position: 2^-e, {@code e} where the nibble's quant sits once isolated. */
+    private static final float[] NIBBLE_SCALE = {1f, 0x1p-4f, 0x1p-8f, 0x1p-12f};
 
     /** The three formats: each class supplies its {@code rowScales} and where its offsets sit; the kernels are shared. */
     static final Q4Spans Q4_0 = new Zero(), Q4_K = new K(), Q4_1 = new One();
@@ -213,13 +214,23 @@ abstract sealed class Q4Spans extends SpanKernels {
     }
 
     /**
+     * An isolated nibble {@code q·2^e} (below 2^24, so exact) as a float. Not its bits read as a
+     * subnormal float, as these kernels once did: Intel cores take a microcode assist for every
+     * FMA with a subnormal operand (a Sapphire Rapids-class VM ran them 60× slower), and the
+     * results must not depend on which CPU a node has.
+     */
+    private static FloatVector toFloats(IntVector q) {
+        return (FloatVector) q.convert(VectorOperators.I2F, 0);
+    }
+
+    /**
      * Where the format's {@link #rowScales} leaves the offsets {@code c_b} (after the {@code nb}
      * scales, or in their place for Q4_0, whose offsets are its scales) and their factor {@code k};
-     * {@link #finish} then gives {@code sum8(acc)·2^64 + k·sum8(cor)}. Everything else, the kernels
+     * {@link #finish} then gives {@code sum8(acc) + k·sum8(cor)}. Everything else, the kernels
      * included, the formats share.
      */
     private Q4Spans(boolean offsetsAfterScales, float offsetFactor) {
-        super(32, offsetsAfterScales, 0x1p64f, offsetFactor);
+        super(32, offsetsAfterScales, 1f, offsetFactor);
     }
 
     /** One batch row. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
@@ -231,19 +242,19 @@ abstract sealed class Q4Spans extends SpanKernels {
             IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
             int xo = 64 * i;
             {
-                FloatVector q0 = v.and(0xF).reinterpretAsFloats(), q1 = v.and(0xF0).reinterpretAsFloats();
-                FloatVector q2 = v.and(0xF00).reinterpretAsFloats(), q3 = v.and(0xF000).reinterpretAsFloats();
+                FloatVector q0 = toFloats(v.and(0xF)), q1 = toFloats(v.and(0xF0));
+                FloatVector q2 = toFloats(v.and(0xF00)), q3 = toFloats(v.and(0xF000));
                 FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i]);
                 a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
-                        q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.zero(F))))).fma(dd, a0);
+                        q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 0))))).fma(dd, a0);
             }
             {
                 IntVector u = v.lanewise(VectorOperators.LSHR, 16);
-                FloatVector q0 = u.and(0xF).reinterpretAsFloats(), q1 = u.and(0xF0).reinterpretAsFloats();
-                FloatVector q2 = u.and(0xF00).reinterpretAsFloats(), q3 = v.lanewise(VectorOperators.LSHR, 28).reinterpretAsFloats();
+                FloatVector q0 = toFloats(u.and(0xF)), q1 = toFloats(u.and(0xF0));
+                FloatVector q2 = toFloats(u.and(0xF00)), q3 = toFloats(u.and(0xF000));
                 FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 1]);
                 a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
-                        q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.zero(F))))).fma(dd, a0);
+                        q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 32))))).fma(dd, a0);
             }
         }
         a0.intoArray(acc, 0);
@@ -258,64 +269,54 @@ abstract sealed class Q4Spans extends SpanKernels {
             IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
             int xo = 64 * i;
             {
-                FloatVector q0 = v.and(0xF).reinterpretAsFloats(), q1 = v.and(0xF0).reinterpretAsFloats();
-                FloatVector q2 = v.and(0xF00).reinterpretAsFloats(), q3 = v.and(0xF000).reinterpretAsFloats();
+                FloatVector q0 = toFloats(v.and(0xF)), q1 = toFloats(v.and(0xF0));
+                FloatVector q2 = toFloats(v.and(0xF00)), q3 = toFloats(v.and(0xF000));
                 FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i]);
                 a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
-                        q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.zero(F))))).fma(dd, a0);
+                        q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 0))))).fma(dd, a0);
                 a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 16),
-                        q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 0), FloatVector.zero(F))))).fma(dd, a1);
+                        q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x1 + xo + 0))))).fma(dd, a1);
             }
             {
                 IntVector u = v.lanewise(VectorOperators.LSHR, 16);
-                FloatVector q0 = u.and(0xF).reinterpretAsFloats(), q1 = u.and(0xF0).reinterpretAsFloats();
-                FloatVector q2 = u.and(0xF00).reinterpretAsFloats(), q3 = v.lanewise(VectorOperators.LSHR, 28).reinterpretAsFloats();
+                FloatVector q0 = toFloats(u.and(0xF)), q1 = toFloats(u.and(0xF0));
+                FloatVector q2 = toFloats(u.and(0xF00)), q3 = toFloats(u.and(0xF000));
                 FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 1]);
                 a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
-                        q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.zero(F))))).fma(dd, a0);
+                        q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 32))))).fma(dd, a0);
                 a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 48),
-                        q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 32), FloatVector.zero(F))))).fma(dd, a1);
+                        q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x1 + xo + 32))))).fma(dd, a1);
             }
         }
         a0.intoArray(acc, 0);
         a1.intoArray(acc, 8);
     }
 
-    /** Four batch rows: each span decoded once for all four. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
+    /**
+     * Four batch rows: each block decoded once for all four. Accumulators go to {@code acc[0 ..]},
+     * 8 floats per batch row. It walks blocks, not spans (block {@code 2i+1} reads span {@code i}
+     * shifted right by 16, so its four nibbles sit where block {@code 2i}'s do): written per span,
+     * the method outgrew C2's node budget for inlining once the nibbles were converted, left the
+     * last conversions as calls and ran 6× slower.
+     */
     @Override
     final void rows4(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
         int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols; int x2 = x1 + cols; int x3 = x2 + cols;
         FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
-        for (int i = 0; i < spans; i++) {
-            IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
-            int xo = 64 * i;
-            {
-                FloatVector q0 = v.and(0xF).reinterpretAsFloats(), q1 = v.and(0xF0).reinterpretAsFloats();
-                FloatVector q2 = v.and(0xF00).reinterpretAsFloats(), q3 = v.and(0xF000).reinterpretAsFloats();
-                FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i]);
-                a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
-                        q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 0), FloatVector.zero(F))))).fma(dd, a0);
-                a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 16),
-                        q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 0), FloatVector.zero(F))))).fma(dd, a1);
-                a2 = q3.fma(FloatVector.fromArray(F, xs, x2 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x2 + xo + 16),
-                        q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x2 + xo + 0), FloatVector.zero(F))))).fma(dd, a2);
-                a3 = q3.fma(FloatVector.fromArray(F, xs, x3 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x3 + xo + 16),
-                        q1.fma(FloatVector.fromArray(F, xs, x3 + xo + 8), q0.fma(FloatVector.fromArray(F, xs, x3 + xo + 0), FloatVector.zero(F))))).fma(dd, a3);
-            }
-            {
-                IntVector u = v.lanewise(VectorOperators.LSHR, 16);
-                FloatVector q0 = u.and(0xF).reinterpretAsFloats(), q1 = u.and(0xF0).reinterpretAsFloats();
-                FloatVector q2 = u.and(0xF00).reinterpretAsFloats(), q3 = v.lanewise(VectorOperators.LSHR, 28).reinterpretAsFloats();
-                FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 1]);
-                a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
-                        q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x0 + xo + 32), FloatVector.zero(F))))).fma(dd, a0);
-                a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 48),
-                        q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x1 + xo + 32), FloatVector.zero(F))))).fma(dd, a1);
-                a2 = q3.fma(FloatVector.fromArray(F, xs, x2 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x2 + xo + 48),
-                        q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x2 + xo + 32), FloatVector.zero(F))))).fma(dd, a2);
-                a3 = q3.fma(FloatVector.fromArray(F, xs, x3 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x3 + xo + 48),
-                        q1.fma(FloatVector.fromArray(F, xs, x3 + xo + 40), q0.fma(FloatVector.fromArray(F, xs, x3 + xo + 32), FloatVector.zero(F))))).fma(dd, a3);
-            }
+        for (int i = 0; i < 2 * spans; i++) {
+            IntVector v = IntVector.fromMemorySegment(I, m, w + 16L * (i & ~1), LE).lanewise(VectorOperators.LSHR, 16 * (i & 1));
+            int xo = 32 * i;
+            FloatVector q0 = toFloats(v.and(0xF)), q1 = toFloats(v.and(0xF0));
+            FloatVector q2 = toFloats(v.and(0xF00)), q3 = toFloats(v.and(0xF000));
+            FloatVector dd = FloatVector.broadcast(F, acc[32 + i]);
+            a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
+                    q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo))))).fma(dd, a0);
+            a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 16),
+                    q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x1 + xo))))).fma(dd, a1);
+            a2 = q3.fma(FloatVector.fromArray(F, xs, x2 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x2 + xo + 16),
+                    q1.fma(FloatVector.fromArray(F, xs, x2 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x2 + xo))))).fma(dd, a2);
+            a3 = q3.fma(FloatVector.fromArray(F, xs, x3 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x3 + xo + 16),
+                    q1.fma(FloatVector.fromArray(F, xs, x3 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x3 + xo))))).fma(dd, a3);
         }
         a0.intoArray(acc, 0);
         a1.intoArray(acc, 8);

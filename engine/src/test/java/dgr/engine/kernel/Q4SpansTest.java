@@ -184,9 +184,9 @@ class Q4SpansTest {
     }
 
     /**
-     * The kernels scale activations by powers of two up to 2^85 (Q4_0 reads nibbles as subnormal
-     * floats, so its products carry 2^-64): activations from 1e-15 to 1e10 in one input still
-     * meet the float64 bound, alone and batched.
+     * The kernels scale activations by powers of two down to 2^-12 (the nibbles are converted
+     * where they sit, as {@code q·2^e}): activations from 1e-15 to 1e10 in one input still meet
+     * the float64 bound, alone and batched.
      */
     @ParameterizedTest
     @ValueSource(ints = {1, 5})
