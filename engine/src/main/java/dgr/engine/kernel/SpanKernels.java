@@ -174,15 +174,6 @@ abstract class SpanKernels {
     }
 
     /**
-     * The {@code i}-th of {@code len} rows in two-stream order: rows {@code 0, h, 1, h+1, …} with
-     * {@code h = len/2}, the odd last row last. A batch-1 walk takes its chunk in this order.
-     */
-    static int twoStreams(int i, int len) {
-        int half = len / 2;
-        return i >= 2 * half ? i : i % 2 == 0 ? i / 2 : half + i / 2;
-    }
-
-    /**
      * Runs output rows {@code [oStart, oEnd)} of {@code w} over prepared input {@code in}. C2
      * compiles this loop on its own and binds the per-row calls below by their type profile: one
      * or two span formats per loaded model, so they are monomorphic or bimorphic. (A process
@@ -198,13 +189,11 @@ abstract class SpanKernels {
         MemorySegment m = w.data();
         int cols = w.cols(), rows = w.rows();
         if (nRows == 1) {
-            // Batch 1 streams the weights from memory: take rows from the chunk's two halves in
-            // turn, two streams of about 72 KiB apart, which keeps more of them in flight (llama-1b
-            // Q4_0, two builds in one JVM, token by token: faster in 53, 60 and 61 of 80 steps,
-            // medians +1–4%; Q4_K_M level; four streams were 10% slower; the same order for Q8_0's
-            // own walk measured level). Rows are independent, so the order changes no result.
-            for (int i = 0, len = oEnd - oStart; i < len; i++) {
-                int o = oStart + twoStreams(i, len);
+            // Rows in order, one stream. (Rows from the chunk's two halves in turn, two streams
+            // about 72 KiB apart, had measured +1–4% on AMD Zen 3; on an Intel Sapphire
+            // Rapids-class VM they cost 22%: llama-1b Q4_0, batch 1, two threads, six alternating
+            // runs, 12.2–12.4 against 15.1–16.3 tok/s.) Rows are independent: the order changes no result.
+            for (int o = oStart; o < oEnd; o++) {
                 long off = w.rowOffset(o);
                 rowScales(m, off, cols, acc);
                 row1(m, off, off + quants, spans, xs, 0, cols, acc);
