@@ -42,16 +42,28 @@ final class SimdQ8_0 {
         // in for each weight row (at B = 8 that made the per-token cost worse than at B = 4). Four
         // rows per pass, not eight: an eight-row pass (eight activation bases and accumulators)
         // measured 30% slower per token in the whole model.
+        // The first group streams the chunk from memory: rows prefetched ahead of it (Prefetch).
+        int ahead = Prefetch.ENABLED ? Prefetch.rowsAhead(w.rowBytes()) : 0;
+        if (ahead > 0) Prefetch.rows(w, oStart, Math.min(oEnd, oStart + ahead));
         int b = 0;
         for (; b + 4 <= nRows; b += 4) {
-            for (int o = oStart; o < oEnd; o++) rows4(m, w.rowOffset(o), nb, x, pad, cols, b, out, rows, o, lanes);
+            for (int o = oStart; o < oEnd; o++) {
+                if (b == 0 && ahead > 0 && o + ahead < oEnd) Prefetch.rows(w, o + ahead, o + ahead + 1);
+                rows4(m, w.rowOffset(o), nb, x, pad, cols, b, out, rows, o, lanes);
+            }
         }
         if (b + 2 <= nRows) {
-            for (int o = oStart; o < oEnd; o++) rows2(m, w.rowOffset(o), nb, x, pad, cols, b, out, rows, o, lanes);
+            for (int o = oStart; o < oEnd; o++) {
+                if (b == 0 && ahead > 0 && o + ahead < oEnd) Prefetch.rows(w, o + ahead, o + ahead + 1);
+                rows2(m, w.rowOffset(o), nb, x, pad, cols, b, out, rows, o, lanes);
+            }
             b += 2;
         }
         if (b < nRows) {
-            for (int o = oStart; o < oEnd; o++) out[b * rows + o] = row1(m, w.rowOffset(o), nb, x, pad + b * cols, lanes);
+            for (int o = oStart; o < oEnd; o++) {
+                if (b == 0 && ahead > 0 && o + ahead < oEnd) Prefetch.rows(w, o + ahead, o + ahead + 1);
+                out[b * rows + o] = row1(m, w.rowOffset(o), nb, x, pad + b * cols, lanes);
+            }
         }
     }
 
