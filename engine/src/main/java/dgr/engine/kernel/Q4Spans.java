@@ -260,33 +260,21 @@ abstract sealed class Q4Spans extends SpanKernels {
         a0.intoArray(acc, 0);
     }
 
-    /** Two batch rows: each span decoded once for both. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
+    /** Two batch rows: each block decoded once for both, walked as {@link #rows4} is (and for the same reason). Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
     @Override
     final void rows2(MemorySegment m, long off, long w, int spans, float[] xs, int b, int cols, float[] acc) {
         int x0 = SpanInput.PAD + b * cols; int x1 = x0 + cols;
         FloatVector a0 = FloatVector.zero(F), a1 = a0;
-        for (int i = 0; i < spans; i++) {
-            IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
-            int xo = 64 * i;
-            {
-                FloatVector q0 = toFloats(v.and(0xF)), q1 = toFloats(v.and(0xF0));
-                FloatVector q2 = toFloats(v.and(0xF00)), q3 = toFloats(v.and(0xF000));
-                FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i]);
-                a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
-                        q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 0))))).fma(dd, a0);
-                a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 16),
-                        q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x1 + xo + 0))))).fma(dd, a1);
-            }
-            {
-                IntVector u = v.lanewise(VectorOperators.LSHR, 16);
-                FloatVector q0 = toFloats(u.and(0xF)), q1 = toFloats(u.and(0xF0));
-                FloatVector q2 = toFloats(u.and(0xF00)), q3 = toFloats(u.and(0xF000));
-                FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 1]);
-                a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
-                        q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 32))))).fma(dd, a0);
-                a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 48),
-                        q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x1 + xo + 32))))).fma(dd, a1);
-            }
+        for (int i = 0; i < 2 * spans; i++) {
+            IntVector v = IntVector.fromMemorySegment(I, m, w + 16L * (i & ~1), LE).lanewise(VectorOperators.LSHR, 16 * (i & 1));
+            int xo = 32 * i;
+            FloatVector q0 = toFloats(v.and(0xF)), q1 = toFloats(v.and(0xF0));
+            FloatVector q2 = toFloats(v.and(0xF00)), q3 = toFloats(v.and(0xF000));
+            FloatVector dd = FloatVector.broadcast(F, acc[32 + i]);
+            a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
+                    q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo))))).fma(dd, a0);
+            a1 = q3.fma(FloatVector.fromArray(F, xs, x1 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x1 + xo + 16),
+                    q1.fma(FloatVector.fromArray(F, xs, x1 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x1 + xo))))).fma(dd, a1);
         }
         a0.intoArray(acc, 0);
         a1.intoArray(acc, 8);
