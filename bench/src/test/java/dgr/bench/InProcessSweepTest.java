@@ -48,6 +48,8 @@ class InProcessSweepTest {
                 .toList();
         assertThat(failed).isEmpty();
         assertThat(outcome.exitCode()).isZero();
+        // The report says what the kernels' memory access had: it moves speed by a third on some machines.
+        assertThat(outcome.result().environment().kernelMemory()).contains("activation").contains("software prefetch");
     }
 
     @Test

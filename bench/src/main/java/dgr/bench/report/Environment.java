@@ -11,11 +11,12 @@ import java.time.Instant;
 import java.util.List;
 
 /**
- * Where and how a run happened: CPU model (/proc/cpuinfo), cores, memory, OS, JVM, dgr version and
- * the exact command line.
+ * Where and how a run happened: CPU model (/proc/cpuinfo), cores, memory, OS, JVM, what the kernels'
+ * memory access had (aligned activations, weights on huge pages, software prefetch: each moves speed
+ * by up to a third on some machines), dgr version and the exact command line.
  */
 public record Environment(String startedAt, String hostname, String cpuModel, int cores, Long memoryBytes, String os,
-                          String jvm, String jvmArgs, String dgrVersion, String commandLine) {
+                          String jvm, String jvmArgs, String kernelMemory, String dgrVersion, String commandLine) {
 
     public static Environment capture(String dgrVersion, String commandLine) {
         var rt = ManagementFactory.getRuntimeMXBean();
@@ -23,7 +24,7 @@ public record Environment(String startedAt, String hostname, String cpuModel, in
                 memTotal(), System.getProperty("os.name") + " " + System.getProperty("os.version") + " "
                         + System.getProperty("os.arch"),
                 System.getProperty("java.vm.vendor") + " " + System.getProperty("java.vm.name") + " " + Runtime.version(),
-                String.join(" ", rt.getInputArguments()), dgrVersion, commandLine);
+                String.join(" ", rt.getInputArguments()), dgr.engine.kernel.SimdKernels.memoryReport(), dgrVersion, commandLine);
     }
 
     public Recommendation.Machine machine() {

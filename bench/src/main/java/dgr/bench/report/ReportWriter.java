@@ -23,6 +23,7 @@ public final class ReportWriter {
         d.p("Measured " + e.startedAt() + " on " + e.hostname() + ": " + e.cpuModel() + ", " + e.cores() + " cores, "
                 + (e.memoryBytes() == null ? "memory unknown" : gib(e.memoryBytes()) + " memory") + ", " + e.os() + ", "
                 + e.jvm() + ", dgr " + e.dgrVersion() + ".");
+        if (e.kernelMemory() != null) d.p("Kernels: " + e.kernelMemory() + ".");
         d.h(2, "Lanes");
         List<List<String>> lanes = new ArrayList<>();
         for (LaneStatus l : r.lanes()) lanes.add(List.of(l.lane(), l.status(), l.reason()));
