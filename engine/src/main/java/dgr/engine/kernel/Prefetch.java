@@ -90,6 +90,22 @@ final class Prefetch {
         return (int) Math.max(1, (AHEAD_BYTES + rowBytes - 1) / rowBytes);
     }
 
+    /**
+     * Starts a walk over rows {@code [from, to)} of {@code w}: prefetches its first rows and returns
+     * how many rows ahead {@link #next} should stay, 0 when prefetch is off.
+     */
+    static int start(WeightMatrix w, int from, int to) {
+        if (!ENABLED) return 0;
+        int ahead = rowsAhead(w.rowBytes());
+        rows(w, from, Math.min(to, from + ahead));
+        return ahead;
+    }
+
+    /** Before computing row {@code o} of a walk ending at {@code to}: prefetches row {@code o + ahead}, if the walk has it. */
+    static void next(WeightMatrix w, int o, int ahead, int to) {
+        if (ahead > 0 && o + ahead < to) rows(w, o + ahead, o + ahead + 1);
+    }
+
     /** Prefetches rows {@code [from, to)} of {@code w} (rows kept whole and in order, {@code rowBytes} apart). Only when {@link #ENABLED}. */
     static void rows(WeightMatrix w, int from, int to) {
         MemorySegment m = w.data();

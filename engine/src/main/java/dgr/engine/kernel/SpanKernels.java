@@ -193,11 +193,10 @@ abstract class SpanKernels {
             // about 72 KiB apart, had measured +1–4% on AMD Zen 3; on an Intel Sapphire
             // Rapids-class VM they cost 22%: llama-1b Q4_0, batch 1, two threads, six alternating
             // runs, 12.2–12.4 against 15.1–16.3 tok/s.) Rows are independent: the order changes no result.
-            int ahead = Prefetch.ENABLED ? Prefetch.rowsAhead(w.rowBytes()) : 0;
-            if (ahead > 0) Prefetch.rows(w, oStart, Math.min(oEnd, oStart + ahead));
+            int ahead = Prefetch.start(w, oStart, oEnd);
             for (int o = oStart; o < oEnd; o++) {
                 // The row `ahead` rows on, while this one computes (see Prefetch).
-                if (ahead > 0 && o + ahead < oEnd) Prefetch.rows(w, o + ahead, o + ahead + 1);
+                Prefetch.next(w, o, ahead, oEnd);
                 long off = w.rowOffset(o);
                 rowScales(m, off, cols, acc);
                 row1(m, off, off + quants, spans, xs, 0, cols, acc);
@@ -207,12 +206,11 @@ abstract class SpanKernels {
         }
         // Batch rows four at a time, then two, then one; the first group streams the chunk from
         // memory (prefetched as at batch 1), the others find it in L2.
-        int ahead = Prefetch.ENABLED ? Prefetch.rowsAhead(w.rowBytes()) : 0;
-        if (ahead > 0) Prefetch.rows(w, oStart, Math.min(oEnd, oStart + ahead));
+        int ahead = Prefetch.start(w, oStart, oEnd);
         for (int b = 0, n; b < nRows; b += n) {
             n = nRows - b >= 4 ? 4 : nRows - b >= 2 ? 2 : 1;
             for (int o = oStart; o < oEnd; o++) {
-                if (b == 0 && ahead > 0 && o + ahead < oEnd) Prefetch.rows(w, o + ahead, o + ahead + 1);
+                if (b == 0) Prefetch.next(w, o, ahead, oEnd);
                 long off = w.rowOffset(o);
                 rowScales(m, off, cols, acc);
                 if (n == 4) {

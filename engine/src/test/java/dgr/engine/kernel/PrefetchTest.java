@@ -36,6 +36,9 @@ class PrefetchTest {
         Prefetch.rows(w, 0, 16);
         Prefetch.rows(w, 15, 16);
         Prefetch.rows(w, 3, 3); // empty range: no call (the native loop needs at least one line)
+        assertThat(Prefetch.start(w, 0, 16)).isEqualTo(Prefetch.rowsAhead(w.rowBytes())).isEqualTo(15); // 144-byte rows
+        Prefetch.next(w, 15, 15, 16); // past the walk's end: nothing
+        Prefetch.next(w, 0, 15, 16);
         WeightMatrix heap = new WeightMatrix("h", GgmlType.Q4_0, 16, 256, 18L * 8, java.lang.foreign.MemorySegment.ofArray(new byte[18 * 8 * 16]));
         Prefetch.rows(heap, 0, 16); // not native: skipped
         arena.close();
