@@ -13,7 +13,7 @@ import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShuffle;
 
 /**
- * Q6_K, Q5_K, Q3_K, Q2_K, Q5_0, Q5_1, IQ4_XS and IQ4_NL repacked at load into one byte per quant, so a 32-byte load
+ * Q6_K, Q5_K, Q3_K, Q2_K, Q5_0, Q5_1, IQ4_XS, IQ4_NL and MXFP4 repacked at load into one byte per quant, so a 32-byte load
  * yields four float vectors with one AND and one int-to-float conversion each (Q6_K's split low
  * nibbles and high bits took about eight operations per eight values; the others had no fused
  * kernel at all and ran through row decoding, 12× slower than llama.cpp at batch 1 on llama-1b
@@ -21,23 +21,24 @@ import jdk.incubator.vector.VectorShuffle;
  *
  * <p>All are, per 16-value group {@code g}, {@code value = s_g·q − o_g} with an unsigned quant
  * {@code q} (Q6_K 0..63, Q5_K, Q5_0 and Q5_1 0..31, Q3_K 0..7, Q2_K 0..3, the IQ4 types' grid value
- * + 128, 1..241). Symmetric: Q6_K has {@code s_g = d·sc_g}, {@code o_g = 32·s_g}; Q3_K
+ * + 128, 1..241, MXFP4's doubled E2M1 point + 128, 116..140). Symmetric: Q6_K has {@code s_g = d·sc_g}, {@code o_g = 32·s_g}; Q3_K
  * {@code s_g = d·(sc_g − 32)}, {@code o_g = 4·s_g}; IQ4_XS {@code s_g = d·(ls_j − 32)} for the
  * 32-value sub-block {@code j} holding {@code g}, {@code o_g = 128·s_g}.
  * With mins: Q5_K has {@code s_g = d·sc_j}, {@code o_g = dmin·m_j} for the 32-value sub-block
  * {@code j} holding {@code g}; Q2_K {@code s_g = d·sc_g}, {@code o_g = dmin·m_g}. Per block: Q5_0
  * {@code s_g = d_b}, {@code o_g = 16·d_b}; IQ4_NL {@code s_g = d_b}, {@code o_g = 128·d_b}; Q5_1
- * {@code s_g = d_b}, {@code o_g = −m_b} for the 32-value block {@code b}. (f16 times a small integer: exact in f32, as ggml computes them.)
+ * {@code s_g = d_b}, {@code o_g = −m_b} for the 32-value block {@code b}; MXFP4 {@code s_g = 2^(e_b−128)},
+ * {@code o_g = 128·s_g}. (f16 times a small integer: exact in f32, as ggml computes them.)
  *
  * <p><b>Layout:</b> a row starts with its scales, then {@code cols / 32} spans of 32 bytes.
  * Symmetric: the {@code cols / 256} super-block {@code d} as f32, then an int8 scale per group
  * (Q3_K's {@code sc − 32}, IQ4_XS's {@code ls − 32} written for both groups of its sub-block). With mins: the {@code d} as f32, the {@code dmin} as f32, then a byte
  * of scale and one of min per group (Q5_K's sub-block values written twice). Per block: the f16
- * {@code d} (and Q5_1's f16 {@code m}) as in the file (Q5_0, Q5_1, IQ4_NL). Span {@code i} covers columns
+ * {@code d} (and Q5_1's f16 {@code m}) as in the file (Q5_0, Q5_1, IQ4_NL); MXFP4's exponent byte. Span {@code i} covers columns
  * {@code 32i .. 32i+31}; read as eight little-endian ints, byte {@code k} of int {@code j} is the
  * quant of column {@code 32i + 8k + j}. Bytes 0–1 belong to group {@code 2i}, 2–3 to {@code 2i+1}.
  * That is 8.5 to 9.25 bits per value against the files' 6.56 (Q6_K), 6 (Q5_1), 5.5 (Q5_K, Q5_0),
- * 4.5 (IQ4_NL), 4.25 (IQ4_XS), 3.44 (Q3_K) and 2.63 (Q2_K): more bytes streamed, in a fraction of
+ * 4.5 (IQ4_NL), 4.25 (IQ4_XS, MXFP4; MXFP4 takes 8.25 here), 3.44 (Q3_K) and 2.63 (Q2_K): more bytes streamed, in a fraction of
  * the operations (the IQ4 grid is not linear, so its indices cannot be used as numbers the way
  * {@link Q4Spans} uses Q4_0's).
  *
@@ -60,7 +61,7 @@ import jdk.incubator.vector.VectorShuffle;
  * {@link SimdKernels#sum8}). Result: {@code sum8(acc) + sum8(cor)}.
  */
 abstract sealed class ByteSpans extends SpanKernels {
-    private static final int Q6_BLOCK = 210, Q5_BLOCK = 176, Q3_BLOCK = 110, Q2_BLOCK = 84, IQ4_XS_BLOCK = 136, IQ4_NL_BLOCK = 18;
+    private static final int Q6_BLOCK = 210, Q5_BLOCK = 176, Q3_BLOCK = 110, Q2_BLOCK = 84, IQ4_XS_BLOCK = 136, IQ4_NL_BLOCK = 18, MXFP4_BLOCK = 17;
     /** Activation scale per byte position: 256^-k for bytes 0–2, isolated in place; byte 3 is shifted down. */
     private static final float[] BYTE_SCALE = {1f, 0x1p-8f, 0x1p-16f, 1f};
 
@@ -70,7 +71,7 @@ abstract sealed class ByteSpans extends SpanKernels {
      * finish are shared.
      */
     static final ByteSpans Q6_K = new Sym(32f), Q3_K = new Sym(4f), IQ4_XS = new Sym(128f), Q5_K = new Min(), Q2_K = new Min(),
-            Q5_0 = new Block(false, 16f), Q5_1 = new Block(true, 0f), IQ4_NL = new Block(false, 128f);
+            Q5_0 = new Block(false, 16f), Q5_1 = new Block(true, 0f), IQ4_NL = new Block(false, 128f), MXFP4 = new Mx();
 
     /**
      * Whether this matrix can be repacked: Q6_K, Q5_K, Q3_K, Q2_K, Q5_0, Q5_1, IQ4_XS or IQ4_NL in
@@ -83,6 +84,7 @@ abstract sealed class ByteSpans extends SpanKernels {
             case Q5_0 -> finiteF16(w, 22, 0);
             case Q5_1 -> finiteF16(w, 24, 0, 2);
             case IQ4_NL -> finiteF16(w, IQ4_NL_BLOCK, 0);
+            case MXFP4 -> normalScales(w);
             default -> true;
         };
     }
@@ -98,6 +100,7 @@ abstract sealed class ByteSpans extends SpanKernels {
             case Q5_1 -> WeightLayout.Q5_1_SPANS;
             case IQ4_XS -> WeightLayout.IQ4_XS_SPANS;
             case IQ4_NL -> WeightLayout.IQ4_NL_SPANS;
+            case MXFP4 -> WeightLayout.MXFP4_SPANS;
             default -> null;
         };
     }
@@ -105,7 +108,7 @@ abstract sealed class ByteSpans extends SpanKernels {
     /** Whether a matrix in {@code layout} runs on these kernels. */
     static boolean handles(WeightLayout layout) {
         return switch (layout) {
-            case Q6_K_SPANS, Q5_K_SPANS, Q3_K_SPANS, Q2_K_SPANS, Q5_0_SPANS, Q5_1_SPANS, IQ4_XS_SPANS, IQ4_NL_SPANS -> true;
+            case Q6_K_SPANS, Q5_K_SPANS, Q3_K_SPANS, Q2_K_SPANS, Q5_0_SPANS, Q5_1_SPANS, IQ4_XS_SPANS, IQ4_NL_SPANS, MXFP4_SPANS -> true;
             default -> false;
         };
     }
@@ -120,6 +123,7 @@ abstract sealed class ByteSpans extends SpanKernels {
             case Q5_1 -> Q5_1;
             case IQ4_XS -> IQ4_XS;
             case IQ4_NL -> IQ4_NL;
+            case MXFP4 -> MXFP4;
             default -> throw new IllegalArgumentException(type + " has no byte-span layout");
         };
     }
@@ -133,6 +137,7 @@ abstract sealed class ByteSpans extends SpanKernels {
         return cols + switch (type) {
             case Q5_0, IQ4_NL -> cols / 16;
             case Q5_1 -> cols / 8;
+            case MXFP4 -> cols / 32;
             default -> format(type) instanceof Min ? cols / 32 + cols / 8 : cols / 64 + cols / 16;
         };
     }
@@ -159,6 +164,7 @@ abstract sealed class ByteSpans extends SpanKernels {
                 case Q2_K -> (in, out) -> packQ2_K(in, q, out);
                 case IQ4_XS -> (in, out) -> packIQ4_XS(in, q, out);
                 case IQ4_NL -> (in, out) -> packIQ4_NL(in, q, out);
+                case MXFP4 -> (in, out) -> packMXFP4(in, q, out);
                 default -> (in, out) -> packQ5_01(in, q, out, type == GgmlType.Q5_1);
             };
         });
@@ -335,6 +341,40 @@ abstract sealed class ByteSpans extends SpanKernels {
         packSpans(q, out, q.length / 16);
     }
 
+    /**
+     * MXFP4 (17-byte blocks: the E8M0 exponent {@code e}, then 16 bytes of 4-bit indices, low
+     * nibbles values 0–15, high nibbles 16–31) to byte spans: all {@code e} as they were, then each
+     * value's doubled E2M1 point + 128 (116..140), so that value = (q − 128)·2^(e−128).
+     */
+    static void packMXFP4(byte[] in, int[] q, byte[] out) {
+        for (int b = 0; b < q.length / 32; b++) {
+            int o = b * MXFP4_BLOCK;
+            out[b] = in[o];
+            for (int l = 0; l < 16; l++) {
+                int v = in[o + 1 + l] & 0xFF;
+                q[32 * b + l] = MXFP4_POINTS[v & 15] + 128;
+                q[32 * b + l + 16] = MXFP4_POINTS[v >>> 4] + 128;
+            }
+        }
+        packSpans(q, out, q.length / 32);
+    }
+
+    /** E2M1's points doubled (ggml's kvalues_mxfp4), index 8–15 the negatives. */
+    private static final int[] MXFP4_POINTS = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+    /**
+     * Whether every block exponent of a file-layout MXFP4 matrix is at least 2, so its half scale
+     * {@code 2^(e−128)} is a normal float that {@link Mx} builds from the exponent's bits (0 and 1
+     * give subnormal scales, which such a matrix keeps in file layout, decoded exactly per row).
+     */
+    static boolean normalScales(WeightMatrix w) {
+        MemorySegment m = w.data();
+        for (long o = 0, bytes = w.rowBytes() * w.rows(); o < bytes; o += MXFP4_BLOCK) {
+            if ((m.get(java.lang.foreign.ValueLayout.JAVA_BYTE, o) & 0xFF) < 2) return false;
+        }
+        return true;
+    }
+
     /** The 32 values of 16 index bytes at {@code in[o]} as grid value + 128 (1..241) into {@code q[at ..]}. */
     private static void gridBytes(byte[] in, int o, int[] q, int at) {
         for (int l = 0; l < 16; l++) {
@@ -402,9 +442,9 @@ abstract sealed class ByteSpans extends SpanKernels {
      * (Q5_0's "− 16", IQ4_NL's "− 128") or {@code o = −m} (Q5_1's f16 min, added).
      */
     private static final class Block extends ByteSpans {
-        private static final VectorShuffle<Float> FIRST =
+        static final VectorShuffle<Float> FIRST =
                 VectorShuffle.fromValues(F, 0, 0, 1, 1, 2, 2, 3, 3);
-        private static final VectorShuffle<Float> SECOND =
+        static final VectorShuffle<Float> SECOND =
                 VectorShuffle.fromValues(F, 4, 4, 5, 5, 6, 6, 7, 7);
         private final boolean mins;
         private final float k;
@@ -428,6 +468,27 @@ abstract sealed class ByteSpans extends SpanKernels {
                 d.rearrange(SECOND).intoArray(acc, 32 + 2 * j + 8);
                 o.rearrange(FIRST).intoArray(acc, 32 + ns + 2 * j);
                 o.rearrange(SECOND).intoArray(acc, 32 + ns + 2 * j + 8);
+            }
+        }
+    }
+
+    /**
+     * MXFP4: per 32-value block {@code s = 2^(e−128)} (ggml's half E8M0 scale: the points are
+     * stored doubled) from the exponent byte's bits, {@code (e − 1) << 23}, exact for
+     * {@code e ≥ 2}; {@code o = 128·s}.
+     */
+    private static final class Mx extends ByteSpans {
+        @Override
+        void rowScales(MemorySegment m, long off, int cols, float[] acc) {
+            int nb = cols / 32, ns = cols / 16;
+            for (int j = 0; j < nb; j += 8) {
+                FloatVector d = ((IntVector) ByteVector.fromMemorySegment(B64, m, off + j, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0))
+                        .sub(1).lanewise(VectorOperators.LSHL, 23).reinterpretAsFloats();
+                FloatVector o = d.mul(128f);
+                d.rearrange(Block.FIRST).intoArray(acc, 32 + 2 * j);
+                d.rearrange(Block.SECOND).intoArray(acc, 32 + 2 * j + 8);
+                o.rearrange(Block.FIRST).intoArray(acc, 32 + ns + 2 * j);
+                o.rearrange(Block.SECOND).intoArray(acc, 32 + ns + 2 * j + 8);
             }
         }
     }

@@ -30,5 +30,7 @@ public enum WeightLayout {
     /** IQ4_NL with each quant's grid value + 128 as a byte in 32-value spans, f16 d kept: see {@link ByteSpans}. */
     IQ4_NL_SPANS,
     /** IQ4_XS with each quant's grid value + 128 as a byte in 32-value spans, int8 scales (ls − 32), f32 d: see {@link ByteSpans}. */
-    IQ4_XS_SPANS
+    IQ4_XS_SPANS,
+    /** MXFP4 with each value's E2M1 point ×2 + 128 as a byte in 32-value spans, the E8M0 exponent byte per block kept: see {@link ByteSpans}. */
+    MXFP4_SPANS
 }

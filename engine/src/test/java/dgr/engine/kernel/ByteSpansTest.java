@@ -11,7 +11,7 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** The repacked byte layouts (Q6_K, Q5_K, Q3_K, Q2_K, Q5_0, Q5_1, IQ4_XS, IQ4_NL) and their kernels, against the file layout and a float64 reference. */
+/** The repacked byte layouts (Q6_K, Q5_K, Q3_K, Q2_K, Q5_0, Q5_1, IQ4_XS, IQ4_NL, MXFP4) and their kernels, against the file layout and a float64 reference. */
 class ByteSpansTest {
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     private static final ValueLayout.OfShort F16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
@@ -22,6 +22,11 @@ class ByteSpansTest {
         SplittableRandom rnd = new SplittableRandom(seed);
         MemorySegment m = Q4SpansTest.randomBlocks(type, rows, cols, rnd);
         // Where each type's f16 d (and dmin or m) sit in its file block.
+        if (type == GgmlType.MXFP4) {
+            // Exponents 120..130: scales 2^-8 .. 2^2, all normal (e >= 2), so the matrix is repacked.
+            for (long o = 0; o < m.byteSize(); o += 17) m.set(ValueLayout.JAVA_BYTE, o, (byte) (120 + rnd.nextInt(11)));
+            return new WeightMatrix(type.name().toLowerCase(), type, rows, cols, type.bytesFor(cols), m);
+        }
         int block = switch (type) {
             case Q5_0 -> 22;
             case Q5_1 -> 24;
@@ -41,7 +46,7 @@ class ByteSpansTest {
 
     @ParameterizedTest
     @CsvSource({"Q6_K, Q6_K_SPANS", "Q5_K, Q5_K_SPANS", "Q3_K, Q3_K_SPANS", "Q2_K, Q2_K_SPANS", "Q5_0, Q5_0_SPANS",
-                "Q5_1, Q5_1_SPANS", "IQ4_XS, IQ4_XS_SPANS", "IQ4_NL, IQ4_NL_SPANS"})
+                "Q5_1, Q5_1_SPANS", "IQ4_XS, IQ4_XS_SPANS", "IQ4_NL, IQ4_NL_SPANS", "MXFP4, MXFP4_SPANS"})
     void repackedRowsHoldTheSameValuesAsTheFile(GgmlType type, WeightLayout layout) {
         int cols = 512, ns = cols / 16;
         WeightMatrix w = random(type, 3, cols, 1);
@@ -58,7 +63,11 @@ class ByteSpansTest {
                 int span = c / 32, k = (c % 32) / 8, j = c % 8, g = c / 16, sb = c / 256;
                 int q = d.get(ValueLayout.JAVA_BYTE, off + quants + 32L * span + 4L * j + k) & 0xFF;
                 float value;
-                if (type == GgmlType.IQ4_NL) {
+                if (type == GgmlType.MXFP4) {
+                    assertThat(q).isBetween(116, 140);
+                    int e = d.get(ValueLayout.JAVA_BYTE, off + c / 32) & 0xFF;
+                    value = (q - 128) * Math.scalb(1f, e - 128);
+                } else if (type == GgmlType.IQ4_NL) {
                     assertThat(q).isBetween(1, 241);
                     value = (q - 128) * Float.float16ToFloat(d.get(F16, off + 2L * (c / 32)));
                 } else if (type == GgmlType.IQ4_XS) {
@@ -90,11 +99,21 @@ class ByteSpansTest {
                 "Q5_K, 1", "Q5_K, 2", "Q5_K, 3", "Q5_K, 4", "Q5_K, 5", "Q5_K, 8",
                 "Q3_K, 1", "Q3_K, 3", "Q3_K, 5", "Q2_K, 1", "Q2_K, 3", "Q2_K, 5", "Q5_0, 1", "Q5_0, 3", "Q5_0, 5",
                 "Q5_1, 1", "Q5_1, 3", "Q5_1, 5", "IQ4_XS, 1", "IQ4_XS, 2", "IQ4_XS, 3", "IQ4_XS, 4", "IQ4_XS, 5", "IQ4_XS, 8",
-                "IQ4_NL, 1", "IQ4_NL, 3", "IQ4_NL, 5"})
+                "IQ4_NL, 1", "IQ4_NL, 3", "IQ4_NL, 5", "MXFP4, 1", "MXFP4, 2", "MXFP4, 3", "MXFP4, 4", "MXFP4, 5", "MXFP4, 8"})
     void matchesFloat64ReferenceAndIsBitIdenticalAcrossBatchSizes(GgmlType type, int nRows) {
         WeightMatrix w = random(type, 19, 768, 2);
         assertThat(new SimdKernels().prepare(w, Arena.ofAuto()).layout())
                 .isEqualTo(WeightLayout.valueOf(type.name() + "_SPANS"));
         Q4SpansTest.checkAgainstReference(w, nRows);
+    }
+
+    @org.junit.jupiter.api.Test
+    void mxfp4WithASubnormalScaleStaysInFileLayout() {
+        WeightMatrix w = random(GgmlType.MXFP4, 2, 256, 4);
+        w.data().set(ValueLayout.JAVA_BYTE, 17L * 3, (byte) 1); // e = 1: half scale 2^-127, subnormal
+        assertThat(ByteSpans.fits(w)).isFalse();
+        assertThat(new SimdKernels().prepare(w, Arena.ofAuto())).isSameAs(w);
+        w.data().set(ValueLayout.JAVA_BYTE, 17L * 3, (byte) 2);
+        assertThat(ByteSpans.fits(w)).isTrue();
     }
 }
