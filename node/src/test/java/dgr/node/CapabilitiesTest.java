@@ -44,6 +44,7 @@ class CapabilitiesTest {
             assertThat(m.get("id").asText()).isEqualTo("llama-tiny");
             assertThat(m.at("/engine/id").asText()).isEqualTo("java-simd/1");
             assertThat(m.at("/engine/features/max_rows").asInt()).isPositive();
+            assertThat(m.at("/engine/kernel_memory").asText()).contains("pages").contains("software prefetch");
             assertThat(m.at("/recipe/id").asText()).isEqualTo(recipe);
             assertThat(m.at("/recipe/layer_span/0").asInt()).isZero();
             assertThat(m.at("/recipe/layer_span/1").asInt()).isEqualTo(2);
