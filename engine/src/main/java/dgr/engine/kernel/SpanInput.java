@@ -77,7 +77,13 @@ final class SpanInput {
     SpanInput prepare(float[] x, int nRows, int cols, long epoch, float[] chunkScale, int perSum, float[] lanes) {
         if (reuse(x, nRows, cols, epoch, perSum)) return this;
         int n = nRows * cols, mask = chunkScale.length - 1;
-        for (int i = 0; i < n; i += 8) FloatVector.fromArray(F, x, i).mul(chunkScale[(i >> 3) & mask]).intoArray(scaled, PAD + i);
+        for (int i = 0; i < n; i += 8) {
+            FloatVector v = FloatVector.fromArray(F, x, i).mul(chunkScale[(i >> 3) & mask]);
+            // A scaled activation below the smallest normal float (|x| under about 2^-110) becomes
+            // 0: every FMA that met it as a subnormal would take an Intel microcode assist, in
+            // every weight row. Its products are below 2^-122, nothing a logit can show.
+            v.blend(0f, v.abs().lt(Float.MIN_NORMAL)).intoArray(scaled, PAD + i);
+        }
         for (int i = 0; i < n; i += perSum) {
             FloatVector v = FloatVector.fromArray(F, x, i);
             for (int c = 8; c < perSum; c += 8) v = v.add(FloatVector.fromArray(F, x, i + c));
