@@ -31,6 +31,17 @@ public interface Engine extends AutoCloseable {
      */
     ForwardResult forward(Batch batch);
 
+    /**
+     * Bytes this engine holds now in working buffers beside its weights and the sessions' state:
+     * activations sized for its batch rows, per-worker scratch, and buffers that grow with what
+     * batches have needed so far (a mixture of experts' per-expert gathers), or -1 where the
+     * engine does not count them. Read from other threads for reports: a value from between two
+     * steps, never torn in a way that matters for a report.
+     */
+    default long workspaceBytes() {
+        return -1;
+    }
+
     @Override
     void close();
 }

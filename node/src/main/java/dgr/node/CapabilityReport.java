@@ -40,6 +40,8 @@ public final class CapabilityReport {
         ArrayNode list = root.putArray("models");
         long budget = 0;
         long used = 0;
+        long workspace = 0;
+        int uncounted = 0;
         int running = 0;
         int waiting = 0;
         for (ServedModel m : models.all()) {
@@ -73,6 +75,16 @@ public final class CapabilityReport {
             // What the SIMD kernels' memory access has on this machine (activation alignment, huge
             // pages, software prefetch): each moves batch-1 speed by up to a third.
             engine.put("kernel_memory", dgr.engine.kernel.SimdKernels.memoryReport());
+            // Working buffers beside weights and state (activations, scratch, a mixture of
+            // experts' gathers, which grow with the batches run so far); null where uncounted.
+            long ws = e.workspaceBytes();
+            if (ws >= 0) {
+                engine.put("workspace_bytes", ws);
+                workspace += ws;
+            } else {
+                engine.putNull("workspace_bytes");
+                uncounted++;
+            }
             ObjectNode recipe = o.putObject("recipe");
             recipe.put("id", r.id());
             recipe.put("architecture", r.architecture());
@@ -111,6 +123,8 @@ public final class CapabilityReport {
         memory.put("state_budget_bytes", budget);
         memory.put("state_bytes_used", used);
         memory.put("heap_max_bytes", Runtime.getRuntime().maxMemory());
+        memory.put("workspace_bytes", workspace);
+        memory.put("workspace_uncounted_models", uncounted);
         root.set("saturation", saturation);
         root.set("load", load(new Load(running, waiting, used, budget)));
         return root;

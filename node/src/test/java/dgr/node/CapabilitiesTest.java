@@ -45,6 +45,9 @@ class CapabilitiesTest {
             assertThat(m.at("/engine/id").asText()).isEqualTo("java-simd/1");
             assertThat(m.at("/engine/features/max_rows").asInt()).isPositive();
             assertThat(m.at("/engine/kernel_memory").asText()).contains("pages").contains("software prefetch");
+            assertThat(m.at("/engine/workspace_bytes").asLong()).isPositive();
+            assertThat(c.at("/memory/workspace_bytes").asLong()).isEqualTo(m.at("/engine/workspace_bytes").asLong());
+            assertThat(c.at("/memory/workspace_uncounted_models").asInt()).isZero();
             assertThat(m.at("/recipe/id").asText()).isEqualTo(recipe);
             assertThat(m.at("/recipe/layer_span/0").asInt()).isZero();
             assertThat(m.at("/recipe/layer_span/1").asInt()).isEqualTo(2);

@@ -26,6 +26,12 @@ public final class Scratch {
      */
     float[] spanAcc;
 
+    /** Bytes held by these buffers now (they grow to the widest input seen, then stay). */
+    public long bytes() {
+        long floats = row.length + scores.length + lanes.length + (spanAcc == null ? 0 : spanAcc.length);
+        return 4 * floats + nibbles.bytes() + bytes.bytes() + plain.bytes();
+    }
+
     public Scratch(int maxCols, int maxContext) {
         this.row = new float[maxCols];
         this.scores = new float[maxContext];

@@ -42,6 +42,11 @@ final class SpanInput {
         if (scaled == null || scaled.length < PAD + n) scaled = new float[PAD + n];
     }
 
+    /** Bytes held by the prepared activations and sums. */
+    long bytes() {
+        return 4L * ((scaled == null ? 0 : scaled.length) + (sums == null ? 0 : sums.length));
+    }
+
     private boolean holds(float[] x, int nRows, int cols, long epoch) {
         return from == x && rows == nRows && this.cols == cols && this.epoch == epoch;
     }

@@ -500,6 +500,16 @@ public final class LlamaEngine implements Engine {
          * {@code maxRows · used · ln(count)} rows however the routing moves, and the pass hands out
          * the biggest experts' chunks first, which evens the workers' ends.
          */
+        /** Bytes in the per-expert gather buffers: each slot's grows to the largest group it has held, then stays. */
+        long bytesHeld() {
+            long floats = 0;
+            for (float[][] slots : new float[][][] {in, gate, up, hb, out}) {
+                for (float[] a : slots) floats += a == null ? 0 : a.length;
+            }
+            return 4 * floats + 4L * (expertOf.length + rowsOf.length + filled.length + groupSize.length + slotOf.length
+                    + choiceActive.length + choiceRow.length);
+        }
+
         void gather(LlamaWeights.Experts w, float[] x, int choices, int used, int e, int ff) {
             this.w = w;
             this.ff = ff;
@@ -586,6 +596,20 @@ public final class LlamaEngine implements Engine {
      */
     static int expertChunkRows(WeightMatrix w) {
         return (int) Math.min(w.rows(), Math.max(16, (144L << 10) / w.rowBytes()));
+    }
+
+    @Override
+    public long workspaceBytes() {
+        long floats = 0;
+        for (float[] a : new float[][] {x, xb, q, k, v, att, tmp, gate, up, hb, outIn, logits, attnOut, routerScores, routerProbs,
+                routerSelection, expertWeights, choiceOut, sharedScores, sharedOut, mlaQa, mlaQ, mlaKv, mlaAbsorbed, mlaValues}) {
+            floats += a == null ? 0 : a.length;
+        }
+        if (mlaHeadIn != null) for (float[] a : mlaHeadIn) floats += a == null ? 0 : a.length;
+        long bytes = 4 * floats + 4L * ((outIndex == null ? 0 : outIndex.length) + (chosen == null ? 0 : chosen.length));
+        if (expertJob != null) bytes += expertJob.bytesHeld();
+        for (Scratch sc : scratch) bytes += sc.bytes();
+        return bytes;
     }
 
     private static float[] grow(float[] a, int n) {
