@@ -33,11 +33,11 @@ import jdk.incubator.vector.VectorOperators;
  * operations per block.
  *
  * <p><b>Decoding.</b> Nibble {@code k} is isolated in place: {@code v & (0xF << 4k)} for
- * {@code k ≤ 3}, then from {@code u = v >>> 16} with the same three masks for nibbles 4–6, and
- * {@code v >>> 28} for nibble 7: an int {@code q·2^e} with {@code e} = 0, 4, 8, 12, 0, 4, 8, 0,
- * below 2^24, converted to float exactly. (Four masks, not six: with six, C2 reloaded three of
- * them from the constant pool in every iteration for want of registers; four measured 2–3% faster
- * at batch 1 and 4, alternating in one JVM.) Each activation chunk is scaled once per input row
+ * {@code k ≤ 3}, then from {@code u = v >>> 16} with the same four masks for nibbles 4–7: an int
+ * {@code q·2^e} with {@code e = 4·(k mod 4)}, below 2^24, converted to float exactly. (Four masks,
+ * not six: with six, C2 reloaded three of them from the constant pool in every iteration for want
+ * of registers; four measured 2–3% faster at batch 1 and 4, alternating in one JVM. Nibble 7 was
+ * {@code v >>> 28} while the nibbles were read as subnormals.) Each activation chunk is scaled once per input row
  * by {@code 2^-e} (a power of two: exact for activations above 2^-114), so every product is the
  * rounded {@code q·x}.
  *
@@ -66,7 +66,7 @@ import jdk.incubator.vector.VectorOperators;
  *       two activation loads per span: the 4-row kernel 7–14% faster, batch 1 a few per cent,
  *       one JVM alternating.)</li>
  * </ul>
- * One accumulator per batch row, so four rows fit the 16 AVX2 registers when a span is decoded
+ * One accumulator per batch row, so four rows fit the 16 AVX2 registers when a block is decoded
  * once for four rows.
  */
 abstract sealed class Q4Spans extends SpanKernels {
