@@ -77,8 +77,9 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
             }
             // 1: softmax; 2: sigmoid (DeepSeek-V3; llama.cpp reads it for deepseek2 only); gpt-oss
             // routes by softmax over the chosen scores (3) whatever the file says, as llama.cpp does.
-            boolean mla = v == LlamaVariant.DEEPSEEK2;
-            int gating = v == LlamaVariant.GPT_OSS ? 3 : md.getInt(p + "expert_gating_func", 1);
+            // DeepSeek-V3's routing family: deepseek2 and glm4moe (whose missing key means sigmoid, as llama.cpp reads it).
+            boolean mla = v == LlamaVariant.DEEPSEEK2 || v == LlamaVariant.GLM4MOE;
+            int gating = v == LlamaVariant.GPT_OSS ? 3 : md.getInt(p + "expert_gating_func", v == LlamaVariant.GLM4MOE ? 2 : 1);
             if (gating != 1 && !(mla && gating == 2) && v != LlamaVariant.GPT_OSS) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_gating_func = " + gating
                         + ": the llama engine routes with softmax (1)" + (mla ? " or sigmoid (2)" : " only"));
@@ -234,6 +235,15 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
                     + " rows but the vocabulary has " + vocab + " tokens");
         }
         int nLayers = md.getInt(p + "block_count");
+        if (v0 == LlamaVariant.GLM4MOE) {
+            // The last nextn_predict_layers blocks predict further tokens; the main graph stops before them.
+            int nextn = md.getInt(p + "nextn_predict_layers", 0);
+            if (nextn < 0 || nextn >= nLayers) {
+                throw new IllegalArgumentException(a.path() + ": " + p + "nextn_predict_layers = " + nextn + " must be between 0 and "
+                        + p + "block_count = " + nLayers + " minus one");
+            }
+            nLayers -= nextn;
+        }
         LlamaVariant v = v0;
         if (v == null) throw new IllegalArgumentException(a.path() + ": architecture '" + arch + "' is not one the llama engine runs ("
                 + LlamaVariant.names() + ")");

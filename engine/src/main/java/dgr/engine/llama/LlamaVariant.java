@@ -181,6 +181,21 @@ public enum LlamaVariant {
         }
     },
     /**
+     * GLM-4.5, GLM-4.5-Air ({@code glm4moe}): Q/K/V biases, per-head Q/K RMS norms where a file has
+     * them (the 355B), NeoX pairs over {@code rope.dimension_count} of each head, the FFN's pre-norm
+     * stored as {@code post_attention_norm}; the first {@code leading_dense_block_count} layers
+     * dense, the others experts routed as DeepSeek-V3's (sigmoid scores, {@code exp_probs_b} for the
+     * choice, renormalised where {@code expert_weights_norm}, times {@code expert_weights_scale}) plus
+     * {@code expert_shared_count} shared experts; the last {@code nextn_predict_layers} blocks are
+     * multi-token-prediction layers the main graph does not run (as llama.cpp).
+     */
+    GLM4MOE("glm4moe", true, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED)) {
+        @Override
+        String ffnNormTensor() {
+            return "post_attention_norm";
+        }
+    },
+    /**
      * Gemma (1), CodeGemma: embeddings × sqrt(n_embd), queries × 1/sqrt(head_dim), NeoX pairs,
      * GELU; no branch-output norms, windows or soft caps.
      */

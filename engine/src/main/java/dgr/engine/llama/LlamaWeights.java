@@ -170,6 +170,8 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
             // StableLM 2 12B and Command R+: per-head LayerNorm weights for Q and K, one row per head
             // (llama.cpp reads Command R's only at 64 layers, Command R+'s depth; elsewhere they are refused, unread).
             boolean lnQk = ln != null && r.has(p + "attn_q_norm.weight") && (v != LlamaVariant.COMMAND_R || c.nLayers() >= 64);
+            // GLM-4.5 (355B) has per-head RMS norms on Q and K, GLM-4.5-Air none: read where present.
+            boolean glmQk = v == LlamaVariant.GLM4MOE && r.has(p + "attn_q_norm.weight");
             LlamaConfig.Mla mc = c.mla();
             Mla mla = mc == null ? null : mla(r, c, mc, p);
             WeightMatrix[] qkv = mc == null ? attentionProjections(r, c, p)
@@ -185,8 +187,10 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
                     v.preNorms ? r.vector(p + "attn_norm.weight", c.nEmbd()) : null,
                     qkv[0], qkv[1], qkv[2],
                     qkvBias[0], qkvBias[1], qkvBias[2],
-                    qk ? r.vector(p + "attn_q_norm.weight", qNorm) : lnQk ? r.vector(p + "attn_q_norm.weight", c.qDim()) : null,
-                    qk ? r.vector(p + "attn_k_norm.weight", kNorm) : lnQk ? r.vector(p + "attn_k_norm.weight", c.kvDim()) : null,
+                    qk ? r.vector(p + "attn_q_norm.weight", qNorm) : lnQk ? r.vector(p + "attn_q_norm.weight", c.qDim())
+                            : glmQk ? r.vector(p + "attn_q_norm.weight", c.headDim()) : null,
+                    qk ? r.vector(p + "attn_k_norm.weight", kNorm) : lnQk ? r.vector(p + "attn_k_norm.weight", c.kvDim())
+                            : glmQk ? r.vector(p + "attn_k_norm.weight", c.headDim()) : null,
                     r.matrix(p + "attn_output.weight", mc == null ? c.qDim() : c.nHead() * mc.vHead(), c.nEmbd()),
                     v.postNorms ? r.vector(p + "post_attention_norm.weight", c.nEmbd()) : null,
                     ffnNorm ? r.vector(p + v.ffnNormTensor() + ".weight", c.nEmbd()) : null,
@@ -321,7 +325,8 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
                 shared ? r.matrix(p + "ffn_gate_shexp.weight", c.nEmbd(), x.sharedFf()) : null,
                 shared ? r.matrix(p + "ffn_up_shexp.weight", c.nEmbd(), x.sharedFf()) : null,
                 shared ? r.matrix(p + "ffn_down_shexp.weight", x.sharedFf(), c.nEmbd()) : null,
-                c.mla() != null ? r.optionalVector(p + "exp_probs_b.bias", x.count()) : null,
+                c.mla() != null ? r.optionalVector(p + "exp_probs_b.bias", x.count())
+                        : c.variant() == LlamaVariant.GLM4MOE ? r.vector(p + "exp_probs_b.bias", x.count()) : null,
                 oss ? r.vector(p + "ffn_gate_inp.bias", x.count()) : null,
                 oss ? perExpert(r.vector(p + "ffn_gate_exps.bias", x.count() * x.ff()), x.count()) : null,
                 oss ? perExpert(r.vector(p + "ffn_up_exps.bias", x.count() * x.ff()), x.count()) : null,

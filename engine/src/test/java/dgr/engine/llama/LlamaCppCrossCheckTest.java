@@ -104,6 +104,21 @@ class LlamaCppCrossCheckTest {
             0.07216281780606071, 0.09590592133805309, 0.07805191489024388, 0.04338170425622501}));
 
     /**
+     * GLM-4.5-Air's shape ({@code glm4moe}): Q/K/V biases, NeoX pairs over half of each head, the
+     * FFN pre-norm under {@code post_attention_norm}, a dense first layer, sigmoid routing with a
+     * choice bias, renormalised ×2.5, one shared expert, and a fourth block that is a NextN layer
+     * the main graph skips. Agreement 6.7e-4; with normal pairs 8.3e-2 (tried).
+     */
+    private static final Case GLM4MOE = new Case(SynthPreset.GLM4MOE_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
+        new int[] {
+            632, 632, 632, 632, 632, 632, 632, 632, 632, 632, 632, 632, 632, 632, 632, 632},
+        new double[] {
+            0.04008770488888036, 0.010041968271729651, 0.044199533240382394, 0.07215688308181356,
+            0.09975273400721374, 0.10160161301746928, 0.12658884921669422, 0.10167278369548338,
+            0.11942014277952939, 0.134495991031077, 0.18208794196182332, 0.1548982516921633,
+            0.12949926465612815, 0.10677544711370413, 0.08667995518992377, 0.06862403095632352}));
+
+    /**
      * DeepSeek-V2-Lite's variant (27 layers, as llama.cpp tells Lite apart): a plain attn_q, softmax
      * routing without renormalising inside two of four expert groups, two shared experts, YaRN ×4
      * with mscale_all_dim 0.707. Agreement 4.7e-4; without the groups, with mscale taken as
@@ -542,7 +557,7 @@ class LlamaCppCrossCheckTest {
     static Path dir;
 
     static Stream<Arguments> cases() {
-        return Stream.of(EngineOptions.Kind.values()).flatMap(k -> Stream.of(QWEN2, QWEN3, GRANITE, MINICPM, GEMMA, GEMMA2, GEMMA3, STABLELM, STARCODER2, GPTNEOX, GPT2, COMMAND_R, PHI2, SMOLLM2, SMOLLM3, EXAONE4, EXAONE4_SWA, GLM4, ARCEE, SEED_OSS, PHI3, OLMO2, EXAONE, ERNIE, XVERSE, INTERNLM2, MIXTRAL, QWEN2MOE, OLMOE, GRANITEMOE, QWEN3MOE, DEEPSEEK2, DEEPSEEK2_KVB, DEEPSEEK2_LITE, GPT_OSS, STABLELM_QK, COMMAND_R_QK)
+        return Stream.of(EngineOptions.Kind.values()).flatMap(k -> Stream.of(QWEN2, QWEN3, GRANITE, MINICPM, GEMMA, GEMMA2, GEMMA3, STABLELM, STARCODER2, GPTNEOX, GPT2, COMMAND_R, PHI2, SMOLLM2, SMOLLM3, EXAONE4, EXAONE4_SWA, GLM4, ARCEE, SEED_OSS, PHI3, OLMO2, EXAONE, ERNIE, XVERSE, INTERNLM2, MIXTRAL, QWEN2MOE, OLMOE, GRANITEMOE, QWEN3MOE, DEEPSEEK2, DEEPSEEK2_KVB, DEEPSEEK2_LITE, GLM4MOE, GPT_OSS, STABLELM_QK, COMMAND_R_QK)
                 .map(c -> Arguments.of(c, k)));
     }
 

@@ -59,7 +59,7 @@ public final class Synth {
         boolean normBias = layerNorm && !commandR;
         // Partial rotation: Phi-2 and GLM-4 rotate half of each head, StableLM and GPT-NeoX a quarter.
         if (commandR) w.put(a + ".logit_scale", MetaValue.f32(0.5f));
-        if (!a.equals("deepseek2")) w.put(a + ".rope.dimension_count", MetaValue.u32(a.equals("phi2") || a.equals("glm4") ? p.headDim() / 2
+        if (!a.equals("deepseek2")) w.put(a + ".rope.dimension_count", MetaValue.u32(a.equals("phi2") || a.startsWith("glm4") ? p.headDim() / 2
                 : a.equals("stablelm") || a.equals("gptneox") ? p.headDim() / 4 : p.headDim()));
         if (a.equals("gptneox")) w.put(a + ".use_parallel_residual", MetaValue.bool(true));
         w.put(a + ".attention.head_count", MetaValue.u32(p.nHead()));
@@ -99,6 +99,16 @@ public final class Synth {
                 w.put(a + ".expert_weights_norm", MetaValue.bool(true));
                 w.put(a + ".expert_gating_func", MetaValue.u32(2));
             }
+        } else if (a.equals("glm4moe")) {
+            // GLM-4.5's routing (sigmoid scores, a choice bias, renormalised, ×2.5), a dense first
+            // layer, one shared expert, and one NextN layer at the end of the blocks.
+            w.put(a + ".leading_dense_block_count", MetaValue.u32(1));
+            w.put(a + ".expert_feed_forward_length", MetaValue.u32(p.experts().ff()));
+            w.put(a + ".expert_shared_count", MetaValue.u32(p.experts().sharedFf() / p.experts().ff()));
+            w.put(a + ".expert_weights_scale", MetaValue.f32(2.5f));
+            w.put(a + ".expert_weights_norm", MetaValue.bool(true));
+            w.put(a + ".expert_gating_func", MetaValue.u32(2));
+            w.put(a + ".nextn_predict_layers", MetaValue.u32(1));
         } else if (p.headDim() != p.nEmbd() / p.nHead()) {
             w.put(a + ".attention.key_length", MetaValue.u32(p.headDim()));
             w.put(a + ".attention.value_length", MetaValue.u32(p.headDim()));
@@ -110,7 +120,7 @@ public final class Synth {
             w.put(a + ".expert_used_count", MetaValue.u32(ex.used()));
             // Mixtral (llama), OLMoE and Granite take the experts' width from feed_forward_length, Qwen-MoE from its own key.
             if (a.startsWith("qwen")) w.put(a + ".expert_feed_forward_length", MetaValue.u32(ex.ff()));
-            if (ex.sharedFf() > 0 && !a.equals("deepseek2")) w.put(a + ".expert_shared_feed_forward_length", MetaValue.u32(ex.sharedFf()));
+            if (ex.sharedFf() > 0 && !a.equals("deepseek2") && !a.equals("glm4moe")) w.put(a + ".expert_shared_feed_forward_length", MetaValue.u32(ex.sharedFf()));
         }
         w.put(a + ".rope.freq_base", MetaValue.f32(p.ropeFreqBase()));
         boolean olmo3 = p.name().startsWith("olmo3"); // OLMo 3 is written under olmo2, told apart by its window
@@ -180,8 +190,9 @@ public final class Synth {
             w.tensor(name, GgmlType.F32, shape, sink -> writeMatrix(sink, GgmlType.F32, cols, rows, tensorSeed, std));
         };
         // llama.cpp requires them for qwen2; StarCoder2 and StableLM 2 (1.6B) have them too
+        boolean glm4moe = a.equals("glm4moe");
         boolean qkvBias = a.equals("qwen2") || a.equals("qwen2moe") || a.equals("starcoder2") || a.equals("stablelm")
-                || a.equals("seed_oss") || a.equals("gpt-oss");
+                || a.equals("seed_oss") || a.equals("gpt-oss") || glm4moe;
         boolean phi2 = a.equals("phi2"); // no ffn_norm (parallel blocks from one norm), output bias
         boolean glm4 = a.equals("glm4"); // fused attn_qkv with its bias, gate+up in ffn_up, branch-output norms
         boolean fusedQkvBias = phi2 || a.equals("gptneox") || a.equals("gpt2") || glm4; // one attn_qkv with its bias
@@ -264,9 +275,9 @@ public final class Synth {
             if (postNorms) vector.put(b + "post_attention_norm.weight", p.nEmbd(), 1f);
             // Seed-OSS stores its FFN pre-norm under the post-attention name.
             boolean ffnNorm = !noPreNorms && !phi2 && !commandR; // Phi-2 and Command R: one norm feeds both branches
-            if (ffnNorm) vector.put(b + (a.equals("seed_oss") || gptOss ? "post_attention_norm" : "ffn_norm") + ".weight", p.nEmbd(), 1f);
+            if (ffnNorm) vector.put(b + (a.equals("seed_oss") || gptOss || glm4moe ? "post_attention_norm" : "ffn_norm") + ".weight", p.nEmbd(), 1f);
             if (ffnNorm && normBias) vector.put(b + "ffn_norm.bias", p.nEmbd(), 0f);
-            if (ex != null && !(deepseek2 && i == 0)) { // deepseek2-tiny's first layer is dense
+            if (ex != null && !((deepseek2 || glm4moe) && i == 0)) { // deepseek2-tiny's and glm4moe-tiny's first layer is dense
                 // The router stays F32 (llama-quantize never quantizes ffn_gate_inp), with weights
                 // ten times the others' spread so the experts' scores part clearly: a near-tie would
                 // pick different experts on engines whose activations differ in the last bits.
@@ -286,7 +297,7 @@ public final class Synth {
                     spread.put(b + "ffn_up_exps.bias", ex.ff(), ex.count(), 0.1f);
                 }
                 // DeepSeek-V3's choice bias, spread like the router's scores so that it moves choices.
-                if (deepseek2 && !mlaLite) {
+                if ((deepseek2 && !mlaLite) || glm4moe) {
                     long biasSeed = mix(seed, index[0]++);
                     params[0] += ex.count();
                     w.tensor(b + "exp_probs_b.bias", GgmlType.F32, new long[] {ex.count()},
@@ -309,6 +320,13 @@ public final class Synth {
                 }
             }
             if (postNorms) vector.put(b + "post_ffw_norm.weight", p.nEmbd(), 1f);
+            if (glm4moe && i == p.nLayer() - 1) {
+                // The NextN layer's own tensors (llama.cpp loads them, the main graph skips the layer).
+                matrix.accept(b + "nextn.eh_proj.weight", new long[] {2L * p.nEmbd(), p.nEmbd()});
+                vector.put(b + "nextn.enorm.weight", p.nEmbd(), 1f);
+                vector.put(b + "nextn.hnorm.weight", p.nEmbd(), 1f);
+                vector.put(b + "nextn.shared_head_norm.weight", p.nEmbd(), 1f);
+            }
         }
         w.write(out);
         return new Result(out, params[0], out.toFile().length());
