@@ -119,6 +119,19 @@ class LlamaCppCrossCheckTest {
             0.12949926465612815, 0.10677544711370413, 0.08667995518992377, 0.06862403095632352}));
 
     /**
+     * glm4moe-tiny with GLM-4.5's (355B) per-head RMS norms on Q and K, read where a file has them.
+     * Agreement 8.6e-4; the norms change the path itself (218… against glm4moe-tiny's 632…).
+     */
+    private static final Case GLM4MOE_QKNORM = new Case(SynthPreset.GLM4MOE_QKNORM_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
+        new int[] {
+            218, 113, 218, 218, 218, 218, 218, 218, 218, 218, 218, 218, 218, 218, 218, 218},
+        new double[] {
+            0.1495416154578173, 0.0618147641967548, 0.17888251719791004, 0.17434737722873717,
+            0.2330506539803796, 0.26933614121898675, 0.2841479826308104, 0.2621506452019915,
+            0.25933369908552883, 0.2640190684760837, 0.16571080362498503, 0.13602225303706916,
+            0.11076200451404183, 0.09348434612939105, 0.14487660602386843, 0.06166755619126363}));
+
+    /**
      * DeepSeek-V2-Lite's variant (27 layers, as llama.cpp tells Lite apart): a plain attn_q, softmax
      * routing without renormalising inside two of four expert groups, two shared experts, YaRN ×4
      * with mscale_all_dim 0.707. Agreement 4.7e-4; without the groups, with mscale taken as
@@ -557,7 +570,7 @@ class LlamaCppCrossCheckTest {
     static Path dir;
 
     static Stream<Arguments> cases() {
-        return Stream.of(EngineOptions.Kind.values()).flatMap(k -> Stream.of(QWEN2, QWEN3, GRANITE, MINICPM, GEMMA, GEMMA2, GEMMA3, STABLELM, STARCODER2, GPTNEOX, GPT2, COMMAND_R, PHI2, SMOLLM2, SMOLLM3, EXAONE4, EXAONE4_SWA, GLM4, ARCEE, SEED_OSS, PHI3, OLMO2, EXAONE, ERNIE, XVERSE, INTERNLM2, MIXTRAL, QWEN2MOE, OLMOE, GRANITEMOE, QWEN3MOE, DEEPSEEK2, DEEPSEEK2_KVB, DEEPSEEK2_LITE, GLM4MOE, GPT_OSS, STABLELM_QK, COMMAND_R_QK)
+        return Stream.of(EngineOptions.Kind.values()).flatMap(k -> Stream.of(QWEN2, QWEN3, GRANITE, MINICPM, GEMMA, GEMMA2, GEMMA3, STABLELM, STARCODER2, GPTNEOX, GPT2, COMMAND_R, PHI2, SMOLLM2, SMOLLM3, EXAONE4, EXAONE4_SWA, GLM4, ARCEE, SEED_OSS, PHI3, OLMO2, EXAONE, ERNIE, XVERSE, INTERNLM2, MIXTRAL, QWEN2MOE, OLMOE, GRANITEMOE, QWEN3MOE, DEEPSEEK2, DEEPSEEK2_KVB, DEEPSEEK2_LITE, GLM4MOE, GLM4MOE_QKNORM, GPT_OSS, STABLELM_QK, COMMAND_R_QK)
                 .map(c -> Arguments.of(c, k)));
     }
 
