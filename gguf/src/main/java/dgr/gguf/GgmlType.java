@@ -27,6 +27,8 @@ public enum GgmlType {
     I64(27, 1, 8),
     F64(28, 1, 8),
     BF16(30, 1, 2),
+    TQ1_0(34, 256, 54),
+    TQ2_0(35, 256, 66),
     MXFP4(39, 32, 17);
 
     public final int id;

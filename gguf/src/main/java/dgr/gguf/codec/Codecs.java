@@ -17,7 +17,7 @@ public final class Codecs {
                 new F32Codec(), new F16Codec(), new Bf16Codec(),
                 new Q8_0Codec(), new Q8_1Codec(), new Q4_0Codec(), new Q4_1Codec(), new Q5_0Codec(), new Q5_1Codec(),
                 new Q2_KCodec(), new Q3_KCodec(), new Q4_KCodec(), new Q5_KCodec(), new Q6_KCodec(), new Q8_KCodec(),
-                new Iq4NlCodec(), new Iq4XsCodec(), new Mxfp4Codec()}) {
+                new Iq4NlCodec(), new Iq4XsCodec(), new Mxfp4Codec(), new Tq1_0Codec(), new Tq2_0Codec()}) {
             m.put(c.type(), c);
         }
         BY_TYPE = Collections.unmodifiableMap(m);
