@@ -70,7 +70,7 @@ abstract sealed class ByteSpans extends SpanKernels {
      * k = 128), with mins (Q5_K, Q2_K) and per-block f16 (Q5_0, Q5_1, IQ4_NL). Each supplies its {@code rowScales}; kernels and
      * finish are shared.
      */
-    static final ByteSpans Q6_K = new Sym(32f), Q3_K = new Sym(4f), IQ4_XS = new Sym(128f), Q5_K = new Min(), Q2_K = new Min(),
+    static final ByteSpans Q6_K = new Sym(32f), Q3_K = new Sym(4f), IQ4_XS = new Sym(128f), TQ = new Sym(1f), Q5_K = new Min(), Q2_K = new Min(),
             Q5_0 = new Block(false, 16f), Q5_1 = new Block(true, 0f), IQ4_NL = new Block(false, 128f), MXFP4 = new Mx();
 
     /**
@@ -101,6 +101,8 @@ abstract sealed class ByteSpans extends SpanKernels {
             case IQ4_XS -> WeightLayout.IQ4_XS_SPANS;
             case IQ4_NL -> WeightLayout.IQ4_NL_SPANS;
             case MXFP4 -> WeightLayout.MXFP4_SPANS;
+            case TQ1_0 -> WeightLayout.TQ1_0_SPANS;
+            case TQ2_0 -> WeightLayout.TQ2_0_SPANS;
             default -> null;
         };
     }
@@ -108,7 +110,7 @@ abstract sealed class ByteSpans extends SpanKernels {
     /** Whether a matrix in {@code layout} runs on these kernels. */
     static boolean handles(WeightLayout layout) {
         return switch (layout) {
-            case Q6_K_SPANS, Q5_K_SPANS, Q3_K_SPANS, Q2_K_SPANS, Q5_0_SPANS, Q5_1_SPANS, IQ4_XS_SPANS, IQ4_NL_SPANS, MXFP4_SPANS -> true;
+            case Q6_K_SPANS, Q5_K_SPANS, Q3_K_SPANS, Q2_K_SPANS, Q5_0_SPANS, Q5_1_SPANS, IQ4_XS_SPANS, IQ4_NL_SPANS, MXFP4_SPANS, TQ1_0_SPANS, TQ2_0_SPANS -> true;
             default -> false;
         };
     }
@@ -124,6 +126,7 @@ abstract sealed class ByteSpans extends SpanKernels {
             case IQ4_XS -> IQ4_XS;
             case IQ4_NL -> IQ4_NL;
             case MXFP4 -> MXFP4;
+            case TQ1_0, TQ2_0 -> TQ;
             default -> throw new IllegalArgumentException(type + " has no byte-span layout");
         };
     }
@@ -165,6 +168,7 @@ abstract sealed class ByteSpans extends SpanKernels {
                 case IQ4_XS -> (in, out) -> packIQ4_XS(in, q, out);
                 case IQ4_NL -> (in, out) -> packIQ4_NL(in, q, out);
                 case MXFP4 -> (in, out) -> packMXFP4(in, q, out);
+                case TQ1_0, TQ2_0 -> (in, out) -> packTQ(in, q, out, type == GgmlType.TQ1_0);
                 default -> (in, out) -> packQ5_01(in, q, out, type == GgmlType.Q5_1);
             };
         });
@@ -357,6 +361,38 @@ abstract sealed class ByteSpans extends SpanKernels {
             }
         }
         packSpans(q, out, q.length / 32);
+    }
+
+    /**
+     * TQ1_0 (54-byte blocks: 48 bytes of five trits, 4 of four, f16 d) or TQ2_0 (66-byte blocks: 64
+     * bytes of four 2-bit trits, f16 d) to byte spans in the symmetric layout: each block's d as f32,
+     * an int8 scale of 1 per group, each trit (0..2) as a byte, so value = d·q − 1·d, as the codecs'
+     * {@code (trit − 1)·d}. Trits in the codecs' order ({@code dgr.gguf.codec.Tq1_0Codec}, {@code Tq2_0Codec}).
+     */
+    static void packTQ(byte[] in, int[] q, byte[] out, boolean tq1) {
+        int nsb = q.length / 256, block = tq1 ? 54 : 66;
+        for (int b = 0; b < nsb; b++) {
+            int o = b * block, y = 256 * b;
+            putInt(out, 4 * b, Float.floatToRawIntBits(RowDecoder.f16le(in, o + (tq1 ? 52 : 64))));
+            for (int g = 0; g < 16; g++) out[4 * nsb + 16 * b + g] = 1;
+            if (tq1) {
+                for (int n = 0; n < 5; n++) for (int m = 0; m < 32; m++) q[y++] = trit(in[o + m], n);
+                for (int n = 0; n < 5; n++) for (int m = 0; m < 16; m++) q[y++] = trit(in[o + 32 + m], n);
+                for (int n = 0; n < 4; n++) for (int j = 0; j < 4; j++) q[y++] = trit(in[o + 48 + j], n);
+            } else {
+                for (int c = 0; c < 2; c++) {
+                    for (int n = 0; n < 4; n++) for (int m = 0; m < 32; m++) q[y++] = ((in[o + 32 * c + m] & 0xFF) >> (2 * n)) & 3;
+                }
+            }
+        }
+        packSpans(q, out, 4 * nsb + q.length / 16);
+    }
+
+    private static final int[] POW3 = {1, 3, 9, 27, 81, 243};
+
+    /** Trit {@code n} of a TQ1_0 byte: {@code ((b·3^n mod 256)·3) >> 8}. */
+    private static int trit(byte b, int n) {
+        return ((((b & 0xFF) * POW3[n]) & 0xFF) * 3) >> 8;
     }
 
     /** E2M1's points doubled (ggml's kvalues_mxfp4), index 8–15 the negatives. */

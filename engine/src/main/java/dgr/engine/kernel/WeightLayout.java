@@ -32,5 +32,9 @@ public enum WeightLayout {
     /** IQ4_XS with each quant's grid value + 128 as a byte in 32-value spans, int8 scales (ls − 32), f32 d: see {@link ByteSpans}. */
     IQ4_XS_SPANS,
     /** MXFP4 with each value's E2M1 point ×2 + 128 as a byte in 32-value spans, the E8M0 exponent byte per block kept: see {@link ByteSpans}. */
-    MXFP4_SPANS
+    MXFP4_SPANS,
+    /** TQ1_0 with each trit (0..2) as a byte in 32-value spans, f32 d, int8 scales of 1: see {@link ByteSpans}. */
+    TQ1_0_SPANS,
+    /** TQ2_0 with each trit (0..2) as a byte in 32-value spans, f32 d, int8 scales of 1: see {@link ByteSpans}. */
+    TQ2_0_SPANS
 }

@@ -22,6 +22,12 @@ class ByteSpansTest {
         SplittableRandom rnd = new SplittableRandom(seed);
         MemorySegment m = Q4SpansTest.randomBlocks(type, rows, cols, rnd);
         // Where each type's f16 d (and dmin or m) sit in its file block.
+        if (type == GgmlType.TQ1_0 || type == GgmlType.TQ2_0) {
+            // Random trit bytes with a small positive f16 d per block (TQ2_0's 2-bit value 3 decodes as 2·d, as in ggml).
+            int block = (int) type.bytesFor(256), at = type == GgmlType.TQ1_0 ? 52 : 64;
+            Q4SpansTest.setF16(m, block, at, () -> 0.0001 + 0.001 * rnd.nextDouble());
+            return new WeightMatrix(type.name().toLowerCase(), type, rows, cols, type.bytesFor(cols), m);
+        }
         if (type == GgmlType.MXFP4) {
             // Exponents 120..130: scales 2^-8 .. 2^2, all normal (e >= 2), so the matrix is repacked.
             for (long o = 0; o < m.byteSize(); o += 17) m.set(ValueLayout.JAVA_BYTE, o, (byte) (120 + rnd.nextInt(11)));
@@ -46,7 +52,7 @@ class ByteSpansTest {
 
     @ParameterizedTest
     @CsvSource({"Q6_K, Q6_K_SPANS", "Q5_K, Q5_K_SPANS", "Q3_K, Q3_K_SPANS", "Q2_K, Q2_K_SPANS", "Q5_0, Q5_0_SPANS",
-                "Q5_1, Q5_1_SPANS", "IQ4_XS, IQ4_XS_SPANS", "IQ4_NL, IQ4_NL_SPANS", "MXFP4, MXFP4_SPANS"})
+                "Q5_1, Q5_1_SPANS", "IQ4_XS, IQ4_XS_SPANS", "IQ4_NL, IQ4_NL_SPANS", "MXFP4, MXFP4_SPANS", "TQ1_0, TQ1_0_SPANS", "TQ2_0, TQ2_0_SPANS"})
     void repackedRowsHoldTheSameValuesAsTheFile(GgmlType type, WeightLayout layout) {
         int cols = 512, ns = cols / 16;
         WeightMatrix w = random(type, 3, cols, 1);
@@ -63,7 +69,10 @@ class ByteSpansTest {
                 int span = c / 32, k = (c % 32) / 8, j = c % 8, g = c / 16, sb = c / 256;
                 int q = d.get(ValueLayout.JAVA_BYTE, off + quants + 32L * span + 4L * j + k) & 0xFF;
                 float value;
-                if (type == GgmlType.MXFP4) {
+                if (type == GgmlType.TQ1_0 || type == GgmlType.TQ2_0) {
+                    assertThat(q).isLessThan(4);
+                    value = d.get(F32, off + 4L * sb) * d.get(ValueLayout.JAVA_BYTE, off + cols / 64 + g) * (q - 1);
+                } else if (type == GgmlType.MXFP4) {
                     assertThat(q).isBetween(116, 140);
                     int e = d.get(ValueLayout.JAVA_BYTE, off + c / 32) & 0xFF;
                     value = (q - 128) * Math.scalb(1f, e - 128);
@@ -99,7 +108,7 @@ class ByteSpansTest {
                 "Q5_K, 1", "Q5_K, 2", "Q5_K, 3", "Q5_K, 4", "Q5_K, 5", "Q5_K, 8",
                 "Q3_K, 1", "Q3_K, 3", "Q3_K, 5", "Q2_K, 1", "Q2_K, 3", "Q2_K, 5", "Q5_0, 1", "Q5_0, 3", "Q5_0, 5",
                 "Q5_1, 1", "Q5_1, 3", "Q5_1, 5", "IQ4_XS, 1", "IQ4_XS, 2", "IQ4_XS, 3", "IQ4_XS, 4", "IQ4_XS, 5", "IQ4_XS, 8",
-                "IQ4_NL, 1", "IQ4_NL, 3", "IQ4_NL, 5", "MXFP4, 1", "MXFP4, 2", "MXFP4, 3", "MXFP4, 4", "MXFP4, 5", "MXFP4, 8"})
+                "IQ4_NL, 1", "IQ4_NL, 3", "IQ4_NL, 5", "MXFP4, 1", "MXFP4, 2", "MXFP4, 3", "MXFP4, 4", "MXFP4, 5", "MXFP4, 8", "TQ1_0, 1", "TQ1_0, 4", "TQ1_0, 5", "TQ2_0, 1", "TQ2_0, 4", "TQ2_0, 5"})
     void matchesFloat64ReferenceAndIsBitIdenticalAcrossBatchSizes(GgmlType type, int nRows) {
         WeightMatrix w = random(type, 19, 768, 2);
         assertThat(new SimdKernels().prepare(w, Arena.ofAuto()).layout())
