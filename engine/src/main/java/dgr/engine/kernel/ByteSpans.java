@@ -168,7 +168,10 @@ abstract sealed class ByteSpans extends SpanKernels {
                 case IQ4_XS -> (in, out) -> packIQ4_XS(in, q, out);
                 case IQ4_NL -> (in, out) -> packIQ4_NL(in, q, out);
                 case MXFP4 -> (in, out) -> packMXFP4(in, q, out);
-                case TQ1_0, TQ2_0 -> (in, out) -> packTQ(in, q, out, type == GgmlType.TQ1_0);
+                case TQ1_0, TQ2_0 -> {
+                    float[] vals = new float[w.cols()];
+                    yield (in, out) -> packTQ(type, in, q, vals, out);
+                }
                 default -> (in, out) -> packQ5_01(in, q, out, type == GgmlType.Q5_1);
             };
         });
@@ -364,35 +367,21 @@ abstract sealed class ByteSpans extends SpanKernels {
     }
 
     /**
-     * TQ1_0 (54-byte blocks: 48 bytes of five trits, 4 of four, f16 d) or TQ2_0 (66-byte blocks: 64
-     * bytes of four 2-bit trits, f16 d) to byte spans in the symmetric layout: each block's d as f32,
-     * an int8 scale of 1 per group, each trit (0..2) as a byte, so value = d·q − 1·d, as the codecs'
-     * {@code (trit − 1)·d}. Trits in the codecs' order ({@code dgr.gguf.codec.Tq1_0Codec}, {@code Tq2_0Codec}).
+     * TQ1_0 or TQ2_0 file row to byte spans in the symmetric layout: each block's d as f32, an int8
+     * scale of 1 per group, each trit (0..2) as a byte, so value = d·q − 1·d. The trits come from the
+     * codec's own decode ({@code (trit − 1)·d}, so exactly −d, 0, d, or 2·d for TQ2_0's unused fourth
+     * code), which keeps the packing order in one place; {@code vals} is the packer's scratch.
      */
-    static void packTQ(byte[] in, int[] q, byte[] out, boolean tq1) {
-        int nsb = q.length / 256, block = tq1 ? 54 : 66;
+    static void packTQ(GgmlType type, byte[] in, int[] q, float[] vals, byte[] out) {
+        int nsb = q.length / 256, block = (int) type.bytesFor(256), dAt = block - 2;
+        dgr.gguf.codec.Codecs.of(type).dequantize(MemorySegment.ofArray(in), 0, vals, 0, q.length);
         for (int b = 0; b < nsb; b++) {
-            int o = b * block, y = 256 * b;
-            putInt(out, 4 * b, Float.floatToRawIntBits(RowDecoder.f16le(in, o + (tq1 ? 52 : 64))));
+            float d = RowDecoder.f16le(in, b * block + dAt);
+            putInt(out, 4 * b, Float.floatToRawIntBits(d));
             for (int g = 0; g < 16; g++) out[4 * nsb + 16 * b + g] = 1;
-            if (tq1) {
-                for (int n = 0; n < 5; n++) for (int m = 0; m < 32; m++) q[y++] = trit(in[o + m], n);
-                for (int n = 0; n < 5; n++) for (int m = 0; m < 16; m++) q[y++] = trit(in[o + 32 + m], n);
-                for (int n = 0; n < 4; n++) for (int j = 0; j < 4; j++) q[y++] = trit(in[o + 48 + j], n);
-            } else {
-                for (int c = 0; c < 2; c++) {
-                    for (int n = 0; n < 4; n++) for (int m = 0; m < 32; m++) q[y++] = ((in[o + 32 * c + m] & 0xFF) >> (2 * n)) & 3;
-                }
-            }
+            for (int i = 256 * b; i < 256 * (b + 1); i++) q[i] = d == 0 ? 1 : Math.round(vals[i] / d) + 1;
         }
         packSpans(q, out, 4 * nsb + q.length / 16);
-    }
-
-    private static final int[] POW3 = {1, 3, 9, 27, 81, 243};
-
-    /** Trit {@code n} of a TQ1_0 byte: {@code ((b·3^n mod 256)·3) >> 8}. */
-    private static int trit(byte b, int n) {
-        return ((((b & 0xFF) * POW3[n]) & 0xFF) * 3) >> 8;
     }
 
     /** E2M1's points doubled (ggml's kvalues_mxfp4), index 8–15 the negatives. */

@@ -78,13 +78,13 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
             // 1: softmax; 2: sigmoid (DeepSeek-V3; llama.cpp reads it for deepseek2 only); gpt-oss
             // routes by softmax over the chosen scores (3) whatever the file says, as llama.cpp does.
             // DeepSeek-V3's routing family: deepseek2 and glm4moe (whose missing key means sigmoid, as llama.cpp reads it).
-            boolean mla = v == LlamaVariant.DEEPSEEK2 || v == LlamaVariant.GLM4MOE;
+            boolean v3 = v == LlamaVariant.DEEPSEEK2 || v == LlamaVariant.GLM4MOE;
             int gating = v == LlamaVariant.GPT_OSS ? 3 : md.getInt(p + "expert_gating_func", v == LlamaVariant.GLM4MOE ? 2 : 1);
-            if (gating != 1 && !(mla && gating == 2) && v != LlamaVariant.GPT_OSS) {
+            if (gating != 1 && !(v3 && gating == 2) && v != LlamaVariant.GPT_OSS) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_gating_func = " + gating
-                        + ": the llama engine routes with softmax (1)" + (mla ? " or sigmoid (2)" : " only"));
+                        + ": the llama engine routes with softmax (1)" + (v3 ? " or sigmoid (2)" : " only"));
             }
-            int lead = mla ? md.getInt(p + "leading_dense_block_count", 0) : 0;
+            int lead = v3 ? md.getInt(p + "leading_dense_block_count", 0) : 0;
             int groups = md.getInt(p + "expert_group_count", 1), groupsUsed = md.getInt(p + "expert_group_used_count", groups);
             if (groups < 1 || count % groups != 0 || groupsUsed < 1 || groupsUsed > groups || groups > 64 || (groups > 1 && count / groups < 2)) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_group_count = " + groups + ", "
@@ -112,7 +112,7 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
             if (shared < 0) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_shared_feed_forward_length = " + shared + " is negative");
             }
-            boolean norm = mla ? md.getBool(p + "expert_weights_norm", false) : v.ffn.normWeights();
+            boolean norm = v3 ? md.getBool(p + "expert_weights_norm", false) : v.ffn.normWeights();
             Gating g = gating == 2 ? Gating.SIGMOID : gating == 3 ? Gating.SOFTMAX_WEIGHT : Gating.SOFTMAX;
             return new Experts(count, used, ff, scale, norm, shared, se == LlamaVariant.SharedExpert.GATED, g, lead,
                     groups, groupsUsed);

@@ -82,9 +82,7 @@ public final class Synth {
             }
             if (!mlaLite) w.put(a + ".attention.q_lora_rank", MetaValue.u32(MLA_Q_LORA));
             w.put(a + ".attention.kv_lora_rank", MetaValue.u32(MLA_KV_LORA));
-            w.put(a + ".leading_dense_block_count", MetaValue.u32(1));
-            w.put(a + ".expert_feed_forward_length", MetaValue.u32(p.experts().ff()));
-            w.put(a + ".expert_shared_count", MetaValue.u32(p.experts().sharedFf() / p.experts().ff()));
+            putDenseLeadAndSharedExperts(w, a, p);
             if (mlaLite) {
                 // DeepSeek-V2-Lite's routing (softmax, not renormalised, scale 1) in four groups of
                 // which two are searched, and its YaRN (here ×4 over 512 positions, mscale_all_dim 0.707).
@@ -95,19 +93,13 @@ public final class Synth {
                 putYarn(w, a);
                 w.put(a + ".rope.scaling.yarn_log_multiplier", MetaValue.f32(0.0707f));
             } else {
-                w.put(a + ".expert_weights_scale", MetaValue.f32(2.5f));
-                w.put(a + ".expert_weights_norm", MetaValue.bool(true));
-                w.put(a + ".expert_gating_func", MetaValue.u32(2));
+                putV3Routing(w, a);
             }
         } else if (a.equals("glm4moe")) {
             // GLM-4.5's routing (sigmoid scores, a choice bias, renormalised, ×2.5), a dense first
             // layer, one shared expert, and one NextN layer at the end of the blocks.
-            w.put(a + ".leading_dense_block_count", MetaValue.u32(1));
-            w.put(a + ".expert_feed_forward_length", MetaValue.u32(p.experts().ff()));
-            w.put(a + ".expert_shared_count", MetaValue.u32(p.experts().sharedFf() / p.experts().ff()));
-            w.put(a + ".expert_weights_scale", MetaValue.f32(2.5f));
-            w.put(a + ".expert_weights_norm", MetaValue.bool(true));
-            w.put(a + ".expert_gating_func", MetaValue.u32(2));
+            putDenseLeadAndSharedExperts(w, a, p);
+            putV3Routing(w, a);
             w.put(a + ".nextn_predict_layers", MetaValue.u32(1));
         } else if (p.headDim() != p.nEmbd() / p.nHead()) {
             w.put(a + ".attention.key_length", MetaValue.u32(p.headDim()));
@@ -331,6 +323,20 @@ public final class Synth {
         }
         w.write(out);
         return new Result(out, params[0], out.toFile().length());
+    }
+
+    /** One dense first layer, then experts of the preset's width with {@code sharedFf / ff} shared ones (deepseek2, glm4moe). */
+    private static void putDenseLeadAndSharedExperts(GgufWriter w, String a, SynthPreset p) {
+        w.put(a + ".leading_dense_block_count", MetaValue.u32(1));
+        w.put(a + ".expert_feed_forward_length", MetaValue.u32(p.experts().ff()));
+        w.put(a + ".expert_shared_count", MetaValue.u32(p.experts().sharedFf() / p.experts().ff()));
+    }
+
+    /** DeepSeek-V3's routing: sigmoid scores (with the choice bias the tensors add), renormalised, ×2.5. */
+    private static void putV3Routing(GgufWriter w, String a) {
+        w.put(a + ".expert_weights_scale", MetaValue.f32(2.5f));
+        w.put(a + ".expert_weights_norm", MetaValue.bool(true));
+        w.put(a + ".expert_gating_func", MetaValue.u32(2));
     }
 
     /** YaRN ×4 over 512 positions: the synthetic presets' scaled-down stand-in for a model's own YaRN. */
