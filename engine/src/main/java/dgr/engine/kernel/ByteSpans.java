@@ -13,7 +13,7 @@ import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShuffle;
 
 /**
- * Q6_K, Q5_K, Q3_K, Q2_K, Q5_0, Q5_1, IQ4_XS, IQ4_NL and MXFP4 repacked at load into one byte per quant, so a 32-byte load
+ * Q6_K, Q5_K, Q3_K, Q2_K, Q5_0, Q5_1, IQ4_XS, IQ4_NL, MXFP4, TQ1_0/TQ2_0 and the IQ1/IQ2/IQ3 types repacked at load into one byte per quant, so a 32-byte load
  * yields four float vectors with one AND and one int-to-float conversion each (Q6_K's split low
  * nibbles and high bits took about eight operations per eight values; the others had no fused
  * kernel at all and ran through row decoding, 12× slower than llama.cpp at batch 1 on llama-1b
@@ -23,7 +23,9 @@ import jdk.incubator.vector.VectorShuffle;
  * {@code q} (Q6_K 0..63, Q5_K, Q5_0 and Q5_1 0..31, Q3_K 0..7, Q2_K 0..3, the IQ4 types' grid value
  * + 128, 1..241, MXFP4's doubled E2M1 point + 128, 116..140). Symmetric: Q6_K has {@code s_g = d·sc_g}, {@code o_g = 32·s_g}; Q3_K
  * {@code s_g = d·(sc_g − 32)}, {@code o_g = 4·s_g}; IQ4_XS {@code s_g = d·(ls_j − 32)} for the
- * 32-value sub-block {@code j} holding {@code g}, {@code o_g = 128·s_g}.
+ * 32-value sub-block {@code j} holding {@code g}, {@code o_g = 128·s_g}; the IQ1/IQ2/IQ3 types the
+ * same from their integer form ({@link dgr.gguf.codec.IntegerBlock}: {@code s_g = d·scale_g},
+ * quant {@code q + 128}, 66..190); TQ1_0/TQ2_0 {@code s_g = d}, {@code o_g = s_g}.
  * With mins: Q5_K has {@code s_g = d·sc_j}, {@code o_g = dmin·m_j} for the 32-value sub-block
  * {@code j} holding {@code g}; Q2_K {@code s_g = d·sc_g}, {@code o_g = dmin·m_g}. Per block: Q5_0
  * {@code s_g = d_b}, {@code o_g = 16·d_b}; IQ4_NL {@code s_g = d_b}, {@code o_g = 128·d_b}; Q5_1
@@ -103,6 +105,13 @@ abstract sealed class ByteSpans extends SpanKernels {
             case MXFP4 -> WeightLayout.MXFP4_SPANS;
             case TQ1_0 -> WeightLayout.TQ1_0_SPANS;
             case TQ2_0 -> WeightLayout.TQ2_0_SPANS;
+            case IQ1_S -> WeightLayout.IQ1_S_SPANS;
+            case IQ1_M -> WeightLayout.IQ1_M_SPANS;
+            case IQ2_XXS -> WeightLayout.IQ2_XXS_SPANS;
+            case IQ2_XS -> WeightLayout.IQ2_XS_SPANS;
+            case IQ2_S -> WeightLayout.IQ2_S_SPANS;
+            case IQ3_XXS -> WeightLayout.IQ3_XXS_SPANS;
+            case IQ3_S -> WeightLayout.IQ3_S_SPANS;
             default -> null;
         };
     }
@@ -110,7 +119,8 @@ abstract sealed class ByteSpans extends SpanKernels {
     /** Whether a matrix in {@code layout} runs on these kernels. */
     static boolean handles(WeightLayout layout) {
         return switch (layout) {
-            case Q6_K_SPANS, Q5_K_SPANS, Q3_K_SPANS, Q2_K_SPANS, Q5_0_SPANS, Q5_1_SPANS, IQ4_XS_SPANS, IQ4_NL_SPANS, MXFP4_SPANS, TQ1_0_SPANS, TQ2_0_SPANS -> true;
+            case Q6_K_SPANS, Q5_K_SPANS, Q3_K_SPANS, Q2_K_SPANS, Q5_0_SPANS, Q5_1_SPANS, IQ4_XS_SPANS, IQ4_NL_SPANS, MXFP4_SPANS, TQ1_0_SPANS, TQ2_0_SPANS,
+                 IQ1_S_SPANS, IQ1_M_SPANS, IQ2_XXS_SPANS, IQ2_XS_SPANS, IQ2_S_SPANS, IQ3_XXS_SPANS, IQ3_S_SPANS -> true;
             default -> false;
         };
     }
@@ -123,7 +133,7 @@ abstract sealed class ByteSpans extends SpanKernels {
             case Q2_K -> Q2_K;
             case Q5_0 -> Q5_0;
             case Q5_1 -> Q5_1;
-            case IQ4_XS -> IQ4_XS;
+            case IQ4_XS, IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S -> IQ4_XS; // the same symmetric form, o = 128·s
             case IQ4_NL -> IQ4_NL;
             case MXFP4 -> MXFP4;
             case TQ1_0, TQ2_0 -> TQ;
@@ -171,6 +181,10 @@ abstract sealed class ByteSpans extends SpanKernels {
                 case TQ1_0, TQ2_0 -> {
                     float[] vals = new float[w.cols()];
                     yield (in, out) -> packTQ(type, in, q, vals, out);
+                }
+                case IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S -> {
+                    dgr.gguf.codec.IntegerBlock form = dgr.gguf.codec.Codecs.integerBlock(type);
+                    yield (in, out) -> packIQ(type, form, in, q, out);
                 }
                 default -> (in, out) -> packQ5_01(in, q, out, type == GgmlType.Q5_1);
             };
@@ -380,6 +394,23 @@ abstract sealed class ByteSpans extends SpanKernels {
             putInt(out, 4 * b, Float.floatToRawIntBits(d));
             for (int g = 0; g < 16; g++) out[4 * nsb + 16 * b + g] = 1;
             for (int i = 256 * b; i < 256 * (b + 1); i++) q[i] = d == 0 ? 1 : Math.round(vals[i] / d) + 1;
+        }
+        packSpans(q, out, 4 * nsb + q.length / 16);
+    }
+
+    /**
+     * An IQ1/IQ2/IQ3 file row to byte spans in the symmetric layout, from the codec's integer form
+     * ({@code value = d·scale·q}, exactly the decoded value): each block's d as f32, its 16 scales
+     * (1..31) as int8, each {@code q + 128} (66..190) as a byte, so value = s·byte − 128·s.
+     */
+    static void packIQ(GgmlType type, dgr.gguf.codec.IntegerBlock form, byte[] in, int[] q, byte[] out) {
+        int nsb = q.length / 256, block = type.blockBytes;
+        int[] scale = new int[16], v = new int[256];
+        MemorySegment src = MemorySegment.ofArray(in);
+        for (int b = 0; b < nsb; b++) {
+            putInt(out, 4 * b, Float.floatToRawIntBits(form.integers(src, (long) b * block, scale, v)));
+            for (int g = 0; g < 16; g++) out[4 * nsb + 16 * b + g] = (byte) scale[g];
+            for (int i = 0; i < 256; i++) q[256 * b + i] = v[i] + 128;
         }
         packSpans(q, out, 4 * nsb + q.length / 16);
     }

@@ -16,7 +16,8 @@ import java.util.Set;
 public final class RowDecoder {
     public static final Set<GgmlType> SUPPORTED = EnumSet.of(GgmlType.F32, GgmlType.F16, GgmlType.BF16,
             GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1,
-            GgmlType.Q2_K, GgmlType.Q3_K, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K, GgmlType.IQ4_NL, GgmlType.IQ4_XS, GgmlType.MXFP4, GgmlType.TQ1_0, GgmlType.TQ2_0);
+            GgmlType.Q2_K, GgmlType.Q3_K, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K, GgmlType.IQ4_NL, GgmlType.IQ4_XS, GgmlType.MXFP4, GgmlType.TQ1_0, GgmlType.TQ2_0,
+            GgmlType.IQ1_S, GgmlType.IQ1_M, GgmlType.IQ2_XXS, GgmlType.IQ2_XS, GgmlType.IQ2_S, GgmlType.IQ3_XXS, GgmlType.IQ3_S);
 
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -52,7 +53,7 @@ public final class RowDecoder {
             case Q5_K -> { for (int b = 0; b < nb; b++) q5_k(src, off + b * bb, dst, dstOff + 256 * b); }
             case Q6_K -> { for (int b = 0; b < nb; b++) q6_k(src, off + b * bb, dst, dstOff + 256 * b); }
             // The grid types have one decoder, the codec's (checked against gguf-py bit for bit).
-            case IQ4_NL, IQ4_XS, MXFP4, TQ1_0, TQ2_0 -> Codecs.of(type).dequantize(src, off, dst, dstOff, n);
+            case IQ4_NL, IQ4_XS, MXFP4, TQ1_0, TQ2_0, IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S -> Codecs.of(type).dequantize(src, off, dst, dstOff, n);
             default -> throw new IllegalArgumentException("dgr cannot decode ggml type " + type);
         }
     }

@@ -36,5 +36,17 @@ public enum WeightLayout {
     /** TQ1_0 with each trit (0..2) as a byte in 32-value spans, f32 d, int8 scales of 1: see {@link ByteSpans}. */
     TQ1_0_SPANS,
     /** TQ2_0 with each trit (0..2) as a byte in 32-value spans, f32 d, int8 scales of 1: see {@link ByteSpans}. */
-    TQ2_0_SPANS
+    TQ2_0_SPANS,
+    /**
+     * The IQ1/IQ2/IQ3 types in their integer form ({@link dgr.gguf.codec.IntegerBlock}): each
+     * value's signed integer + 128 as a byte in 32-value spans, int8 scales per 16, f32 d per 256:
+     * see {@link ByteSpans}.
+     */
+    IQ1_S_SPANS,
+    IQ1_M_SPANS,
+    IQ2_XXS_SPANS,
+    IQ2_XS_SPANS,
+    IQ2_S_SPANS,
+    IQ3_XXS_SPANS,
+    IQ3_S_SPANS
 }

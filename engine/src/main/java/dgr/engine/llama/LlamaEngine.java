@@ -627,10 +627,17 @@ public final class LlamaEngine implements Engine {
         return xb;
     }
 
-    /** The variant's block norm: LayerNorm with its bias (StableLM, StarCoder2, Phi-2), else RMSNorm. */
+    /**
+     * The variant's block norm: LayerNorm with its bias (StableLM, StarCoder2, Phi-2), else RMSNorm,
+     * then its bias where there is one (Phi-3.5-MoE; ggml's mul then add).
+     */
     private void norm(float[] in, int io, float[] weight, float[] bias, float[] out, int oo) {
-        if (cfg.variant().layerNorm != null) layerNorm(in, io, weight, bias, out, oo);
-        else rmsNorm(in, io, weight, out, oo);
+        if (cfg.variant().layerNorm != null) {
+            layerNorm(in, io, weight, bias, out, oo);
+        } else {
+            rmsNorm(in, io, weight, out, oo);
+            if (bias != null) for (int i = 0; i < bias.length; i++) out[oo + i] += bias[i];
+        }
     }
 
     /**

@@ -105,6 +105,18 @@ public enum LlamaVariant {
     /** Phi-3, Phi-3.5, Phi-4-mini: fused attn_qkv and gate+up (split by {@link LlamaWeights}), LongRoPE factors. */
     PHI3("phi3", true, QkNorm.NONE, true, false, false, 0),
     /**
+     * Phi-3.5-MoE: Phi-3's graph (NeoX pairs, LongRoPE factors) with a bias after every RMS norm
+     * (both branches' and the output's), Q/K/V, attention-output and logit biases, and every FFN
+     * a mixture of experts: softmax over the router's scores, the top {@code expert_used_count},
+     * their weights renormalised (Mixtral's routing).
+     */
+    PHIMOE("phimoe", true, QkNorm.NONE, true, false, false, 0, Ffn.EXPERTS) {
+        @Override
+        boolean rmsNormBiases() {
+            return true;
+        }
+    },
+    /**
      * OLMo 2: no pre-norms, all of Q and all of K normalised, a norm on each branch's output. OLMo 3
      * is the same graph with {@code attention.sliding_window}: three window layers to one global
      * ({@code attention.sliding_window_pattern}, 4 by default), the window layers rotating without
@@ -328,6 +340,11 @@ public enum LlamaVariant {
     /** Whether the global layers of a sliding-window model rotate Q and K (all but EXAONE 4's do). */
     boolean rotatesGlobalLayers() {
         return true;
+    }
+
+    /** Whether each RMS norm adds a bias after its weight ({@code *_norm.bias}; Phi-3.5-MoE), with the attention output's and the logits'. */
+    boolean rmsNormBiases() {
+        return false;
     }
 
     /** Whether positions come from a learned {@code position_embd} table added to the embeddings (GPT-2) instead of rotation. */

@@ -182,6 +182,8 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
                     : plain ? new WeightMatrix[] {null, r.matrix(p + "ffn_up.weight", c.nEmbd(), c.nFf())} : gateAndUp(r, c, p);
             LayerBiases lb = ln != null ? layerBiases(r, c, p, ln, ffnNorm, plain)
                     : v == LlamaVariant.GPT_OSS ? new LayerBiases(null, null, r.vector(p + "attn_output.bias", c.nEmbd()), null, null)
+                    : v.rmsNormBiases() ? new LayerBiases(r.vector(p + "attn_norm.bias", c.nEmbd()), r.vector(p + "ffn_norm.bias", c.nEmbd()),
+                            r.vector(p + "attn_output.bias", c.nEmbd()), null, null)
                     : LayerBiases.NONE;
             layers[l - first] = new Layer(
                     v.preNorms ? r.vector(p + "attn_norm.weight", c.nEmbd()) : null,
@@ -208,6 +210,8 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
             if (ln != null) {
                 biases = new Biases(ln.normBias() ? r.vector("output_norm.bias", c.nEmbd()) : null,
                         ln.outputBias() ? r.optionalVector("output.bias", c.vocabSize()) : null);
+            } else if (v.rmsNormBiases()) {
+                biases = new Biases(r.vector("output_norm.bias", c.nEmbd()), r.vector("output.bias", c.vocabSize()));
             }
             // Tied embeddings: without output.weight the token embedding matrix projects to logits.
             out = r.has("output.weight")

@@ -3,6 +3,7 @@ package dgr.engine.kernel;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dgr.gguf.GgmlType;
+import dgr.gguf.codec.Codecs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -28,6 +29,15 @@ class ByteSpansTest {
             Q4SpansTest.setF16(m, block, at, () -> 0.0001 + 0.001 * rnd.nextDouble());
             return new WeightMatrix(type.name().toLowerCase(), type, rows, cols, type.bytesFor(cols), m);
         }
+        if (Codecs.integerBlock(type) != null) {
+            // The IQ types: blocks their codec wrote for Gaussian rows (random bytes would do too,
+            // but IQ1_M keeps its f16 d in four scattered nibbles), at a small scale.
+            float[] x = new float[rows * cols];
+            for (int i = 0; i < x.length; i++) x[i] = (float) (0.002 * rnd.nextGaussian());
+            MemorySegment b = Arena.ofAuto().allocate(type.bytesFor(x.length), 16);
+            Codecs.of(type).quantize(x, 0, x.length, b, 0);
+            return new WeightMatrix(type.name().toLowerCase(), type, rows, cols, type.bytesFor(cols), b);
+        }
         if (type == GgmlType.MXFP4) {
             // Exponents 120..130: scales 2^-8 .. 2^2, all normal (e >= 2), so the matrix is repacked.
             for (long o = 0; o < m.byteSize(); o += 17) m.set(ValueLayout.JAVA_BYTE, o, (byte) (120 + rnd.nextInt(11)));
@@ -52,7 +62,9 @@ class ByteSpansTest {
 
     @ParameterizedTest
     @CsvSource({"Q6_K, Q6_K_SPANS", "Q5_K, Q5_K_SPANS", "Q3_K, Q3_K_SPANS", "Q2_K, Q2_K_SPANS", "Q5_0, Q5_0_SPANS",
-                "Q5_1, Q5_1_SPANS", "IQ4_XS, IQ4_XS_SPANS", "IQ4_NL, IQ4_NL_SPANS", "MXFP4, MXFP4_SPANS", "TQ1_0, TQ1_0_SPANS", "TQ2_0, TQ2_0_SPANS"})
+                "Q5_1, Q5_1_SPANS", "IQ4_XS, IQ4_XS_SPANS", "IQ4_NL, IQ4_NL_SPANS", "MXFP4, MXFP4_SPANS", "TQ1_0, TQ1_0_SPANS", "TQ2_0, TQ2_0_SPANS",
+                "IQ1_S, IQ1_S_SPANS", "IQ1_M, IQ1_M_SPANS", "IQ2_XXS, IQ2_XXS_SPANS", "IQ2_XS, IQ2_XS_SPANS", "IQ2_S, IQ2_S_SPANS",
+                "IQ3_XXS, IQ3_XXS_SPANS", "IQ3_S, IQ3_S_SPANS"})
     void repackedRowsHoldTheSameValuesAsTheFile(GgmlType type, WeightLayout layout) {
         int cols = 512, ns = cols / 16;
         WeightMatrix w = random(type, 3, cols, 1);
@@ -72,6 +84,9 @@ class ByteSpansTest {
                 if (type == GgmlType.TQ1_0 || type == GgmlType.TQ2_0) {
                     assertThat(q).isLessThan(4);
                     value = d.get(F32, off + 4L * sb) * d.get(ValueLayout.JAVA_BYTE, off + cols / 64 + g) * (q - 1);
+                } else if (Codecs.integerBlock(type) != null) {
+                    assertThat(q).isBetween(128 - 62, 128 + 62);
+                    value = d.get(F32, off + 4L * sb) * d.get(ValueLayout.JAVA_BYTE, off + cols / 64 + g) * (q - 128);
                 } else if (type == GgmlType.MXFP4) {
                     assertThat(q).isBetween(116, 140);
                     int e = d.get(ValueLayout.JAVA_BYTE, off + c / 32) & 0xFF;
@@ -108,7 +123,9 @@ class ByteSpansTest {
                 "Q5_K, 1", "Q5_K, 2", "Q5_K, 3", "Q5_K, 4", "Q5_K, 5", "Q5_K, 8",
                 "Q3_K, 1", "Q3_K, 3", "Q3_K, 5", "Q2_K, 1", "Q2_K, 3", "Q2_K, 5", "Q5_0, 1", "Q5_0, 3", "Q5_0, 5",
                 "Q5_1, 1", "Q5_1, 3", "Q5_1, 5", "IQ4_XS, 1", "IQ4_XS, 2", "IQ4_XS, 3", "IQ4_XS, 4", "IQ4_XS, 5", "IQ4_XS, 8",
-                "IQ4_NL, 1", "IQ4_NL, 3", "IQ4_NL, 5", "MXFP4, 1", "MXFP4, 2", "MXFP4, 3", "MXFP4, 4", "MXFP4, 5", "MXFP4, 8", "TQ1_0, 1", "TQ1_0, 4", "TQ1_0, 5", "TQ2_0, 1", "TQ2_0, 4", "TQ2_0, 5"})
+                "IQ4_NL, 1", "IQ4_NL, 3", "IQ4_NL, 5", "MXFP4, 1", "MXFP4, 2", "MXFP4, 3", "MXFP4, 4", "MXFP4, 5", "MXFP4, 8", "TQ1_0, 1", "TQ1_0, 4", "TQ1_0, 5", "TQ2_0, 1", "TQ2_0, 4", "TQ2_0, 5",
+                "IQ1_S, 1", "IQ1_S, 4", "IQ1_M, 1", "IQ1_M, 5", "IQ2_XXS, 1", "IQ2_XXS, 4", "IQ2_XS, 1", "IQ2_XS, 5",
+                "IQ2_S, 1", "IQ2_S, 3", "IQ3_XXS, 1", "IQ3_XXS, 4", "IQ3_S, 1", "IQ3_S, 5"})
     void matchesFloat64ReferenceAndIsBitIdenticalAcrossBatchSizes(GgmlType type, int nRows) {
         WeightMatrix w = random(type, 19, 768, 2);
         assertThat(new SimdKernels().prepare(w, Arena.ofAuto()).layout())

@@ -41,14 +41,14 @@ final class TinyModels {
      * dash) the {@code NAME-tiny} preset synthesized in that type.
      */
     static Path model(String type) {
-        if (type.startsWith("IQ4_")) return synthesized(type);
+        if (type.startsWith("IQ")) return synthesized(type);
         int dash = type.lastIndexOf('-');
         if (dash > 0) return synthesized(SynthPreset.byName(type.substring(0, dash) + "-tiny"), type.substring(dash + 1));
         return resource("llama-tiny-" + type + ".gguf");
     }
 
     /**
-     * The shared fixtures have no IQ4 files: {@code dgr synth --preset llama-tiny --quant TYPE
+     * The shared fixtures have no IQ files: {@code dgr synth --preset llama-tiny --quant TYPE
      * --seed 7}, written once per test JVM ({@link Iq4CrossCheckTest} holds llama.cpp's view of them).
      */
     static Path synthesized(String type) {

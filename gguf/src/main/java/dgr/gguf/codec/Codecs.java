@@ -17,7 +17,8 @@ public final class Codecs {
                 new F32Codec(), new F16Codec(), new Bf16Codec(),
                 new Q8_0Codec(), new Q8_1Codec(), new Q4_0Codec(), new Q4_1Codec(), new Q5_0Codec(), new Q5_1Codec(),
                 new Q2_KCodec(), new Q3_KCodec(), new Q4_KCodec(), new Q5_KCodec(), new Q6_KCodec(), new Q8_KCodec(),
-                new Iq4NlCodec(), new Iq4XsCodec(), new Mxfp4Codec(), new Tq1_0Codec(), new Tq2_0Codec()}) {
+                new Iq4NlCodec(), new Iq4XsCodec(), new Mxfp4Codec(), new Tq1_0Codec(), new Tq2_0Codec(),
+                new Iq2XxsCodec(), new Iq2XsCodec(), new Iq2SCodec(), new Iq3XxsCodec(), new Iq3SCodec(), new Iq1SCodec(), new Iq1MCodec()}) {
             m.put(c.type(), c);
         }
         BY_TYPE = Collections.unmodifiableMap(m);
@@ -36,6 +37,11 @@ public final class Codecs {
                     + "); dgr converts " + supported());
         }
         return c;
+    }
+
+    /** The integer form of a type's blocks (the IQ1/IQ2/IQ3 types), or null when it has none. */
+    public static IntegerBlock integerBlock(GgmlType type) {
+        return BY_TYPE.get(type) instanceof IntegerBlock b ? b : null;
     }
 
     public static boolean has(GgmlType type) {

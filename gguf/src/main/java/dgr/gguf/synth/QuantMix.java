@@ -25,7 +25,7 @@ public record QuantMix(String name, GgmlType base, int fileType) {
                     t = GgmlType.valueOf(n);
                 } catch (IllegalArgumentException e) {
                     throw new IllegalArgumentException("unknown quantization '" + s + "'; use one of F32, F16, BF16, Q8_0, "
-                            + "Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ4_NL, IQ4_XS, MXFP4, TQ1_0, TQ2_0, Q3_K_M, Q4_K_M, Q5_K_M, MXFP4_MOE");
+                            + "Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ4_NL, IQ4_XS, MXFP4, TQ1_0, TQ2_0, IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, Q3_K_M, Q4_K_M, Q5_K_M, MXFP4_MOE");
                 }
                 if (t == GgmlType.Q8_1 || t == GgmlType.I8 || t == GgmlType.I16 || t == GgmlType.I32
                         || t == GgmlType.I64 || t == GgmlType.F64) {
@@ -42,6 +42,7 @@ public record QuantMix(String name, GgmlType base, int fileType) {
             case F32 -> 0; case F16 -> 1; case Q4_0 -> 2; case Q4_1 -> 3; case Q8_0 -> 7; case Q5_0 -> 8;
             case Q5_1 -> 9; case Q2_K -> 10; case Q3_K -> 12; case Q4_K -> 15; case Q5_K -> 17; case Q6_K -> 18;
             case IQ4_NL -> 25; case IQ4_XS -> 30; case BF16 -> 32; case TQ1_0 -> 36; case TQ2_0 -> 37;
+            case IQ2_XXS -> 19; case IQ2_XS -> 20; case IQ3_XXS -> 23; case IQ1_S -> 24; case IQ3_S -> 26; case IQ2_S -> 28; case IQ1_M -> 31;
             default -> 0; // Q8_K has no llama.cpp file type; 0 is what gguf-py leaves for unknown mixes
         };
     }

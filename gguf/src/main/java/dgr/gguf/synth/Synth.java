@@ -128,7 +128,7 @@ public final class Synth {
             w.put(a + ".attn_logit_softcapping", MetaValue.f32(0.3f));
             w.put(a + ".final_logit_softcapping", MetaValue.f32(2f));
         }
-        if (a.equals("phi3")) {
+        if (a.equals("phi3") || a.equals("phimoe")) {
             // LongRoPE: short and long per-pair factors (tensors below) and a magnitude factor.
             w.put(a + ".rope.scaling.original_context_length", MetaValue.u32(p.contextLength()));
             w.put(a + ".rope.scaling.attn_factor", MetaValue.f32(1.19f));
@@ -184,7 +184,7 @@ public final class Synth {
         // llama.cpp requires them for qwen2; StarCoder2 and StableLM 2 (1.6B) have them too
         boolean glm4moe = a.equals("glm4moe");
         boolean qkvBias = a.equals("qwen2") || a.equals("qwen2moe") || a.equals("starcoder2") || a.equals("stablelm")
-                || a.equals("seed_oss") || a.equals("gpt-oss") || glm4moe;
+                || a.equals("seed_oss") || a.equals("gpt-oss") || glm4moe || a.equals("phimoe");
         boolean phi2 = a.equals("phi2"); // no ffn_norm (parallel blocks from one norm), output bias
         boolean glm4 = a.equals("glm4"); // fused attn_qkv with its bias, gate+up in ffn_up, branch-output norms
         boolean fusedQkvBias = phi2 || a.equals("gptneox") || a.equals("gpt2") || glm4; // one attn_qkv with its bias
@@ -198,6 +198,9 @@ public final class Synth {
         boolean postNorms = a.equals("gemma3") || a.equals("gemma2") || noPreNorms || a.equals("glm4");
         boolean phi3 = a.equals("phi3"); // fused attn_qkv and gate+up in ffn_up, LongRoPE factors
         boolean fusedGateUp = phi3 || a.equals("glm4");
+        // Phi-3.5-MoE: a bias after every RMS norm, on the attention output and on the logits; spread
+        // wider than the norms' weights so that each one moves the logits.
+        boolean rmsBias = a.equals("phimoe");
         int kvDim = p.nHeadKv() * p.headDim(), qDim = p.nHead() * p.headDim();
         matrix.accept("token_embd.weight", new long[] {p.nEmbd(), vocab});
         // GPT-2's learned positions, one row per position of the context.
@@ -206,7 +209,11 @@ public final class Synth {
         if (normBias) vector.put("output_norm.bias", p.nEmbd(), 0f);
         if (!p.tiedEmbeddings()) matrix.accept("output.weight", new long[] {p.nEmbd(), vocab});
         if (phi2) vector.put("output.bias", vocab, 0f);
-        if (phi3) {
+        if (rmsBias) {
+            spread.put("output_norm.bias", p.nEmbd(), 1, 0.1f);
+            vector.put("output.bias", vocab, 0f);
+        }
+        if (phi3 || rmsBias) {
             for (String f : new String[] {"rope_factors_short.weight", "rope_factors_long.weight"}) {
                 int n = p.headDim() / 2;
                 float step = f.contains("long") ? 4f : 2f;
@@ -217,6 +224,7 @@ public final class Synth {
             String b = "blk." + i + ".";
             if (!noPreNorms) vector.put(b + "attn_norm.weight", p.nEmbd(), 1f);
             if (normBias) vector.put(b + "attn_norm.bias", p.nEmbd(), 0f);
+            if (rmsBias) spread.put(b + "attn_norm.bias", p.nEmbd(), 1, 0.1f);
             if (deepseek2) {
                 // Latent attention: the query's low-rank pair with its norm, the joint latent + rotated
                 // key, the latent's norm, and per head the absorption and value lifts (3-D, head-major).
@@ -264,12 +272,14 @@ public final class Synth {
             }
             matrix.accept(b + "attn_output.weight", new long[] {deepseek2 ? (long) p.nHead() * MLA_V : qDim, p.nEmbd()});
             if (plainFfn || gptOss) vector.put(b + "attn_output.bias", p.nEmbd(), 0f);
+            if (rmsBias) spread.put(b + "attn_output.bias", p.nEmbd(), 1, 0.1f);
             if (gptOss) spread.put(b + "attn_sinks.weight", p.nHead(), 1, 0.5f);
             if (postNorms) vector.put(b + "post_attention_norm.weight", p.nEmbd(), 1f);
             // Seed-OSS stores its FFN pre-norm under the post-attention name.
             boolean ffnNorm = !noPreNorms && !phi2 && !commandR; // Phi-2 and Command R: one norm feeds both branches
             if (ffnNorm) vector.put(b + (a.equals("seed_oss") || gptOss || glm4moe ? "post_attention_norm" : "ffn_norm") + ".weight", p.nEmbd(), 1f);
             if (ffnNorm && normBias) vector.put(b + "ffn_norm.bias", p.nEmbd(), 0f);
+            if (rmsBias) spread.put(b + "ffn_norm.bias", p.nEmbd(), 1, 0.1f);
             if (ex != null && !((deepseek2 || glm4moe) && i == 0)) { // deepseek2-tiny's and glm4moe-tiny's first layer is dense
                 // The router stays F32 (llama-quantize never quantizes ffn_gate_inp), with weights
                 // ten times the others' spread so the experts' scores part clearly: a near-tie would
