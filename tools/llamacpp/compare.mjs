@@ -32,6 +32,7 @@ const USAGE = `usage: node compare.mjs -m MODEL.gguf [options]
                       logits in memory: thousands of positions exhaust node's heap)
   -t, --threads N     llama.cpp threads (default 2)
   --ctx N             context size (default 512)
+  --kv TYPE           llama.cpp's K/V cache type (default F16, llama.cpp's; F32 as dgr keeps it)
   --bench N           decode N tokens at batch 1 and report tok/s
   --bench-reps R      repeat the batch-1 benchmark R times (default 1)
   --bench-seqs S      also decode S sequences in parallel, N tokens each
@@ -57,6 +58,7 @@ function parseArgs(argv) {
             case "--tf-chunk": o.tfChunk = Number(next()); break;
             case "-t": case "--threads": o.threads = Number(next()); break;
             case "--ctx": o.ctx = Number(next()); break;
+            case "--kv": o.kv = next().toUpperCase(); break;
             case "--no-tf": o.noTf = true; break;
             case "--bench": o.bench = Number(next()); break;
             case "--bench-reps": o.benchReps = Number(next()); break;
@@ -215,7 +217,8 @@ async function greedy(model, opts, report) {
 // A fresh single-sequence context per check: dgr's CLI runs one sequence from an empty cache,
 // and state left by an earlier check must not be what the comparison measures.
 function newContext(model, opts) {
-    return model.createContext({contextSize: opts.ctx, sequences: 1, threads: {ideal: opts.threads, min: opts.threads}});
+    const kv = opts.kv ? {experimentalKvCacheKeyType: opts.kv, experimentalKvCacheValueType: opts.kv} : {};
+    return model.createContext({contextSize: opts.ctx, sequences: 1, threads: {ideal: opts.threads, min: opts.threads}, ...kv});
 }
 
 // Feeds prompt + dgr's own greedy tokens to both engines and compares the next-token logits

@@ -17,7 +17,23 @@ import dgr.gguf.TensorInfo;
 public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf, int nHead, int nHeadKv, int headDim,
                           float rmsEps, int vocabSize, int trainContext, RopeConfig rope, Multipliers multipliers,
                           SlidingWindow slidingWindow, Softcaps softcaps, Experts experts, LlamaVariant.Parallel parallel,
-                          Mla mla) {
+                          Mla mla, NoRope noRope) {
+
+    /**
+     * Llama 4's layers without rotation, as llama.cpp builds them: every {@code step}-th layer
+     * ({@code (il + 1) % step == 0}) keeps positions out of Q and K and scales Q by the temperature
+     * {@code log(floor((pos + tempOffset) / tempFloor) + 1)·tempScale + 1} (0 scale: none); the
+     * rotated layers, where {@code qkNorm}, RMS-normalise each head of Q and K after the rotation,
+     * without weights (Llama4TextL2Norm). Null elsewhere (SmolLM3's unrotated layers are the
+     * variant's {@code noRopeStep}).
+     */
+    public record NoRope(int step, boolean qkNorm, float tempScale, int tempFloor, float tempOffset) {
+        /** Q's factor at position {@code pos}, as llama.cpp computes it (float position and quotient, the rest in double). */
+        public float temperature(int pos) {
+            if (tempScale == 0f) return 1f;
+            return (float) (Math.log(Math.floor(((float) pos + tempOffset) / (float) tempFloor) + 1.0) * tempScale + 1.0);
+        }
+    }
 
     /**
      * DeepSeek-V2/V3's multi-head latent attention ({@code deepseek2}), run as llama.cpp runs it:
@@ -44,7 +60,8 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
      * otherwise (Granite MoE Shared). Null for a dense FFN.
      */
     public record Experts(int count, int used, int ff, float weightsScale, boolean normWeights, int sharedFf,
-                          boolean sharedGated, Gating gating, int leadingDense, int groups, int groupsUsed) {
+                          boolean sharedGated, Gating gating, int leadingDense, int groups, int groupsUsed, int step,
+                          boolean weightBeforeFfn) {
         /**
          * How router scores become choices and weights ({@code expert_gating_func}): the softmax
          * of all scores (1), each score's sigmoid (2, DeepSeek-V3), or the highest raw scores with
@@ -52,9 +69,12 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
          */
         public enum Gating { SOFTMAX, SIGMOID, SOFTMAX_WEIGHT }
 
-        /** Whether model layer {@code layer} runs the experts (DeepSeek's first layers are dense). */
+        /**
+         * Whether model layer {@code layer} runs the experts: DeepSeek's first layers are dense, and
+         * Llama 4 interleaves them, every {@code step}-th layer ({@code (layer + 1) % step == 0}; none for 0).
+         */
         public boolean at(int layer) {
-            return layer >= leadingDense;
+            return layer >= leadingDense && step > 0 && (layer + 1) % step == 0;
         }
 
         static Experts from(GgufArtifact a, Metadata md, String p, LlamaVariant v, int nFf) {
@@ -79,8 +99,10 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
             // routes by softmax over the chosen scores (3) whatever the file says, as llama.cpp does.
             // DeepSeek-V3's routing family: deepseek2 and glm4moe (whose missing key means sigmoid, as llama.cpp reads it).
             boolean v3 = v == LlamaVariant.DEEPSEEK2 || v == LlamaVariant.GLM4MOE;
-            int gating = v == LlamaVariant.GPT_OSS ? 3 : md.getInt(p + "expert_gating_func", v == LlamaVariant.GLM4MOE ? 2 : 1);
-            if (gating != 1 && !(v3 && gating == 2) && v != LlamaVariant.GPT_OSS) {
+            // Llama 4 routes by each score's sigmoid whatever the file says, as llama.cpp's graph does.
+            boolean llama4 = v == LlamaVariant.LLAMA4;
+            int gating = v == LlamaVariant.GPT_OSS ? 3 : llama4 ? 2 : md.getInt(p + "expert_gating_func", v == LlamaVariant.GLM4MOE ? 2 : 1);
+            if (gating != 1 && !(v3 && gating == 2) && v != LlamaVariant.GPT_OSS && !llama4) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_gating_func = " + gating
                         + ": the llama engine routes with softmax (1)" + (v3 ? " or sigmoid (2)" : " only"));
             }
@@ -104,6 +126,7 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
                 case GATED -> md.getInt(p + "expert_shared_feed_forward_length", nFf);
                 case PLAIN -> md.getInt(p + "expert_shared_feed_forward_length", 0);
                 case COUNTED -> md.getInt(p + "expert_shared_count", 0) * md.getInt(p + "expert_feed_forward_length", nFf);
+                case EXPERT_WIDE -> ff;
             };
             if (se == LlamaVariant.SharedExpert.GATED && shared <= 0) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_shared_feed_forward_length is missing; "
@@ -114,8 +137,14 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
             }
             boolean norm = v3 ? md.getBool(p + "expert_weights_norm", false) : v.ffn.normWeights();
             Gating g = gating == 2 ? Gating.SIGMOID : gating == 3 ? Gating.SOFTMAX_WEIGHT : Gating.SOFTMAX;
+            // Llama 4: interleave_moe_layer_step (required, as llama.cpp reads it), the weight on the expert's input.
+            int step = 1;
+            if (llama4) {
+                step = md.getInt(p + "interleave_moe_layer_step");
+                if (step < 0) throw new IllegalArgumentException(a.path() + ": " + p + "interleave_moe_layer_step = " + step + " is negative");
+            }
             return new Experts(count, used, ff, scale, norm, shared, se == LlamaVariant.SharedExpert.GATED, g, lead,
-                    groups, groupsUsed);
+                    groups, groupsUsed, step, llama4);
         }
     }
 
@@ -144,7 +173,7 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
      */
     public boolean ropeAt(int layer) {
         if (slidingWindow != null && !variant.rotatesGlobalLayers() && !slidingWindow.isLocal(layer)) return false;
-        int step = variant.noRopeStep;
+        int step = noRope != null ? noRope.step() : variant.noRopeStep;
         return step == 0 || (layer + 1) % step != 0;
     }
 
@@ -153,9 +182,22 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
      * last {@code window} positions, itself included, unless {@code il % pattern == pattern − 1};
      * local layers rotate with {@code localRope} (base 10000, unscaled), the others with the file's.
      */
-    public record SlidingWindow(int window, int pattern, RopeConfig localRope) {
+    public record SlidingWindow(int window, int pattern, RopeConfig localRope, boolean chunked) {
         public SlidingWindow {
             if (window < 1) throw new IllegalArgumentException("sliding window must be at least 1, not " + window);
+        }
+
+        /** A sliding window: each position attends to the last {@code window} positions, its own included. */
+        public SlidingWindow(int window, int pattern, RopeConfig localRope) {
+            this(window, pattern, localRope, false);
+        }
+
+        /**
+         * The first position a local layer's row at {@code pos} attends to: the window's start, or
+         * with {@code chunked} (Llama 4) the start of its {@code window}-aligned chunk.
+         */
+        public int start(int pos) {
+            return chunked ? pos - pos % window : Math.max(0, pos - window + 1);
         }
 
         public boolean isLocal(int layer) {
@@ -261,7 +303,22 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
                 nHead, nHeadKv, headDim,
                 md.getFloat(p + (v.layerNorm != null ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon"), 1e-5f), vocab,
                 md.getInt(p + "context_length", 2048), rope, v.multipliers(md, p, nLayers, nEmbd, nHead, headDim),
-                v.slidingWindow(a, md, p, rope), v.softcaps(md, p), experts, v.parallel(md, p), mla);
+                v.slidingWindow(a, md, p, rope), v.softcaps(md, p), experts, v.parallel(md, p), mla,
+                v == LlamaVariant.LLAMA4 ? llama4NoRope(md, p, nLayers, experts) : null);
+    }
+
+    /**
+     * Llama 4's unrotated layers as llama.cpp sets them up: every fourth, with the temperature
+     * (scale 0.1, floor 8192, offset 1) and the Q/K norms on the others (not for 128 experts,
+     * Maverick); a file whose {@code attention.sliding_window} is 0 turns chunking and the
+     * temperature off and leaves only the last layer unrotated (llama.cpp's step = block_count).
+     */
+    private static NoRope llama4NoRope(Metadata md, String p, int nLayers, Experts experts) {
+        boolean qkNorm = experts == null || experts.count() != 128;
+        if (md.has(p + "attention.sliding_window") && md.getInt(p + "attention.sliding_window") == 0) {
+            return new NoRope(nLayers, qkNorm, 0f, 0, 0f);
+        }
+        return new NoRope(4, qkNorm, 0.1f, 8192, 1f);
     }
 
     /**

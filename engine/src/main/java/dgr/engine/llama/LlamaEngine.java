@@ -142,7 +142,9 @@ public final class LlamaEngine implements Engine {
         attnOut = cfg.parallel() != LlamaVariant.Parallel.NONE ? new float[r * e] : null;
         LlamaConfig.Experts ex = cfg.experts();
         // A MoE model's FFN buffers hold one expert's rows, or the shared expert's.
-        int ff = ex == null ? cfg.nFf() : Math.max(Math.max(ex.ff(), ex.sharedFf()), ex.leadingDense() > 0 ? cfg.nFf() : 0);
+        // Dense layers beside the experts' (DeepSeek's leading ones, Llama 4's interleaved ones) run nFf wide.
+        boolean denseToo = ex != null && (ex.leadingDense() > 0 || ex.step() != 1);
+        int ff = ex == null ? cfg.nFf() : Math.max(Math.max(ex.ff(), ex.sharedFf()), denseToo ? cfg.nFf() : 0);
         LlamaConfig.Mla mla = cfg.mla();
         int heads = cfg.nHead();
         mlaQa = mla == null || mla.qLoraRank() == 0 ? null : new float[r * mla.qLoraRank()];
@@ -251,7 +253,7 @@ public final class LlamaEngine implements Engine {
             qkv(l, L, in, n, local, rotate);
         }
         attentionJob.layer = l;
-        attentionJob.window = local ? cfg.slidingWindow().window() : 0;
+        attentionJob.window = local ? cfg.slidingWindow() : null;
         attentionJob.layerSinks = L.sinks();
         pool.run(attentionJob);
         if (L.mla() != null) {
@@ -294,6 +296,16 @@ public final class LlamaEngine implements Engine {
                 Rope ro = local ? localRope : rope;
                 ro.apply(q, r * qd, cfg.nHead(), hd, pos);
                 ro.apply(k, r * kvd, cfg.nHeadKv(), hd, pos);
+            }
+            LlamaConfig.NoRope nr = cfg.noRope();
+            if (nr != null && rotate && nr.qkNorm()) {
+                // Llama 4's rotated layers: each head of Q and K RMS-normalised after the rotation, no weights.
+                for (int o = 0; o < qd; o += hd) rmsNormUnweighted(q, r * qd + o, hd);
+                for (int o = 0; o < kvd; o += hd) rmsNormUnweighted(k, r * kvd + o, hd);
+            } else if (nr != null && !rotate) {
+                // Its unrotated layers: Q times the position's temperature (1 before position 8191).
+                float t = nr.temperature(pos);
+                if (t != 1f) for (int i = r * qd; i < (r + 1) * qd; i++) q[i] *= t;
             }
             float[] kp = rowSlot[r].kPage(l, pos);
             for (int i = 0, kb = KvSlot.kBlock(pos, kvd) + pos % 8; i < kvd; i++) kp[kb + 8 * i] = k[r * kvd + i];
@@ -415,7 +427,7 @@ public final class LlamaEngine implements Engine {
             ExpertRouting.route(routerScores, r * count, count, used, ex.normWeights(), ex.weightsScale(), ex.gating(),
                     w.selectionBias, ex.groups(), ex.groupsUsed(), routerProbs, routerSelection, chosen, expertWeights, r * used);
         }
-        expertJob.gather(w, in, n * used, used, e, ex.ff());
+        expertJob.gather(w, in, n * used, used, e, ex.ff(), ex.weightBeforeFfn() ? expertWeights : null);
         expertJob.phase(true);
         pool.run(expertJob);
         expertJob.phase(false);
@@ -423,6 +435,15 @@ public final class LlamaEngine implements Engine {
         expertJob.scatter(choiceOut, e);
         for (int r = 0; r < n; r++) {
             int c0 = r * used;
+            if (ex.weightBeforeFfn()) {
+                // Llama 4: the weights scaled the experts' inputs; their outputs are summed as they are.
+                for (int i = 0; i < e; i++) {
+                    float sum = choiceOut[c0 * e + i];
+                    for (int k = 1; k < used; k++) sum += choiceOut[(c0 + k) * e + i];
+                    tmp[r * e + i] = sum;
+                }
+                continue;
+            }
             for (int i = 0; i < e; i++) {
                 float sum = expertWeights[c0] * choiceOut[c0 * e + i];
                 for (int k = 1; k < used; k++) sum += expertWeights[c0 + k] * choiceOut[(c0 + k) * e + i];
@@ -510,7 +531,11 @@ public final class LlamaEngine implements Engine {
                     + choiceActive.length + choiceRow.length);
         }
 
-        void gather(LlamaWeights.Experts w, float[] x, int choices, int used, int e, int ff) {
+        /**
+         * Groups the step's (row, choice) pairs by expert and copies each pair's input row in; with
+         * {@code inputWeights} (Llama 4) each copy is the row times its choice's weight, rounded per value as ggml multiplies.
+         */
+        void gather(LlamaWeights.Experts w, float[] x, int choices, int used, int e, int ff, float[] inputWeights) {
             this.w = w;
             this.ff = ff;
             this.choices = choices;
@@ -540,7 +565,12 @@ public final class LlamaEngine implements Engine {
             }
             for (int c = 0; c < choices; c++) {
                 int a = slotOf[chosen[c]], m = filled[a]++;
-                System.arraycopy(x, (c / used) * e, in[a], m * e, e);
+                if (inputWeights == null) {
+                    System.arraycopy(x, (c / used) * e, in[a], m * e, e);
+                } else {
+                    float wc = inputWeights[c];
+                    for (int i = 0, s = (c / used) * e, d = m * e; i < e; i++) in[a][d + i] = x[s + i] * wc;
+                }
                 choiceActive[c] = a;
                 choiceRow[c] = m;
             }
@@ -688,6 +718,14 @@ public final class LlamaEngine implements Engine {
         for (int i = 0; i < e; i++) ss += (double) in[io + i] * in[io + i];
         float scale = (float) (1.0 / Math.sqrt(ss / e + cfg.rmsEps()));
         for (int i = 0; i < e; i++) out[oo + i] = in[io + i] * scale * weight[i];
+    }
+
+    /** x / sqrt(mean(x²) + eps) in place over {@code a[o .. o+e)}: ggml's {@code rms_norm} with no weight after it. */
+    private void rmsNormUnweighted(float[] a, int o, int e) {
+        double ss = 0;
+        for (int i = 0; i < e; i++) ss += (double) a[o + i] * a[o + i];
+        float scale = (float) (1.0 / Math.sqrt(ss / e + cfg.rmsEps()));
+        for (int i = 0; i < e; i++) a[o + i] = a[o + i] * scale;
     }
 
     /** {@code bias} added to each of the first {@code rows} rows of {@code a} (rows as wide as the bias); nothing where it is null. */
@@ -963,7 +1001,8 @@ public final class LlamaEngine implements Engine {
      */
     private final class AttentionJob implements WorkerPool.Job {
         int layer;
-        int window;
+        /** The layer's window or chunk (sliding-window and chunked layers), or null for all positions. */
+        LlamaConfig.SlidingWindow window;
         /** The layer's sink logits, one per query head (gpt-oss), or null. */
         float[] layerSinks;
 
@@ -984,7 +1023,7 @@ public final class LlamaEngine implements Engine {
             float[] sc = s.scores;
             int stride = scoreStride;
             float scale = cfg.multipliers().attentionScale(hd), cap = cfg.softcaps().attention();
-            int t0 = window > 0 ? Math.max(0, pos - window + 1) : 0;
+            int t0 = window != null ? window.start(pos) : 0;
             for (int tb = t0 - t0 % 8; tb <= pos; tb += 8) {
                 kernels.scores8(q, qo, heads, hd, slot.kPage(layer, tb), KvSlot.kBlock(tb, kvd) + kh * hd * 8, sc, tb, stride);
             }

@@ -102,6 +102,22 @@ public enum LlamaVariant {
     OLMOE("olmoe", true, QkNorm.WHOLE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.NONE)),
     /** Qwen3-MoE: Qwen3's attention, every FFN a mixture of experts ({@link LlamaConfig.Experts}). */
     QWEN3MOE("qwen3moe", true, QkNorm.PER_HEAD, true, false, false, 0, Ffn.EXPERTS),
+    /**
+     * Llama 4 (Scout, Maverick): llama's blocks with every fourth layer unrotated (and its Q scaled
+     * by a position temperature), the other three attending within 8192-position chunks and their
+     * Q/K heads RMS-normalised after the rotation ({@link LlamaConfig.NoRope}); experts on every
+     * {@code interleave_moe_layer_step}-th layer: each score's sigmoid, the top
+     * {@code expert_used_count}, the weight applied to the expert's input, plus a shared expert as
+     * wide as the experts; dense layers elsewhere.
+     */
+    LLAMA4("llama4", false, QkNorm.NONE, true, false, false, 0,
+            new Ffn(Ffn.Kind.DENSE_OR_EXPERTS, false, SharedExpert.EXPERT_WIDE)) {
+        @Override
+        SlidingWindow slidingWindow(GgufArtifact a, Metadata md, String p, RopeConfig rope) {
+            if (md.has(p + "attention.sliding_window") && md.getInt(p + "attention.sliding_window") == 0) return null;
+            return new SlidingWindow(8192, 4, rope, true);
+        }
+    },
     /** Phi-3, Phi-3.5, Phi-4-mini: fused attn_qkv and gate+up (split by {@link LlamaWeights}), LongRoPE factors. */
     PHI3("phi3", true, QkNorm.NONE, true, false, false, 0),
     /**
@@ -453,9 +469,10 @@ public enum LlamaVariant {
      * (Qwen2-MoE, {@code expert_shared_feed_forward_length} or {@code feed_forward_length} wide);
      * {@code PLAIN}, there when {@code expert_shared_feed_forward_length} is above 0 and added as it
      * is (Granite MoE Shared); {@code COUNTED}, {@code expert_shared_count} experts of
-     * {@code expert_feed_forward_length} in one ungated FFN, there when the count is above 0 (DeepSeek).
+     * {@code expert_feed_forward_length} in one ungated FFN, there when the count is above 0 (DeepSeek);
+     * {@code EXPERT_WIDE}, one as wide as the experts, always there and added as it is (Llama 4).
      */
-    public enum SharedExpert { NONE, GATED, PLAIN, COUNTED }
+    public enum SharedExpert { NONE, GATED, PLAIN, COUNTED, EXPERT_WIDE }
 
     /**
      * Gemma's, as llama.cpp loads them: embeddings × sqrt(n_embd) and queries × 1/sqrt(head_dim),

@@ -534,6 +534,19 @@ class LlamaCppCrossCheckTest {
             0.02450709131806761, 0.021853981537901745, 0.02038312327547409, 0.018896356615359267,
             0.014835753003318075, 0.008758003424661709, 0.0016162518153208794, 0.004416330945542057}));
 
+    /** Llama 4: the fourth layer unrotated, Q/K heads RMS-normalised after the rotation on the
+     * others, experts on layers 1 and 3 (sigmoid, top 1, the weight on the expert's input) with a
+     * shared expert, dense FFNs between. Agreement 9.4e-4; without the Q/K norms 0.66, with the
+     * weight on the output instead 0.0056 (both tried). */
+    private static final Case LLAMA4 = new Case(SynthPreset.LLAMA4_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
+        new int[] {
+            838, 592, 347, 22, 434, 874, 720, 347, 347, 347, 874, 720, 347, 874, 720, 347},
+        new double[] {
+            0.012270662703915747, 0.1335633712298261, 0.21153456726965292, 0.19128158391690775,
+            0.012061179391796628, 0.010000604254892131, 0.03350998151015272, 0.22236291735498437,
+            0.0032884822261713964, 0.007661470317159136, 0.051322467526823345, 0.07248018129029088,
+            0.042323380743831684, 0.09387220296810028, 0.07802689292972698, 0.03566493667145121}));
+
     /** 150 token ids (seeded, below 1024): long enough that window-8 layers give back two pages of K/V. */
     private static final int[] LONG_PROMPT = {
         466, 889, 576, 880, 949, 802, 479, 465, 523, 878, 604, 197, 192, 826, 527, 490, 647, 631, 815, 193,
@@ -582,7 +595,7 @@ class LlamaCppCrossCheckTest {
     static Path dir;
 
     static Stream<Arguments> cases() {
-        return Stream.of(EngineOptions.Kind.values()).flatMap(k -> Stream.of(QWEN2, QWEN3, GRANITE, MINICPM, GEMMA, GEMMA2, GEMMA3, STABLELM, STARCODER2, GPTNEOX, GPT2, COMMAND_R, PHI2, SMOLLM2, SMOLLM3, EXAONE4, EXAONE4_SWA, GLM4, ARCEE, SEED_OSS, PHI3, PHIMOE, OLMO2, EXAONE, ERNIE, XVERSE, INTERNLM2, MIXTRAL, QWEN2MOE, OLMOE, GRANITEMOE, QWEN3MOE, DEEPSEEK2, DEEPSEEK2_KVB, DEEPSEEK2_LITE, GLM4MOE, GLM4MOE_QKNORM, GPT_OSS, STABLELM_QK, COMMAND_R_QK)
+        return Stream.of(EngineOptions.Kind.values()).flatMap(k -> Stream.of(QWEN2, QWEN3, GRANITE, MINICPM, GEMMA, GEMMA2, GEMMA3, STABLELM, STARCODER2, GPTNEOX, GPT2, COMMAND_R, PHI2, SMOLLM2, SMOLLM3, EXAONE4, EXAONE4_SWA, GLM4, ARCEE, SEED_OSS, PHI3, PHIMOE, LLAMA4, OLMO2, EXAONE, ERNIE, XVERSE, INTERNLM2, MIXTRAL, QWEN2MOE, OLMOE, GRANITEMOE, QWEN3MOE, DEEPSEEK2, DEEPSEEK2_KVB, DEEPSEEK2_LITE, GLM4MOE, GLM4MOE_QKNORM, GPT_OSS, STABLELM_QK, COMMAND_R_QK)
                 .map(c -> Arguments.of(c, k)));
     }
 

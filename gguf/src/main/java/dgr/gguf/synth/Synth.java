@@ -111,7 +111,9 @@ public final class Synth {
             w.put(a + ".expert_count", MetaValue.u32(ex.count()));
             w.put(a + ".expert_used_count", MetaValue.u32(ex.used()));
             // Mixtral (llama), OLMoE and Granite take the experts' width from feed_forward_length, Qwen-MoE from its own key.
-            if (a.startsWith("qwen")) w.put(a + ".expert_feed_forward_length", MetaValue.u32(ex.ff()));
+            if (a.startsWith("qwen") || a.equals("llama4")) w.put(a + ".expert_feed_forward_length", MetaValue.u32(ex.ff()));
+            // Llama 4: experts on every second layer (Maverick's interleave), dense ones between.
+            if (a.equals("llama4")) w.put(a + ".interleave_moe_layer_step", MetaValue.u32(LLAMA4_MOE_STEP));
             if (ex.sharedFf() > 0 && !a.equals("deepseek2") && !a.equals("glm4moe")) w.put(a + ".expert_shared_feed_forward_length", MetaValue.u32(ex.sharedFf()));
         }
         w.put(a + ".rope.freq_base", MetaValue.f32(p.ropeFreqBase()));
@@ -280,7 +282,8 @@ public final class Synth {
             if (ffnNorm) vector.put(b + (a.equals("seed_oss") || gptOss || glm4moe ? "post_attention_norm" : "ffn_norm") + ".weight", p.nEmbd(), 1f);
             if (ffnNorm && normBias) vector.put(b + "ffn_norm.bias", p.nEmbd(), 0f);
             if (rmsBias) spread.put(b + "ffn_norm.bias", p.nEmbd(), 1, 0.1f);
-            if (ex != null && !((deepseek2 || glm4moe) && i == 0)) { // deepseek2-tiny's and glm4moe-tiny's first layer is dense
+            boolean llama4Dense = a.equals("llama4") && (i + 1) % LLAMA4_MOE_STEP != 0;
+            if (ex != null && !((deepseek2 || glm4moe) && i == 0) && !llama4Dense) { // deepseek2-tiny's and glm4moe-tiny's first layer is dense
                 // The router stays F32 (llama-quantize never quantizes ffn_gate_inp), with weights
                 // ten times the others' spread so the experts' scores part clearly: a near-tie would
                 // pick different experts on engines whose activations differ in the last bits.
@@ -334,6 +337,9 @@ public final class Synth {
         w.write(out);
         return new Result(out, params[0], out.toFile().length());
     }
+
+    /** Llama 4's {@code interleave_moe_layer_step} in synthesized files: layers 1, 3, … run experts. */
+    static final int LLAMA4_MOE_STEP = 2;
 
     /** One dense first layer, then experts of the preset's width with {@code sharedFf / ff} shared ones (deepseek2, glm4moe). */
     private static void putDenseLeadAndSharedExperts(GgufWriter w, String a, SynthPreset p) {
