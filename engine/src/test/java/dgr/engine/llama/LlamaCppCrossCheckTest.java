@@ -652,6 +652,49 @@ class LlamaCppCrossCheckTest {
         }
     }
 
+    /**
+     * Llama 4 past its first 8192-position chunk: llama.cpp's top token and top-1 − top-2 margin at
+     * positions 8184–8703 of 8704 seeded tokens, teacher-forced ({@code llamacpp/llama4-tiny-8704.json}
+     * says how it was recorded): from 8192 the three chunked layers attend only within the new
+     * chunk, and the unrotated layer's Q takes the temperature {@code 1 + 0.1·ln 2} from 8191.
+     * Agreement 3.6e-4 over those 520 positions; without chunks 0.4–0.9, every layer chunked 0.35,
+     * the chunk starting one position early 0.6 (all tried). (llama.cpp's own small batches past
+     * a few thousand positions, its decode steps included, drift from its large ones by up to
+     * 0.08 on this model, so the path recorded here comes from one full 512-token batch.)
+     */
+    @Test
+    void llama4PastItsFirstChunkMatchesLlamaCpp() throws java.io.IOException {
+        com.fasterxml.jackson.databind.JsonNode ref;
+        try (var in = LlamaCppCrossCheckTest.class.getResourceAsStream("/llamacpp/llama4-tiny-8704.json")) {
+            ref = new com.fasterxml.jackson.databind.ObjectMapper().readTree(in);
+        }
+        int[] tokens = new java.util.SplittableRandom(5).ints(8704, 3, 1024).toArray();
+        int first = ref.get("positions").get(0).asInt();
+        EngineOptions opts = EngineOptions.defaults().withThreads(2).withMaxRows(256).withContextLength(8960);
+        try (Engine e = Engines.load(model(SynthPreset.LLAMA4_TINY), opts); dgr.engine.StateSlot slot = e.openSlot()) {
+            dgr.engine.Batch batch = new dgr.engine.Batch(256, e.boundarySchema().rowWidth());
+            float[][] rows = new float[tokens.length - first][];
+            for (int at = 0; at < tokens.length; at += 256) {
+                batch.clear();
+                for (int p = at; p < Math.min(tokens.length, at + 256); p++) batch.addToken(slot, p, tokens[p], p >= first);
+                dgr.engine.ForwardResult r = e.forward(batch);
+                for (int i = 0; i < batch.size(); i++) {
+                    int p = at + i;
+                    if (p < first) continue;
+                    int o = r.outputOffset(i);
+                    rows[p - first] = java.util.Arrays.copyOfRange(r.outputArray(), o, o + r.outputWidth());
+                }
+            }
+            int[] top = new int[rows.length];
+            double[] margin = new double[rows.length];
+            for (int k = 0; k < rows.length; k++) {
+                top[k] = ref.get("top").get(k).asInt();
+                margin[k] = ref.get("margin").get(k).asDouble();
+            }
+            new LlamaCppPath(new int[0], top, margin).assertMatches(rows, 2e-3);
+        }
+    }
+
     /** Phi-3 past its original context (4096 here) rotates with the long factors, as llama.cpp chooses. */
     @Test
     void phi3PastTheOriginalContextRotatesWithTheLongFactors() {
