@@ -6,8 +6,9 @@ import java.lang.foreign.MemorySegment;
  * The search the IQ1/IQ2/IQ3 encoders share. A block's values fall into units that share one scale
  * code (16 or 32 values) and groups that share one codebook entry (or two, for the 4-value IQ3
  * codebooks). For each unit a float scale is searched — seven starting points around
- * {@code max|t| / largest value}, each followed by the nearest entries, one least-squares update
- * and the nearest entries again — then the block's f16 scale is the largest unit scale over the
+ * {@code max|t| / largest value} and one {@code max|t| / level} per value the grid uses (so values
+ * already on a grid find their scale), each followed by the nearest entries, one least-squares
+ * update and the nearest entries again — then the block's f16 scale is the largest unit scale over the
  * largest code multiplier, and each unit takes the code whose decoded scale lies nearest its own.
  * Not ggml's quantizer (which weighs by an importance matrix and walks neighbour lists); any choice
  * here decodes the same in every engine, and the tests bound its error.
