@@ -106,7 +106,9 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_gating_func = " + gating
                         + ": the llama engine routes with softmax (1)" + (v3 ? " or sigmoid (2)" : " only"));
             }
-            int lead = v3 ? md.getInt(p + "leading_dense_block_count", 0) : 0;
+            boolean ernie = v == LlamaVariant.ERNIE4_5_MOE;
+            // ERNIE 4.5 MoE names its dense lead and its interleave, as llama.cpp requires them.
+            int lead = v3 ? md.getInt(p + "leading_dense_block_count", 0) : ernie ? md.getInt(p + "leading_dense_block_count") : 0;
             int groups = md.getInt(p + "expert_group_count", 1), groupsUsed = md.getInt(p + "expert_group_used_count", groups);
             if (groups < 1 || count % groups != 0 || groupsUsed < 1 || groupsUsed > groups || groups > 64 || (groups > 1 && count / groups < 2)) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_group_count = " + groups + ", "
@@ -139,7 +141,7 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
             Gating g = gating == 2 ? Gating.SIGMOID : gating == 3 ? Gating.SOFTMAX_WEIGHT : Gating.SOFTMAX;
             // Llama 4: interleave_moe_layer_step (required, as llama.cpp reads it), the weight on the expert's input.
             int step = 1;
-            if (llama4) {
+            if (llama4 || ernie) {
                 step = md.getInt(p + "interleave_moe_layer_step");
                 if (step < 0) throw new IllegalArgumentException(a.path() + ": " + p + "interleave_moe_layer_step = " + step + " is negative");
             }

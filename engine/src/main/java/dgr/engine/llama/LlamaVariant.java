@@ -23,6 +23,14 @@ public enum LlamaVariant {
     EXAONE("exaone", true, QkNorm.NONE, true, false, false, 0),
     /** ERNIE 4.5 (dense): the llama graph under {@code ernie4_5.} keys. */
     ERNIE4_5("ernie4_5", false, QkNorm.NONE, true, false, false, 0),
+    /**
+     * ERNIE 4.5 MoE (21B-A3B, 300B-A47B): ERNIE 4.5's blocks with experts on every
+     * {@code interleave_moe_layer_step}-th layer after {@code leading_dense_block_count} dense ones:
+     * softmax scores plus the {@code exp_probs_b} bias to choose, the chosen probabilities
+     * renormalised to weigh, and a shared expert where {@code expert_shared_feed_forward_length} is
+     * above 0.
+     */
+    ERNIE4_5_MOE("ernie4_5-moe", false, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, true, SharedExpert.PLAIN)),
     /** XVERSE: the llama graph under {@code xverse.} keys. */
     XVERSE("xverse", false, QkNorm.NONE, true, false, false, 0),
     /** InternLM2, InternLM2.5: the llama graph under {@code internlm2.} keys (the converter splits its fused wqkv). */

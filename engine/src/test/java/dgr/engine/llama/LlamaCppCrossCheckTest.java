@@ -547,6 +547,18 @@ class LlamaCppCrossCheckTest {
             0.0032884822261713964, 0.007661470317159136, 0.051322467526823345, 0.07248018129029088,
             0.042323380743831684, 0.09387220296810028, 0.07802689292972698, 0.03566493667145121}));
 
+    /** ERNIE 4.5 MoE: a dense first layer, then eight experts chosen by softmax plus the
+     * {@code exp_probs_b} bias, weighed renormalised without it, and a shared expert. Agreement
+     * 1.2e-3 on the path (one prompt position 0.016, where the second choice nearly ties). */
+    private static final Case ERNIE4_5_MOE = new Case(SynthPreset.ERNIE4_5_MOE_TINY, 2e-3, new LlamaCppPath(LlamaCppPath.PROMPT,
+        new int[] {
+            152, 152, 152, 152, 152, 152, 152, 152, 152, 152, 46, 46, 46, 46, 46, 46},
+        new double[] {
+            0.017858491851272085, 0.3173666134423341, 0.28468930348375476, 0.27665084566766485,
+            0.28632426973622493, 0.25867040255061635, 0.1900362493937493, 0.1305424872096541,
+            0.07577730063891241, 0.027730487253162295, 0.009033902015259443, 0.23990501501117656,
+            0.27095531322649435, 0.2987066275390049, 0.31976728885209216, 0.33240940709362565}));
+
     /** 150 token ids (seeded, below 1024): long enough that window-8 layers give back two pages of K/V. */
     private static final int[] LONG_PROMPT = {
         466, 889, 576, 880, 949, 802, 479, 465, 523, 878, 604, 197, 192, 826, 527, 490, 647, 631, 815, 193,
@@ -595,7 +607,7 @@ class LlamaCppCrossCheckTest {
     static Path dir;
 
     static Stream<Arguments> cases() {
-        return Stream.of(EngineOptions.Kind.values()).flatMap(k -> Stream.of(QWEN2, QWEN3, GRANITE, MINICPM, GEMMA, GEMMA2, GEMMA3, STABLELM, STARCODER2, GPTNEOX, GPT2, COMMAND_R, PHI2, SMOLLM2, SMOLLM3, EXAONE4, EXAONE4_SWA, GLM4, ARCEE, SEED_OSS, PHI3, PHIMOE, LLAMA4, OLMO2, EXAONE, ERNIE, XVERSE, INTERNLM2, MIXTRAL, QWEN2MOE, OLMOE, GRANITEMOE, QWEN3MOE, DEEPSEEK2, DEEPSEEK2_KVB, DEEPSEEK2_LITE, GLM4MOE, GLM4MOE_QKNORM, GPT_OSS, STABLELM_QK, COMMAND_R_QK)
+        return Stream.of(EngineOptions.Kind.values()).flatMap(k -> Stream.of(QWEN2, QWEN3, GRANITE, MINICPM, GEMMA, GEMMA2, GEMMA3, STABLELM, STARCODER2, GPTNEOX, GPT2, COMMAND_R, PHI2, SMOLLM2, SMOLLM3, EXAONE4, EXAONE4_SWA, GLM4, ARCEE, SEED_OSS, PHI3, PHIMOE, LLAMA4, ERNIE4_5_MOE, OLMO2, EXAONE, ERNIE, XVERSE, INTERNLM2, MIXTRAL, QWEN2MOE, OLMOE, GRANITEMOE, QWEN3MOE, DEEPSEEK2, DEEPSEEK2_KVB, DEEPSEEK2_LITE, GLM4MOE, GLM4MOE_QKNORM, GPT_OSS, STABLELM_QK, COMMAND_R_QK)
                 .map(c -> Arguments.of(c, k)));
     }
 

@@ -111,7 +111,13 @@ public final class Synth {
             w.put(a + ".expert_count", MetaValue.u32(ex.count()));
             w.put(a + ".expert_used_count", MetaValue.u32(ex.used()));
             // Mixtral (llama), OLMoE and Granite take the experts' width from feed_forward_length, Qwen-MoE from its own key.
-            if (a.startsWith("qwen") || a.equals("llama4")) w.put(a + ".expert_feed_forward_length", MetaValue.u32(ex.ff()));
+            boolean ernieMoe = a.equals("ernie4_5-moe");
+            if (a.startsWith("qwen") || a.equals("llama4") || ernieMoe) w.put(a + ".expert_feed_forward_length", MetaValue.u32(ex.ff()));
+            // ERNIE 4.5 MoE: one dense layer first (moe_layer_start_index), then experts on every layer.
+            if (ernieMoe) {
+                w.put(a + ".leading_dense_block_count", MetaValue.u32(1));
+                w.put(a + ".interleave_moe_layer_step", MetaValue.u32(1));
+            }
             // Llama 4: experts on every second layer (Maverick's interleave), dense ones between.
             if (a.equals("llama4")) w.put(a + ".interleave_moe_layer_step", MetaValue.u32(LLAMA4_MOE_STEP));
             if (ex.sharedFf() > 0 && !a.equals("deepseek2") && !a.equals("glm4moe")) w.put(a + ".expert_shared_feed_forward_length", MetaValue.u32(ex.sharedFf()));
@@ -283,7 +289,7 @@ public final class Synth {
             if (ffnNorm && normBias) vector.put(b + "ffn_norm.bias", p.nEmbd(), 0f);
             if (rmsBias) spread.put(b + "ffn_norm.bias", p.nEmbd(), 1, 0.1f);
             boolean llama4Dense = a.equals("llama4") && (i + 1) % LLAMA4_MOE_STEP != 0;
-            if (ex != null && !((deepseek2 || glm4moe) && i == 0) && !llama4Dense) { // deepseek2-tiny's and glm4moe-tiny's first layer is dense
+            if (ex != null && !((deepseek2 || glm4moe || a.equals("ernie4_5-moe")) && i == 0) && !llama4Dense) { // deepseek2-tiny's and glm4moe-tiny's first layer is dense
                 // The router stays F32 (llama-quantize never quantizes ffn_gate_inp), with weights
                 // ten times the others' spread so the experts' scores part clearly: a near-tie would
                 // pick different experts on engines whose activations differ in the last bits.
@@ -303,7 +309,7 @@ public final class Synth {
                     spread.put(b + "ffn_up_exps.bias", ex.ff(), ex.count(), 0.1f);
                 }
                 // DeepSeek-V3's choice bias, spread like the router's scores so that it moves choices.
-                if ((deepseek2 && !mlaLite) || glm4moe) {
+                if ((deepseek2 && !mlaLite) || glm4moe || a.equals("ernie4_5-moe")) {
                     long biasSeed = mix(seed, index[0]++);
                     params[0] += ex.count();
                     w.tensor(b + "exp_probs_b.bias", GgmlType.F32, new long[] {ex.count()},

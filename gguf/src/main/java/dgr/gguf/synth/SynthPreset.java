@@ -115,6 +115,13 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
             new SynthPreset("phi3-tiny", "phi3", 256, 2, 4, 2, 768, 4096, 10000f, false, "phi3-spm");
 
     /**
+     * ERNIE 4.5 MoE's graph at llama-tiny's width: a dense first layer, then eight experts of 256
+     * (two used, chosen with the {@code exp_probs_b} bias, renormalised) and a shared expert of 256.
+     */
+    public static final SynthPreset ERNIE4_5_MOE_TINY = new SynthPreset("ernie4_5-moe-tiny", "ernie4_5-moe", 256, 2, 4, 2, 512, 2048,
+            500000f, false, "tiny-gpt2", 64, new Experts(8, 2, 256, 256));
+
+    /**
      * Llama 4's graph at llama-tiny's width, four layers: the fourth unrotated (with Q's
      * temperature), the others chunked with Q/K norms; every second layer eight experts of 256,
      * one used per token, plus a shared expert of 256; dense FFNs of 512 between.
@@ -324,7 +331,7 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset DSV4_TINY = new SynthPreset("dsv4-tiny", "deepseek4", 256, 4, 4, 1, 128, 4096, 10000f, false, "tiny-gpt2");
     public static final SynthPreset DSV4_SMALL = new SynthPreset("dsv4-small", "deepseek4", 512, 8, 8, 1, 256, 4096, 10000f, false, "tiny-gpt2");
 
-    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, XVERSE_TINY, INTERNLM2_TINY, SMOLLM2_TINY, SMOLLM3_TINY, EXAONE4_TINY, EXAONE4_SWA_TINY, GLM4_TINY, ARCEE_TINY, SEED_OSS_TINY, PHI3_TINY, PHIMOE_TINY, LLAMA4_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, MINICPM_TINY, OLMO2_TINY, OLMO3_TINY, GEMMA_TINY, GEMMA2_TINY, GEMMA3_TINY, STABLELM_TINY, STABLELM_QK_TINY, STARCODER2_TINY, GPTNEOX_TINY, GPT2_TINY, COMMAND_R_TINY, COMMAND_R_QK_TINY, PHI2_TINY, MIXTRAL_TINY, QWEN2MOE_TINY, OLMOE_TINY, GRANITEMOE_TINY, QWEN3MOE_TINY, QWEN3MOE_SMALL, GPT_OSS_TINY, GLM4MOE_TINY, GLM4MOE_QKNORM_TINY, DEEPSEEK2_TINY, DEEPSEEK2_KVB_TINY, DEEPSEEK2_LITE_TINY, DSV4_TINY, DSV4_SMALL);
+    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, XVERSE_TINY, INTERNLM2_TINY, SMOLLM2_TINY, SMOLLM3_TINY, EXAONE4_TINY, EXAONE4_SWA_TINY, GLM4_TINY, ARCEE_TINY, SEED_OSS_TINY, PHI3_TINY, PHIMOE_TINY, LLAMA4_TINY, ERNIE4_5_MOE_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, MINICPM_TINY, OLMO2_TINY, OLMO3_TINY, GEMMA_TINY, GEMMA2_TINY, GEMMA3_TINY, STABLELM_TINY, STABLELM_QK_TINY, STARCODER2_TINY, GPTNEOX_TINY, GPT2_TINY, COMMAND_R_TINY, COMMAND_R_QK_TINY, PHI2_TINY, MIXTRAL_TINY, QWEN2MOE_TINY, OLMOE_TINY, GRANITEMOE_TINY, QWEN3MOE_TINY, QWEN3MOE_SMALL, GPT_OSS_TINY, GLM4MOE_TINY, GLM4MOE_QKNORM_TINY, DEEPSEEK2_TINY, DEEPSEEK2_KVB_TINY, DEEPSEEK2_LITE_TINY, DSV4_TINY, DSV4_SMALL);
 
     public static SynthPreset byName(String name) {
         for (SynthPreset p : ALL) if (p.name.equals(name.toLowerCase(Locale.ROOT))) return p;
