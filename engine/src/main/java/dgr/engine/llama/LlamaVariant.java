@@ -328,6 +328,33 @@ public enum LlamaVariant {
         }
     },
     /**
+     * Command R7B, Command A ({@code cohere2}): Command R's blocks (one LayerNorm without bias
+     * feeding attention and FFN side by side, the logits times {@code logit_scale}) with three of
+     * every four layers attending to the last {@code attention.sliding_window} positions and the
+     * fourth global and unrotated.
+     */
+    COHERE2("cohere2", false, QkNorm.NONE, true, false, false, 0, Ffn.DENSE, new LayerNormBlocks(false, false)) {
+        @Override
+        Parallel parallel(Metadata md, String p) {
+            return COMMAND_R.parallel(md, p);
+        }
+
+        @Override
+        Multipliers multipliers(Metadata md, String p, int nLayers, int nEmbd, int nHead, int headDim) {
+            return COMMAND_R.multipliers(md, p, nLayers, nEmbd, nHead, headDim);
+        }
+
+        @Override
+        SlidingWindow slidingWindow(GgufArtifact a, Metadata md, String p, RopeConfig rope) {
+            return new SlidingWindow(md.getInt(p + "attention.sliding_window"), 4, rope);
+        }
+
+        @Override
+        boolean rotatesGlobalLayers() {
+            return false;
+        }
+    },
+    /**
      * Phi-2: one LayerNorm per block feeding attention and the ungated GELU FFN side by side
      * ({@code x + (attn + ffn)}), Q/K/V in one {@code attn_qkv} with its bias, NeoX pairs over
      * part of each head, an output bias on the logits.

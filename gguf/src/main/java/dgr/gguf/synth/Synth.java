@@ -53,7 +53,7 @@ public final class Synth {
         w.put(a + ".block_count", MetaValue.u32(p.nLayer()));
         w.put(a + ".feed_forward_length", MetaValue.u32(p.nFf()));
         // LayerNorm blocks (the GPT lineage llama.cpp runs), with biases on their norms but Command R's.
-        boolean commandR = a.equals("command-r"); // LayerNorm without biases, parallel blocks, logit scale
+        boolean commandR = a.equals("command-r") || a.equals("cohere2"); // LayerNorm without biases, parallel blocks, logit scale
         boolean layerNorm = a.equals("phi2") || a.equals("starcoder2") || a.equals("stablelm") || a.equals("gptneox") || a.equals("gpt2")
                 || commandR;
         boolean normBias = layerNorm && !commandR;
@@ -124,7 +124,7 @@ public final class Synth {
         }
         w.put(a + ".rope.freq_base", MetaValue.f32(p.ropeFreqBase()));
         boolean olmo3 = p.name().startsWith("olmo3"); // OLMo 3 is written under olmo2, told apart by its window
-        if (a.equals("gemma3") || a.equals("gemma2") || olmo3 || (a.equals("exaone4") && p.nLayer() == 64)) {
+        if (a.equals("gemma3") || a.equals("gemma2") || olmo3 || a.equals("cohere2") || (a.equals("exaone4") && p.nLayer() == 64)) {
             w.put(a + ".attention.sliding_window", MetaValue.u32(8));
         }
         if (olmo3) {

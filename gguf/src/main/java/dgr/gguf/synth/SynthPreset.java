@@ -203,6 +203,9 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     /** Command R's blocks at llama-tiny's width: LayerNorm without biases, parallel branches, logits × 0.5, tied embeddings. */
     public static final SynthPreset COMMAND_R_TINY =
             new SynthPreset("command-r-tiny", "command-r", 256, 2, 4, 2, 768, 2048, 10000f, true, "tiny-gpt2");
+    /** Command R7B's graph ({@code cohere2}) at command-r-tiny's width, four layers: three with a window of 8, the fourth global and unrotated. */
+    public static final SynthPreset COHERE2_TINY =
+            new SynthPreset("cohere2-tiny", "cohere2", 256, 4, 4, 2, 768, 2048, 10000f, true, "tiny-gpt2");
     /**
      * stablelm-tiny and command-r-tiny with a LayerNorm over each head of Q and K, each head its own
      * weights ({@code attn_q_norm}/{@code attn_k_norm}, one row per head): StableLM 2 12B, Command R+
@@ -331,7 +334,7 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset DSV4_TINY = new SynthPreset("dsv4-tiny", "deepseek4", 256, 4, 4, 1, 128, 4096, 10000f, false, "tiny-gpt2");
     public static final SynthPreset DSV4_SMALL = new SynthPreset("dsv4-small", "deepseek4", 512, 8, 8, 1, 256, 4096, 10000f, false, "tiny-gpt2");
 
-    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, XVERSE_TINY, INTERNLM2_TINY, SMOLLM2_TINY, SMOLLM3_TINY, EXAONE4_TINY, EXAONE4_SWA_TINY, GLM4_TINY, ARCEE_TINY, SEED_OSS_TINY, PHI3_TINY, PHIMOE_TINY, LLAMA4_TINY, ERNIE4_5_MOE_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, MINICPM_TINY, OLMO2_TINY, OLMO3_TINY, GEMMA_TINY, GEMMA2_TINY, GEMMA3_TINY, STABLELM_TINY, STABLELM_QK_TINY, STARCODER2_TINY, GPTNEOX_TINY, GPT2_TINY, COMMAND_R_TINY, COMMAND_R_QK_TINY, PHI2_TINY, MIXTRAL_TINY, QWEN2MOE_TINY, OLMOE_TINY, GRANITEMOE_TINY, QWEN3MOE_TINY, QWEN3MOE_SMALL, GPT_OSS_TINY, GLM4MOE_TINY, GLM4MOE_QKNORM_TINY, DEEPSEEK2_TINY, DEEPSEEK2_KVB_TINY, DEEPSEEK2_LITE_TINY, DSV4_TINY, DSV4_SMALL);
+    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, XVERSE_TINY, INTERNLM2_TINY, SMOLLM2_TINY, SMOLLM3_TINY, EXAONE4_TINY, EXAONE4_SWA_TINY, GLM4_TINY, ARCEE_TINY, SEED_OSS_TINY, PHI3_TINY, PHIMOE_TINY, LLAMA4_TINY, ERNIE4_5_MOE_TINY, COHERE2_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, MINICPM_TINY, OLMO2_TINY, OLMO3_TINY, GEMMA_TINY, GEMMA2_TINY, GEMMA3_TINY, STABLELM_TINY, STABLELM_QK_TINY, STARCODER2_TINY, GPTNEOX_TINY, GPT2_TINY, COMMAND_R_TINY, COMMAND_R_QK_TINY, PHI2_TINY, MIXTRAL_TINY, QWEN2MOE_TINY, OLMOE_TINY, GRANITEMOE_TINY, QWEN3MOE_TINY, QWEN3MOE_SMALL, GPT_OSS_TINY, GLM4MOE_TINY, GLM4MOE_QKNORM_TINY, DEEPSEEK2_TINY, DEEPSEEK2_KVB_TINY, DEEPSEEK2_LITE_TINY, DSV4_TINY, DSV4_SMALL);
 
     public static SynthPreset byName(String name) {
         for (SynthPreset p : ALL) if (p.name.equals(name.toLowerCase(Locale.ROOT))) return p;
