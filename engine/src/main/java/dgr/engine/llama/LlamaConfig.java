@@ -98,7 +98,7 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
             // 1: softmax; 2: sigmoid (DeepSeek-V3; llama.cpp reads it for deepseek2 only); gpt-oss
             // routes by softmax over the chosen scores (3) whatever the file says, as llama.cpp does.
             // DeepSeek-V3's routing family: deepseek2 and glm4moe (whose missing key means sigmoid, as llama.cpp reads it).
-            boolean v3 = v == LlamaVariant.DEEPSEEK2 || v == LlamaVariant.GLM4MOE;
+            boolean v3 = v == LlamaVariant.DEEPSEEK2 || v == LlamaVariant.GLM4MOE || v == LlamaVariant.DOTS1;
             // Llama 4 routes by each score's sigmoid whatever the file says, as llama.cpp's graph does.
             boolean llama4 = v == LlamaVariant.LLAMA4;
             int gating = v == LlamaVariant.GPT_OSS ? 3 : llama4 ? 2 : md.getInt(p + "expert_gating_func", v == LlamaVariant.GLM4MOE ? 2 : 1);

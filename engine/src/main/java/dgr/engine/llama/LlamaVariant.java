@@ -108,6 +108,12 @@ public enum LlamaVariant {
      * renormalised.
      */
     OLMOE("olmoe", true, QkNorm.WHOLE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.NONE)),
+    /**
+     * dots.llm1 ({@code dots1}): Qwen3's attention (per-head Q/K norms before NeoX pairs) with
+     * DeepSeek-V3's FFN: dense leading layers, then experts chosen by the file's gating (sigmoid)
+     * plus the {@code exp_probs_b} bias, renormalised where it says, scaled, with shared experts.
+     */
+    DOTS1("dots1", true, QkNorm.PER_HEAD, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED)),
     /** Qwen3-MoE: Qwen3's attention, every FFN a mixture of experts ({@link LlamaConfig.Experts}). */
     QWEN3MOE("qwen3moe", true, QkNorm.PER_HEAD, true, false, false, 0, Ffn.EXPERTS),
     /**

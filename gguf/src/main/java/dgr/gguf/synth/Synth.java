@@ -95,6 +95,10 @@ public final class Synth {
             } else {
                 putV3Routing(w, a);
             }
+        } else if (a.equals("dots1")) {
+            // dots.llm1: DeepSeek-V3's routing and experts behind Qwen3's attention, a dense first layer.
+            putDenseLeadAndSharedExperts(w, a, p);
+            putV3Routing(w, a);
         } else if (a.equals("glm4moe")) {
             // GLM-4.5's routing (sigmoid scores, a choice bias, renormalised, ×2.5), a dense first
             // layer, one shared expert, and one NextN layer at the end of the blocks.
@@ -120,7 +124,7 @@ public final class Synth {
             }
             // Llama 4: experts on every second layer (Maverick's interleave), dense ones between.
             if (a.equals("llama4")) w.put(a + ".interleave_moe_layer_step", MetaValue.u32(LLAMA4_MOE_STEP));
-            if (ex.sharedFf() > 0 && !a.equals("deepseek2") && !a.equals("glm4moe")) w.put(a + ".expert_shared_feed_forward_length", MetaValue.u32(ex.sharedFf()));
+            if (ex.sharedFf() > 0 && !a.equals("deepseek2") && !a.equals("glm4moe") && !a.equals("dots1")) w.put(a + ".expert_shared_feed_forward_length", MetaValue.u32(ex.sharedFf()));
         }
         w.put(a + ".rope.freq_base", MetaValue.f32(p.ropeFreqBase()));
         boolean olmo3 = p.name().startsWith("olmo3"); // OLMo 3 is written under olmo2, told apart by its window
@@ -201,7 +205,7 @@ public final class Synth {
         boolean exaone4 = a.equals("exaone4"); // no pre-norms, per-head Q/K norms, branch-output norms
         boolean noPreNorms = a.equals("olmo2") || exaone4;
         boolean wholeQk = a.equals("olmo2") || a.equals("olmoe"); // all of Q and all of K normed at once
-        boolean qkNorm = wholeQk || a.startsWith("qwen3") || a.equals("gemma3") || exaone4 // per head for qwen3(moe) and gemma3
+        boolean qkNorm = wholeQk || a.startsWith("qwen3") || a.equals("dots1") || a.equals("gemma3") || exaone4 // per head for qwen3(moe) and gemma3
                 || (glm4moe && p.name().contains("qknorm")); // GLM-4.5 (355B): per head
         boolean postNorms = a.equals("gemma3") || a.equals("gemma2") || noPreNorms || a.equals("glm4");
         boolean phi3 = a.equals("phi3"); // fused attn_qkv and gate+up in ffn_up, LongRoPE factors
@@ -289,7 +293,7 @@ public final class Synth {
             if (ffnNorm && normBias) vector.put(b + "ffn_norm.bias", p.nEmbd(), 0f);
             if (rmsBias) spread.put(b + "ffn_norm.bias", p.nEmbd(), 1, 0.1f);
             boolean llama4Dense = a.equals("llama4") && (i + 1) % LLAMA4_MOE_STEP != 0;
-            if (ex != null && !((deepseek2 || glm4moe || a.equals("ernie4_5-moe")) && i == 0) && !llama4Dense) { // deepseek2-tiny's and glm4moe-tiny's first layer is dense
+            if (ex != null && !((deepseek2 || glm4moe || a.equals("ernie4_5-moe") || a.equals("dots1")) && i == 0) && !llama4Dense) { // deepseek2-tiny's and glm4moe-tiny's first layer is dense
                 // The router stays F32 (llama-quantize never quantizes ffn_gate_inp), with weights
                 // ten times the others' spread so the experts' scores part clearly: a near-tie would
                 // pick different experts on engines whose activations differ in the last bits.
@@ -309,7 +313,7 @@ public final class Synth {
                     spread.put(b + "ffn_up_exps.bias", ex.ff(), ex.count(), 0.1f);
                 }
                 // DeepSeek-V3's choice bias, spread like the router's scores so that it moves choices.
-                if ((deepseek2 && !mlaLite) || glm4moe || a.equals("ernie4_5-moe")) {
+                if ((deepseek2 && !mlaLite) || glm4moe || a.equals("ernie4_5-moe") || a.equals("dots1")) {
                     long biasSeed = mix(seed, index[0]++);
                     params[0] += ex.count();
                     w.tensor(b + "exp_probs_b.bias", GgmlType.F32, new long[] {ex.count()},
