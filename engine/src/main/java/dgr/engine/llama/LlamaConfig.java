@@ -129,6 +129,7 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
                 case PLAIN -> md.getInt(p + "expert_shared_feed_forward_length", 0);
                 case COUNTED -> md.getInt(p + "expert_shared_count", 0) * md.getInt(p + "expert_feed_forward_length", nFf);
                 case EXPERT_WIDE -> ff;
+                case ALWAYS -> md.getInt(p + "expert_shared_feed_forward_length", nFf);
             };
             if (se == LlamaVariant.SharedExpert.GATED && shared <= 0) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_shared_feed_forward_length is missing; "

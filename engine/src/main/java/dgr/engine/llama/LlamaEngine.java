@@ -280,23 +280,15 @@ public final class LlamaEngine implements Engine {
             addBias(q, r * qd, L.bq());
             addBias(k, r * kvd, L.bk());
             addBias(v, r * kvd, L.bv());
-            if (L.qNorm() != null && cfg.variant().layerNorm != null) {
-                // StableLM 2 12B, Command R+: a LayerNorm over each head of Q and K, each head its own weights.
-                for (int o = 0; o < qd; o += hd) layerNorm(q, r * qd + o, L.qNorm(), o, hd, null, q, r * qd + o);
-                for (int o = 0; o < kvd; o += hd) layerNorm(k, r * kvd + o, L.kNorm(), o, hd, null, k, r * kvd + o);
-            } else if (L.qNorm() != null) {
-                // Qwen3 and Gemma 3 RMS-normalise every head of Q and K on its own (norms one head
-                // wide); OLMo 2 the whole of Q and of K (norms as wide as Q and K).
-                int qs = L.qNorm().length, ks = L.kNorm().length;
-                for (int o = 0; o < qd; o += qs) rmsNorm(q, r * qd + o, L.qNorm(), q, r * qd + o);
-                for (int o = 0; o < kvd; o += ks) rmsNorm(k, r * kvd + o, L.kNorm(), k, r * kvd + o);
-            }
+            boolean normAfter = cfg.variant().qkNormAfterRope();
+            if (!normAfter) qkNorms(L, r);
             int pos = rowPos[r];
             if (rotate) {
                 Rope ro = local ? localRope : rope;
                 ro.apply(q, r * qd, cfg.nHead(), hd, pos);
                 ro.apply(k, r * kvd, cfg.nHeadKv(), hd, pos);
             }
+            if (normAfter) qkNorms(L, r);
             LlamaConfig.NoRope nr = cfg.noRope();
             if (nr != null && rotate && nr.qkNorm()) {
                 // Llama 4's rotated layers: each head of Q and K RMS-normalised after the rotation, no weights.
@@ -310,6 +302,22 @@ public final class LlamaEngine implements Engine {
             float[] kp = rowSlot[r].kPage(l, pos);
             for (int i = 0, kb = KvSlot.kBlock(pos, kvd) + pos % 8; i < kvd; i++) kp[kb + 8 * i] = k[r * kvd + i];
             System.arraycopy(v, r * kvd, rowSlot[r].vPage(l, pos), KvSlot.pageOffset(pos, kvd), kvd);
+        }
+    }
+
+    /** Row {@code r}'s Q and K normalised where the layer has Q/K norms (before the rotation, or after it for Hunyuan). */
+    private void qkNorms(LlamaWeights.Layer L, int r) {
+        int qd = cfg.qDim(), kvd = cfg.kvDim(), hd = cfg.headDim();
+        if (L.qNorm() != null && cfg.variant().layerNorm != null) {
+            // StableLM 2 12B, Command R+: a LayerNorm over each head of Q and K, each head its own weights.
+            for (int o = 0; o < qd; o += hd) layerNorm(q, r * qd + o, L.qNorm(), o, hd, null, q, r * qd + o);
+            for (int o = 0; o < kvd; o += hd) layerNorm(k, r * kvd + o, L.kNorm(), o, hd, null, k, r * kvd + o);
+        } else if (L.qNorm() != null) {
+            // Qwen3 and Gemma 3 RMS-normalise every head of Q and K on its own (norms one head
+            // wide); OLMo 2 the whole of Q and of K (norms as wide as Q and K).
+            int qs = L.qNorm().length, ks = L.kNorm().length;
+            for (int o = 0; o < qd; o += qs) rmsNorm(q, r * qd + o, L.qNorm(), q, r * qd + o);
+            for (int o = 0; o < kvd; o += ks) rmsNorm(k, r * kvd + o, L.kNorm(), k, r * kvd + o);
         }
     }
 

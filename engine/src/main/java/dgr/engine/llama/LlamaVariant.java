@@ -114,6 +114,18 @@ public enum LlamaVariant {
      * plus the {@code exp_probs_b} bias, renormalised where it says, scaled, with shared experts.
      */
     DOTS1("dots1", true, QkNorm.PER_HEAD, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED)),
+    /**
+     * Hunyuan-A13B ({@code hunyuan-moe}): NeoX pairs, each head of Q and K RMS-normalised after the
+     * rotation (Qwen3 normalises before it), and every FFN experts (softmax, renormalised, scaled
+     * where the file says) plus an ungated shared expert as wide as
+     * {@code expert_shared_feed_forward_length} or {@code feed_forward_length}.
+     */
+    HUNYUAN_MOE("hunyuan-moe", true, QkNorm.PER_HEAD, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, true, SharedExpert.ALWAYS)) {
+        @Override
+        boolean qkNormAfterRope() {
+            return true;
+        }
+    },
     /** Qwen3-MoE: Qwen3's attention, every FFN a mixture of experts ({@link LlamaConfig.Experts}). */
     QWEN3MOE("qwen3moe", true, QkNorm.PER_HEAD, true, false, false, 0, Ffn.EXPERTS),
     /**
@@ -399,6 +411,11 @@ public enum LlamaVariant {
         return true;
     }
 
+    /** Whether the Q/K norms follow the rotation instead of preceding it (Hunyuan). */
+    boolean qkNormAfterRope() {
+        return false;
+    }
+
     /** Whether each RMS norm adds a bias after its weight ({@code *_norm.bias}; Phi-3.5-MoE), with the attention output's and the logits'. */
     boolean rmsNormBiases() {
         return false;
@@ -511,9 +528,11 @@ public enum LlamaVariant {
      * {@code PLAIN}, there when {@code expert_shared_feed_forward_length} is above 0 and added as it
      * is (Granite MoE Shared); {@code COUNTED}, {@code expert_shared_count} experts of
      * {@code expert_feed_forward_length} in one ungated FFN, there when the count is above 0 (DeepSeek);
-     * {@code EXPERT_WIDE}, one as wide as the experts, always there and added as it is (Llama 4).
+     * {@code EXPERT_WIDE}, one as wide as the experts, always there and added as it is (Llama 4);
+     * {@code ALWAYS}, always there and added as it is, {@code expert_shared_feed_forward_length} or
+     * {@code feed_forward_length} wide (Hunyuan).
      */
-    public enum SharedExpert { NONE, GATED, PLAIN, COUNTED, EXPERT_WIDE }
+    public enum SharedExpert { NONE, GATED, PLAIN, COUNTED, EXPERT_WIDE, ALWAYS }
 
     /**
      * Gemma's, as llama.cpp loads them: embeddings × sqrt(n_embd) and queries × 1/sqrt(head_dim),
