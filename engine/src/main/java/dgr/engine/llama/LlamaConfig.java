@@ -138,7 +138,7 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
             if (shared < 0) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_shared_feed_forward_length = " + shared + " is negative");
             }
-            boolean norm = v3 ? md.getBool(p + "expert_weights_norm", false) : v.ffn.normWeights();
+            boolean norm = v3 || v == LlamaVariant.BAILINGMOE ? md.getBool(p + "expert_weights_norm", false) : v.ffn.normWeights();
             Gating g = gating == 2 ? Gating.SIGMOID : gating == 3 ? Gating.SOFTMAX_WEIGHT : Gating.SOFTMAX;
             // Llama 4: interleave_moe_layer_step (required, as llama.cpp reads it), the weight on the expert's input.
             int step = 1;

@@ -126,6 +126,13 @@ public enum LlamaVariant {
             return true;
         }
     },
+    /**
+     * Ling / Ling-Plus ({@code bailingmoe}): llama's attention (normal pairs), experts on every layer
+     * (llama.cpp reads {@code leading_dense_block_count} but loads experts everywhere): softmax,
+     * renormalised where {@code expert_weights_norm} says, × {@code expert_weights_scale}, plus
+     * {@code expert_shared_count} shared experts in one ungated FFN.
+     */
+    BAILINGMOE("bailingmoe", false, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED)),
     /** Qwen3-MoE: Qwen3's attention, every FFN a mixture of experts ({@link LlamaConfig.Experts}). */
     QWEN3MOE("qwen3moe", true, QkNorm.PER_HEAD, true, false, false, 0, Ffn.EXPERTS),
     /**

@@ -95,6 +95,13 @@ public final class Synth {
             } else {
                 putV3Routing(w, a);
             }
+        } else if (a.equals("bailingmoe")) {
+            // Ling's keys (llama.cpp requires them): no dense lead, one shared expert, renormalised, scale 1.
+            w.put(a + ".leading_dense_block_count", MetaValue.u32(0));
+            w.put(a + ".expert_feed_forward_length", MetaValue.u32(p.experts().ff()));
+            w.put(a + ".expert_shared_count", MetaValue.u32(p.experts().sharedFf() / p.experts().ff()));
+            w.put(a + ".expert_weights_scale", MetaValue.f32(1f));
+            w.put(a + ".expert_weights_norm", MetaValue.bool(true));
         } else if (a.equals("dots1")) {
             // dots.llm1: DeepSeek-V3's routing and experts behind Qwen3's attention, a dense first layer.
             putDenseLeadAndSharedExperts(w, a, p);
@@ -124,7 +131,7 @@ public final class Synth {
             }
             // Llama 4: experts on every second layer (Maverick's interleave), dense ones between.
             if (a.equals("llama4")) w.put(a + ".interleave_moe_layer_step", MetaValue.u32(LLAMA4_MOE_STEP));
-            if (ex.sharedFf() > 0 && !a.equals("deepseek2") && !a.equals("glm4moe") && !a.equals("dots1")) w.put(a + ".expert_shared_feed_forward_length", MetaValue.u32(ex.sharedFf()));
+            if (ex.sharedFf() > 0 && !a.equals("deepseek2") && !a.equals("glm4moe") && !a.equals("dots1") && !a.equals("bailingmoe")) w.put(a + ".expert_shared_feed_forward_length", MetaValue.u32(ex.sharedFf()));
         }
         w.put(a + ".rope.freq_base", MetaValue.f32(p.ropeFreqBase()));
         boolean olmo3 = p.name().startsWith("olmo3"); // OLMo 3 is written under olmo2, told apart by its window
