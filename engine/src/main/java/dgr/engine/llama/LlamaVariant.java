@@ -133,6 +133,13 @@ public enum LlamaVariant {
      * {@code expert_shared_count} shared experts in one ungated FFN.
      */
     BAILINGMOE("bailingmoe", false, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED)),
+    /** Hunyuan dense (Hunyuan-0.5B … 7B, {@code hunyuan-dense}): Hunyuan-A13B's attention (Q/K norms after the rotation) with a dense FFN. */
+    HUNYUAN_DENSE("hunyuan-dense", true, QkNorm.PER_HEAD, true, false, false, 0) {
+        @Override
+        boolean qkNormAfterRope() {
+            return true;
+        }
+    },
     /** Qwen3-MoE: Qwen3's attention, every FFN a mixture of experts ({@link LlamaConfig.Experts}). */
     QWEN3MOE("qwen3moe", true, QkNorm.PER_HEAD, true, false, false, 0, Ffn.EXPERTS),
     /**

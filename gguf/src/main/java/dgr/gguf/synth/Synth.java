@@ -212,7 +212,7 @@ public final class Synth {
         boolean exaone4 = a.equals("exaone4"); // no pre-norms, per-head Q/K norms, branch-output norms
         boolean noPreNorms = a.equals("olmo2") || exaone4;
         boolean wholeQk = a.equals("olmo2") || a.equals("olmoe"); // all of Q and all of K normed at once
-        boolean qkNorm = wholeQk || a.startsWith("qwen3") || a.equals("dots1") || a.equals("hunyuan-moe") || a.equals("gemma3") || exaone4 // per head for qwen3(moe) and gemma3
+        boolean qkNorm = wholeQk || a.startsWith("qwen3") || a.equals("dots1") || a.startsWith("hunyuan") || a.equals("gemma3") || exaone4 // per head for qwen3(moe) and gemma3
                 || (glm4moe && p.name().contains("qknorm")); // GLM-4.5 (355B): per head
         boolean postNorms = a.equals("gemma3") || a.equals("gemma2") || noPreNorms || a.equals("glm4");
         boolean phi3 = a.equals("phi3"); // fused attn_qkv and gate+up in ffn_up, LongRoPE factors
