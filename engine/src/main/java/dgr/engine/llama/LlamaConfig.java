@@ -17,17 +17,18 @@ import dgr.gguf.TensorInfo;
 public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf, int nHead, int nHeadKv, int headDim,
                           float rmsEps, int vocabSize, int trainContext, RopeConfig rope, Multipliers multipliers,
                           SlidingWindow slidingWindow, Softcaps softcaps, Experts experts, LlamaVariant.Parallel parallel,
-                          Mla mla, NoRope noRope) {
+                          Mla mla, PositionTuning tuning) {
 
     /**
-     * Llama 4's layers without rotation, as llama.cpp builds them: every {@code step}-th layer
-     * ({@code (il + 1) % step == 0}) keeps positions out of Q and K and scales Q by the temperature
-     * {@code log(floor((pos + tempOffset) / tempFloor) + 1)·tempScale + 1} (0 scale: none); the
-     * rotated layers, where {@code qkNorm}, RMS-normalise each head of Q and K after the rotation,
-     * without weights (Llama4TextL2Norm). Null elsewhere (SmolLM3's unrotated layers are the
-     * variant's {@code noRopeStep}).
+     * Position-dependent attention tuning, as llama.cpp builds it. Llama 4: every {@code noRopeStep}-th
+     * layer ({@code (il + 1) % step == 0}) keeps positions out of Q and K and scales Q by the
+     * temperature {@code log(floor((pos + tempOffset) / tempFloor) + 1)·tempScale + 1} (0 scale:
+     * none); the rotated layers, where {@code qkNorm}, RMS-normalise each head of Q and K after the
+     * rotation, without weights (Llama4TextL2Norm). Mistral 3: every layer rotates and scales Q by
+     * the temperature after the rotation ({@code everyLayer}). Null elsewhere (SmolLM3's unrotated
+     * layers are the variant's {@code noRopeStep}).
      */
-    public record NoRope(int step, boolean qkNorm, float tempScale, int tempFloor, float tempOffset) {
+    public record PositionTuning(int noRopeStep, boolean qkNorm, float tempScale, int tempFloor, float tempOffset, boolean everyLayer) {
         /** Q's factor at position {@code pos}, as llama.cpp computes it (float position and quotient, the rest in double). */
         public float temperature(int pos) {
             if (tempScale == 0f) return 1f;
@@ -176,7 +177,7 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
      */
     public boolean ropeAt(int layer) {
         if (slidingWindow != null && !variant.rotatesGlobalLayers() && !slidingWindow.isLocal(layer)) return false;
-        int step = noRope != null ? noRope.step() : variant.noRopeStep;
+        int step = tuning != null ? tuning.noRopeStep() : variant.noRopeStep;
         return step == 0 || (layer + 1) % step != 0;
     }
 
@@ -293,9 +294,9 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
         if (v == null) throw new IllegalArgumentException(a.path() + ": architecture '" + arch + "' is not one the llama engine runs ("
                 + LlamaVariant.names() + ")");
         RopeConfig rope = RopeConfig.from(a, p, mla != null ? mla.rope() : headDim, v.neox);
-        if (mla != null && rope.scaling().equals("yarn")) {
-            // llama.cpp hands deepseek2's rotation attn_factor / (1 + 0.1·ln factor), which YaRN's own
-            // magnitude factor cancels: the rotated parts keep their length (mscale goes on the scores).
+        if ((mla != null || v == LlamaVariant.MISTRAL3) && rope.scaling().equals("yarn")) {
+            // llama.cpp hands deepseek2's (and mistral3's) rotation 1 / (1 + 0.1·ln factor), which YaRN's
+            // own magnitude factor cancels: the rotated parts keep their length (deepseek2's mscale goes on the scores).
             rope = new RopeConfig(rope.neox(), rope.nRot(), rope.freqBase(), rope.scaling(), rope.factor(), rope.origContext(),
                     1.0 / (1.0 + 0.1 * Math.log(rope.factor())), rope.freqFactors(), rope.longFreqFactors());
         }
@@ -307,7 +308,7 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
                 md.getFloat(p + (v.layerNorm != null ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon"), 1e-5f), vocab,
                 md.getInt(p + "context_length", 2048), rope, v.multipliers(md, p, nLayers, nEmbd, nHead, headDim),
                 v.slidingWindow(a, md, p, rope), v.softcaps(md, p), experts, v.parallel(md, p), mla,
-                v == LlamaVariant.LLAMA4 ? llama4NoRope(md, p, nLayers, experts) : null);
+                v == LlamaVariant.LLAMA4 ? llama4Tuning(md, p, nLayers, experts) : v == LlamaVariant.MISTRAL3 ? mistral3Tuning(a, md, p) : null);
     }
 
     /**
@@ -316,12 +317,28 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
      * Maverick); a file whose {@code attention.sliding_window} is 0 turns chunking and the
      * temperature off and leaves only the last layer unrotated (llama.cpp's step = block_count).
      */
-    private static NoRope llama4NoRope(Metadata md, String p, int nLayers, Experts experts) {
+    private static PositionTuning llama4Tuning(Metadata md, String p, int nLayers, Experts experts) {
         boolean qkNorm = experts == null || experts.count() != 128;
         if (md.has(p + "attention.sliding_window") && md.getInt(p + "attention.sliding_window") == 0) {
-            return new NoRope(nLayers, qkNorm, 0f, 0, 0f);
+            return new PositionTuning(nLayers, qkNorm, 0f, 0, 0f, false);
         }
-        return new NoRope(4, qkNorm, 0.1f, 8192, 1f);
+        return new PositionTuning(4, qkNorm, 0.1f, 8192, 1f, false);
+    }
+
+    /**
+     * Mistral 3's optional temperature ({@code attention.temperature_scale}) on every layer, its
+     * floor the original context ({@code rope.scaling.original_context_length}, else
+     * {@code context_length}), offset 0; null without the key.
+     */
+    private static PositionTuning mistral3Tuning(GgufArtifact a, Metadata md, String p) {
+        if (!md.has(p + "attention.temperature_scale")) return null;
+        float scale = md.getFloat(p + "attention.temperature_scale", 0f);
+        int floor = md.getInt(p + "rope.scaling.original_context_length", md.getInt(p + "context_length", 0));
+        if (!Float.isFinite(scale) || floor <= 0) {
+            throw new IllegalArgumentException(a.path() + ": " + p + "attention.temperature_scale = " + scale + " over an original context of "
+                    + floor + " is not a usable temperature");
+        }
+        return new PositionTuning(0, false, scale, floor, 0f, true);
     }
 
     /**

@@ -289,13 +289,14 @@ public final class LlamaEngine implements Engine {
                 ro.apply(k, r * kvd, cfg.nHeadKv(), hd, pos);
             }
             if (normAfter) qkNorms(L, r);
-            LlamaConfig.NoRope nr = cfg.noRope();
+            LlamaConfig.PositionTuning nr = cfg.tuning();
             if (nr != null && rotate && nr.qkNorm()) {
                 // Llama 4's rotated layers: each head of Q and K RMS-normalised after the rotation, no weights.
                 for (int o = 0; o < qd; o += hd) rmsNormUnweighted(q, r * qd + o, hd);
                 for (int o = 0; o < kvd; o += hd) rmsNormUnweighted(k, r * kvd + o, hd);
-            } else if (nr != null && !rotate) {
-                // Its unrotated layers: Q times the position's temperature (1 before position 8191).
+            }
+            if (nr != null && (!rotate || nr.everyLayer())) {
+                // Llama 4's unrotated layers (Mistral 3's all): Q times the position's temperature (1 below its floor).
                 float t = nr.temperature(pos);
                 if (t != 1f) for (int i = r * qd; i < (r + 1) * qd; i++) q[i] *= t;
             }

@@ -17,6 +17,13 @@ import java.util.stream.Collectors;
 public enum LlamaVariant {
     /** Llama 1–3, Mistral, TinyLlama, SmolLM 1–2, DeepSeek-R1-Distill-Llama; Mixtral (experts). */
     LLAMA("llama", false, QkNorm.NONE, true, false, false, 0, Ffn.DENSE_OR_EXPERTS),
+    /**
+     * Mistral Small 3.x, Magistral, Devstral, Ministral 3 ({@code mistral3}): llama's blocks (normal
+     * pairs, dense or Mixtral's experts) with, where {@code attention.temperature_scale} is given,
+     * every layer's Q scaled by a position temperature after the rotation (floor: the original
+     * context), and YaRN's magnitude factor cancelled as llama.cpp cancels it.
+     */
+    MISTRAL3("mistral3", false, QkNorm.NONE, true, false, false, 0, Ffn.DENSE_OR_EXPERTS),
     /** Converters that name Mistral models: llama's tensors under {@code mistral.} keys. */
     MISTRAL("mistral", false, QkNorm.NONE, true, false, false, 0, Ffn.DENSE_OR_EXPERTS),
     /** EXAONE 3.x: the llama graph under {@code exaone.} keys, NeoX pairs. */
@@ -145,7 +152,7 @@ public enum LlamaVariant {
     /**
      * Llama 4 (Scout, Maverick): llama's blocks with every fourth layer unrotated (and its Q scaled
      * by a position temperature), the other three attending within 8192-position chunks and their
-     * Q/K heads RMS-normalised after the rotation ({@link LlamaConfig.NoRope}); experts on every
+     * Q/K heads RMS-normalised after the rotation ({@link LlamaConfig.PositionTuning}); experts on every
      * {@code interleave_moe_layer_step}-th layer: each score's sigmoid, the top
      * {@code expert_used_count}, the weight applied to the expert's input, plus a shared expert as
      * wide as the experts; dense layers elsewhere.

@@ -142,6 +142,11 @@ public final class Synth {
             // YaRN on the global layers only: the window layers rotate unscaled, which this makes visible.
             putYarn(w, a);
         }
+        if (a.equals("mistral3")) {
+            // Mistral 3's temperature, from an original context of 16 so that a short path crosses two of its steps.
+            w.put(a + ".attention.temperature_scale", MetaValue.f32(0.5f));
+            w.put(a + ".rope.scaling.original_context_length", MetaValue.u32(16));
+        }
         if (a.equals("gemma2")) {
             // Soft caps small enough to bend random weights' scores and logits (Gemma 2's own are 50 and 30).
             w.put(a + ".attn_logit_softcapping", MetaValue.f32(0.3f));
