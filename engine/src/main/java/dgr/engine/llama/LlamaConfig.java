@@ -109,7 +109,8 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
             }
             boolean ernie = v == LlamaVariant.ERNIE4_5_MOE;
             // ERNIE 4.5 MoE names its dense lead and its interleave, as llama.cpp requires them.
-            int lead = v3 ? md.getInt(p + "leading_dense_block_count", 0) : ernie ? md.getInt(p + "leading_dense_block_count") : 0;
+            int lead = v3 || v == LlamaVariant.DEEPSEEK ? md.getInt(p + "leading_dense_block_count", 0)
+                    : ernie ? md.getInt(p + "leading_dense_block_count") : 0;
             int groups = md.getInt(p + "expert_group_count", 1), groupsUsed = md.getInt(p + "expert_group_used_count", groups);
             if (groups < 1 || count % groups != 0 || groupsUsed < 1 || groupsUsed > groups || groups > 64 || (groups > 1 && count / groups < 2)) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_group_count = " + groups + ", "

@@ -147,6 +147,12 @@ public enum LlamaVariant {
             return true;
         }
     },
+    /**
+     * DeepSeek-MoE 16B, DeepSeek LLM ({@code deepseek}): llama's attention (normal pairs) with
+     * {@code leading_dense_block_count} dense layers, then experts (softmax, not renormalised,
+     * × {@code expert_weights_scale}) and {@code expert_shared_count} shared experts in one ungated FFN.
+     */
+    DEEPSEEK("deepseek", false, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.DENSE_OR_EXPERTS, false, SharedExpert.COUNTED)),
     /** Qwen3-MoE: Qwen3's attention, every FFN a mixture of experts ({@link LlamaConfig.Experts}). */
     QWEN3MOE("qwen3moe", true, QkNorm.PER_HEAD, true, false, false, 0, Ffn.EXPERTS),
     /**

@@ -26,7 +26,7 @@ class BatchInvarianceTest {
         List<Arguments> out = new ArrayList<>();
         // Every fused SIMD kernel (the _M files mix in Q4_K to Q6_K), and scalar.
         for (String t : new String[] {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K_M", "Q4_K_M", "Q5_K_M", "Q6_K",
-                "IQ4_XS", "IQ4_NL", "IQ1_M", "IQ2_XXS", "IQ3_S", "gemma3-Q8_0", "mixtral-Q4_0", "qwen2moe-Q8_0", "qwen3moe-Q4_K_M", "smollm2-Q4_K_M", "smollm2-Q4_0", "phi2-Q8_0", "starcoder2-Q4_0", "gptneox-Q4_0", "gpt2-Q8_0", "command-r-Q4_0", "exaone4-swa-Q8_0", "glm4-Q4_K_M", "arcee-Q4_0", "stablelm-Q4_K_M", "deepseek2-Q4_0", "deepseek2-Q4_K_M", "deepseek2-kvb-Q8_0", "gpt-oss-Q8_0", "gpt-oss-MXFP4_MOE", "llama4-Q8_0", "phimoe-Q4_0", "ernie4_5-moe-Q4_K_M", "cohere2-Q8_0", "dots1-Q4_0", "hunyuan-moe-Q8_0", "bailingmoe-Q4_0", "hunyuan-dense-Q4_K_M", "mistral3-Q8_0"}) out.add(Arguments.of(t, EngineOptions.Kind.SIMD));
+                "IQ4_XS", "IQ4_NL", "IQ1_M", "IQ2_XXS", "IQ3_S", "gemma3-Q8_0", "mixtral-Q4_0", "qwen2moe-Q8_0", "qwen3moe-Q4_K_M", "smollm2-Q4_K_M", "smollm2-Q4_0", "phi2-Q8_0", "starcoder2-Q4_0", "gptneox-Q4_0", "gpt2-Q8_0", "command-r-Q4_0", "exaone4-swa-Q8_0", "glm4-Q4_K_M", "arcee-Q4_0", "stablelm-Q4_K_M", "deepseek2-Q4_0", "deepseek2-Q4_K_M", "deepseek2-kvb-Q8_0", "gpt-oss-Q8_0", "gpt-oss-MXFP4_MOE", "llama4-Q8_0", "phimoe-Q4_0", "ernie4_5-moe-Q4_K_M", "cohere2-Q8_0", "dots1-Q4_0", "hunyuan-moe-Q8_0", "bailingmoe-Q4_0", "hunyuan-dense-Q4_K_M", "mistral3-Q8_0", "deepseek-Q4_0"}) out.add(Arguments.of(t, EngineOptions.Kind.SIMD));
         out.add(Arguments.of("Q4_0", EngineOptions.Kind.SCALAR));
         // Experts: rows share an expert's pass with whichever rows chose it too.
         out.add(Arguments.of("mixtral-Q4_0", EngineOptions.Kind.SCALAR));

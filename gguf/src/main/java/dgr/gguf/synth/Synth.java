@@ -102,6 +102,10 @@ public final class Synth {
             w.put(a + ".expert_shared_count", MetaValue.u32(p.experts().sharedFf() / p.experts().ff()));
             w.put(a + ".expert_weights_scale", MetaValue.f32(1f));
             w.put(a + ".expert_weights_norm", MetaValue.bool(true));
+        } else if (a.equals("deepseek")) {
+            // DeepSeek-MoE: a dense first layer, one shared expert, the routing weights ×2.5.
+            putDenseLeadAndSharedExperts(w, a, p);
+            w.put(a + ".expert_weights_scale", MetaValue.f32(2.5f));
         } else if (a.equals("dots1")) {
             // dots.llm1: DeepSeek-V3's routing and experts behind Qwen3's attention, a dense first layer.
             putDenseLeadAndSharedExperts(w, a, p);
@@ -131,7 +135,7 @@ public final class Synth {
             }
             // Llama 4: experts on every second layer (Maverick's interleave), dense ones between.
             if (a.equals("llama4")) w.put(a + ".interleave_moe_layer_step", MetaValue.u32(LLAMA4_MOE_STEP));
-            if (ex.sharedFf() > 0 && !a.equals("deepseek2") && !a.equals("glm4moe") && !a.equals("dots1") && !a.equals("bailingmoe")) w.put(a + ".expert_shared_feed_forward_length", MetaValue.u32(ex.sharedFf()));
+            if (ex.sharedFf() > 0 && !a.equals("deepseek2") && !a.equals("glm4moe") && !a.equals("dots1") && !a.equals("bailingmoe") && !a.equals("deepseek")) w.put(a + ".expert_shared_feed_forward_length", MetaValue.u32(ex.sharedFf()));
         }
         w.put(a + ".rope.freq_base", MetaValue.f32(p.ropeFreqBase()));
         boolean olmo3 = p.name().startsWith("olmo3"); // OLMo 3 is written under olmo2, told apart by its window
@@ -305,7 +309,7 @@ public final class Synth {
             if (ffnNorm && normBias) vector.put(b + "ffn_norm.bias", p.nEmbd(), 0f);
             if (rmsBias) spread.put(b + "ffn_norm.bias", p.nEmbd(), 1, 0.1f);
             boolean llama4Dense = a.equals("llama4") && (i + 1) % LLAMA4_MOE_STEP != 0;
-            if (ex != null && !((deepseek2 || glm4moe || a.equals("ernie4_5-moe") || a.equals("dots1")) && i == 0) && !llama4Dense) { // deepseek2-tiny's and glm4moe-tiny's first layer is dense
+            if (ex != null && !((deepseek2 || glm4moe || a.equals("ernie4_5-moe") || a.equals("dots1") || a.equals("deepseek")) && i == 0) && !llama4Dense) { // deepseek2-tiny's and glm4moe-tiny's first layer is dense
                 // The router stays F32 (llama-quantize never quantizes ffn_gate_inp), with weights
                 // ten times the others' spread so the experts' scores part clearly: a near-tie would
                 // pick different experts on engines whose activations differ in the last bits.
