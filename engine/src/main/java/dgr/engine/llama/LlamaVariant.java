@@ -400,6 +400,13 @@ public enum LlamaVariant {
         }
     },
     /**
+     * Nemotron (Minitron, Nemotron-4 converted with the "1p" weights folded in): LayerNorm with
+     * biases before each branch and the head, NeoX pairs over {@code rope.dimension_count} of each
+     * head, Q/K/V and attention-output biases where present, and an ungated squared-ReLU FFN with
+     * optional biases.
+     */
+    NEMOTRON("nemotron", true, QkNorm.NONE, true, false, false, 0, Ffn.PLAIN, new LayerNormBlocks(true, true)),
+    /**
      * Phi-2: one LayerNorm per block feeding attention and the ungated GELU FFN side by side
      * ({@code x + (attn + ffn)}), Q/K/V in one {@code attn_qkv} with its bias, NeoX pairs over
      * part of each head, an output bias on the logits.

@@ -55,11 +55,11 @@ public final class Synth {
         // LayerNorm blocks (the GPT lineage llama.cpp runs), with biases on their norms but Command R's.
         boolean commandR = a.equals("command-r") || a.equals("cohere2"); // LayerNorm without biases, parallel blocks, logit scale
         boolean layerNorm = a.equals("phi2") || a.equals("starcoder2") || a.equals("stablelm") || a.equals("gptneox") || a.equals("gpt2")
-                || commandR;
+                || a.equals("nemotron") || commandR;
         boolean normBias = layerNorm && !commandR;
         // Partial rotation: Phi-2 and GLM-4 rotate half of each head, StableLM and GPT-NeoX a quarter.
         if (commandR) w.put(a + ".logit_scale", MetaValue.f32(0.5f));
-        if (!a.equals("deepseek2")) w.put(a + ".rope.dimension_count", MetaValue.u32(a.equals("phi2") || a.startsWith("glm4") ? p.headDim() / 2
+        if (!a.equals("deepseek2")) w.put(a + ".rope.dimension_count", MetaValue.u32(a.equals("phi2") || a.startsWith("glm4") || a.equals("nemotron") ? p.headDim() / 2
                 : a.equals("stablelm") || a.equals("gptneox") ? p.headDim() / 4 : p.headDim()));
         if (a.equals("gptneox")) w.put(a + ".use_parallel_residual", MetaValue.bool(true));
         w.put(a + ".attention.head_count", MetaValue.u32(p.nHead()));
@@ -217,7 +217,7 @@ public final class Synth {
         boolean glm4 = a.equals("glm4"); // fused attn_qkv with its bias, gate+up in ffn_up, branch-output norms
         boolean fusedQkvBias = phi2 || a.equals("gptneox") || a.equals("gpt2") || glm4; // one attn_qkv with its bias
         // ungated GELU FFN with biases; output-projection bias
-        boolean plainFfn = phi2 || a.equals("gptneox") || a.equals("gpt2") || a.equals("starcoder2");
+        boolean plainFfn = phi2 || a.equals("gptneox") || a.equals("gpt2") || a.equals("starcoder2") || a.equals("nemotron");
         boolean exaone4 = a.equals("exaone4"); // no pre-norms, per-head Q/K norms, branch-output norms
         boolean noPreNorms = a.equals("olmo2") || exaone4;
         boolean wholeQk = a.equals("olmo2") || a.equals("olmoe"); // all of Q and all of K normed at once
