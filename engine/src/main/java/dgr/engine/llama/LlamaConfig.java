@@ -103,9 +103,10 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
             // Llama 4 routes by each score's sigmoid whatever the file says, as llama.cpp's graph does.
             boolean llama4 = v == LlamaVariant.LLAMA4;
             int gating = v == LlamaVariant.GPT_OSS ? 3 : llama4 ? 2 : md.getInt(p + "expert_gating_func", v == LlamaVariant.GLM4MOE ? 2 : 1);
-            if (gating != 1 && !(v3 && gating == 2) && v != LlamaVariant.GPT_OSS && !llama4) {
+            boolean sigmoidRouting = v3 || v == LlamaVariant.MINIMAX_M2;
+            if (gating != 1 && !(sigmoidRouting && gating == 2) && v != LlamaVariant.GPT_OSS && !llama4) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_gating_func = " + gating
-                        + ": the llama engine routes with softmax (1)" + (v3 ? " or sigmoid (2)" : " only"));
+                        + ": the llama engine routes with softmax (1)" + (sigmoidRouting ? " or sigmoid (2)" : " only"));
             }
             boolean ernie = v == LlamaVariant.ERNIE4_5_MOE;
             // ERNIE 4.5 MoE names its dense lead and its interleave, as llama.cpp requires them.

@@ -153,6 +153,13 @@ public enum LlamaVariant {
      * × {@code expert_weights_scale}) and {@code expert_shared_count} shared experts in one ungated FFN.
      */
     DEEPSEEK("deepseek", false, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.DENSE_OR_EXPERTS, false, SharedExpert.COUNTED)),
+    /**
+     * MiniMax-M2: all of Q and all of K RMS-normalised (OLMo 2's norms), NeoX pairs over
+     * {@code rope.dimension_count} of each head, experts on every layer chosen by the file's gating
+     * (sigmoid) plus the {@code exp_probs_b} bias, renormalised, × {@code expert_weights_scale}
+     * (as llama.cpp applies it today; the build dgr is checked against, v0.4.0, ignores it).
+     */
+    MINIMAX_M2("minimax-m2", true, QkNorm.WHOLE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, true, SharedExpert.NONE)),
     /** Qwen3-MoE: Qwen3's attention, every FFN a mixture of experts ({@link LlamaConfig.Experts}). */
     QWEN3MOE("qwen3moe", true, QkNorm.PER_HEAD, true, false, false, 0, Ffn.EXPERTS),
     /**

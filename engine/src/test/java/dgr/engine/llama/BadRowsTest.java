@@ -177,7 +177,7 @@ class BadRowsTest {
         assertThat(Files.exists(f)).isTrue();
         assertThatThrownBy(() -> Engines.load(f, EngineOptions.defaults()))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("unsupported architecture 'bert' in " + f + "; dgr supports llama, mistral3, mistral, exaone, ernie4_5, ernie4_5-moe, xverse, internlm2, exaone4, glm4, arcee, seed_oss, gpt-oss, smollm3, qwen2, qwen3, qwen2moe, olmoe, dots1, hunyuan-moe, bailingmoe, hunyuan-dense, deepseek, qwen3moe, llama4, phi3, phimoe, olmo2, granitemoe, granite, minicpm, deepseek2, glm4moe, gemma, gemma2, gemma3, stablelm, starcoder2, gptneox, gpt2, command-r, cohere2, nemotron, phi2, deepseek4");
+                .hasMessage("unsupported architecture 'bert' in " + f + "; dgr supports llama, mistral3, mistral, exaone, ernie4_5, ernie4_5-moe, xverse, internlm2, exaone4, glm4, arcee, seed_oss, gpt-oss, smollm3, qwen2, qwen3, qwen2moe, olmoe, dots1, hunyuan-moe, bailingmoe, hunyuan-dense, deepseek, minimax-m2, qwen3moe, llama4, phi3, phimoe, olmo2, granitemoe, granite, minicpm, deepseek2, glm4moe, gemma, gemma2, gemma3, stablelm, starcoder2, gptneox, gpt2, command-r, cohere2, nemotron, phi2, deepseek4");
     }
 
     /**

@@ -59,7 +59,7 @@ public final class Synth {
         boolean normBias = layerNorm && !commandR;
         // Partial rotation: Phi-2 and GLM-4 rotate half of each head, StableLM and GPT-NeoX a quarter.
         if (commandR) w.put(a + ".logit_scale", MetaValue.f32(0.5f));
-        if (!a.equals("deepseek2")) w.put(a + ".rope.dimension_count", MetaValue.u32(a.equals("phi2") || a.startsWith("glm4") || a.equals("nemotron") ? p.headDim() / 2
+        if (!a.equals("deepseek2")) w.put(a + ".rope.dimension_count", MetaValue.u32(a.equals("phi2") || a.startsWith("glm4") || a.equals("nemotron") || a.equals("minimax-m2") ? p.headDim() / 2
                 : a.equals("stablelm") || a.equals("gptneox") ? p.headDim() / 4 : p.headDim()));
         if (a.equals("gptneox")) w.put(a + ".use_parallel_residual", MetaValue.bool(true));
         w.put(a + ".attention.head_count", MetaValue.u32(p.nHead()));
@@ -106,6 +106,12 @@ public final class Synth {
             // DeepSeek-MoE: a dense first layer, one shared expert, the routing weights ×2.5.
             putDenseLeadAndSharedExperts(w, a, p);
             w.put(a + ".expert_weights_scale", MetaValue.f32(2.5f));
+        } else if (a.equals("minimax-m2")) {
+            // MiniMax-M2's routing: sigmoid scores with a choice bias, renormalised, scale 1 (the
+            // llama.cpp dgr is checked against ignores this key for minimax-m2, today's applies it).
+            w.put(a + ".expert_gating_func", MetaValue.u32(2));
+            w.put(a + ".expert_weights_scale", MetaValue.f32(1f));
+            w.put(a + ".expert_feed_forward_length", MetaValue.u32(p.experts().ff()));
         } else if (a.equals("dots1")) {
             // dots.llm1: DeepSeek-V3's routing and experts behind Qwen3's attention, a dense first layer.
             putDenseLeadAndSharedExperts(w, a, p);
@@ -220,7 +226,7 @@ public final class Synth {
         boolean plainFfn = phi2 || a.equals("gptneox") || a.equals("gpt2") || a.equals("starcoder2") || a.equals("nemotron");
         boolean exaone4 = a.equals("exaone4"); // no pre-norms, per-head Q/K norms, branch-output norms
         boolean noPreNorms = a.equals("olmo2") || exaone4;
-        boolean wholeQk = a.equals("olmo2") || a.equals("olmoe"); // all of Q and all of K normed at once
+        boolean wholeQk = a.equals("olmo2") || a.equals("olmoe") || a.equals("minimax-m2"); // all of Q and all of K normed at once
         boolean qkNorm = wholeQk || a.startsWith("qwen3") || a.equals("dots1") || a.startsWith("hunyuan") || a.equals("gemma3") || exaone4 // per head for qwen3(moe) and gemma3
                 || (glm4moe && p.name().contains("qknorm")); // GLM-4.5 (355B): per head
         boolean postNorms = a.equals("gemma3") || a.equals("gemma2") || noPreNorms || a.equals("glm4");
@@ -329,7 +335,7 @@ public final class Synth {
                     spread.put(b + "ffn_up_exps.bias", ex.ff(), ex.count(), 0.1f);
                 }
                 // DeepSeek-V3's choice bias, spread like the router's scores so that it moves choices.
-                if ((deepseek2 && !mlaLite) || glm4moe || a.equals("ernie4_5-moe") || a.equals("dots1")) {
+                if ((deepseek2 && !mlaLite) || glm4moe || a.equals("ernie4_5-moe") || a.equals("dots1") || a.equals("minimax-m2")) {
                     long biasSeed = mix(seed, index[0]++);
                     params[0] += ex.count();
                     w.tensor(b + "exp_probs_b.bias", GgmlType.F32, new long[] {ex.count()},

@@ -351,6 +351,13 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset NEMOTRON_TINY =
             new SynthPreset("nemotron-tiny", "nemotron", 256, 2, 4, 2, 768, 2048, 10000f, false, "tiny-gpt2");
 
+    /**
+     * MiniMax-M2's graph at llama-tiny's width: whole-Q and whole-K norms, half of each head rotated,
+     * eight experts of 256 (two used, sigmoid with a choice bias, renormalised) on every layer.
+     */
+    public static final SynthPreset MINIMAX_M2_TINY = new SynthPreset("minimax-m2-tiny", "minimax-m2", 256, 2, 4, 2, 256, 2048,
+            10000f, false, "tiny-gpt2", 64, new Experts(8, 2, 256));
+
     /** glm4moe-tiny with GLM-4.5's (355B) per-head RMS norms on Q and K, which the Air model has not. */
     public static final SynthPreset GLM4MOE_QKNORM_TINY = new SynthPreset("glm4moe-qknorm-tiny", "glm4moe", 256, 4, 4, 2, 512, 2048,
             10000f, false, "tiny-gpt2", 64, new Experts(8, 2, 128, 128));
@@ -371,7 +378,7 @@ public record SynthPreset(String name, String architecture, int nEmbd, int nLaye
     public static final SynthPreset DSV4_TINY = new SynthPreset("dsv4-tiny", "deepseek4", 256, 4, 4, 1, 128, 4096, 10000f, false, "tiny-gpt2");
     public static final SynthPreset DSV4_SMALL = new SynthPreset("dsv4-small", "deepseek4", 512, 8, 8, 1, 256, 4096, 10000f, false, "tiny-gpt2");
 
-    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, XVERSE_TINY, INTERNLM2_TINY, SMOLLM2_TINY, SMOLLM3_TINY, EXAONE4_TINY, EXAONE4_SWA_TINY, GLM4_TINY, ARCEE_TINY, SEED_OSS_TINY, PHI3_TINY, PHIMOE_TINY, LLAMA4_TINY, ERNIE4_5_MOE_TINY, COHERE2_TINY, DOTS1_TINY, HUNYUAN_MOE_TINY, HUNYUAN_DENSE_TINY, BAILINGMOE_TINY, MISTRAL3_TINY, DEEPSEEK_TINY, NEMOTRON_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, MINICPM_TINY, OLMO2_TINY, OLMO3_TINY, GEMMA_TINY, GEMMA2_TINY, GEMMA3_TINY, STABLELM_TINY, STABLELM_QK_TINY, STARCODER2_TINY, GPTNEOX_TINY, GPT2_TINY, COMMAND_R_TINY, COMMAND_R_QK_TINY, PHI2_TINY, MIXTRAL_TINY, QWEN2MOE_TINY, OLMOE_TINY, GRANITEMOE_TINY, QWEN3MOE_TINY, QWEN3MOE_SMALL, GPT_OSS_TINY, GLM4MOE_TINY, GLM4MOE_QKNORM_TINY, DEEPSEEK2_TINY, DEEPSEEK2_KVB_TINY, DEEPSEEK2_LITE_TINY, DSV4_TINY, DSV4_SMALL);
+    public static final List<SynthPreset> ALL = List.of(LLAMA_TINY, LLAMA_110M, LLAMA_1B, EXAONE_TINY, ERNIE_TINY, XVERSE_TINY, INTERNLM2_TINY, SMOLLM2_TINY, SMOLLM3_TINY, EXAONE4_TINY, EXAONE4_SWA_TINY, GLM4_TINY, ARCEE_TINY, SEED_OSS_TINY, PHI3_TINY, PHIMOE_TINY, LLAMA4_TINY, ERNIE4_5_MOE_TINY, COHERE2_TINY, DOTS1_TINY, HUNYUAN_MOE_TINY, HUNYUAN_DENSE_TINY, BAILINGMOE_TINY, MISTRAL3_TINY, DEEPSEEK_TINY, NEMOTRON_TINY, MINIMAX_M2_TINY, QWEN2_TINY, QWEN3_TINY, GRANITE_TINY, MINICPM_TINY, OLMO2_TINY, OLMO3_TINY, GEMMA_TINY, GEMMA2_TINY, GEMMA3_TINY, STABLELM_TINY, STABLELM_QK_TINY, STARCODER2_TINY, GPTNEOX_TINY, GPT2_TINY, COMMAND_R_TINY, COMMAND_R_QK_TINY, PHI2_TINY, MIXTRAL_TINY, QWEN2MOE_TINY, OLMOE_TINY, GRANITEMOE_TINY, QWEN3MOE_TINY, QWEN3MOE_SMALL, GPT_OSS_TINY, GLM4MOE_TINY, GLM4MOE_QKNORM_TINY, DEEPSEEK2_TINY, DEEPSEEK2_KVB_TINY, DEEPSEEK2_LITE_TINY, DSV4_TINY, DSV4_SMALL);
 
     public static SynthPreset byName(String name) {
         for (SynthPreset p : ALL) if (p.name.equals(name.toLowerCase(Locale.ROOT))) return p;
