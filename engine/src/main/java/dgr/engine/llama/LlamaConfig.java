@@ -58,7 +58,9 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
      * Mixtral and Qwen3-MoE, not Qwen2-MoE), times {@code weightsScale} unless it is 0 or 1, and
      * their outputs summed in that order; plus, where {@code sharedFf > 0}, a shared expert of that
      * width, scaled by a sigmoid gate where {@code sharedGated} (Qwen2-MoE) and added as it is
-     * otherwise (Granite MoE Shared). Null for a dense FFN.
+     * otherwise (Granite MoE Shared). On layers {@link #at} picks ({@code leadingDense}, the
+     * interleave {@code step}); with {@code weightBeforeFfn} (Llama 4) each choice's weight scales
+     * the expert's input and the outputs are summed as they are. Null for a dense FFN.
      */
     public record Experts(int count, int used, int ff, float weightsScale, boolean normWeights, int sharedFf,
                           boolean sharedGated, Gating gating, int leadingDense, int groups, int groupsUsed, int step,
@@ -96,9 +98,10 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_used_count = " + used
                         + " must be between 1 and " + p + "expert_count = " + count);
             }
-            // 1: softmax; 2: sigmoid (DeepSeek-V3; llama.cpp reads it for deepseek2 only); gpt-oss
-            // routes by softmax over the chosen scores (3) whatever the file says, as llama.cpp does.
-            // DeepSeek-V3's routing family: deepseek2 and glm4moe (whose missing key means sigmoid, as llama.cpp reads it).
+            // 1: softmax; 2: sigmoid (DeepSeek-V3's routing family, and MiniMax-M2, whose files name it);
+            // gpt-oss routes by softmax over the chosen scores (3) whatever the file says, as llama.cpp does.
+            // DeepSeek-V3's routing family: deepseek2, glm4moe (whose missing key means sigmoid, as
+            // llama.cpp reads it) and dots1: the key, a dense lead, expert_weights_norm.
             boolean v3 = v == LlamaVariant.DEEPSEEK2 || v == LlamaVariant.GLM4MOE || v == LlamaVariant.DOTS1;
             // Llama 4 routes by each score's sigmoid whatever the file says, as llama.cpp's graph does.
             boolean llama4 = v == LlamaVariant.LLAMA4;
@@ -143,7 +146,8 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
             }
             boolean norm = v3 || v == LlamaVariant.BAILINGMOE ? md.getBool(p + "expert_weights_norm", false) : v.ffn.normWeights();
             Gating g = gating == 2 ? Gating.SIGMOID : gating == 3 ? Gating.SOFTMAX_WEIGHT : Gating.SOFTMAX;
-            // Llama 4: interleave_moe_layer_step (required, as llama.cpp reads it), the weight on the expert's input.
+            // Llama 4 and ERNIE 4.5 MoE interleave (interleave_moe_layer_step, required as llama.cpp reads
+            // it); Llama 4 alone puts the routing weight on the expert's input.
             int step = 1;
             if (llama4 || ernie) {
                 step = md.getInt(p + "interleave_moe_layer_step");

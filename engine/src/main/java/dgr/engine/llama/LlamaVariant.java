@@ -502,7 +502,7 @@ public enum LlamaVariant {
     record Ffn(Kind kind, boolean normWeights, SharedExpert shared) {
         /**
          * PLAIN: dense and ungated, {@code down(act(up·x + b)) + b}: GELU where the variant has it
-         * (StarCoder2, GPT-NeoX, GPT-2, Phi-2), else squared ReLU (Arcee, no biases).
+         * (StarCoder2, GPT-NeoX, GPT-2, Phi-2), else squared ReLU (Arcee without biases, Nemotron with them).
          */
         enum Kind { DENSE, DENSE_OR_EXPERTS, EXPERTS, PLAIN }
 
