@@ -11,6 +11,14 @@ import java.util.Locale;
  */
 public record QuantMix(String name, GgmlType base, int fileType) {
 
+    /** Every name {@link #parse} takes, in the order help texts list them: the weight types, then the mixes. */
+    public static final java.util.List<String> NAMES = java.util.stream.Stream.concat(
+            java.util.Arrays.stream(GgmlType.values())
+                    .filter(t -> t != GgmlType.Q8_1 && t != GgmlType.I8 && t != GgmlType.I16 && t != GgmlType.I32
+                            && t != GgmlType.I64 && t != GgmlType.F64)
+                    .map(GgmlType::name),
+            java.util.stream.Stream.of("Q3_K_M", "Q4_K_M", "Q5_K_M", "MXFP4_MOE")).toList();
+
     public static QuantMix parse(String s) {
         String n = s.trim().toUpperCase(Locale.ROOT);
         return switch (n) {
@@ -24,8 +32,7 @@ public record QuantMix(String name, GgmlType base, int fileType) {
                 try {
                     t = GgmlType.valueOf(n);
                 } catch (IllegalArgumentException e) {
-                    throw new IllegalArgumentException("unknown quantization '" + s + "'; use one of F32, F16, BF16, Q8_0, "
-                            + "Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ4_NL, IQ4_XS, MXFP4, TQ1_0, TQ2_0, IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, Q3_K_M, Q4_K_M, Q5_K_M, MXFP4_MOE");
+                    throw new IllegalArgumentException("unknown quantization '" + s + "'; use one of " + String.join(", ", NAMES));
                 }
                 if (t == GgmlType.Q8_1 || t == GgmlType.I8 || t == GgmlType.I16 || t == GgmlType.I32
                         || t == GgmlType.I64 || t == GgmlType.F64) {

@@ -120,4 +120,11 @@ class SynthTest {
         assertThatThrownBy(() -> QuantMix.parse("Q9_9")).hasMessageContaining("unknown quantization 'Q9_9'");
         assertThatThrownBy(() -> QuantMix.parse("I32")).hasMessageContaining("not a weight format");
     }
+
+    @Test
+    void everyListedQuantizationParsesAndTheErrorListsThemAll() {
+        for (String n : QuantMix.NAMES) assertThat(QuantMix.parse(n.toLowerCase(java.util.Locale.ROOT)).name()).isEqualTo(n);
+        assertThat(QuantMix.NAMES).contains("IQ2_XXS", "TQ2_0", "MXFP4", "Q4_K_M", "MXFP4_MOE").doesNotContain("Q8_1", "I32", "F64");
+        assertThatThrownBy(() -> QuantMix.parse("Q9_9")).hasMessageContaining("IQ1_M").hasMessageContaining("MXFP4_MOE");
+    }
 }
