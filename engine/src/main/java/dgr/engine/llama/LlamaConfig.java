@@ -98,23 +98,19 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_used_count = " + used
                         + " must be between 1 and " + p + "expert_count = " + count);
             }
-            // 1: softmax; 2: sigmoid (DeepSeek-V3's routing family, and MiniMax-M2, whose files name it);
-            // gpt-oss routes by softmax over the chosen scores (3) whatever the file says, as llama.cpp does.
-            // DeepSeek-V3's routing family: deepseek2, glm4moe (whose missing key means sigmoid, as
-            // llama.cpp reads it) and dots1: the key, a dense lead, expert_weights_norm.
-            boolean v3 = v == LlamaVariant.DEEPSEEK2 || v == LlamaVariant.GLM4MOE || v == LlamaVariant.DOTS1;
-            // Llama 4 routes by each score's sigmoid whatever the file says, as llama.cpp's graph does.
-            boolean llama4 = v == LlamaVariant.LLAMA4;
-            int gating = v == LlamaVariant.GPT_OSS ? 3 : llama4 ? 2 : md.getInt(p + "expert_gating_func", v == LlamaVariant.GLM4MOE ? 2 : 1);
-            boolean sigmoidRouting = v3 || v == LlamaVariant.MINIMAX_M2;
-            if (gating != 1 && !(sigmoidRouting && gating == 2) && v != LlamaVariant.GPT_OSS && !llama4) {
+            // 1: softmax; 2: sigmoid; 3 (gpt-oss): softmax over the chosen raw scores. Which the
+            // architecture reads, allows or fixes, and its other keys, are its Routing.
+            LlamaVariant.Routing rt = v.ffn.routing();
+            int gating = rt.fixedGating() != 0 ? rt.fixedGating() : md.getInt(p + "expert_gating_func", rt.defaultGating());
+            if (rt.fixedGating() == 0 && gating != 1 && !(rt.sigmoidAllowed() && gating == 2)) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_gating_func = " + gating
-                        + ": the llama engine routes with softmax (1)" + (sigmoidRouting ? " or sigmoid (2)" : " only"));
+                        + ": the llama engine routes with softmax (1)" + (rt.sigmoidAllowed() ? " or sigmoid (2)" : " only"));
             }
-            boolean ernie = v == LlamaVariant.ERNIE4_5_MOE;
-            // ERNIE 4.5 MoE names its dense lead and its interleave, as llama.cpp requires them.
-            int lead = v3 || v == LlamaVariant.DEEPSEEK ? md.getInt(p + "leading_dense_block_count", 0)
-                    : ernie ? md.getInt(p + "leading_dense_block_count") : 0;
+            int lead = switch (rt.leadingDense()) {
+                case NONE -> 0;
+                case OPTIONAL -> md.getInt(p + "leading_dense_block_count", 0);
+                case REQUIRED -> md.getInt(p + "leading_dense_block_count");
+            };
             int groups = md.getInt(p + "expert_group_count", 1), groupsUsed = md.getInt(p + "expert_group_used_count", groups);
             if (groups < 1 || count % groups != 0 || groupsUsed < 1 || groupsUsed > groups || groups > 64 || (groups > 1 && count / groups < 2)) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_group_count = " + groups + ", "
@@ -144,17 +140,15 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
             if (shared < 0) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_shared_feed_forward_length = " + shared + " is negative");
             }
-            boolean norm = v3 || v == LlamaVariant.BAILINGMOE ? md.getBool(p + "expert_weights_norm", false) : v.ffn.normWeights();
+            boolean norm = rt.normFromKey() ? md.getBool(p + "expert_weights_norm", false) : v.ffn.normWeights();
             Gating g = gating == 2 ? Gating.SIGMOID : gating == 3 ? Gating.SOFTMAX_WEIGHT : Gating.SOFTMAX;
-            // Llama 4 and ERNIE 4.5 MoE interleave (interleave_moe_layer_step, required as llama.cpp reads
-            // it); Llama 4 alone puts the routing weight on the expert's input.
             int step = 1;
-            if (llama4 || ernie) {
+            if (rt.interleave()) {
                 step = md.getInt(p + "interleave_moe_layer_step");
                 if (step < 0) throw new IllegalArgumentException(a.path() + ": " + p + "interleave_moe_layer_step = " + step + " is negative");
             }
             return new Experts(count, used, ff, scale, norm, shared, se == LlamaVariant.SharedExpert.GATED, g, lead,
-                    groups, groupsUsed, step, llama4);
+                    groups, groupsUsed, step, rt.weightBeforeFfn());
         }
     }
 

@@ -442,21 +442,19 @@ public final class LlamaEngine implements Engine {
         expertJob.phase(false);
         pool.run(expertJob);
         expertJob.scatter(choiceOut, e);
+        // Llama 4's weights already scaled the experts' inputs: its outputs are summed as they are
+        // (times 1, which is exact). Choice by choice, each element's sum is the same sequence.
+        boolean weighed = !ex.weightBeforeFfn();
         for (int r = 0; r < n; r++) {
-            int c0 = r * used;
-            if (ex.weightBeforeFfn()) {
-                // Llama 4: the weights scaled the experts' inputs; their outputs are summed as they are.
-                for (int i = 0; i < e; i++) {
-                    float sum = choiceOut[c0 * e + i];
-                    for (int k = 1; k < used; k++) sum += choiceOut[(c0 + k) * e + i];
-                    tmp[r * e + i] = sum;
+            int c0 = r * used, t0 = r * e;
+            for (int k = 0; k < used; k++) {
+                float wk = weighed ? expertWeights[c0 + k] : 1f;
+                int y = (c0 + k) * e;
+                if (k == 0) {
+                    for (int i = 0; i < e; i++) tmp[t0 + i] = wk * choiceOut[y + i];
+                } else {
+                    for (int i = 0; i < e; i++) tmp[t0 + i] += wk * choiceOut[y + i];
                 }
-                continue;
-            }
-            for (int i = 0; i < e; i++) {
-                float sum = expertWeights[c0] * choiceOut[c0 * e + i];
-                for (int k = 1; k < used; k++) sum += expertWeights[c0 + k] * choiceOut[(c0 + k) * e + i];
-                tmp[r * e + i] = sum;
             }
         }
         if (w.sharedGate != null) shared(w, in, n);

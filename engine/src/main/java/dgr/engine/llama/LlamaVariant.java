@@ -37,7 +37,8 @@ public enum LlamaVariant {
      * renormalised to weigh, and a shared expert where {@code expert_shared_feed_forward_length} is
      * above 0.
      */
-    ERNIE4_5_MOE("ernie4_5-moe", false, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, true, SharedExpert.PLAIN)),
+    ERNIE4_5_MOE("ernie4_5-moe", false, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, true, SharedExpert.PLAIN,
+            new Routing(0, 1, false, KeyUse.REQUIRED, true, false, KeyUse.OPTIONAL, false))),
     /** XVERSE: the llama graph under {@code xverse.} keys. */
     XVERSE("xverse", false, QkNorm.NONE, true, false, false, 0),
     /** InternLM2, InternLM2.5: the llama graph under {@code internlm2.} keys (the converter splits its fused wqkv). */
@@ -87,7 +88,8 @@ public enum LlamaVariant {
      * picks the highest scores and weighs them by their softmax, each expert's gate, up and down
      * have biases, and the activation is OpenAI's clamped SwiGLU.
      */
-    GPT_OSS("gpt-oss", true, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.NONE)) {
+    GPT_OSS("gpt-oss", true, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.NONE,
+            new Routing(3, 1, false, KeyUse.NONE, false, false, KeyUse.NONE, false))) {
         @Override
         String ffnNormTensor() {
             return "post_attention_norm";
@@ -120,7 +122,7 @@ public enum LlamaVariant {
      * DeepSeek-V3's FFN: dense leading layers, then experts chosen by the file's gating (sigmoid)
      * plus the {@code exp_probs_b} bias, renormalised where it says, scaled, with shared experts.
      */
-    DOTS1("dots1", true, QkNorm.PER_HEAD, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED)),
+    DOTS1("dots1", true, QkNorm.PER_HEAD, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED, Routing.V3)),
     /**
      * Hunyuan-A13B ({@code hunyuan-moe}): NeoX pairs, each head of Q and K RMS-normalised after the
      * rotation (Qwen3 normalises before it), and every FFN experts (softmax, renormalised, scaled
@@ -139,7 +141,8 @@ public enum LlamaVariant {
      * renormalised where {@code expert_weights_norm} says, × {@code expert_weights_scale}, plus
      * {@code expert_shared_count} shared experts in one ungated FFN.
      */
-    BAILINGMOE("bailingmoe", false, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED)),
+    BAILINGMOE("bailingmoe", false, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED,
+            new Routing(0, 1, false, KeyUse.NONE, false, true, KeyUse.NONE, false))),
     /** Hunyuan dense (Hunyuan-0.5B … 7B, {@code hunyuan-dense}): Hunyuan-A13B's attention (Q/K norms after the rotation) with a dense FFN. */
     HUNYUAN_DENSE("hunyuan-dense", true, QkNorm.PER_HEAD, true, false, false, 0) {
         @Override
@@ -152,14 +155,16 @@ public enum LlamaVariant {
      * {@code leading_dense_block_count} dense layers, then experts (softmax, not renormalised,
      * × {@code expert_weights_scale}) and {@code expert_shared_count} shared experts in one ungated FFN.
      */
-    DEEPSEEK("deepseek", false, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.DENSE_OR_EXPERTS, false, SharedExpert.COUNTED)),
+    DEEPSEEK("deepseek", false, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.DENSE_OR_EXPERTS, false, SharedExpert.COUNTED,
+            new Routing(0, 1, false, KeyUse.OPTIONAL, false, false, KeyUse.NONE, false))),
     /**
      * MiniMax-M2: all of Q and all of K RMS-normalised (OLMo 2's norms), NeoX pairs over
      * {@code rope.dimension_count} of each head, experts on every layer chosen by the file's gating
      * (sigmoid) plus the {@code exp_probs_b} bias, renormalised, × {@code expert_weights_scale}
      * (as llama.cpp applies it today; the build dgr is checked against, v0.4.0, ignores it).
      */
-    MINIMAX_M2("minimax-m2", true, QkNorm.WHOLE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, true, SharedExpert.NONE)),
+    MINIMAX_M2("minimax-m2", true, QkNorm.WHOLE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, true, SharedExpert.NONE,
+            new Routing(0, 1, true, KeyUse.NONE, false, false, KeyUse.REQUIRED, false))),
     /** Qwen3-MoE: Qwen3's attention, every FFN a mixture of experts ({@link LlamaConfig.Experts}). */
     QWEN3MOE("qwen3moe", true, QkNorm.PER_HEAD, true, false, false, 0, Ffn.EXPERTS),
     /**
@@ -171,7 +176,8 @@ public enum LlamaVariant {
      * wide as the experts; dense layers elsewhere.
      */
     LLAMA4("llama4", false, QkNorm.NONE, true, false, false, 0,
-            new Ffn(Ffn.Kind.DENSE_OR_EXPERTS, false, SharedExpert.EXPERT_WIDE)) {
+            new Ffn(Ffn.Kind.DENSE_OR_EXPERTS, false, SharedExpert.EXPERT_WIDE,
+                    new Routing(2, 1, true, KeyUse.NONE, true, false, KeyUse.NONE, true))) {
         @Override
         SlidingWindow slidingWindow(GgufArtifact a, Metadata md, String p, RopeConfig rope) {
             if (md.has(p + "attention.sliding_window") && md.getInt(p + "attention.sliding_window") == 0) return null;
@@ -253,7 +259,7 @@ public enum LlamaVariant {
      * shared experts in one ungated FFN. Scores are scaled by {@code 1/sqrt(key_length_mla)}, times
      * YaRN's {@code mscale²} where the rotation is YaRN-scaled.
      */
-    DEEPSEEK2("deepseek2", false, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED)) {
+    DEEPSEEK2("deepseek2", false, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED, Routing.V3)) {
         @Override
         Multipliers multipliers(Metadata md, String p, int nLayers, int nEmbd, int nHead, int headDim) {
             // Since llama.cpp's MLA layout the heads' width is key_length_mla; before it, key_length.
@@ -277,7 +283,8 @@ public enum LlamaVariant {
      * {@code expert_shared_count} shared experts; the last {@code nextn_predict_layers} blocks are
      * multi-token-prediction layers the main graph does not run (as llama.cpp).
      */
-    GLM4MOE("glm4moe", true, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED)) {
+    GLM4MOE("glm4moe", true, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED,
+            Routing.V3.withDefaultGating(2).withChoiceBias(KeyUse.REQUIRED))) {
         @Override
         String ffnNormTensor() {
             return "post_attention_norm";
@@ -497,9 +504,13 @@ public enum LlamaVariant {
      * ({@link LlamaConfig.Experts}), or either as the file's {@code expert_count} says (llama.cpp
      * builds Mixtral under {@code llama}, and Mistral-named converters write {@code mistral}); with
      * experts, whether the chosen ones' probabilities are divided by their sum (llama.cpp's
-     * {@code norm_w}) and which shared expert joins them.
+     * {@code norm_w}), which shared expert joins them, and how the architecture routes ({@link Routing}).
      */
-    record Ffn(Kind kind, boolean normWeights, SharedExpert shared) {
+    record Ffn(Kind kind, boolean normWeights, SharedExpert shared, Routing routing) {
+        Ffn(Kind kind, boolean normWeights, SharedExpert shared) {
+            this(kind, normWeights, shared, Routing.SOFTMAX);
+        }
+
         /**
          * PLAIN: dense and ungated, {@code down(act(up·x + b)) + b}: GELU where the variant has it
          * (StarCoder2, GPT-NeoX, GPT-2, Phi-2), else squared ReLU (Arcee without biases, Nemotron with them).
@@ -510,6 +521,37 @@ public enum LlamaVariant {
         static final Ffn PLAIN = new Ffn(Kind.PLAIN, true, SharedExpert.NONE);
         static final Ffn DENSE_OR_EXPERTS = new Ffn(Kind.DENSE_OR_EXPERTS, true, SharedExpert.NONE);
         static final Ffn EXPERTS = new Ffn(Kind.EXPERTS, true, SharedExpert.NONE);
+    }
+
+    /** Whether a key is read: not at all, with a default, or required (llama.cpp's loader fails without it). */
+    enum KeyUse { NONE, OPTIONAL, REQUIRED }
+
+    /**
+     * How an architecture's experts are routed, as llama.cpp reads its files:
+     * {@code fixedGating} overrides {@code expert_gating_func} (gpt-oss's 3, Llama 4's sigmoid; 0
+     * reads the key, {@code defaultGating} where it is missing, softmax 1 always allowed and
+     * sigmoid 2 where {@code sigmoidAllowed}); {@code leadingDense} reads
+     * {@code leading_dense_block_count}; {@code interleave} requires
+     * {@code interleave_moe_layer_step}; {@code normFromKey} takes {@code norm_w} from
+     * {@code expert_weights_norm} (false without it) instead of the FFN's {@code normWeights};
+     * {@code choiceBias} reads {@code exp_probs_b}, added to the probabilities to choose;
+     * {@code weightBeforeFfn} scales each expert's input by its weight (Llama 4).
+     */
+    record Routing(int fixedGating, int defaultGating, boolean sigmoidAllowed, KeyUse leadingDense, boolean interleave,
+                   boolean normFromKey, KeyUse choiceBias, boolean weightBeforeFfn) {
+        /** Mixtral's and most others': softmax from the key (1), every layer, no bias. */
+        static final Routing SOFTMAX = new Routing(0, 1, false, KeyUse.NONE, false, false, KeyUse.NONE, false);
+
+        /** DeepSeek-V3's family: softmax or sigmoid by the key, a dense lead, norm by key, an optional choice bias. */
+        static final Routing V3 = new Routing(0, 1, true, KeyUse.OPTIONAL, false, true, KeyUse.OPTIONAL, false);
+
+        Routing withDefaultGating(int g) {
+            return new Routing(fixedGating, g, sigmoidAllowed, leadingDense, interleave, normFromKey, choiceBias, weightBeforeFfn);
+        }
+
+        Routing withChoiceBias(KeyUse b) {
+            return new Routing(fixedGating, defaultGating, sigmoidAllowed, leadingDense, interleave, normFromKey, b, weightBeforeFfn);
+        }
     }
 
     LlamaVariant(String architecture, boolean neox, QkNorm qkNorm, boolean preNorms, boolean postNorms, boolean gelu,

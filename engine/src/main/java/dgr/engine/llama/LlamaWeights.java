@@ -329,10 +329,11 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
                 shared ? r.matrix(p + "ffn_gate_shexp.weight", c.nEmbd(), x.sharedFf()) : null,
                 shared ? r.matrix(p + "ffn_up_shexp.weight", c.nEmbd(), x.sharedFf()) : null,
                 shared ? r.matrix(p + "ffn_down_shexp.weight", x.sharedFf(), c.nEmbd()) : null,
-                c.mla() != null ? r.optionalVector(p + "exp_probs_b.bias", x.count())
-                        : c.variant() == LlamaVariant.GLM4MOE || c.variant() == LlamaVariant.MINIMAX_M2 ? r.vector(p + "exp_probs_b.bias", x.count())
-                        : c.variant() == LlamaVariant.ERNIE4_5_MOE || c.variant() == LlamaVariant.DOTS1
-                                ? r.optionalVector(p + "exp_probs_b.bias", x.count()) : null,
+                switch (c.variant().ffn.routing().choiceBias()) {
+                    case NONE -> null;
+                    case OPTIONAL -> r.optionalVector(p + "exp_probs_b.bias", x.count());
+                    case REQUIRED -> r.vector(p + "exp_probs_b.bias", x.count());
+                },
                 oss ? r.vector(p + "ffn_gate_inp.bias", x.count()) : null,
                 oss ? perExpert(r.vector(p + "ffn_gate_exps.bias", x.count() * x.ff()), x.count()) : null,
                 oss ? perExpert(r.vector(p + "ffn_up_exps.bias", x.count() * x.ff()), x.count()) : null,

@@ -10,16 +10,13 @@ import java.lang.foreign.MemorySegment;
  * four per word (one per 16 values), whose top nibbles together are the block's f16 {@code d}.
  * Value: {@code d·(2s + 1) · (grid + δ)} (dequantize_row_iq1_m).
  */
-final class Iq1MCodec extends BlockLoop implements IntegerBlock {
+final class Iq1MCodec extends IqCodec {
     private static final IqGrid G = IqGrid.IQ1;
-    private static final IqFit.Mul MUL = (dd, s) -> dd * (2 * s + 1);
-    private static final float[] SHIFTS = {Iq1SCodec.DELTA, -Iq1SCodec.DELTA};
 
-    Iq1MCodec() { super(GgmlType.IQ1_M); }
-
-    @Override
-    void decodeBlock(MemorySegment src, long off, float[] dst, int d) {
-        IqFit.decode(this, src, off, dst, d);
+    Iq1MCodec() {
+        // The offset's sign chosen per group of 8.
+        super(GgmlType.IQ1_M, new IqFit.Shape(G, IqFit.IQ1_SCALE, 7, 16, IqFit.Signs.NONE,
+                new float[][] {{Iq1SCodec.DELTA, -Iq1SCodec.DELTA}}));
     }
 
     /** As IQ1_S's, with a scale per 16 values and an offset sign per 8. */
@@ -40,21 +37,14 @@ final class Iq1MCodec extends BlockLoop implements IntegerBlock {
     }
 
     @Override
-    void encodeBlock(float[] src, int s, MemorySegment dst, long off) {
-        float[] sigma = new float[16];
-        for (int h = 0; h < 16; h++) sigma[h] = IqFit.scale(G, src, s + 16 * h, 16, SHIFTS);
-        float dd = IqFit.blockScale(sigma, MUL, 7);
-        int f16 = Float.floatToFloat16(dd) & 0xFFFF;
+    void pack(IqFit.Fit f, MemorySegment dst, long off) {
+        int f16 = Float.floatToFloat16(f.dd()) & 0xFFFF;
         int[] sc = new int[4], qh = new int[16];
-        for (int h = 0; h < 16; h++) {
-            int code = IqFit.code(dd, sigma[h], MUL, 7);
-            sc[h / 4] |= code << 3 * (h % 4);
-            float dl = MUL.db(dd, code);
-            for (int l = 0; l < 2; l++) {
-                int g = 2 * h + l, pick = IqFit.pick(G, src, s + 8 * g, dl, SHIFTS), e = pick & 0xFFFF;
-                Le.put8(dst, off + g, e & 255);
-                qh[g / 2] |= ((e >>> 8) | (pick >>> 16) << 3) << 4 * (g % 2);
-            }
+        for (int h = 0; h < 16; h++) sc[h / 4] |= f.code()[h] << 3 * (h % 4);
+        for (int g = 0; g < 32; g++) {
+            int e = f.entry()[g];
+            Le.put8(dst, off + g, e & 255);
+            qh[g / 2] |= ((e >>> 8) | f.shift()[g] << 3) << 4 * (g % 2);
         }
         for (int k = 0; k < 16; k++) Le.put8(dst, off + 32 + k, qh[k]);
         for (int k = 0; k < 4; k++) Le.put16(dst, off + 48 + 2 * k, sc[k] | ((f16 >>> 4 * k) & 0xF) << 12);

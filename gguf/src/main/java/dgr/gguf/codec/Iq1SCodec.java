@@ -10,17 +10,13 @@ import java.lang.foreign.MemorySegment;
  * the sign of the offset {@code δ = ±1/8} in bit 15. Value: {@code d·(2s + 1) · (grid + δ)}
  * (dequantize_row_iq1_s).
  */
-final class Iq1SCodec extends BlockLoop implements IntegerBlock {
+final class Iq1SCodec extends IqCodec {
     static final float DELTA = 0.125f;
     private static final IqGrid G = IqGrid.IQ1;
-    private static final IqFit.Mul MUL = (dd, s) -> dd * (2 * s + 1);
-    private static final float[] PLUS = {DELTA}, MINUS = {-DELTA};
 
-    Iq1SCodec() { super(GgmlType.IQ1_S); }
-
-    @Override
-    void decodeBlock(MemorySegment src, long off, float[] dst, int d) {
-        IqFit.decode(this, src, off, dst, d);
+    Iq1SCodec() {
+        // One offset sign per 32 values: whichever fits better.
+        super(GgmlType.IQ1_S, new IqFit.Shape(G, IqFit.IQ1_SCALE, 7, 32, IqFit.Signs.NONE, new float[][] {{DELTA}, {-DELTA}}));
     }
 
     /** {@code d·(2s + 1)·(g ± 1/8) = (d/8)·(2s + 1)·(8g ± 1)}: d/8, scales {@code 2s + 1}, values {@code 8g ± 1}. */
@@ -39,23 +35,12 @@ final class Iq1SCodec extends BlockLoop implements IntegerBlock {
     }
 
     @Override
-    void encodeBlock(float[] src, int s, MemorySegment dst, long off) {
-        float[] sigma = new float[8];
-        boolean[] minus = new boolean[8];
+    void pack(IqFit.Fit f, MemorySegment dst, long off) {
+        Le.putF16(dst, off, f.dd());
         for (int ib = 0; ib < 8; ib++) {
-            // One offset sign per 32 values: whichever fits better.
-            float p = IqFit.scale(G, src, s + 32 * ib, 32, PLUS), m = IqFit.scale(G, src, s + 32 * ib, 32, MINUS);
-            minus[ib] = IqFit.error(G, src, s + 32 * ib, 32, MINUS, m) < IqFit.error(G, src, s + 32 * ib, 32, PLUS, p);
-            sigma[ib] = minus[ib] ? m : p;
-        }
-        float dd = IqFit.blockScale(sigma, MUL, 7);
-        Le.putF16(dst, off, dd);
-        for (int ib = 0; ib < 8; ib++) {
-            int code = IqFit.code(dd, sigma[ib], MUL, 7);
-            float dl = MUL.db(dd, code);
-            int qh = code << 12 | (minus[ib] ? 0x8000 : 0);
+            int qh = f.code()[ib] << 12 | (f.unitSet()[ib] == 1 ? 0x8000 : 0);
             for (int l = 0; l < 4; l++) {
-                int e = IqFit.pick(G, src, s + 32 * ib + 8 * l, dl, minus[ib] ? MINUS : PLUS);
+                int e = f.entry()[4 * ib + l];
                 Le.put8(dst, off + 2 + 4 * ib + l, e & 255);
                 qh |= (e >>> 8) << 3 * l;
             }

@@ -9,15 +9,11 @@ import java.lang.foreign.MemorySegment;
  * {@code 2l, 2l+1} of byte {@code ib}), 10 bits into {@link IqGrid#IQ2_S}; 8 bytes of scale codes
  * as IQ2_XS's. Value: {@code d·(0.5 + s)·0.25 · grid · ±1} (dequantize_row_iq2_s).
  */
-final class Iq2SCodec extends BlockLoop implements IntegerBlock {
+final class Iq2SCodec extends IqCodec {
     private static final IqGrid G = IqGrid.IQ2_S;
-    private static final IqFit.Mul MUL = (dd, s) -> dd * (0.5f + s) * 0.25f;
 
-    Iq2SCodec() { super(GgmlType.IQ2_S); }
-
-    @Override
-    void decodeBlock(MemorySegment src, long off, float[] dst, int d) {
-        IqFit.decode(this, src, off, dst, d);
+    Iq2SCodec() {
+        super(GgmlType.IQ2_S, new IqFit.Shape(G, IqFit.IQ2_SCALE, 15, 16, IqFit.Signs.ALL, new float[][] {IqFit.NO_SHIFT}));
     }
 
     /** {@code d·(0.5 + s)·0.25 = (d/8)·(1 + 2s)} per 16 values. */
@@ -36,27 +32,17 @@ final class Iq2SCodec extends BlockLoop implements IntegerBlock {
     }
 
     @Override
-    void encodeBlock(float[] src, int s, MemorySegment dst, long off) {
-        float[] t = new float[256], sigma = new float[16];
-        int[] signs = new int[32];
-        IqFit.signs(src, s, 256, t, signs, false);
-        for (int h = 0; h < 16; h++) sigma[h] = IqFit.scale(G, t, 16 * h, 16, IqFit.NO_SHIFT);
-        float dd = IqFit.blockScale(sigma, MUL, 15);
-        Le.putF16(dst, off, dd);
-        int[] code = new int[16], qh = new int[8];
-        for (int h = 0; h < 16; h++) {
-            code[h] = IqFit.code(dd, sigma[h], MUL, 15);
-            float db = MUL.db(dd, code[h]);
-            for (int l = 0; l < 2; l++) {
-                int g = 2 * h + l, e = IqFit.pick(G, t, 8 * g, db, IqFit.NO_SHIFT);
-                Le.put8(dst, off + 2 + g, e & 255);
-                Le.put8(dst, off + 34 + g, signs[g]);
-                qh[g / 4] |= (e >>> 8) << 2 * (g % 4);
-            }
+    void pack(IqFit.Fit f, MemorySegment dst, long off) {
+        Le.putF16(dst, off, f.dd());
+        int[] qh = new int[8];
+        for (int g = 0; g < 32; g++) {
+            Le.put8(dst, off + 2 + g, f.entry()[g] & 255);
+            Le.put8(dst, off + 34 + g, f.signs()[g]);
+            qh[g / 4] |= (f.entry()[g] >>> 8) << 2 * (g % 4);
         }
         for (int ib = 0; ib < 8; ib++) {
             Le.put8(dst, off + 66 + ib, qh[ib]);
-            Le.put8(dst, off + 74 + ib, code[2 * ib] | code[2 * ib + 1] << 4);
+            Le.put8(dst, off + 74 + ib, f.code()[2 * ib] | f.code()[2 * ib + 1] << 4);
         }
     }
 }

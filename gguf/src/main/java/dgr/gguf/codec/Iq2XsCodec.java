@@ -9,15 +9,11 @@ import java.lang.foreign.MemorySegment;
  * codes, the low nibble for the first 16 values of each 32, the high one for the second. Value:
  * {@code d·(0.5 + s)·0.25 · grid · ±1} (dequantize_row_iq2_xs).
  */
-final class Iq2XsCodec extends BlockLoop implements IntegerBlock {
+final class Iq2XsCodec extends IqCodec {
     private static final IqGrid G = IqGrid.IQ2_XS;
-    private static final IqFit.Mul MUL = (dd, s) -> dd * (0.5f + s) * 0.25f;
 
-    Iq2XsCodec() { super(GgmlType.IQ2_XS); }
-
-    @Override
-    void decodeBlock(MemorySegment src, long off, float[] dst, int d) {
-        IqFit.decode(this, src, off, dst, d);
+    Iq2XsCodec() {
+        super(GgmlType.IQ2_XS, new IqFit.Shape(G, IqFit.IQ2_SCALE, 15, 16, IqFit.Signs.EVEN_NEGATIVES, new float[][] {IqFit.NO_SHIFT}));
     }
 
     /** {@code d·(0.5 + s)·0.25 = (d/8)·(1 + 2s)} per 16 values. */
@@ -36,22 +32,9 @@ final class Iq2XsCodec extends BlockLoop implements IntegerBlock {
     }
 
     @Override
-    void encodeBlock(float[] src, int s, MemorySegment dst, long off) {
-        float[] t = new float[256], sigma = new float[16];
-        int[] signs = new int[32];
-        IqFit.signs(src, s, 256, t, signs, true);
-        for (int h = 0; h < 16; h++) sigma[h] = IqFit.scale(G, t, 16 * h, 16, IqFit.NO_SHIFT);
-        float dd = IqFit.blockScale(sigma, MUL, 15);
-        Le.putF16(dst, off, dd);
-        int[] code = new int[16];
-        for (int h = 0; h < 16; h++) {
-            code[h] = IqFit.code(dd, sigma[h], MUL, 15);
-            float db = MUL.db(dd, code[h]);
-            for (int l = 0; l < 2; l++) {
-                int g = 2 * h + l;
-                Le.put16(dst, off + 2 + 2 * g, IqFit.pick(G, t, 8 * g, db, IqFit.NO_SHIFT) | (signs[g] & 127) << 9);
-            }
-        }
-        for (int ib = 0; ib < 8; ib++) Le.put8(dst, off + 66 + ib, code[2 * ib] | code[2 * ib + 1] << 4);
+    void pack(IqFit.Fit f, MemorySegment dst, long off) {
+        Le.putF16(dst, off, f.dd());
+        for (int g = 0; g < 32; g++) Le.put16(dst, off + 2 + 2 * g, f.entry()[g] | (f.signs()[g] & 127) << 9);
+        for (int ib = 0; ib < 8; ib++) Le.put8(dst, off + 66 + ib, f.code()[2 * ib] | f.code()[2 * ib + 1] << 4);
     }
 }

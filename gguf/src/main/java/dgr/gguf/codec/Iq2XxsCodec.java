@@ -9,15 +9,11 @@ import java.lang.foreign.MemorySegment;
  * groups ({@link IqGrid#ksigns}) in bits 0–27 and the scale code {@code s} in bits 28–31. Value:
  * {@code d·(0.5 + s)·0.25 · grid · ±1} (dequantize_row_iq2_xxs; the same floats).
  */
-final class Iq2XxsCodec extends BlockLoop implements IntegerBlock {
+final class Iq2XxsCodec extends IqCodec {
     private static final IqGrid G = IqGrid.IQ2_XXS;
-    private static final IqFit.Mul MUL = (dd, s) -> dd * (0.5f + s) * 0.25f;
 
-    Iq2XxsCodec() { super(GgmlType.IQ2_XXS); }
-
-    @Override
-    void decodeBlock(MemorySegment src, long off, float[] dst, int d) {
-        IqFit.decode(this, src, off, dst, d);
+    Iq2XxsCodec() {
+        super(GgmlType.IQ2_XXS, new IqFit.Shape(G, IqFit.IQ2_SCALE, 15, 32, IqFit.Signs.EVEN_NEGATIVES, new float[][] {IqFit.NO_SHIFT}));
     }
 
     /** {@code d·(0.5 + s)·0.25 = (d/8)·(1 + 2s)}: d/8, scales {@code 1 + 2s}, values ± grid. */
@@ -32,20 +28,13 @@ final class Iq2XxsCodec extends BlockLoop implements IntegerBlock {
     }
 
     @Override
-    void encodeBlock(float[] src, int s, MemorySegment dst, long off) {
-        float[] t = new float[256], sigma = new float[8];
-        int[] signs = new int[32];
-        IqFit.signs(src, s, 256, t, signs, true);
-        for (int ib = 0; ib < 8; ib++) sigma[ib] = IqFit.scale(G, t, 32 * ib, 32, IqFit.NO_SHIFT);
-        float dd = IqFit.blockScale(sigma, MUL, 15);
-        Le.putF16(dst, off, dd);
+    void pack(IqFit.Fit f, MemorySegment dst, long off) {
+        Le.putF16(dst, off, f.dd());
         for (int ib = 0; ib < 8; ib++) {
-            int code = IqFit.code(dd, sigma[ib], MUL, 15);
-            float db = MUL.db(dd, code);
-            int a0 = 0, a1 = code << 28;
+            int a0 = 0, a1 = f.code()[ib] << 28;
             for (int l = 0; l < 4; l++) {
-                a0 |= IqFit.pick(G, t, 32 * ib + 8 * l, db, IqFit.NO_SHIFT) << 8 * l;
-                a1 |= (signs[4 * ib + l] & 127) << 7 * l;
+                a0 |= f.entry()[4 * ib + l] << 8 * l;
+                a1 |= (f.signs()[4 * ib + l] & 127) << 7 * l;
             }
             Le.put32(dst, off + 2 + 8 * ib, a0);
             Le.put32(dst, off + 6 + 8 * ib, a1);

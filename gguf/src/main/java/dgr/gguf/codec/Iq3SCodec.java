@@ -10,15 +10,11 @@ import java.lang.foreign.MemorySegment;
  * 4 bytes of scale codes, a nibble per 32 values. Value: {@code d·(1 + 2s) · grid · ±1}
  * (dequantize_row_iq3_s).
  */
-final class Iq3SCodec extends BlockLoop implements IntegerBlock {
+final class Iq3SCodec extends IqCodec {
     private static final IqGrid G = IqGrid.IQ3_S;
-    private static final IqFit.Mul MUL = (dd, s) -> dd * (1 + 2 * s);
 
-    Iq3SCodec() { super(GgmlType.IQ3_S); }
-
-    @Override
-    void decodeBlock(MemorySegment src, long off, float[] dst, int d) {
-        IqFit.decode(this, src, off, dst, d);
+    Iq3SCodec() {
+        super(GgmlType.IQ3_S, new IqFit.Shape(G, (dd, s) -> dd * (1 + 2 * s), 15, 32, IqFit.Signs.ALL, new float[][] {IqFit.NO_SHIFT}));
     }
 
     /** {@code d·(1 + 2s)}: d, scales {@code 1 + 2s}, values ± grid. */
@@ -37,26 +33,18 @@ final class Iq3SCodec extends BlockLoop implements IntegerBlock {
     }
 
     @Override
-    void encodeBlock(float[] src, int s, MemorySegment dst, long off) {
-        float[] t = new float[256], sigma = new float[8];
-        int[] signs = new int[32];
-        IqFit.signs(src, s, 256, t, signs, false);
-        for (int ib = 0; ib < 8; ib++) sigma[ib] = IqFit.scale(G, t, 32 * ib, 32, IqFit.NO_SHIFT);
-        float dd = IqFit.blockScale(sigma, MUL, 15);
-        Le.putF16(dst, off, dd);
-        int[] codes = new int[8];
+    void pack(IqFit.Fit f, MemorySegment dst, long off) {
+        Le.putF16(dst, off, f.dd());
         for (int ib = 0; ib < 8; ib++) {
-            codes[ib] = IqFit.code(dd, sigma[ib], MUL, 15);
-            float db = MUL.db(dd, codes[ib]);
             int qh = 0;
             for (int k = 0; k < 8; k++) {
-                int e = IqFit.pick(G, t, 32 * ib + 4 * k, db, IqFit.NO_SHIFT);
+                int e = f.entry()[8 * ib + k];
                 Le.put8(dst, off + 2 + 8 * ib + k, e & 255);
                 qh |= (e >>> 8) << k;
             }
             Le.put8(dst, off + 66 + ib, qh);
-            for (int l = 0; l < 4; l++) Le.put8(dst, off + 74 + 4 * ib + l, signs[4 * ib + l]);
+            for (int l = 0; l < 4; l++) Le.put8(dst, off + 74 + 4 * ib + l, f.signs()[4 * ib + l]);
         }
-        for (int k = 0; k < 4; k++) Le.put8(dst, off + 106 + k, codes[2 * k] | codes[2 * k + 1] << 4);
+        for (int k = 0; k < 4; k++) Le.put8(dst, off + 106 + k, f.code()[2 * k] | f.code()[2 * k + 1] << 4);
     }
 }

@@ -9,15 +9,12 @@ import java.lang.foreign.MemorySegment;
  * groups ({@link IqGrid#ksigns}) in bits 0–27 and the scale code {@code s} in bits 28–31. Value:
  * {@code d·(0.5 + s)·0.5 · grid · ±1} (dequantize_row_iq3_xxs).
  */
-final class Iq3XxsCodec extends BlockLoop implements IntegerBlock {
+final class Iq3XxsCodec extends IqCodec {
     private static final IqGrid G = IqGrid.IQ3_XXS;
-    private static final IqFit.Mul MUL = (dd, s) -> dd * (0.5f + s) * 0.5f;
 
-    Iq3XxsCodec() { super(GgmlType.IQ3_XXS); }
-
-    @Override
-    void decodeBlock(MemorySegment src, long off, float[] dst, int d) {
-        IqFit.decode(this, src, off, dst, d);
+    Iq3XxsCodec() {
+        super(GgmlType.IQ3_XXS, new IqFit.Shape(G, (dd, s) -> dd * (0.5f + s) * 0.5f, 15, 32, IqFit.Signs.EVEN_NEGATIVES,
+                new float[][] {IqFit.NO_SHIFT}));
     }
 
     /** {@code d·(0.5 + s)·0.5 = (d/4)·(1 + 2s)}: d/4, scales {@code 1 + 2s}, values ± grid. */
@@ -35,19 +32,12 @@ final class Iq3XxsCodec extends BlockLoop implements IntegerBlock {
     }
 
     @Override
-    void encodeBlock(float[] src, int s, MemorySegment dst, long off) {
-        float[] t = new float[256], sigma = new float[8];
-        int[] signs = new int[32];
-        IqFit.signs(src, s, 256, t, signs, true);
-        for (int ib = 0; ib < 8; ib++) sigma[ib] = IqFit.scale(G, t, 32 * ib, 32, IqFit.NO_SHIFT);
-        float dd = IqFit.blockScale(sigma, MUL, 15);
-        Le.putF16(dst, off, dd);
+    void pack(IqFit.Fit f, MemorySegment dst, long off) {
+        Le.putF16(dst, off, f.dd());
+        for (int k = 0; k < 64; k++) Le.put8(dst, off + 2 + k, f.entry()[k]);
         for (int ib = 0; ib < 8; ib++) {
-            int code = IqFit.code(dd, sigma[ib], MUL, 15);
-            float db = MUL.db(dd, code);
-            int aux = code << 28;
-            for (int k = 0; k < 8; k++) Le.put8(dst, off + 2 + 8 * ib + k, IqFit.pick(G, t, 32 * ib + 4 * k, db, IqFit.NO_SHIFT));
-            for (int l = 0; l < 4; l++) aux |= (signs[4 * ib + l] & 127) << 7 * l;
+            int aux = f.code()[ib] << 28;
+            for (int l = 0; l < 4; l++) aux |= (f.signs()[4 * ib + l] & 127) << 7 * l;
             Le.put32(dst, off + 66 + 4 * ib, aux);
         }
     }

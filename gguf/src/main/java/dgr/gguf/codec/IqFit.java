@@ -53,13 +53,79 @@ final class IqFit {
         float db(float dd, int s);
     }
 
+    /** IQ2's scales: {@code d·(0.5 + s)·0.25}. */
+    static final Mul IQ2_SCALE = (dd, s) -> dd * (0.5f + s) * 0.25f;
+    /** IQ1's scales: {@code d·(2s + 1)}. */
+    static final Mul IQ1_SCALE = (dd, s) -> dd * (2 * s + 1);
+
+    /** How a format stores signs: none (IQ1's values carry them), all 8 per group, or 7 with the 8th implied by parity. */
+    enum Signs { NONE, ALL, EVEN_NEGATIVES }
+
+    /**
+     * What one format's encoder searches: its codebook, its scale codes ({@code mul}, 0..{@code maxCode},
+     * one per {@code unit} values), its signs, and the offset sets a unit may use ({@code {0}}
+     * for the sign formats; IQ1_S tries {+1/8} and {−1/8} per 32 values, IQ1_M takes either per group).
+     */
+    record Shape(IqGrid grid, Mul mul, int maxCode, int unit, Signs signs, float[][] shiftSets) {}
+
+    /**
+     * One block's choices: the block scale {@code dd} (f16-exact), each unit's scale code and
+     * chosen offset set, each codebook group's entry and offset within that set, each group of
+     * 8's sign bits.
+     */
+    record Fit(float dd, int[] code, int[] unitSet, int[] entry, int[] shift, int[] signs) {}
+
+    /**
+     * The search every IQ encoder shares: targets (magnitudes with {@link #signs}, or the values
+     * themselves), a scale per unit ({@link #scale}; with several offset sets the one of least
+     * error, the first on a tie), the block scale and each unit's code, then each group's nearest
+     * entry at its unit's decoded scale ({@link #pick}).
+     */
+    static Fit fit(Shape f, float[] src, int s) {
+        IqGrid g = f.grid();
+        int units = 256 / f.unit(), groups = 256 / g.dim;
+        int[] signs = new int[32];
+        float[] t = src;
+        int o = s;
+        if (f.signs() != Signs.NONE) {
+            t = new float[256];
+            o = 0;
+            signs(src, s, 256, t, signs, f.signs() == Signs.EVEN_NEGATIVES);
+        }
+        float[] sigma = new float[units];
+        int[] unitSet = new int[units];
+        for (int u = 0; u < units; u++) {
+            float[][] sets = f.shiftSets();
+            float[] scales = new float[sets.length];
+            for (int k = 0; k < sets.length; k++) scales[k] = scale(g, t, o + f.unit() * u, f.unit(), sets[k]);
+            int best = 0;
+            for (int k = 1; k < sets.length; k++) {
+                if (error(g, t, o + f.unit() * u, f.unit(), sets[k], scales[k]) < error(g, t, o + f.unit() * u, f.unit(), sets[best], scales[best])) best = k;
+            }
+            unitSet[u] = best;
+            sigma[u] = scales[best];
+        }
+        float dd = blockScale(sigma, f.mul(), f.maxCode());
+        int[] code = new int[units], entry = new int[groups], shift = new int[groups];
+        for (int u = 0; u < units; u++) {
+            code[u] = code(dd, sigma[u], f.mul(), f.maxCode());
+            float db = f.mul().db(dd, code[u]);
+            for (int grp = u * f.unit() / g.dim; grp < (u + 1) * f.unit() / g.dim; grp++) {
+                int pick = pick(g, t, o + g.dim * grp, db, f.shiftSets()[unitSet[u]]);
+                entry[grp] = pick & 0xFFFF;
+                shift[grp] = pick >>> 16;
+            }
+        }
+        return new Fit(dd, code, unitSet, entry, shift, signs);
+    }
+
     /**
      * Targets for the sign-and-magnitude codebooks: {@code t = |x|}, and the sign bits of each group
      * of 8 into {@code signs[g]}. With {@code evenNegatives} (formats that store 7 sign bits and
      * imply the 8th by parity) a group with an odd count flips the sign of its smallest value, whose
      * target then becomes {@code −|x|} so the search gives it the smallest magnitude.
      */
-    static void signs(float[] x, int s, int n, float[] t, int[] signs, boolean evenNegatives) {
+    private static void signs(float[] x, int s, int n, float[] t, int[] signs, boolean evenNegatives) {
         for (int g = 0; g < n / 8; g++) {
             int bits = 0, min = 0;
             for (int j = 0; j < 8; j++) {
@@ -80,7 +146,7 @@ final class IqFit {
      * The scale for the {@code n} targets {@code t[o ..]} on grid {@code g}; {@code shifts} are the
      * constant offsets a group may take (IQ1's ±1/8; {@code {0}} elsewhere), chosen per group.
      */
-    static float scale(IqGrid g, float[] t, int o, int n, float[] shifts) {
+    private static float scale(IqGrid g, float[] t, int o, int n, float[] shifts) {
         float amax = 0;
         for (int i = 0; i < n; i++) amax = Math.max(amax, Math.abs(t[o + i]));
         if (amax == 0) return 0;
@@ -127,7 +193,7 @@ final class IqFit {
         return ww > 0 ? (float) (tw / ww) : 0f;
     }
 
-    static float error(IqGrid g, float[] t, int o, int n, float[] shifts, float sigma) {
+    private static float error(IqGrid g, float[] t, int o, int n, float[] shifts, float sigma) {
         float err = 0;
         for (int p = o; p < o + n; p += g.dim) {
             int pick = pick(g, t, p, sigma, shifts);
@@ -145,7 +211,7 @@ final class IqFit {
      * The entry (low 16 bits) and shift index (high bits) nearest to {@code t[p .. p + dim)} at
      * scale {@code sigma}; entry 0 and shift 0 when the scale is zero.
      */
-    static int pick(IqGrid g, float[] t, int p, float sigma, float[] shifts) {
+    private static int pick(IqGrid g, float[] t, int p, float sigma, float[] shifts) {
         if (sigma == 0) return 0;
         float inv = 1 / sigma;
         int best = 0;
@@ -166,14 +232,14 @@ final class IqFit {
     }
 
     /** The block scale: the largest unit scale over the largest code's multiplier, rounded to f16. */
-    static float blockScale(float[] sigma, Mul mul, int maxCode) {
+    private static float blockScale(float[] sigma, Mul mul, int maxCode) {
         float smax = 0;
         for (float s : sigma) smax = Math.max(smax, s);
         return Float.float16ToFloat(Float.floatToFloat16(smax / mul.db(1f, maxCode)));
     }
 
     /** The code whose decoded scale under {@code dd} is nearest {@code sigma}. */
-    static int code(float dd, float sigma, Mul mul, int maxCode) {
+    private static int code(float dd, float sigma, Mul mul, int maxCode) {
         int best = 0;
         float bestDiff = Float.POSITIVE_INFINITY;
         for (int s = 0; s <= maxCode; s++) {

@@ -28,6 +28,12 @@ public final class Synth {
     private static final int MLA_Q_LORA = 128, MLA_KV_LORA = 128, MLA_NOPE = 64, MLA_ROPE = 32, MLA_V = 64;
     /** Rows generated per slab: bounds memory to about SLAB_VALUES floats plus their bytes. */
     private static final int SLAB_VALUES = 1 << 22;
+    /** Architectures whose synthesized files keep layer 0 dense before the experts ({@code leading_dense_block_count} 1). */
+    private static final java.util.Set<String> DENSE_LEAD = java.util.Set.of("deepseek2", "glm4moe", "ernie4_5-moe", "dots1", "deepseek");
+    /** Those whose shared experts are {@code expert_shared_count} experts wide, not their own width key. */
+    private static final java.util.Set<String> COUNTED_SHARED = java.util.Set.of("deepseek2", "glm4moe", "dots1", "bailingmoe", "deepseek");
+    /** Those with a choice bias ({@code exp_probs_b}) on each expert layer (deepseek2 too, but not its Lite shape). */
+    private static final java.util.Set<String> CHOICE_BIAS = java.util.Set.of("glm4moe", "ernie4_5-moe", "dots1", "minimax-m2");
 
     private Synth() {}
 
@@ -141,7 +147,7 @@ public final class Synth {
             }
             // Llama 4: experts on every second layer (Maverick's interleave), dense ones between.
             if (a.equals("llama4")) w.put(a + ".interleave_moe_layer_step", MetaValue.u32(LLAMA4_MOE_STEP));
-            if (ex.sharedFf() > 0 && !a.equals("deepseek2") && !a.equals("glm4moe") && !a.equals("dots1") && !a.equals("bailingmoe") && !a.equals("deepseek")) w.put(a + ".expert_shared_feed_forward_length", MetaValue.u32(ex.sharedFf()));
+            if (ex.sharedFf() > 0 && !COUNTED_SHARED.contains(a)) w.put(a + ".expert_shared_feed_forward_length", MetaValue.u32(ex.sharedFf()));
         }
         w.put(a + ".rope.freq_base", MetaValue.f32(p.ropeFreqBase()));
         boolean olmo3 = p.name().startsWith("olmo3"); // OLMo 3 is written under olmo2, told apart by its window
@@ -315,7 +321,7 @@ public final class Synth {
             if (ffnNorm && normBias) vector.put(b + "ffn_norm.bias", p.nEmbd(), 0f);
             if (rmsBias) spread.put(b + "ffn_norm.bias", p.nEmbd(), 1, 0.1f);
             boolean llama4Dense = a.equals("llama4") && (i + 1) % LLAMA4_MOE_STEP != 0;
-            if (ex != null && !((deepseek2 || glm4moe || a.equals("ernie4_5-moe") || a.equals("dots1") || a.equals("deepseek")) && i == 0) && !llama4Dense) { // deepseek2-tiny's and glm4moe-tiny's first layer is dense
+            if (ex != null && !(DENSE_LEAD.contains(a) && i == 0) && !llama4Dense) {
                 // The router stays F32 (llama-quantize never quantizes ffn_gate_inp), with weights
                 // ten times the others' spread so the experts' scores part clearly: a near-tie would
                 // pick different experts on engines whose activations differ in the last bits.
@@ -335,7 +341,7 @@ public final class Synth {
                     spread.put(b + "ffn_up_exps.bias", ex.ff(), ex.count(), 0.1f);
                 }
                 // DeepSeek-V3's choice bias, spread like the router's scores so that it moves choices.
-                if ((deepseek2 && !mlaLite) || glm4moe || a.equals("ernie4_5-moe") || a.equals("dots1") || a.equals("minimax-m2")) {
+                if ((deepseek2 && !mlaLite) || CHOICE_BIAS.contains(a)) {
                     long biasSeed = mix(seed, index[0]++);
                     params[0] += ex.count();
                     w.tensor(b + "exp_probs_b.bias", GgmlType.F32, new long[] {ex.count()},
