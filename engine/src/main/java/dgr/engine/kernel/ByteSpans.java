@@ -184,7 +184,8 @@ abstract sealed class ByteSpans extends SpanKernels {
                 }
                 case IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S -> {
                     dgr.gguf.codec.IntegerBlock form = dgr.gguf.codec.Codecs.integerBlock(type);
-                    yield (in, out) -> packIQ(type, form, in, q, out);
+                    int[] scale = new int[16], v = new int[256];
+                    yield (in, out) -> packIQ(type, form, in, q, scale, v, out);
                 }
                 default -> (in, out) -> packQ5_01(in, q, out, type == GgmlType.Q5_1);
             };
@@ -401,11 +402,11 @@ abstract sealed class ByteSpans extends SpanKernels {
     /**
      * An IQ1/IQ2/IQ3 file row to byte spans in the symmetric layout, from the codec's integer form
      * ({@code value = d·scale·q}, exactly the decoded value): each block's d as f32, its 16 scales
-     * (1..31) as int8, each {@code q + 128} (66..190) as a byte, so value = s·byte − 128·s.
+     * (1..31) as int8, each {@code q + 128} (66..190) as a byte, so value = s·byte − 128·s;
+     * {@code scale} and {@code v} are the packer's scratch for one block.
      */
-    static void packIQ(GgmlType type, dgr.gguf.codec.IntegerBlock form, byte[] in, int[] q, byte[] out) {
+    static void packIQ(GgmlType type, dgr.gguf.codec.IntegerBlock form, byte[] in, int[] q, int[] scale, int[] v, byte[] out) {
         int nsb = q.length / 256, block = type.blockBytes;
-        int[] scale = new int[16], v = new int[256];
         MemorySegment src = MemorySegment.ofArray(in);
         for (int b = 0; b < nsb; b++) {
             putInt(out, 4 * b, Float.floatToRawIntBits(form.integers(src, (long) b * block, scale, v)));
