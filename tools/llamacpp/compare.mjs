@@ -38,6 +38,7 @@ const USAGE = `usage: node compare.mjs -m MODEL.gguf [options]
   --bench-seqs S      also decode S sequences in parallel, N tokens each
   --dgr "CMD"         dgr launcher (e.g. "./dgr"); enables the dgr-side comparison
   --dgr-threads N     threads for dgr (default: same as --threads)
+  --dgr-engine E      dgr's --engine for run and logits (simd, q8, scalar; default: dgr's own)
   --json FILE         also write every result as JSON to FILE`;
 
 function parseArgs(argv) {
@@ -65,6 +66,7 @@ function parseArgs(argv) {
             case "--bench-seqs": o.benchSeqs = Number(next()); break;
             case "--dgr": o.dgr = next().split(/\s+/).filter(Boolean); break;
             case "--dgr-threads": o.dgrThreads = Number(next()); break;
+            case "--dgr-engine": o.dgrEngine = next(); break;
             case "--json": o.json = next(); break;
             case "-h": case "--help": console.log(USAGE); process.exit(0);
             default: throw new Error(`unknown argument ${a}\n${USAGE}`);
@@ -90,6 +92,10 @@ function loadAvg() {
 function dgr(opts, args) {
     const [cmd, ...pre] = opts.dgr;
     return execFileSync(cmd, [...pre, ...args], {encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: 1 << 26});
+}
+
+function engineArgs(opts) {
+    return opts.dgrEngine ? ["--engine", opts.dgrEngine] : [];
 }
 
 function sameIds(a, b) {
@@ -199,7 +205,7 @@ async function greedy(model, opts, report) {
         console.log(`  top1-top2 margins: ${margins.map(m => m.toFixed(4)).join(" ")}`);
         if (opts.dgr) {
             const mine = parseIds(dgr(opts, ["run", "-m", opts.model, "--tokens", prompt.join(","), "-n", String(opts.n),
-                "--temp", "0", "--ids", "--ignore-eos", "-t", String(opts.dgrThreads), "-c", String(opts.ctx)]).split("\n")[0]);
+                "--temp", "0", "--ids", "--ignore-eos", "-t", String(opts.dgrThreads), "-c", String(opts.ctx), ...engineArgs(opts)]).split("\n")[0]);
             const at = firstDifference(out, mine);
             report.greedy.dgr = mine;
             report.greedy.firstDivergence = at;
@@ -234,7 +240,7 @@ async function teacherForced(model, opts, prompt, dgrTokens, report) {
     for (let at = 0; at < seqIds.length; at += chunk)
         res.push(...await seq.controlledEvaluate(seqIds.slice(at, at + chunk).map(t => [t, greedyStep(true)])));
     const mine = JSON.parse(dgr(opts, ["logits", "-m", opts.model, "--tokens", seqIds.join(","), "--top", String(opts.top),
-        "-t", String(opts.dgrThreads), "-c", String(opts.ctx)])).positions;
+        "-t", String(opts.dgrThreads), "-c", String(opts.ctx), ...engineArgs(opts)])).positions;
     const rows = [];
     for (let pos = 0; pos < seqIds.length; pos++) {
         const probs = res[pos].next.probabilities;

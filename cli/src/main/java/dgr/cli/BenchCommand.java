@@ -111,7 +111,7 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = {"-t", "--threads"}, description = "threads per forward pass (default: all cores)")
     Integer threads;
 
-    @Option(names = "--engine", defaultValue = "simd", description = "simd or scalar (default: ${DEFAULT-VALUE})")
+    @Option(names = "--engine", defaultValue = "simd", description = EngineOptions.ENGINE_HELP)
     String engine;
 
     @Option(names = "--no-ignore-eos", description = "do not send ignore_eos over HTTP (servers that reject unknown fields)")
@@ -144,11 +144,7 @@ public final class BenchCommand implements Callable<Integer> {
         if (maxBatchRows != null) sc = sc.withBatch(maxBatchRows, Math.max(maxBatchRows, sc.maxBatchTokens()));
         if (policy != null) sc = sc.withPolicy(SchedulingPolicy.valueOf(policy.toUpperCase(Locale.ROOT).replace('-', '_')));
         if (noFairness) sc = sc.withFairness(false);
-        EngineOptions eo = EngineOptions.defaults().withKind(switch (engine) {
-            case "simd" -> EngineOptions.Kind.SIMD;
-            case "scalar" -> EngineOptions.Kind.SCALAR;
-            default -> throw new IllegalArgumentException("--engine must be simd or scalar, not '" + engine + "'");
-        });
+        EngineOptions eo = EngineOptions.defaults().withKind(EngineOptions.Kind.ofFlag(engine));
         if (threads != null) eo = eo.withThreads(threads);
         // The engine must accept a whole token budget in one forward pass.
         eo = eo.withMaxRows(Math.max(eo.maxRows(), sc.maxBatchTokens()));

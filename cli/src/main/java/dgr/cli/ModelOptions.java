@@ -11,7 +11,7 @@ final class ModelOptions {
     @Option(names = {"-m", "--model"}, description = "GGUF model file (default: the built-in llama-tiny Q4_0)")
     Path model;
 
-    @Option(names = "--engine", defaultValue = "simd", description = "simd (java-simd/1) or scalar (java-scalar/1)")
+    @Option(names = "--engine", defaultValue = "simd", description = EngineOptions.ENGINE_HELP)
     String engine;
 
     @Option(names = {"-t", "--threads"}, description = "threads per forward pass (default: all cores)")
@@ -26,11 +26,7 @@ final class ModelOptions {
 
     EngineOptions engineOptions() {
         EngineOptions o = EngineOptions.defaults();
-        o = switch (engine) {
-            case "simd" -> o.withKind(EngineOptions.Kind.SIMD);
-            case "scalar" -> o.withKind(EngineOptions.Kind.SCALAR);
-            default -> throw new IllegalArgumentException("--engine must be simd or scalar, not '" + engine + "'");
-        };
+        o = o.withKind(EngineOptions.Kind.ofFlag(engine));
         if (threads != null) {
             if (threads < 1) throw new IllegalArgumentException("--threads must be at least 1");
             o = o.withThreads(threads);

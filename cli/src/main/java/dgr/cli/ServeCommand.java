@@ -50,7 +50,7 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = {"-t", "--threads"}, description = "threads per forward pass (default: all cores)")
     Integer threads;
 
-    @Option(names = "--engine", defaultValue = "simd", description = "simd (java-simd/1) or scalar (java-scalar/1)")
+    @Option(names = "--engine", defaultValue = "simd", description = EngineOptions.ENGINE_HELP)
     String engine;
 
     @Option(names = {"-c", "--ctx-size"}, description = "context length per session (default: the model's, capped at 4096)")
@@ -87,11 +87,7 @@ public final class ServeCommand implements Callable<Integer> {
         }
         List<ModelSpec> specs = new ArrayList<>();
         for (int i = 0; i < paths.size(); i++) specs.add(new ModelSpec(paths.get(i), i < aliases.size() ? aliases.get(i) : null));
-        EngineOptions eo = switch (engine) {
-            case "simd" -> EngineOptions.defaults().withKind(EngineOptions.Kind.SIMD);
-            case "scalar" -> EngineOptions.defaults().withKind(EngineOptions.Kind.SCALAR);
-            default -> throw new IllegalArgumentException("--engine must be simd or scalar, not '" + engine + "'");
-        };
+        EngineOptions eo = EngineOptions.defaults().withKind(EngineOptions.Kind.ofFlag(engine));
         if (threads != null) {
             if (threads < 1) throw new IllegalArgumentException("--threads must be at least 1");
             eo = eo.withThreads(threads);

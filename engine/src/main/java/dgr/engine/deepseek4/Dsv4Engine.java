@@ -56,6 +56,10 @@ public final class Dsv4Engine implements Engine {
         int ctx = o.contextLength() > 0 ? o.contextLength() : Math.min(c.contextLength(), EngineOptions.DEFAULT_CONTEXT_CAP);
         this.contextLength = ctx;
         this.maxRows = o.maxRows();
+        if (o.kind() == EngineOptions.Kind.Q8) {
+            throw new IllegalArgumentException(file.path() + ": engine java-q8 (8-bit activations for Q4_0) runs llama-family"
+                    + " models; deepseek4 runs on java-simd or java-scalar");
+        }
         this.w = new Dsv4Weights(file, c, firstLayer, endLayer);
         boolean simd = o.kind() == EngineOptions.Kind.SIMD;
         this.k = new Kernels(simd, Math.max(1, o.threads()));

@@ -52,6 +52,14 @@ public interface Kernels {
         return w;
     }
 
+    /**
+     * The row group {@link #prepare} would store {@code w} in ({@link WeightLayout#rowGroup}): a
+     * repacked matrix can be sliced into row ranges starting at multiples of it.
+     */
+    default int rowGroup(WeightMatrix w) {
+        return 1;
+    }
+
     static Kernels of(boolean simd) {
         return simd ? new SimdKernels() : new ScalarKernels();
     }

@@ -5,13 +5,11 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
-import java.util.Locale;
 
 /**
  * Software prefetch of weight rows a little ahead of a batch-1 walk, which Java cannot express:
- * thirteen bytes of x86-64 ({@code prefetcht0} over a range of cache lines) written once into a
- * page of their own, made read-and-execute ({@code mmap}, then {@code mprotect}: never writable
- * and executable at once), and called through a critical foreign downcall (a few nanoseconds, no
+ * thirteen bytes of x86-64 ({@code prefetcht0} over a range of cache lines) in a page of their own
+ * ({@link CodePage}), called through a critical foreign downcall (a few nanoseconds, no
  * thread-state change).
  *
  * <p><b>Why.</b> At batch 1 every weight byte comes from memory once. A demand load that misses
@@ -40,11 +38,11 @@ final class Prefetch {
     static {
         MethodHandle h = null;
         String why;
-        String arch = System.getProperty("os.arch", ""), os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
+        String platform = CodePage.unavailable();
         if (!Boolean.parseBoolean(System.getProperty("dgr.prefetch", "true"))) {
             why = "off (-Ddgr.prefetch=false)";
-        } else if (!os.contains("linux") || !(arch.equals("amd64") || arch.equals("x86_64"))) {
-            why = "off (needs Linux on x86-64, not " + os + " on " + arch + ")";
+        } else if (platform != null) {
+            why = "off (" + platform + ")";
         } else {
             try {
                 h = link();
@@ -65,24 +63,11 @@ final class Prefetch {
 
     /** The code page and its downcall handle {@code (long address, long lines) -> void}. */
     private static MethodHandle link() throws Throwable {
-        Linker l = Linker.nativeLinker();
-        var libc = l.defaultLookup();
-        MethodHandle mmap = l.downcallHandle(libc.find("mmap").orElseThrow(), FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
-                ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG));
-        MethodHandle mprotect = l.downcallHandle(libc.find("mprotect").orElseThrow(), FunctionDescriptor.of(ValueLayout.JAVA_INT,
-                ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
-        int read = 1, write = 2, exec = 4, privateAnonymous = 0x02 | 0x20;
-        MemorySegment page = (MemorySegment) mmap.invokeExact(MemorySegment.NULL, 4096L, read | write, privateAnonymous, -1, 0L);
-        if (page.address() == -1L || page.address() == 0L) throw new IllegalStateException("mmap of a code page failed");
-        page = page.reinterpret(4096);
         // rdi = address, rsi = lines (at least 1):
         // loop: prefetcht0 [rdi] (0F 18 0F); add rdi, 64 (48 83 C7 40); dec rsi (48 FF CE); jnz loop (75 F4); ret (C3)
         byte[] code = {0x0F, 0x18, 0x0F, 0x48, (byte) 0x83, (byte) 0xC7, 0x40, 0x48, (byte) 0xFF, (byte) 0xCE, 0x75, (byte) 0xF4, (byte) 0xC3};
-        MemorySegment.copy(code, 0, page, ValueLayout.JAVA_BYTE, 0, code.length);
-        int rc = (int) mprotect.invokeExact(page, 4096L, read | exec);
-        if (rc != 0) throw new IllegalStateException("mprotect of the code page failed (" + rc + ")");
-        // The page is never unmapped: one page for the life of the process.
-        return l.downcallHandle(page, FunctionDescriptor.ofVoid(ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG), Linker.Option.critical(false));
+        return Linker.nativeLinker().downcallHandle(CodePage.load(code),
+                FunctionDescriptor.ofVoid(ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG), Linker.Option.critical(false));
     }
 
     /** Rows to prefetch ahead for rows of {@code rowBytes}: {@link #AHEAD_BYTES} rounded up to whole rows. */

@@ -18,6 +18,11 @@ public final class Scratch {
     public long epoch;
     /** Activations prepared for the 4-bit ({@link Q4Spans}) and byte ({@link ByteSpans}) span layouts. */
     final SpanInput nibbles = new SpanInput(), bytes = new SpanInput();
+    /** Activations rounded to 8 bits for {@link Q4Q8}. */
+    final Q8Input eightBit = new Q8Input();
+    /** The output array {@link Q8Native} last wrote and a heap segment over it, kept so calls allocate nothing. */
+    Object outSegmentOf;
+    java.lang.foreign.MemorySegment outSegment;
     /** The input copied as it is to an aligned start, for Q8_0 ({@link SpanInput#copy}). */
     final SpanInput plain = new SpanInput();
     /**
@@ -29,7 +34,7 @@ public final class Scratch {
     /** Bytes held by these buffers now (they grow to the widest input seen, then stay). */
     public long bytes() {
         long floats = row.length + scores.length + lanes.length + (spanAcc == null ? 0 : spanAcc.length);
-        return 4 * floats + nibbles.bytes() + bytes.bytes() + plain.bytes();
+        return 4 * floats + nibbles.bytes() + bytes.bytes() + plain.bytes() + eightBit.bytes();
     }
 
     public Scratch(int maxCols, int maxContext) {

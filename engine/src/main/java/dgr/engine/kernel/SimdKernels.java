@@ -42,7 +42,7 @@ public final class SimdKernels implements Kernels {
      * changes a result.
      */
     public static String memoryReport() {
-        return HeapAlignment.describe() + "; " + NativeMemory.describeHugePages() + "; " + Prefetch.DESCRIPTION;
+        return HeapAlignment.describe() + "; " + NativeMemory.describeHugePages() + "; " + Prefetch.DESCRIPTION + "; " + Q8Native.DESCRIPTION;
     }
 
     @Override

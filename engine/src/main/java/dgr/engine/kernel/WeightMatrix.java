@@ -52,11 +52,22 @@ public record WeightMatrix(String name, GgmlType type, int rows, int cols, long 
      * layout: every layout keeps rows whole and in order, {@code rowBytes} apart. Phi-3 stores Q, K
      * and V as one {@code attn_qkv} tensor and the FFN's gate and up projections as one
      * {@code ffn_up}; a mixture-of-experts file stores each expert's matrix as rows of one 3-D
-     * tensor, which is repacked whole (one allocation, on huge pages) and then sliced.
+     * tensor, which is repacked whole (one allocation, on huge pages) and then sliced. A layout
+     * whose rows interleave in groups ({@link WeightLayout#rowGroup}) slices from a group's first row.
      */
     public WeightMatrix rowSlice(String sliceName, int first, int count) {
         if (first < 0 || count < 1 || first + count > rows) {
             throw new IllegalArgumentException("tensor '" + name + "' has " + rows + " rows, cannot take " + count + " from row " + first);
+        }
+        int group = layout.rowGroup();
+        if (group > 1) {
+            // Interleaved rows: the slice starts at a group and keeps its last group whole.
+            if (first % group != 0) {
+                throw new IllegalArgumentException("tensor '" + name + "' (" + layout + ") keeps rows in groups of " + group
+                        + "; cannot take rows from row " + first);
+            }
+            long from = first * rowBytes, bytes = Math.min(data.byteSize() - from, (count + group - 1) / group * group * rowBytes);
+            return new WeightMatrix(sliceName, type, count, cols, rowBytes, data.asSlice(from, bytes), layout);
         }
         return new WeightMatrix(sliceName, type, count, cols, rowBytes, data.asSlice(first * rowBytes, count * rowBytes), layout);
     }

@@ -105,8 +105,11 @@ public final class LlamaEngine implements Engine {
                     + cfg.trainContext() + " tokens (context_length); a context of " + context + " is longer");
         }
         this.maxRows = opts.maxRows();
-        boolean simd = opts.kind() == EngineOptions.Kind.SIMD;
-        this.kernels = Kernels.of(simd);
+        this.kernels = switch (opts.kind()) {
+            case SIMD -> Kernels.of(true);
+            case SCALAR -> Kernels.of(false);
+            case Q8 -> new dgr.engine.kernel.Q8Kernels();
+        };
         this.weightsArena = java.lang.foreign.Arena.ofShared();
         try {
             this.w = LlamaWeights.load(artifact, cfg, first, end).prepared(kernels, weightsArena);
@@ -114,7 +117,11 @@ public final class LlamaEngine implements Engine {
             weightsArena.close();
             throw ex;
         }
-        this.id = simd ? EngineId.JAVA_SIMD : EngineId.JAVA_SCALAR;
+        this.id = switch (opts.kind()) {
+            case SIMD -> EngineId.JAVA_SIMD;
+            case SCALAR -> EngineId.JAVA_SCALAR;
+            case Q8 -> EngineId.JAVA_Q8;
+        };
         LlamaConfig.SlidingWindow sw = cfg.slidingWindow();
         this.layout = cfg.mla() != null ? KvLayout.latent(end - first, cfg.headDim())
                 : sw == null ? new KvLayout(end - first, cfg.nHeadKv(), cfg.headDim())
@@ -632,7 +639,7 @@ public final class LlamaEngine implements Engine {
      * share it anyway, and an expert's matrix is small (a 36 KiB claim streamed too little at once).
      */
     static int expertChunkRows(WeightMatrix w) {
-        return (int) Math.min(w.rows(), Math.max(16, (144L << 10) / w.rowBytes()));
+        return (int) Math.min(w.rows(), Math.max(16, (144L << 10) / w.rowBytes()) & ~15);
     }
 
     @Override
@@ -825,10 +832,11 @@ public final class LlamaEngine implements Engine {
      * split across workers). Bigger claims than the former fixed 32 rows cut the per-claim
      * overhead at batch 1 (paired runs in one JVM on llama-1b Q4_0: median 14.9 against 13.8
      * tok/s), while a claim still fits L2 so batch groups after the first reread it from there
-     * (2048 columns: 128 rows; 8192: 32).
+     * (2048 columns: 128 rows; 8192: 32). A multiple of 16, so claims start at the row groups
+     * of {@link dgr.engine.kernel.WeightLayout#Q4_0_Q8} (which kernels also compute partly).
      */
     static int chunkRows(WeightMatrix w) {
-        return (int) Math.max(16, Math.min(Math.min(256, w.rows() / 8), (144L << 10) / w.rowBytes()));
+        return (int) Math.max(16, Math.min(Math.min(256, w.rows() / 8), (144L << 10) / w.rowBytes()) & ~15);
     }
 
     /**

@@ -121,9 +121,12 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
             return new ExpertMatrices(whole, each);
         }
 
-        /** Repacked: a 3-D tensor whole (one allocation, on huge pages), then sliced again; split experts one by one. */
+        /**
+         * Repacked: a 3-D tensor whole (one allocation, on huge pages), then sliced again, unless the
+         * kernels' layout keeps rows in groups an expert's rows do not fill; split experts one by one.
+         */
         ExpertMatrices prepared(dgr.engine.kernel.Kernels k, java.lang.foreign.Arena arena) {
-            if (whole != null) return rowsOf(k.prepare(whole, arena), each.length);
+            if (whole != null && (whole.rows() / each.length) % k.rowGroup(whole) == 0) return rowsOf(k.prepare(whole, arena), each.length);
             WeightMatrix[] out = new WeightMatrix[each.length];
             for (int e = 0; e < each.length; e++) out[e] = k.prepare(each[e], arena);
             return new ExpertMatrices(null, out);

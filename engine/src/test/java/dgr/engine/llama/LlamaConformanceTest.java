@@ -30,7 +30,10 @@ class LlamaConformanceTest {
     void logitsWithinToleranceAndGreedyTokensMatchReference(String type, EngineOptions.Kind kind) throws Exception {
         JsonNode ref = TinyModels.ref(type);
         float[] want = TinyModels.refLogits(type);
-        double tol = ref.path("tolerance").path("max_abs_logit_diff_vs_numpy").asDouble();
+        // java-q8 rounds Q4_0 activations to 8 bits as llama.cpp does: the README's bound for such
+        // engines, 5e-2 × max(1, max|logit|), which covers llama.cpp with about 2x margin.
+        boolean rounds = kind == EngineOptions.Kind.Q8 && type.equals("Q4_0");
+        double tol = rounds ? 5e-2 * Math.max(1, maxAbs(want)) : ref.path("tolerance").path("max_abs_logit_diff_vs_numpy").asDouble();
         JsonNode np = ref.path("numpy_f64");
         int[] prompt = ints(ref.path("prompt").path("tokens"));
         int[] greedy = ints(np.path("greedy"));
@@ -51,6 +54,18 @@ class LlamaConformanceTest {
             }
             assertThat(worst).as("%s %s: max |logit - numpy| at position %d token %d", type, kind,
                     worstAt / vocab, worstAt % vocab).isLessThanOrEqualTo(tol);
+            if (rounds) {
+                // And against llama.cpp's own logits (its top 10 per position), under the same bound.
+                JsonNode top = ref.path("llama_cpp").path("top10");
+                double worstCpp = 0;
+                for (int p = 0; p < top.size(); p++) {
+                    for (JsonNode pair : top.get(p)) {
+                        worstCpp = Math.max(worstCpp, Math.abs(r.outputArray()[r.outputOffset(p) + pair.get(0).asInt()] - pair.get(1).asDouble()));
+                    }
+                }
+                assertThat(top.size()).isEqualTo(prompt.length);
+                assertThat(worstCpp).as("%s %s: max |logit - llama.cpp| over its top 10", type, kind).isLessThanOrEqualTo(tol);
+            }
 
             int[] got = new int[greedy.length];
             int next = TinyModels.argmax(r.outputArray(), r.outputOffset(prompt.length - 1), vocab);
@@ -68,6 +83,12 @@ class LlamaConformanceTest {
             assertThat(slot.length()).isEqualTo(prompt.length + greedy.length - 1);
             assertThat(slot.bytes()).isEqualTo(e.stateLayout().bytesForTokens(slot.length()));
         }
+    }
+
+    private static double maxAbs(float[] a) {
+        double m = 0;
+        for (float v : a) m = Math.max(m, Math.abs(v));
+        return m;
     }
 
     private static int[] ints(JsonNode n) {

@@ -1,0 +1,50 @@
+package dgr.engine.kernel;
+
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.util.Locale;
+
+/**
+ * Machine code dgr carries as bytes ({@link Prefetch}'s thirteen, {@link Q8Native}'s kernel),
+ * placed in pages of their own and called through foreign downcalls: {@code mmap} read-write,
+ * copy, then {@code mprotect} read-and-execute, so no page is ever writable and executable at
+ * once. The pages stay mapped for the life of the process (one per piece of code). Linux on x86-64
+ * only: {@link #unavailable} says why not elsewhere.
+ */
+final class CodePage {
+    private CodePage() {}
+
+    /** Why machine code cannot run here, or null when it can (Linux, x86-64). */
+    static String unavailable() {
+        String arch = System.getProperty("os.arch", ""), os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
+        if (!os.contains("linux") || !(arch.equals("amd64") || arch.equals("x86_64"))) {
+            return "needs Linux on x86-64, not " + os + " on " + arch;
+        }
+        return null;
+    }
+
+    /**
+     * {@code code} in a new read-and-execute mapping, its first byte page-aligned; the code's
+     * entry is its first byte. Throws when native access is denied or a call fails.
+     */
+    static MemorySegment load(byte[] code) throws Throwable {
+        Linker l = Linker.nativeLinker();
+        var libc = l.defaultLookup();
+        MethodHandle mmap = l.downcallHandle(libc.find("mmap").orElseThrow(), FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
+                ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG));
+        MethodHandle mprotect = l.downcallHandle(libc.find("mprotect").orElseThrow(), FunctionDescriptor.of(ValueLayout.JAVA_INT,
+                ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
+        int read = 1, write = 2, exec = 4, privateAnonymous = 0x02 | 0x20;
+        long size = (code.length + 4095L) / 4096 * 4096;
+        MemorySegment page = (MemorySegment) mmap.invokeExact(MemorySegment.NULL, size, read | write, privateAnonymous, -1, 0L);
+        if (page.address() == -1L || page.address() == 0L) throw new IllegalStateException("mmap of a code page failed");
+        page = page.reinterpret(size);
+        MemorySegment.copy(code, 0, page, ValueLayout.JAVA_BYTE, 0, code.length);
+        int rc = (int) mprotect.invokeExact(page, size, read | exec);
+        if (rc != 0) throw new IllegalStateException("mprotect of a code page failed (" + rc + ")");
+        return page;
+    }
+}

@@ -1,0 +1,59 @@
+package dgr.engine.kernel;
+
+/**
+ * {@code java-q8/1}: {@link SimdKernels} with one change, the Q4_0 matrices (width a multiple of
+ * 256, finite scales) multiply activations rounded to 8 bits per 32-value block ({@link Q4Q8}),
+ * as llama.cpp does for Q4_0; every other weight type, attention included, is {@code java-simd/1}'s.
+ *
+ * <p>What it trades: logits move by about what llama.cpp's own rounding moves them (the
+ * conformance README's tolerance for engines that round activations, 5e-2 × max|logit|, not
+ * f32's 1e-3), in exchange for integer dot products that the native kernel ({@link Q8Native})
+ * runs at memory speed. Results are still bit-identical across batch sizes, worker splits and
+ * machines (native or not): a different engine id, so rows never batch with {@code java-simd/1}'s.
+ */
+public final class Q8Kernels implements Kernels {
+    private final SimdKernels simd = new SimdKernels();
+
+    @Override
+    public String name() {
+        return "java-q8";
+    }
+
+    /** One line for benchmark reports: whether the native kernel runs. */
+    public static String report() {
+        return Q8Native.DESCRIPTION;
+    }
+
+    @Override
+    public WeightMatrix prepare(WeightMatrix w, java.lang.foreign.Arena arena) {
+        return Q4Q8.fits(w) ? Q4Q8.repack(w, arena) : simd.prepare(w, arena);
+    }
+
+    @Override
+    public int rowGroup(WeightMatrix w) {
+        return Q4Q8.fits(w) ? Q4Q8.GROUP : simd.rowGroup(w);
+    }
+
+    @Override
+    public void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
+        if (w.layout() == WeightLayout.Q4_0_Q8) Q4Q8.matmul(w, x, nRows, out, oStart, oEnd, s);
+        else simd.matmul(w, x, nRows, out, oStart, oEnd, s);
+    }
+
+    @Override
+    public void scores8(float[] q, int qo, int heads, int hd, float[] k, int kBase, float[] sc, int so, int scStride) {
+        simd.scores8(q, qo, heads, hd, k, kBase, sc, so, scStride);
+    }
+
+    @Override
+    public void weightedV(float[] w, int wo, int wStride, int heads, int t0, int t1, float[] v, int vBase, int kvd,
+                          float[] out, int oo, int hd) {
+        simd.weightedV(w, wo, wStride, heads, t0, t1, v, vBase, kvd, out, oo, hd);
+    }
+
+    @Override
+    public void weightedK(float[] w, int wo, int wStride, int heads, int t0, int t1, float[] k, int kBase, int kvd,
+                          int width, float[] out, int oo, int hd, float[] lanes) {
+        simd.weightedK(w, wo, wStride, heads, t0, t1, k, kBase, kvd, width, out, oo, hd, lanes);
+    }
+}
