@@ -1,20 +1,27 @@
 #!/bin/sh
-# Rebuilds engine/src/main/resources/dgr/engine/kernel/q4q8-avx512vnni.bin from q4q8.c and prints
-# its SHA-256 (Q8Native checks it). Needs gcc and binutils; the engine never runs this.
+# Rebuilds engine/src/main/resources/dgr/engine/kernel/q8-avx512vnni.bin and q8-avx2.bin from
+# q8.c and prints their SHA-256 (Q8Native checks them). Needs gcc and binutils; the engine never
+# runs this. Each image is the entry point dgr_q8 at offset 0, then the rest of its code and its
+# constants (flat.ld), so RIP-relative references resolve at link time and no relocation is left.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-out="$here/../../engine/src/main/resources/dgr/engine/kernel/q4q8-avx512vnni.bin"
+res="$here/../../engine/src/main/resources/dgr/engine/kernel"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-gcc -O2 -std=c11 -march=x86-64-v3 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -mf16c -mfma \
-    -ffp-contract=off -fno-fast-math -fPIC -ffreestanding -fno-stack-protector -fno-asynchronous-unwind-tables \
-    -fno-exceptions -fcf-protection=none -ffunction-sections -Dq4q8=q4q8 \
-    -c "$here/q4q8.c" -o "$tmp/q4q8.o"
-objcopy --rename-section .text.q4q8=.text.entry "$tmp/q4q8.o"
-ld -nostdlib -static -T "$here/flat.ld" -o "$tmp/q4q8.elf" "$tmp/q4q8.o"
-if [ -n "$(objdump -r "$tmp/q4q8.o" | grep -v -e '^$' -e 'RELOCATION' -e 'OFFSET' -e 'file format' -e 'R_X86_64_PC32' -e 'R_X86_64_PLT32' || true)" ]; then
-  echo "unexpected relocations:" >&2; objdump -r "$tmp/q4q8.o" >&2; exit 1
-fi
-mkdir -p "$(dirname "$out")"
-objcopy -O binary -j .text "$tmp/q4q8.elf" "$out"
-sha256sum "$out"
+common="-O2 -std=gnu11 -ffp-contract=off -fno-fast-math -fPIC -ffreestanding -fno-stack-protector
+  -fno-asynchronous-unwind-tables -fno-exceptions -fcf-protection=none -fno-builtin"
+build() { # name, target flags
+  gcc $common $2 -c "$here/q8.c" -o "$tmp/$1.o"
+  if objdump -r "$tmp/$1.o" | grep -q -E 'R_X86_64_(64|32|32S|GOT|PLT32.*[a-z]+@|COPY)'; then
+    echo "$1: relocations a flat image cannot hold:" >&2; objdump -r "$tmp/$1.o" >&2; exit 1
+  fi
+  if objdump -d "$tmp/$1.o" | grep -q -E '\bcall\b'; then
+    echo "$1: calls out of the kernel:" >&2; objdump -d "$tmp/$1.o" | grep call >&2; exit 1
+  fi
+  ld -nostdlib -static -T "$here/flat.ld" -o "$tmp/$1.elf" "$tmp/$1.o"
+  objcopy -O binary -j .text "$tmp/$1.elf" "$res/q8-$1.bin"
+  sha256sum "$res/q8-$1.bin"
+}
+mkdir -p "$res"
+build avx512vnni "-march=x86-64-v3 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -mf16c -mfma"
+build avx2 "-march=x86-64-v3 -mno-avx512f"

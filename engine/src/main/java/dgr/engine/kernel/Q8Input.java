@@ -3,9 +3,9 @@ package dgr.engine.kernel;
 import java.lang.foreign.MemorySegment;
 
 /**
- * One worker's activations rounded to 8 bits for {@link Q4Q8}: per 32-value block a scale
- * {@code d = amax / 127} and {@code q = round(x / d)} (half away from zero, as {@code x·(1/d)}),
- * and the block's "− 8" offset {@code −8·Σq}. Like {@link SpanInput},
+ * One worker's activations rounded to 8 bits for {@link Q8Rows}: per 32-value block a scale
+ * {@code d = amax / 127}, {@code q = round(x / d)} (half away from zero, as {@code x·(1/d)}), and
+ * {@code Σq} (the native kernels' offsets: Q4_0's {@code −8·Σq}). Like {@link SpanInput},
  * prepared once per input array, shape and job epoch, and kept while the same input comes back.
  *
  * <p>Rounding: a block whose largest magnitude is below 2^-100 becomes all zero (its products
@@ -17,17 +17,17 @@ final class Q8Input {
     private static final float TINY = 0x1p-100f;
 
     byte[] q = new byte[0];
-    int[] off = new int[0];
+    int[] sum = new int[0];
     float[] d = new float[0];
     /** Heap segments over the arrays above, for the native kernel; remade when an array grows. */
-    MemorySegment qSeg = MemorySegment.ofArray(q), offSeg = MemorySegment.ofArray(off), dSeg = MemorySegment.ofArray(d);
+    MemorySegment qSeg = MemorySegment.ofArray(q), sumSeg = MemorySegment.ofArray(sum), dSeg = MemorySegment.ofArray(d);
     private Object from;
     private int rows, cols;
     private long epoch = -1;
 
     /** Bytes held. */
     long bytes() {
-        return q.length + 4L * off.length + 4L * d.length;
+        return q.length + 4L * sum.length + 4L * d.length;
     }
 
     /** Rounds {@code x} ({@code nRows × cols}, cols a multiple of 32) unless already held. */
@@ -38,9 +38,9 @@ final class Q8Input {
             q = new byte[n];
             qSeg = MemorySegment.ofArray(q);
         }
-        if (off.length < blocks) {
-            off = new int[blocks];
-            offSeg = MemorySegment.ofArray(off);
+        if (sum.length < blocks) {
+            sum = new int[blocks];
+            sumSeg = MemorySegment.ofArray(sum);
         }
         if (d.length < blocks) {
             d = new float[blocks];
@@ -60,19 +60,19 @@ final class Q8Input {
         for (int i = 0; i < 32; i++) amax = Math.max(amax, Math.abs(x[at + i]));
         if (!(amax >= TINY)) {
             java.util.Arrays.fill(q, at, at + 32, (byte) 0);
-            off[b] = 0;
+            sum[b] = 0;
             d[b] = amax != amax ? Float.NaN : 0f;
             return;
         }
         float scale = amax / 127f, inv = 1f / scale;
         d[b] = scale;
-        int sum = 0;
+        int total = 0;
         for (int i = 0; i < 32; i++) {
             float v = x[at + i] * inv;
             int r = Math.max(-127, Math.min(127, (int) (v + Math.copySign(0.5f, v))));
             q[at + i] = (byte) r;
-            sum += r;
+            total += r;
         }
-        off[b] = -8 * sum;
+        sum[b] = total;
     }
 }

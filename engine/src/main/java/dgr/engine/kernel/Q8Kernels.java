@@ -1,9 +1,10 @@
 package dgr.engine.kernel;
 
 /**
- * {@code java-q8/1}: {@link SimdKernels} with one change, the Q4_0 matrices (width a multiple of
- * 256, finite scales) multiply activations rounded to 8 bits per 32-value block ({@link Q4Q8}),
- * as llama.cpp does for Q4_0; every other weight type, attention included, is {@code java-simd/1}'s.
+ * {@code java-q8/1}: {@link SimdKernels} with one change, the Q4_0 and Q8_0 matrices (width a
+ * multiple of 256, finite scales) multiply activations rounded to 8 bits per 32-value block
+ * ({@link Q8Rows}), as llama.cpp does for them; every other weight type, and attention, is
+ * {@code java-simd/1}'s.
  *
  * <p>What it trades: logits move by about what llama.cpp's own rounding moves them (the
  * conformance README's tolerance for engines that round activations, 5e-2 × max|logit|, not
@@ -26,17 +27,17 @@ public final class Q8Kernels implements Kernels {
 
     @Override
     public WeightMatrix prepare(WeightMatrix w, java.lang.foreign.Arena arena) {
-        return Q4Q8.fits(w) ? Q4Q8.repack(w, arena) : simd.prepare(w, arena);
+        return Q8Rows.fits(w) ? Q8Rows.repack(w, arena) : simd.prepare(w, arena);
     }
 
     @Override
     public int rowGroup(WeightMatrix w) {
-        return Q4Q8.fits(w) ? Q4Q8.GROUP : simd.rowGroup(w);
+        return Q8Rows.fits(w) ? Q8Rows.GROUP : simd.rowGroup(w);
     }
 
     @Override
     public void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
-        if (w.layout() == WeightLayout.Q4_0_Q8) Q4Q8.matmul(w, x, nRows, out, oStart, oEnd, s);
+        if (w.layout().rowGroup() == Q8Rows.GROUP) Q8Rows.matmul(w, x, nRows, out, oStart, oEnd, s);
         else simd.matmul(w, x, nRows, out, oStart, oEnd, s);
     }
 

@@ -15,109 +15,128 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * {@link Q4Q8}'s kernel as x86-64 machine code using AVX-512 VNNI ({@code vpdpbusd}: 64 unsigned ×
- * signed byte products summed into 16 ints per instruction), which the Vector API cannot express:
- * Java has no 8-bit dot product. The bytes ({@code q4q8-avx512vnni.bin}, under 3 KiB, SHA-256
- * checked) are built from dgr's own C source by {@code tools/native-kernels/build.sh} into one
- * flat image with no relocations and no library calls; they run from a {@link CodePage} through
- * a critical downcall that reads the activations and writes the outputs in the Java heap directly.
+ * {@link Q8Rows}'s kernel as x86-64 machine code: 8-bit dot products (AVX-512 VNNI's
+ * {@code vpdpbusd}, 64 unsigned × signed byte products into 16 ints per instruction; AVX2's
+ * {@code vpmaddubsw}/{@code vpmaddwd}), which the Vector API cannot express: Java has no 8-bit dot
+ * product. The images ({@code q8-avx512vnni.bin}, {@code q8-avx2.bin}, a few KiB each, SHA-256
+ * checked) are built from dgr's own C source by {@code tools/native-kernels/build.sh}, one flat
+ * image each with no relocations and no calls; they run from a {@link CodePage} through a critical
+ * downcall that reads the activations and writes the outputs in the Java heap directly.
  *
  * <p><b>Why.</b> {@code java-simd/1} keeps activations in f32, and on a Sapphire Rapids-class VM
  * its float kernels are bound by two FMA/convert ports: llama-1b Q4_0 at batch 1, two threads,
- * 20.6 tok/s against llama.cpp's 35 with its int8 kernels. With this kernel dgr decodes it at
+ * 20.6 tok/s against llama.cpp's 35 with its int8 kernels. With the VNNI kernel dgr decodes it at
  * 37–40 tok/s (160 at batch 8, where llama.cpp gives 46). One call covers a worker's whole share
  * of a matrix (batch rows in groups of eight, four, two and one; weights prefetched
  * {@link #AHEAD_BYTES} ahead into L2 with {@code prefetcht2}, which measured 39 against 33 tok/s
  * for {@code prefetcht0}; 4096 bytes against 2048: 39 against 37), so the call costs nothing
  * measurable.
  *
- * <p>Used only when the CPU and OS have AVX-512 F/BW/VL/DQ, VNNI, F16C and FMA ({@code /proc/cpuinfo}
- * flags, which the kernel lists only when it saves the vector state), on Linux on x86-64 with
- * native access, and {@code -Ddgr.native=false} is not given. Everywhere else {@link Q4Q8#javaRows}
- * gives the same bits, slowly.
+ * <p>The AVX-512 image needs AVX-512 F/BW/VL/DQ and VNNI, the AVX2 one AVX2, FMA, F16C, BMI1/2,
+ * LZCNT and MOVBE (x86-64-v3), both as {@code /proc/cpuinfo} lists them (only when the OS saves the
+ * vector state), Linux on x86-64 and native access. {@code -Ddgr.native=avx2} picks the AVX2 image,
+ * {@code -Ddgr.native=false} none; where none runs, {@link Q8Rows#javaRows} gives the same bits, slowly.
  */
 final class Q8Native {
-    static final String RESOURCE = "q4q8-avx512vnni.bin";
-    static final String SHA256 = "b6efa9a4c0e365fb425b20614244e2926bba30d42aee5b31a46e46a8f4e17292";
-    private static final List<String> FLAGS = List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "f16c", "fma");
+    /** The two images, best first, with the CPU flags each needs. */
+    enum Variant {
+        AVX512_VNNI("q8-avx512vnni.bin", "1416b47f7b05970ddcc2a9f544bd0545a6b905bb7e44bb879b5ff900e91a0ff6",
+                List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")),
+        AVX2("q8-avx2.bin", "3fd544c973a5baf3f965b67ebde8c9bd2e1ae676206e0e22222b6814128718f0",
+                List.of("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"));
+
+        final String resource, sha256;
+        final List<String> flags;
+
+        Variant(String resource, String sha256, List<String> flags) {
+            this.resource = resource;
+            this.sha256 = sha256;
+            this.flags = flags;
+        }
+    }
 
     /** Bytes of weights prefetched ahead of the block being read, in the first batch group. */
     static final long AHEAD_BYTES = Long.getLong("dgr.q8.ahead", 4096);
 
-    private static final MethodHandle KERNEL;
-    /** Whether {@link #rows} can run. */
-    static final boolean AVAILABLE;
+    /** The kernel in use, or null (then {@link Q8Rows#javaRows}). */
+    static final Q8Native KERNEL;
     /** One line for benchmark reports. */
     static final String DESCRIPTION;
 
     static {
-        MethodHandle h = null;
+        Q8Native k = null;
         String why;
         try {
-            why = unavailable();
+            String wanted = System.getProperty("dgr.native", "true");
+            why = wanted.equals("false") ? "-Ddgr.native=false" : CodePage.unavailable();
             if (why == null) {
-                h = link();
-                why = "native Q4_0 × 8-bit kernel on (AVX-512 VNNI, prefetcht2 " + AHEAD_BYTES + " bytes ahead)";
+                Set<String> flags = cpuFlags();
+                for (Variant v : Variant.values()) {
+                    if ((wanted.equals("true") || wanted.equalsIgnoreCase(v.name()) || wanted.equalsIgnoreCase(v.name().replace("_", "")))
+                            && flags.containsAll(v.flags)) {
+                        k = load(v);
+                        break;
+                    }
+                }
+                if (k == null) why = "no image for this CPU" + (wanted.equals("true") ? "" : " as -Ddgr.native=" + wanted);
             }
         } catch (Throwable t) {
-            h = null;
+            k = null;
             why = t.toString();
         }
-        KERNEL = h;
-        AVAILABLE = h != null;
-        DESCRIPTION = AVAILABLE ? why : "native Q4_0 × 8-bit kernel off (" + why + "; Java kernel, same results)";
+        KERNEL = k;
+        DESCRIPTION = k != null
+                ? "native 8-bit kernel " + k.variant.name().toLowerCase(java.util.Locale.ROOT) + " (prefetcht2 " + AHEAD_BYTES + " bytes ahead)"
+                : "native 8-bit kernel off (" + why + "; Java kernel, same results)";
     }
 
-    private Q8Native() {}
+    final Variant variant;
+    private final MethodHandle handle;
 
-    /** Why the native kernel cannot be used here, or null. */
-    private static String unavailable() throws IOException {
-        if (!Boolean.parseBoolean(System.getProperty("dgr.native", "true"))) return "-Ddgr.native=false";
-        String platform = CodePage.unavailable();
-        if (platform != null) return platform;
+    private Q8Native(Variant variant, MethodHandle handle) {
+        this.variant = variant;
+        this.handle = handle;
+    }
+
+    /** The CPU's flags as {@code /proc/cpuinfo} lists them, or none. */
+    static Set<String> cpuFlags() throws IOException {
         Path cpuinfo = Path.of("/proc/cpuinfo");
-        if (!Files.isReadable(cpuinfo)) return "no /proc/cpuinfo";
-        Set<String> flags = Set.of();
+        if (!Files.isReadable(cpuinfo)) return Set.of();
         for (String line : Files.readAllLines(cpuinfo)) {
-            if (line.startsWith("flags")) {
-                flags = Set.of(line.substring(line.indexOf(':') + 1).trim().split("\\s+"));
-                break;
-            }
+            if (line.startsWith("flags")) return Set.of(line.substring(line.indexOf(':') + 1).trim().split("\\s+"));
         }
-        for (String f : FLAGS) {
-            if (!flags.contains(f)) return "CPU lacks " + f;
-        }
-        return null;
+        return Set.of();
     }
 
-    private static MethodHandle link() throws Throwable {
+    /** Loads {@code v}'s image (checking its hash) into a code page; the caller checks the CPU has its flags. */
+    static Q8Native load(Variant v) throws Throwable {
         byte[] code;
-        try (InputStream s = Q8Native.class.getResourceAsStream(RESOURCE)) {
-            if (s == null) throw new IllegalStateException("resource " + RESOURCE + " missing");
+        try (InputStream s = Q8Native.class.getResourceAsStream(v.resource)) {
+            if (s == null) throw new IllegalStateException("resource " + v.resource + " missing");
             code = s.readAllBytes();
         }
         String sha = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(code));
-        if (!sha.equals(SHA256)) throw new IllegalStateException(RESOURCE + " has SHA-256 " + sha + ", expected " + SHA256);
+        if (!sha.equals(v.sha256)) throw new IllegalStateException(v.resource + " has SHA-256 " + sha + ", expected " + v.sha256);
         ValueLayout.OfLong j = ValueLayout.JAVA_LONG;
         ValueLayout a = ValueLayout.ADDRESS;
-        // q4q8(w, rowBytes, o0, o1, nb, aq, aoff, ad, nBatch, out, outStride, ahead)
-        return Linker.nativeLinker().downcallHandle(CodePage.load(code),
-                FunctionDescriptor.ofVoid(j, j, j, j, j, a, a, a, j, a, j, j), Linker.Option.critical(true));
+        // dgr_q8(type, w, rowBytes, o0, o1, nb, aq, asum, ad, nBatch, out, outStride, ahead)
+        return new Q8Native(v, Linker.nativeLinker().downcallHandle(CodePage.load(code),
+                FunctionDescriptor.ofVoid(j, j, j, j, j, j, a, a, a, j, a, j, j), Linker.Option.critical(true)));
     }
 
-    /** {@link Q4Q8#javaRows}'s results for weight rows {@code [oStart, oEnd)}, natively; {@code w} must be off-heap. */
-    static void rows(WeightMatrix w, Q8Input in, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
+    /** {@link Q8Rows#javaRows}'s results for weight rows {@code [oStart, oEnd)}, natively; {@code w} must be off-heap. */
+    void rows(WeightMatrix w, Q8Input in, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
         if (oEnd <= oStart) return;
         if (s.outSegmentOf != out) {
             s.outSegmentOf = out;
             s.outSegment = MemorySegment.ofArray(out);
         }
-        long ahead = Prefetch.ENABLED ? AHEAD_BYTES : 0;
+        long ahead = Prefetch.ENABLED ? AHEAD_BYTES : 0, type = w.layout() == WeightLayout.Q8_0_Q8 ? 1 : 0;
         try {
-            KERNEL.invokeExact(w.data().address(), w.rowBytes(), (long) oStart, (long) oEnd, (long) (w.cols() / 32),
-                    in.qSeg, in.offSeg, in.dSeg, (long) nRows, s.outSegment, (long) w.rows(), ahead);
+            handle.invokeExact(type, w.data().address(), w.rowBytes(), (long) oStart, (long) oEnd, (long) (w.cols() / 32),
+                    in.qSeg, in.sumSeg, in.dSeg, (long) nRows, s.outSegment, (long) w.rows(), ahead);
         } catch (Throwable t) {
-            throw new IllegalStateException("native Q4_0 × 8-bit kernel call failed", t);
+            throw new IllegalStateException("native 8-bit kernel call failed", t);
         }
     }
 }

@@ -18,7 +18,7 @@ public final class Scratch {
     public long epoch;
     /** Activations prepared for the 4-bit ({@link Q4Spans}) and byte ({@link ByteSpans}) span layouts. */
     final SpanInput nibbles = new SpanInput(), bytes = new SpanInput();
-    /** Activations rounded to 8 bits for {@link Q4Q8}. */
+    /** Activations rounded to 8 bits for {@link Q8Rows}. */
     final Q8Input eightBit = new Q8Input();
     /** The output array {@link Q8Native} last wrote and a heap segment over it, kept so calls allocate nothing. */
     Object outSegmentOf;

@@ -32,7 +32,7 @@ class LlamaConformanceTest {
         float[] want = TinyModels.refLogits(type);
         // java-q8 rounds Q4_0 activations to 8 bits as llama.cpp does: the README's bound for such
         // engines, 5e-2 × max(1, max|logit|), which covers llama.cpp with about 2x margin.
-        boolean rounds = kind == EngineOptions.Kind.Q8 && type.equals("Q4_0");
+        boolean rounds = kind == EngineOptions.Kind.Q8 && (type.equals("Q4_0") || type.equals("Q8_0"));
         double tol = rounds ? 5e-2 * Math.max(1, maxAbs(want)) : ref.path("tolerance").path("max_abs_logit_diff_vs_numpy").asDouble();
         JsonNode np = ref.path("numpy_f64");
         int[] prompt = ints(ref.path("prompt").path("tokens"));

@@ -1,0 +1,224 @@
+package dgr.engine.kernel;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dgr.gguf.GgmlType;
+import java.lang.foreign.Arena;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * {@link Q8Rows}: the layouts against the file, the Java kernel against float64, each native
+ * kernel this CPU can run against the Java one to the bit.
+ */
+class Q8RowsTest {
+
+    /** Activations of varied magnitude per block: a zero block, a tiny one, a large one, the rest Gaussian. */
+    static float[] activations(int rows, int cols, long seed) {
+        SplittableRandom rnd = new SplittableRandom(seed);
+        float[] x = new float[rows * cols];
+        for (int i = 0; i < x.length; i++) {
+            int block = i / 32;
+            x[i] = block % 7 == 3 ? 0f : block % 11 == 5 ? (float) (1e-33 * rnd.nextGaussian())
+                    : block % 13 == 6 ? (float) (300 * rnd.nextGaussian()) : (float) rnd.nextGaussian();
+        }
+        return x;
+    }
+
+    static WeightMatrix random(GgmlType type, int rows, int cols, long seed) {
+        return type == GgmlType.Q8_0 ? SimdQ8_0Test.randomQ8_0(rows, cols, seed) : Q4SpansTest.randomQ4_0(rows, cols, seed);
+    }
+
+    /** The native kernels this CPU can run (loaded afresh, whichever the engine picked). */
+    static List<Q8Native> natives() {
+        List<Q8Native> out = new ArrayList<>();
+        try {
+            if (CodePage.unavailable() != null) return out;
+            var flags = Q8Native.cpuFlags();
+            for (Q8Native.Variant v : Q8Native.Variant.values()) {
+                if (flags.containsAll(v.flags)) out.add(Q8Native.load(v));
+            }
+        } catch (Throwable t) {
+            throw new AssertionError("loading a native kernel failed", t);
+        }
+        return out;
+    }
+
+    static Stream<Arguments> typesAndKernels() {
+        List<Arguments> out = new ArrayList<>();
+        for (GgmlType t : new GgmlType[] {GgmlType.Q4_0, GgmlType.Q8_0}) {
+            out.add(Arguments.of(t, "java"));
+            for (Q8Native n : natives()) out.add(Arguments.of(t, n.variant.name()));
+        }
+        return out.stream();
+    }
+
+    @ParameterizedTest
+    @EnumSource(names = {"Q4_0", "Q8_0"})
+    void repackedRowsHoldTheFileValues(GgmlType type) {
+        int cols = 768, nb = cols / 32, rows = 21;
+        WeightMatrix w = random(type, rows, cols, 3);
+        WeightMatrix p = Q8Rows.repack(w, Arena.ofAuto());
+        assertThat(p.layout()).isEqualTo(type == GgmlType.Q8_0 ? WeightLayout.Q8_0_Q8 : WeightLayout.Q4_0_Q8);
+        assertThat(p.rowBytes()).isEqualTo(w.rowBytes());
+        float[] file = new float[cols];
+        for (int r = 0; r < rows; r++) {
+            RowDecoder.decodeRow(w, r, file, 0);
+            for (int b = 0; b < nb; b++) {
+                for (int i = 0; i < 32; i++) {
+                    assertThat(Q8Rows.scale(p, r, b) * Q8Rows.weight(p, r, b, i)).as("row %d block %d value %d", r, b, i)
+                            .isEqualTo(file[32 * b + i]);
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(names = {"Q4_0", "Q8_0"})
+    void javaKernelIsTheRoundedActivationsDotTheWeightsInFloat64(GgmlType type) {
+        int rows = 9, cols = 512, nb = cols / 32, batch = 3;
+        WeightMatrix w = random(type, rows, cols, 5);
+        WeightMatrix p = Q8Rows.repack(w, Arena.ofAuto());
+        float[] x = activations(batch, cols, 6), out = new float[batch * rows], file = new float[cols];
+        Q8Input in = new Q8Input().prepare(x, batch, cols, 1);
+        Q8Rows.javaRows(p, in, batch, out, 0, rows);
+        for (int b = 0; b < batch; b++) {
+            for (int r = 0; r < rows; r++) {
+                RowDecoder.decodeRow(w, r, file, 0);
+                double want = 0, mag = 0;
+                for (int i = 0; i < cols; i++) {
+                    double a = (double) in.d[b * nb + i / 32] * in.q[b * cols + i];
+                    // The rounding is to within half a step of the block's scale.
+                    assertThat(Math.abs(a - x[b * cols + i])).isLessThanOrEqualTo(0.5000001 * in.d[b * nb + i / 32] + 1e-30);
+                    want += file[i] * a;
+                    mag += Math.abs(file[i] * a);
+                }
+                assertThat((double) out[b * rows + r]).as("batch %d row %d", b, r)
+                        .isCloseTo(want, org.assertj.core.data.Offset.offset(1e-5 * mag + 1e-30));
+            }
+        }
+    }
+
+    @Test
+    void roundingKeepsNaNAndZeroesTinyBlocks() {
+        float[] x = new float[96];
+        x[5] = Float.NaN;
+        x[40] = 1e-31f;
+        x[70] = -2.54f;
+        x[71] = 1.0f;
+        Q8Input in = new Q8Input().prepare(x, 1, 96, 1);
+        assertThat(in.d[0]).isNaN();
+        assertThat(in.d[1]).isZero();
+        assertThat(in.q[40]).isZero();
+        assertThat(in.d[2]).isEqualTo(2.54f / 127f);
+        assertThat(in.q[70]).isEqualTo((byte) -127);
+        assertThat(in.q[71]).isEqualTo((byte) 50);
+        assertThat(in.sum[2]).isEqualTo(-127 + 50);
+    }
+
+    /** Results per batch row alone, in a batch, and over split output ranges are the same bits. */
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("typesAndKernels")
+    void batchAndSplitNeverChangeABit(GgmlType type, String kernel) {
+        int rows = 37, cols = 768, maxB = 11;
+        WeightMatrix p = Q8Rows.repack(random(type, rows, cols, 8), Arena.ofShared());
+        float[] x = activations(maxB, cols, 9);
+        float[] solo = new float[maxB * rows];
+        for (int b = 0; b < maxB; b++) {
+            float[] one = java.util.Arrays.copyOfRange(x, b * cols, (b + 1) * cols), o = new float[rows];
+            run(p, one, 1, o, 0, rows, kernel);
+            System.arraycopy(o, 0, solo, b * rows, rows);
+        }
+        for (int batch = 1; batch <= maxB; batch++) {
+            float[] o = new float[batch * rows];
+            // Ranges that start and end inside row groups, as a worker's share may.
+            run(p, x, batch, o, 0, 10, kernel);
+            run(p, x, batch, o, 10, 33, kernel);
+            run(p, x, batch, o, 33, rows, kernel);
+            for (int b = 0; b < batch; b++) {
+                for (int r = 0; r < rows; r++) {
+                    assertThat(Float.floatToRawIntBits(o[b * rows + r])).as("batch row %d, row %d, of %d", b, r, batch)
+                            .isEqualTo(Float.floatToRawIntBits(solo[b * rows + r]));
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("typesAndKernels")
+    void everyKernelEqualsTheJavaKernelToTheBit(GgmlType type, String kernel) {
+        for (int cols : new int[] {256, 2048, 8192}) {
+            int rows = 19, batch = 9;
+            WeightMatrix p = Q8Rows.repack(random(type, rows, cols, cols), Arena.ofShared());
+            float[] x = activations(batch, cols, cols + 1), a = new float[batch * rows], b = new float[batch * rows];
+            run(p, x, batch, a, 0, rows, "java");
+            run(p, x, batch, b, 0, rows, kernel);
+            for (int i = 0; i < a.length; i++) {
+                assertThat(Float.floatToRawIntBits(b[i])).as("%s %d columns, output %d: %s vs %s", kernel, cols, i, b[i], a[i])
+                        .isEqualTo(Float.floatToRawIntBits(a[i]));
+            }
+        }
+    }
+
+    @Test
+    void thisX86CpuWithAvx2GetsANativeKernel() {
+        assumeTrue(CodePage.unavailable() == null, CodePage.unavailable());
+        try {
+            assumeTrue(Q8Native.cpuFlags().containsAll(Q8Native.Variant.AVX2.flags), "no AVX2 here");
+        } catch (java.io.IOException e) {
+            throw new AssertionError(e);
+        }
+        assertThat(Q8Native.KERNEL).as(Q8Native.DESCRIPTION).isNotNull();
+    }
+
+    @Test
+    void slicesStartAtARowGroupAndComputeWhatTheWholeDoes() {
+        int rows = 40, cols = 512;
+        WeightMatrix p = Q8Rows.repack(Q4SpansTest.randomQ4_0(rows, cols, 12), Arena.ofShared());
+        float[] x = activations(2, cols, 13), whole = new float[2 * rows], part = new float[2 * 20];
+        Scratch s = new Scratch(8, 8);
+        Q8Rows.matmul(p, x, 2, whole, 0, rows, s);
+        WeightMatrix slice = p.rowSlice("s", 16, 20);
+        s.epoch++;
+        Q8Rows.matmul(slice, x, 2, part, 0, 20, s);
+        for (int b = 0; b < 2; b++) {
+            for (int r = 0; r < 20; r++) assertThat(part[b * 20 + r]).isEqualTo(whole[b * rows + 16 + r]);
+        }
+        assertThatThrownBy(() -> p.rowSlice("t", 8, 8)).hasMessageContaining("keeps rows in groups of 16; cannot take rows from row 8");
+        assertThat(new Q8Kernels().rowGroup(Q4SpansTest.randomQ4_0(4, 512, 1))).isEqualTo(16);
+        assertThat(new Q8Kernels().rowGroup(SimdQ8_0Test.randomQ8_0(4, 512, 1))).isEqualTo(16);
+        assertThat(new Q8Kernels().rowGroup(Q4SpansTest.randomQ4_K(4, 512, 1))).isEqualTo(1);
+    }
+
+    @Test
+    void q8KernelsRepackOnlyWhatFitsAndRefuseTheRest() {
+        Q8Kernels k = new Q8Kernels();
+        assertThat(k.name()).isEqualTo("java-q8");
+        assertThat(k.prepare(Q4SpansTest.randomQ4_0(4, 512, 1), Arena.ofAuto()).layout()).isEqualTo(WeightLayout.Q4_0_Q8);
+        assertThat(k.prepare(SimdQ8_0Test.randomQ8_0(4, 512, 1), Arena.ofAuto()).layout()).isEqualTo(WeightLayout.Q8_0_Q8);
+        // 96 columns: not a multiple of 256, so java-simd's kernels take it.
+        assertThat(k.prepare(Q4SpansTest.randomQ4_0(4, 96, 1), Arena.ofAuto()).layout()).isEqualTo(WeightLayout.GGML);
+        assertThat(k.prepare(Q4SpansTest.randomQ4_K(4, 512, 1), Arena.ofAuto()).layout()).isEqualTo(WeightLayout.Q4_K_SPANS);
+        assertThatThrownBy(() -> Q8Rows.repack(Q4SpansTest.randomQ4_K(4, 512, 1), Arena.ofAuto()))
+                .hasMessageContaining("cannot be repacked for 8-bit activations");
+    }
+
+    private static void run(WeightMatrix p, float[] x, int batch, float[] out, int o0, int o1, String kernel) {
+        Q8Input in = new Q8Input().prepare(x, batch, p.cols(), 1);
+        if (kernel.equals("java")) {
+            Q8Rows.javaRows(p, in, batch, out, o0, o1);
+            return;
+        }
+        Q8Native n = natives().stream().filter(k -> k.variant.name().equals(kernel)).findFirst().orElseThrow();
+        n.rows(p, in, batch, out, o0, o1, new Scratch(8, 8));
+    }
+}

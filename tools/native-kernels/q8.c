@@ -1,0 +1,222 @@
+/*
+ * dgr's native kernels for engine java-q8/1: Q4_0 and Q8_0 weights against activations rounded
+ * to 8 bits. build.sh compiles this file twice, for AVX-512 VNNI and for AVX2, each into one flat
+ * position-independent image (no libc, no relocations) that Q8Native loads into a code page and
+ * calls through a foreign downcall. The Java methods Q4Q8.javaRows / Q8Q8.javaRows compute the same
+ * bits without it; Q8Layout's comment states the layouts and the order.
+ *
+ * Weights: groups of 16 rows; per group, per 32-value block: the 16 rows' f16 scales (32 bytes),
+ * then the quants so that 32-bit lane r of each 64-byte stretch (AVX2: of each 32-byte half,
+ * rows 0-7 then 8-15) holds four values of row r:
+ *   Q4_0, 4 stretches: byte 4r + j of stretch k holds row r's value 8k + j (low nibble) and
+ *         8k + 4 + j (high nibble), unsigned 0..15;
+ *   Q8_0, 8 stretches: byte 4r + j of stretch c holds row r's value 4c + j, signed.
+ * Activations per batch row, per block: 32 int8 (aq), their int sum (asum), the f32 scale (ad).
+ * Output row o of batch row b: acc = fma((float) isum_B, d_w * d_a, acc) over blocks B in order
+ * from +0, isum_B = sum of (w - offset) * a over the block (exact integers; Q4_0's offset is 8).
+ *
+ * Build flags keep that order: -ffp-contract=off, no -ffast-math.
+ */
+#include <immintrin.h>
+#include <stdint.h>
+
+#define INLINE static inline __attribute__((always_inline))
+
+#ifdef __AVX512VNNI__
+/* ---------------- AVX-512 VNNI: one zmm lane per row of the group ---------------- */
+
+typedef __m512 facc;
+#define FZERO() _mm512_setzero_ps()
+
+/* isum lanes for Q4_0 block `blk` against activations `a` (32 bytes) with sum `asum`. */
+INLINE __m512i isum_q4(const __m512i w[8], const int32_t *a, int32_t asum) {
+    __m512i s0 = _mm512_set1_epi32(-8 * asum), s1 = _mm512_setzero_si512();
+    #pragma GCC unroll 16
+    for (int c = 0; c < 8; c += 2) {
+        s0 = _mm512_dpbusd_epi32(s0, w[c], _mm512_set1_epi32(a[c]));
+        s1 = _mm512_dpbusd_epi32(s1, w[c + 1], _mm512_set1_epi32(a[c + 1]));
+    }
+    return _mm512_add_epi32(s0, s1);
+}
+
+INLINE void unpack_q4(const uint8_t *q, __m512i w[8]) {
+    const __m512i mask = _mm512_set1_epi8(15);
+    #pragma GCC unroll 16
+    for (int k = 0; k < 4; k++) {
+        __m512i v = _mm512_loadu_si512(q + 64 * k);
+        w[2 * k] = _mm512_and_si512(v, mask);
+        w[2 * k + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
+    }
+}
+
+/* Q8_0: the signed weights + 128 (xor 0x80) are unsigned; the offset is 128. */
+INLINE void unpack_q8(const uint8_t *q, __m512i w[8]) {
+    const __m512i flip = _mm512_set1_epi8((char) 0x80);
+    #pragma GCC unroll 16
+    for (int c = 0; c < 8; c++) w[c] = _mm512_xor_si512(_mm512_loadu_si512(q + 64 * c), flip);
+}
+
+INLINE __m512i isum_q8(const __m512i w[8], const int32_t *a, int32_t asum) {
+    __m512i s0 = _mm512_set1_epi32(-128 * asum), s1 = _mm512_setzero_si512();
+    #pragma GCC unroll 16
+    for (int c = 0; c < 8; c += 2) {
+        s0 = _mm512_dpbusd_epi32(s0, w[c], _mm512_set1_epi32(a[c]));
+        s1 = _mm512_dpbusd_epi32(s1, w[c + 1], _mm512_set1_epi32(a[c + 1]));
+    }
+    return _mm512_add_epi32(s0, s1);
+}
+
+#define BLOCK(Q8, QBYTES)                                                                               \
+    for (long b = 0; b < nb; b++) {                                                                     \
+        const uint8_t *blk = gw + (32 + QBYTES) * b;                                                    \
+        if (ahead > 0) {                                                                                \
+            _Pragma("GCC unroll 16")                                                                    \
+            for (int c = 0; c < 32 + QBYTES; c += 64) _mm_prefetch((const char *) blk + ahead + c, _MM_HINT_T2); \
+        }                                                                                               \
+        __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) blk));                          \
+        __m512i w[8];                                                                                   \
+        if (Q8) unpack_q8(blk + 32, w); else unpack_q4(blk + 32, w);                                    \
+        _Pragma("GCC unroll 16")                                                                        \
+        for (int k = 0; k < G; k++) {                                                                   \
+            long ab = (b0 + k) * nb + b;                                                                \
+            const int32_t *a = (const int32_t *) (aq + 32 * ab);                                        \
+            __m512i is = Q8 ? isum_q8(w, a, asum[ab]) : isum_q4(w, a, asum[ab]);                       \
+            acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(d, _mm512_set1_ps(ad[ab])), acc[k]); \
+        }                                                                                               \
+    }
+
+INLINE void store(float *o, __mmask16 keep, __m512 acc) {
+    _mm512_mask_storeu_ps(o, keep, acc);
+}
+
+#else
+/* ---------------- AVX2: two ymm halves (rows 0-7, 8-15) per group ---------------- */
+
+typedef struct { __m256 lo, hi; } facc;
+#define FZERO() ((facc) {_mm256_setzero_ps(), _mm256_setzero_ps()})
+
+/*
+ * Q4_0: vpmaddubsw's pairs (at most 2 * 15 * 127 in magnitude) summed over the block's eight chunks
+ * in int16 stay within 16 * 15 * 127 = 30480, so one vpmaddwd per half ends the block.
+ */
+INLINE void unpack_q4(const uint8_t *q, __m256i w[8]) {
+    const __m256i mask = _mm256_set1_epi8(15);
+    #pragma GCC unroll 16
+    for (int k = 0; k < 4; k++) {
+        __m256i v = _mm256_loadu_si256((const __m256i *) (q + 64 * k));
+        w[2 * k] = _mm256_and_si256(v, mask);
+        w[2 * k + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
+    }
+}
+
+INLINE __m256i isum_q4(const __m256i *w, const int32_t *a, int32_t asum) {
+    __m256i t = _mm256_maddubs_epi16(w[0], _mm256_set1_epi32(a[0]));
+    #pragma GCC unroll 16
+    for (int c = 1; c < 8; c++) t = _mm256_add_epi16(t, _mm256_maddubs_epi16(w[c], _mm256_set1_epi32(a[c])));
+    return _mm256_add_epi32(_mm256_set1_epi32(-8 * asum), _mm256_madd_epi16(t, _mm256_set1_epi16(1)));
+}
+
+/* Q8_0: |w| (up to 128, unsigned) times a with w's sign, each pair within 2 * 128 * 127: to int32 per chunk. */
+INLINE void unpack_q8(const uint8_t *q, __m256i w[8]) {
+    #pragma GCC unroll 16
+    for (int c = 0; c < 8; c++) w[c] = _mm256_loadu_si256((const __m256i *) (q + 64 * c));
+}
+
+INLINE __m256i isum_q8(const __m256i *w, const int32_t *a, int32_t asum) {
+    (void) asum;
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i s = _mm256_setzero_si256();
+    #pragma GCC unroll 16
+    for (int c = 0; c < 8; c++) {
+        __m256i p = _mm256_maddubs_epi16(_mm256_abs_epi8(w[c]), _mm256_sign_epi8(_mm256_set1_epi32(a[c]), w[c]));
+        s = _mm256_add_epi32(s, _mm256_madd_epi16(p, ones));
+    }
+    return s;
+}
+
+/* Per half (rows 0-7, then 8-15): its eight weight operands stay in registers for every batch row. */
+#define BLOCK(Q8, QBYTES)                                                                               \
+    for (long b = 0; b < nb; b++) {                                                                     \
+        const uint8_t *blk = gw + (32 + QBYTES) * b;                                                    \
+        if (ahead > 0) {                                                                                \
+            _Pragma("GCC unroll 16")                                                                    \
+            for (int c = 0; c < 32 + QBYTES; c += 64) _mm_prefetch((const char *) blk + ahead + c, _MM_HINT_T2); \
+        }                                                                                               \
+        _Pragma("GCC unroll 2")                                                                         \
+        for (int h = 0; h < 2; h++) {                                                                   \
+            __m256 dh = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (blk + 16 * h)));            \
+            __m256i w[8];                                                                               \
+            if (Q8) unpack_q8(blk + 32 + 32 * h, w); else unpack_q4(blk + 32 + 32 * h, w);              \
+            _Pragma("GCC unroll 16")                                                                    \
+            for (int k = 0; k < G; k++) {                                                               \
+                long ab = (b0 + k) * nb + b;                                                            \
+                const int32_t *a = (const int32_t *) (aq + 32 * ab);                                    \
+                __m256i is = Q8 ? isum_q8(w, a, asum[ab]) : isum_q4(w, a, asum[ab]);                   \
+                __m256 s = _mm256_mul_ps(dh, _mm256_set1_ps(ad[ab]));                                   \
+                if (h == 0) acc[k].lo = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), s, acc[k].lo);          \
+                else acc[k].hi = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), s, acc[k].hi);                 \
+            }                                                                                           \
+        }                                                                                               \
+    }
+
+INLINE void store(float *o, __mmask16 keep, facc acc) {
+    float t[16];
+    _mm256_storeu_ps(t, acc.lo);
+    _mm256_storeu_ps(t + 8, acc.hi);
+    #pragma GCC unroll 16
+    for (int i = 0; i < 16; i++) {
+        if (keep & (1u << i)) o[i] = t[i];
+    }
+}
+#endif
+
+/*
+ * Group `gw` (rows row0 ..) against G batch rows from b0 (G = 1, 2, 4 or 8, a constant after
+ * inlining); lanes not in `keep` are not written. `ahead` > 0: prefetch that many bytes on.
+ */
+INLINE void group(int G, int q8, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const float *ad,
+                  long b0, float *out, long outStride, long row0, __mmask16 keep, long ahead) {
+    facc acc[8];
+    #pragma GCC unroll 16
+    for (int k = 0; k < G; k++) acc[k] = FZERO();
+    if (q8) {
+        BLOCK(1, 512)
+    } else {
+        BLOCK(0, 256)
+    }
+    #pragma GCC unroll 16
+    for (int k = 0; k < G; k++) store(out + (b0 + k) * outStride + row0, keep, acc[k]);
+}
+
+/*
+ * out[b * outStride + o] for batch rows b < nBatch and weight rows o in [o0, o1) of a matrix of
+ * `type` (0: Q4_0, 1: Q8_0) with `rowBytes` per row: batch rows in groups of eight, four, two, one
+ * (outer), row groups inner, so a group's activations stay in L1 while the weights stream; the
+ * first batch group prefetches `ahead` bytes on.
+ */
+__attribute__((section(".text.entry")))
+void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long nb, const int8_t *aq,
+            const int32_t *asum, const float *ad, long nBatch, float *out, long outStride, long ahead) {
+    long groupBytes = 16 * rowBytes;
+    for (long b0 = 0, n; b0 < nBatch; b0 += n) {
+        n = nBatch - b0 >= 8 ? 8 : nBatch - b0 >= 4 ? 4 : nBatch - b0 >= 2 ? 2 : 1;
+        long pf = b0 == 0 ? ahead : 0;
+        for (long g = o0 / 16; 16 * g < o1; g++) {
+            long lo = o0 - 16 * g, hi = o1 - 16 * g;
+            __mmask16 keep = (__mmask16) ((hi >= 16 ? 0xFFFF : (1u << hi) - 1) & (lo <= 0 ? 0xFFFF : ~((1u << lo) - 1)));
+            const uint8_t *gw = w + g * groupBytes;
+            float *o = out + 16 * g;
+            if (type == 1) {
+                if (n == 8) group(8, 1, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
+                else if (n == 4) group(4, 1, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
+                else if (n == 2) group(2, 1, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
+                else group(1, 1, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
+            } else {
+                if (n == 8) group(8, 0, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
+                else if (n == 4) group(4, 0, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
+                else if (n == 2) group(2, 0, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
+                else group(1, 0, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
+            }
+        }
+    }
+}
