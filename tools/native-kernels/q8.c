@@ -89,6 +89,94 @@ INLINE void store(float *o, __mmask16 keep, __m512 acc) {
     _mm512_mask_storeu_ps(o, keep, acc);
 }
 
+/* Q6_K chunk c's operand: four 4-bit low parts (nibble of ql stretch c/2) joined with their two high bits from qh stretch c/4. */
+INLINE void unpack_q6(const uint8_t *q, __m512i w[8]) {
+    const __m512i m15 = _mm512_set1_epi8(15), m48 = _mm512_set1_epi8(0x30);
+    __m512i h0 = _mm512_loadu_si512(q + 256), h1 = _mm512_loadu_si512(q + 320);
+    #pragma GCC unroll 16
+    for (int k = 0; k < 4; k++) {
+        __m512i v = _mm512_loadu_si512(q + 64 * k), h = k < 2 ? h0 : h1;
+        __m512i lo = _mm512_and_si512(v, m15), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m15);
+        /* chunk 2k takes bits 2u of qh stretch (2k)/4 with u = (2k) % 4, chunk 2k+1 bits 2u + 2. */
+        int u = (2 * k) % 4;
+        __m512i x0 = u == 0 ? _mm512_slli_epi16(h, 4) : h;                     /* bits 0-1 (u=0) or 4-5 (u=2) to 4-5 */
+        __m512i x1 = u == 0 ? _mm512_slli_epi16(h, 2) : _mm512_srli_epi16(h, 2); /* bits 2-3 (u=1) or 6-7 (u=3) to 4-5 */
+        w[2 * k] = _mm512_ternarylogic_epi32(x0, m48, lo, 0xEA);
+        w[2 * k + 1] = _mm512_ternarylogic_epi32(x1, m48, hi, 0xEA);
+    }
+}
+
+/* Q4_K: per super-block and group 16 d, 16 dmin (f16), 8 x 16 scale bytes, 8 x 16 min bytes, then 8 sub-blocks of Q4_0-like quants. */
+INLINE void group_q4k(int G, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const float *ad, long b0,
+                      float *out, long outStride, __mmask16 keep, long ahead) {
+    __m512 acc[8];
+    #pragma GCC unroll 16
+    for (int k = 0; k < G; k++) acc[k] = _mm512_setzero_ps();
+    for (long S = 0; S < nb / 8; S++) {
+        const uint8_t *sb = gw + 2368 * S;
+        if (ahead > 0) {
+            for (int c = 0; c < 2368; c += 64) _mm_prefetch((const char *) sb + ahead + c, _MM_HINT_T2);
+        }
+        __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) sb));
+        __m512 mv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (sb + 32)));
+        #pragma GCC unroll 1
+        for (int j = 0; j < 8; j++) {
+            __m512 sv = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *) (sb + 64 + 16 * j)))));
+            __m512 mm = _mm512_mul_ps(mv, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *) (sb + 192 + 16 * j)))));
+            __m512i w[8];
+            unpack_q4(sb + 320 + 256 * j, w);
+            #pragma GCC unroll 16
+            for (int k = 0; k < G; k++) {
+                long ab = (b0 + k) * nb + 8 * S + j;
+                __m512i is = isum_q4(w, (const int32_t *) (aq + 32 * ab), 0);
+                __m512 da = _mm512_set1_ps(ad[ab]);
+                acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(sv, da), acc[k]);
+                acc[k] = _mm512_fnmadd_ps(_mm512_set1_ps((float) asum[ab]), _mm512_mul_ps(mm, da), acc[k]);
+            }
+        }
+    }
+    #pragma GCC unroll 16
+    for (int k = 0; k < G; k++) _mm512_mask_storeu_ps(out + (b0 + k) * outStride, keep, acc[k]);
+}
+
+/* Q6_K: per super-block and group 16 d (f16), 16 x 16 int8 scales, then per 32 values 256 bytes of low nibbles and 128 of high bits. */
+INLINE void group_q6k(int G, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *half, const float *ad, long b0,
+                      float *out, long outStride, __mmask16 keep, long ahead) {
+    __m512 acc[8];
+    #pragma GCC unroll 16
+    for (int k = 0; k < G; k++) acc[k] = _mm512_setzero_ps();
+    for (long S = 0; S < nb / 8; S++) {
+        const uint8_t *sb = gw + 3360 * S;
+        if (ahead > 0) {
+            for (int c = 0; c < 3360; c += 64) _mm_prefetch((const char *) sb + ahead + c, _MM_HINT_T2);
+        }
+        __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) sb));
+        #pragma GCC unroll 1
+        for (int j = 0; j < 8; j++) {
+            __m512 s0 = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) (sb + 32 + 32 * j)))));
+            __m512 s1 = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) (sb + 48 + 32 * j)))));
+            __m512i w[8];
+            unpack_q6(sb + 288 + 384 * j, w);
+            #pragma GCC unroll 16
+            for (int k = 0; k < G; k++) {
+                long ab = (b0 + k) * nb + 8 * S + j;
+                const int32_t *a = (const int32_t *) (aq + 32 * ab);
+                __m512i i0 = _mm512_set1_epi32(-32 * half[2 * ab]), i1 = _mm512_set1_epi32(-32 * half[2 * ab + 1]);
+                #pragma GCC unroll 16
+                for (int c = 0; c < 4; c++) {
+                    i0 = _mm512_dpbusd_epi32(i0, w[c], _mm512_set1_epi32(a[c]));
+                    i1 = _mm512_dpbusd_epi32(i1, w[c + 4], _mm512_set1_epi32(a[c + 4]));
+                }
+                __m512 da = _mm512_set1_ps(ad[ab]);
+                acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i0), _mm512_mul_ps(s0, da), acc[k]);
+                acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i1), _mm512_mul_ps(s1, da), acc[k]);
+            }
+        }
+    }
+    #pragma GCC unroll 16
+    for (int k = 0; k < G; k++) _mm512_mask_storeu_ps(out + (b0 + k) * outStride, keep, acc[k]);
+}
+
 #else
 /* ---------------- AVX2: two ymm halves (rows 0-7, 8-15) per group ---------------- */
 
@@ -168,6 +256,101 @@ INLINE void store(float *o, __mmask16 keep, facc acc) {
         if (keep & (1u << i)) o[i] = t[i];
     }
 }
+/* Q6_K's chunk operands for one half (rows 0-7 or 8-15): low nibble plus two high bits, as in the AVX-512 image. */
+INLINE void unpack_q6(const uint8_t *q, __m256i w[8]) {
+    const __m256i m15 = _mm256_set1_epi8(15), m48 = _mm256_set1_epi8(0x30);
+    __m256i h0 = _mm256_loadu_si256((const __m256i *) (q + 256)), h1 = _mm256_loadu_si256((const __m256i *) (q + 320));
+    #pragma GCC unroll 16
+    for (int k = 0; k < 4; k++) {
+        __m256i v = _mm256_loadu_si256((const __m256i *) (q + 64 * k)), h = k < 2 ? h0 : h1;
+        __m256i lo = _mm256_and_si256(v, m15), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m15);
+        int u = (2 * k) % 4;
+        __m256i x0 = u == 0 ? _mm256_slli_epi16(h, 4) : h;
+        __m256i x1 = u == 0 ? _mm256_slli_epi16(h, 2) : _mm256_srli_epi16(h, 2);
+        w[2 * k] = _mm256_or_si256(_mm256_and_si256(x0, m48), lo);
+        w[2 * k + 1] = _mm256_or_si256(_mm256_and_si256(x1, m48), hi);
+    }
+}
+
+/* Q6_K quants reach 63: two vpmaddubsw pairs (each within 2 * 63 * 127) still fit int16, four do not. */
+INLINE __m256i isum_q6(const __m256i *w, const int32_t *a, int32_t hsum) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i t0 = _mm256_add_epi16(_mm256_maddubs_epi16(w[0], _mm256_set1_epi32(a[0])), _mm256_maddubs_epi16(w[1], _mm256_set1_epi32(a[1])));
+    __m256i t1 = _mm256_add_epi16(_mm256_maddubs_epi16(w[2], _mm256_set1_epi32(a[2])), _mm256_maddubs_epi16(w[3], _mm256_set1_epi32(a[3])));
+    return _mm256_add_epi32(_mm256_set1_epi32(-32 * hsum), _mm256_add_epi32(_mm256_madd_epi16(t0, ones), _mm256_madd_epi16(t1, ones)));
+}
+
+INLINE void group_q4k(int G, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const float *ad, long b0,
+                      float *out, long outStride, __mmask16 keep, long ahead) {
+    facc acc[8];
+    #pragma GCC unroll 16
+    for (int k = 0; k < G; k++) acc[k] = FZERO();
+    for (long S = 0; S < nb / 8; S++) {
+        const uint8_t *sb = gw + 2368 * S;
+        if (ahead > 0) {
+            for (int c = 0; c < 2368; c += 64) _mm_prefetch((const char *) sb + ahead + c, _MM_HINT_T2);
+        }
+        #pragma GCC unroll 1
+        for (int j = 0; j < 8; j++) {
+            #pragma GCC unroll 2
+            for (int h = 0; h < 2; h++) {
+                __m256 dv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (sb + 16 * h)));
+                __m256 mv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (sb + 32 + 16 * h)));
+                __m256 sv = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *) (sb + 64 + 16 * j + 8 * h)))));
+                __m256 mm = _mm256_mul_ps(mv, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *) (sb + 192 + 16 * j + 8 * h)))));
+                __m256i w[8];
+                unpack_q4(sb + 320 + 256 * j + 32 * h, w);
+                #pragma GCC unroll 16
+                for (int k = 0; k < G; k++) {
+                    long ab = (b0 + k) * nb + 8 * S + j;
+                    __m256i is = isum_q4(w, (const int32_t *) (aq + 32 * ab), 0);
+                    __m256 da = _mm256_set1_ps(ad[ab]);
+                    __m256 *x = h == 0 ? &acc[k].lo : &acc[k].hi;
+                    *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(sv, da), *x);
+                    *x = _mm256_fnmadd_ps(_mm256_set1_ps((float) asum[ab]), _mm256_mul_ps(mm, da), *x);
+                }
+            }
+        }
+    }
+    #pragma GCC unroll 16
+    for (int k = 0; k < G; k++) store(out + (b0 + k) * outStride, keep, acc[k]);
+}
+
+INLINE void group_q6k(int G, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *half, const float *ad, long b0,
+                      float *out, long outStride, __mmask16 keep, long ahead) {
+    facc acc[8];
+    #pragma GCC unroll 16
+    for (int k = 0; k < G; k++) acc[k] = FZERO();
+    for (long S = 0; S < nb / 8; S++) {
+        const uint8_t *sb = gw + 3360 * S;
+        if (ahead > 0) {
+            for (int c = 0; c < 3360; c += 64) _mm_prefetch((const char *) sb + ahead + c, _MM_HINT_T2);
+        }
+        #pragma GCC unroll 1
+        for (int j = 0; j < 8; j++) {
+            #pragma GCC unroll 2
+            for (int h = 0; h < 2; h++) {
+                __m256 dv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (sb + 16 * h)));
+                __m256 s0 = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (sb + 32 + 32 * j + 8 * h)))));
+                __m256 s1 = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (sb + 48 + 32 * j + 8 * h)))));
+                __m256i w[8];
+                unpack_q6(sb + 288 + 384 * j + 32 * h, w);
+                #pragma GCC unroll 16
+                for (int k = 0; k < G; k++) {
+                    long ab = (b0 + k) * nb + 8 * S + j;
+                    const int32_t *a = (const int32_t *) (aq + 32 * ab);
+                    __m256i i0 = isum_q6(w, a, half[2 * ab]), i1 = isum_q6(w + 4, a + 4, half[2 * ab + 1]);
+                    __m256 da = _mm256_set1_ps(ad[ab]);
+                    __m256 *x = h == 0 ? &acc[k].lo : &acc[k].hi;
+                    *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i0), _mm256_mul_ps(s0, da), *x);
+                    *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i1), _mm256_mul_ps(s1, da), *x);
+                }
+            }
+        }
+    }
+    #pragma GCC unroll 16
+    for (int k = 0; k < G; k++) store(out + (b0 + k) * outStride, keep, acc[k]);
+}
 #endif
 
 /*
@@ -190,13 +373,13 @@ INLINE void group(int G, int q8, const uint8_t *gw, long nb, const int8_t *aq, c
 
 /*
  * out[b * outStride + o] for batch rows b < nBatch and weight rows o in [o0, o1) of a matrix of
- * `type` (0: Q4_0, 1: Q8_0) with `rowBytes` per row: batch rows in groups of eight, four, two, one
+ * `type` (0: Q4_0, 1: Q8_0, 2: Q4_K, 3: Q6_K) with `rowBytes` per row: batch rows in groups of eight, four, two, one
  * (outer), row groups inner, so a group's activations stay in L1 while the weights stream; the
  * first batch group prefetches `ahead` bytes on.
  */
 __attribute__((section(".text.entry")))
 void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long nb, const int8_t *aq,
-            const int32_t *asum, const float *ad, long nBatch, float *out, long outStride, long ahead) {
+            const int32_t *asum, const int32_t *half, const float *ad, long nBatch, float *out, long outStride, long ahead) {
     long groupBytes = 16 * rowBytes;
     for (long b0 = 0, n; b0 < nBatch; b0 += n) {
         n = nBatch - b0 >= 8 ? 8 : nBatch - b0 >= 4 ? 4 : nBatch - b0 >= 2 ? 2 : 1;
@@ -206,7 +389,17 @@ void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long n
             __mmask16 keep = (__mmask16) ((hi >= 16 ? 0xFFFF : (1u << hi) - 1) & (lo <= 0 ? 0xFFFF : ~((1u << lo) - 1)));
             const uint8_t *gw = w + g * groupBytes;
             float *o = out + 16 * g;
-            if (type == 1) {
+            if (type == 2) {
+                if (n == 8) group_q4k(8, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
+                else if (n == 4) group_q4k(4, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
+                else if (n == 2) group_q4k(2, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
+                else group_q4k(1, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
+            } else if (type == 3) {
+                if (n == 8) group_q6k(8, gw, nb, aq, half, ad, b0, o, outStride, keep, pf);
+                else if (n == 4) group_q6k(4, gw, nb, aq, half, ad, b0, o, outStride, keep, pf);
+                else if (n == 2) group_q6k(2, gw, nb, aq, half, ad, b0, o, outStride, keep, pf);
+                else group_q6k(1, gw, nb, aq, half, ad, b0, o, outStride, keep, pf);
+            } else if (type == 1) {
                 if (n == 8) group(8, 1, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
                 else if (n == 4) group(4, 1, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
                 else if (n == 2) group(2, 1, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);

@@ -18,16 +18,18 @@ final class Q8Input {
 
     byte[] q = new byte[0];
     int[] sum = new int[0];
+    /** Per block the sums of its first and last 16 values (Q6_K's 16-value sub-blocks). */
+    int[] half = new int[0];
     float[] d = new float[0];
     /** Heap segments over the arrays above, for the native kernel; remade when an array grows. */
-    MemorySegment qSeg = MemorySegment.ofArray(q), sumSeg = MemorySegment.ofArray(sum), dSeg = MemorySegment.ofArray(d);
+    MemorySegment qSeg = MemorySegment.ofArray(q), sumSeg = MemorySegment.ofArray(sum), halfSeg = MemorySegment.ofArray(half), dSeg = MemorySegment.ofArray(d);
     private Object from;
     private int rows, cols;
     private long epoch = -1;
 
     /** Bytes held. */
     long bytes() {
-        return q.length + 4L * sum.length + 4L * d.length;
+        return q.length + 4L * sum.length + 4L * half.length + 4L * d.length;
     }
 
     /** Rounds {@code x} ({@code nRows × cols}, cols a multiple of 32) unless already held. */
@@ -41,6 +43,10 @@ final class Q8Input {
         if (sum.length < blocks) {
             sum = new int[blocks];
             sumSeg = MemorySegment.ofArray(sum);
+        }
+        if (half.length < 2 * blocks) {
+            half = new int[2 * blocks];
+            halfSeg = MemorySegment.ofArray(half);
         }
         if (d.length < blocks) {
             d = new float[blocks];
@@ -61,18 +67,22 @@ final class Q8Input {
         if (!(amax >= TINY)) {
             java.util.Arrays.fill(q, at, at + 32, (byte) 0);
             sum[b] = 0;
+            half[2 * b] = half[2 * b + 1] = 0;
             d[b] = amax != amax ? Float.NaN : 0f;
             return;
         }
         float scale = amax / 127f, inv = 1f / scale;
         d[b] = scale;
-        int total = 0;
+        int first = 0, total = 0;
         for (int i = 0; i < 32; i++) {
             float v = x[at + i] * inv;
             int r = Math.max(-127, Math.min(127, (int) (v + Math.copySign(0.5f, v))));
             q[at + i] = (byte) r;
             total += r;
+            if (i == 15) first = total;
         }
         sum[b] = total;
+        half[2 * b] = first;
+        half[2 * b + 1] = total - first;
     }
 }

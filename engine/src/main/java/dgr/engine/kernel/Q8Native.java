@@ -40,9 +40,9 @@ import java.util.Set;
 final class Q8Native {
     /** The two images, best first, with the CPU flags each needs. */
     enum Variant {
-        AVX512_VNNI("q8-avx512vnni.bin", "1416b47f7b05970ddcc2a9f544bd0545a6b905bb7e44bb879b5ff900e91a0ff6",
+        AVX512_VNNI("q8-avx512vnni.bin", "b76f051fe13d8700d4fe15179e9244a84fa47350e93030391247198cc2fa069d",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")),
-        AVX2("q8-avx2.bin", "3fd544c973a5baf3f965b67ebde8c9bd2e1ae676206e0e22222b6814128718f0",
+        AVX2("q8-avx2.bin", "dcb4f159f66c938a9049a51defd2a7a003f5ebb40640531e5fc296eb15d4dbc3",
                 List.of("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"));
 
         final String resource, sha256;
@@ -119,9 +119,9 @@ final class Q8Native {
         if (!sha.equals(v.sha256)) throw new IllegalStateException(v.resource + " has SHA-256 " + sha + ", expected " + v.sha256);
         ValueLayout.OfLong j = ValueLayout.JAVA_LONG;
         ValueLayout a = ValueLayout.ADDRESS;
-        // dgr_q8(type, w, rowBytes, o0, o1, nb, aq, asum, ad, nBatch, out, outStride, ahead)
+        // dgr_q8(type, w, rowBytes, o0, o1, nb, aq, asum, half, ad, nBatch, out, outStride, ahead)
         return new Q8Native(v, Linker.nativeLinker().downcallHandle(CodePage.load(code),
-                FunctionDescriptor.ofVoid(j, j, j, j, j, j, a, a, a, j, a, j, j), Linker.Option.critical(true)));
+                FunctionDescriptor.ofVoid(j, j, j, j, j, j, a, a, a, a, j, a, j, j), Linker.Option.critical(true)));
     }
 
     /** {@link Q8Rows#javaRows}'s results for weight rows {@code [oStart, oEnd)}, natively; {@code w} must be off-heap. */
@@ -131,10 +131,15 @@ final class Q8Native {
             s.outSegmentOf = out;
             s.outSegment = MemorySegment.ofArray(out);
         }
-        long ahead = Prefetch.ENABLED ? AHEAD_BYTES : 0, type = w.layout() == WeightLayout.Q8_0_Q8 ? 1 : 0;
+        long ahead = Prefetch.ENABLED ? AHEAD_BYTES : 0, type = switch (w.layout()) {
+            case Q8_0_Q8 -> 1;
+            case Q4_K_Q8 -> 2;
+            case Q6_K_Q8 -> 3;
+            default -> 0;
+        };
         try {
             handle.invokeExact(type, w.data().address(), w.rowBytes(), (long) oStart, (long) oEnd, (long) (w.cols() / 32),
-                    in.qSeg, in.sumSeg, in.dSeg, (long) nRows, s.outSegment, (long) w.rows(), ahead);
+                    in.qSeg, in.sumSeg, in.halfSeg, in.dSeg, (long) nRows, s.outSegment, (long) w.rows(), ahead);
         } catch (Throwable t) {
             throw new IllegalStateException("native 8-bit kernel call failed", t);
         }

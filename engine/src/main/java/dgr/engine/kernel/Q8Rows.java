@@ -7,8 +7,9 @@ import java.lang.foreign.ValueLayout;
 import java.util.stream.IntStream;
 
 /**
- * Q4_0 and Q8_0 weights against activations rounded to 8 bits ({@link Q8Input}): the integer
- * arithmetic of llama.cpp's Q4_0 × Q8_0 and Q8_0 × Q8_0 dot products, in an order dgr fixes.
+ * Q4_0, Q8_0, Q4_K and Q6_K weights against activations rounded to 8 bits per 32 values
+ * ({@link Q8Input}): integer dot products as llama.cpp's (which rounds K-quant activations per 256
+ * values instead), in an order dgr fixes. Q4_K and Q6_K: see {@link KQuants}.
  * Engine {@code java-q8/1} runs every such matrix whose width is a multiple of 256 here;
  * {@link Q8Native} does it with AVX-512 VNNI or AVX2 where the CPU has them, {@link #javaRows}
  * everywhere else, with the same bits.
@@ -38,14 +39,32 @@ final class Q8Rows {
 
     private Q8Rows() {}
 
-    /** Whether {@code w} can be repacked: Q4_0 or Q8_0 in file layout, width a multiple of 256, every f16 scale finite. */
+    /** Whether {@code w} can be repacked: Q4_0, Q8_0, Q4_K or Q6_K in file layout, width a multiple of 256, every f16 scale finite. */
     static boolean fits(WeightMatrix w) {
         if (w.layout() != WeightLayout.GGML || w.cols() % 256 != 0) return false;
         return switch (w.type()) {
             case Q4_0 -> Q4Spans.finiteScales(w);
             case Q8_0 -> SpanKernels.finiteF16(w, 34, 0);
+            case Q4_K -> SpanKernels.finiteF16(w, 144, 0, 2);
+            case Q6_K -> SpanKernels.finiteF16(w, 210, 208);
             default -> false;
         };
+    }
+
+    /** The interleaved layout of a type. */
+    private static WeightLayout layoutOf(GgmlType t) {
+        return switch (t) {
+            case Q4_0 -> WeightLayout.Q4_0_Q8;
+            case Q8_0 -> WeightLayout.Q8_0_Q8;
+            case Q4_K -> WeightLayout.Q4_K_Q8;
+            case Q6_K -> WeightLayout.Q6_K_Q8;
+            default -> throw new IllegalArgumentException(t + " has no 8-bit layout");
+        };
+    }
+
+    /** Bytes per row in the interleaved layout: the file's, except Q4_K (a byte per scale and min: 148 per 256 values, not 144). */
+    private static long rowBytes(GgmlType t, int cols) {
+        return t == GgmlType.Q4_K ? 148L * (cols / 256) : t.bytesFor(cols);
     }
 
     /** Copies a Q4_0 or Q8_0 matrix in file layout into its interleaved layout in {@code arena}; groups in parallel. */
@@ -54,19 +73,23 @@ final class Q8Rows {
             throw new IllegalArgumentException("tensor '" + w.name() + "' (" + w.type() + ", " + w.cols()
                     + " columns, " + w.layout() + ") cannot be repacked for 8-bit activations");
         }
-        boolean q8 = w.type() == GgmlType.Q8_0;
-        long rowBytes = w.rowBytes(), groupBytes = GROUP * rowBytes;
+        GgmlType type = w.type();
+        long inRow = w.rowBytes(), outRow = rowBytes(type, w.cols()), groupBytes = GROUP * outRow;
         int groups = (w.rows() + GROUP - 1) / GROUP, nb = w.cols() / 32;
         MemorySegment dst = NativeMemory.allocateWeights(groups * groupBytes, arena), src = w.data();
         IntStream.range(0, groups).parallel().forEach(g -> {
-            byte[] in = new byte[(int) groupBytes], out = new byte[(int) groupBytes];
+            byte[] in = new byte[(int) (GROUP * inRow)], out = new byte[(int) groupBytes];
             int have = Math.min(GROUP, w.rows() - GROUP * g);
-            MemorySegment.copy(src, ValueLayout.JAVA_BYTE, g * groupBytes, in, 0, (int) (have * rowBytes));
-            if (q8) packQ8_0(in, nb, out);
-            else packQ4_0(in, nb, out);
+            MemorySegment.copy(src, ValueLayout.JAVA_BYTE, g * GROUP * inRow, in, 0, (int) (have * inRow));
+            switch (type) {
+                case Q8_0 -> packQ8_0(in, nb, out);
+                case Q4_0 -> packQ4_0(in, nb, out);
+                case Q4_K -> packQ4_K(in, nb / 8, out);
+                default -> packQ6_K(in, nb / 8, out);
+            }
             MemorySegment.copy(out, 0, dst, ValueLayout.JAVA_BYTE, g * groupBytes, out.length);
         });
-        return new WeightMatrix(w.name(), w.type(), w.rows(), w.cols(), rowBytes, dst, q8 ? WeightLayout.Q8_0_Q8 : WeightLayout.Q4_0_Q8);
+        return new WeightMatrix(w.name(), type, w.rows(), w.cols(), outRow, dst, layoutOf(type));
     }
 
     /** Sixteen Q4_0 file rows (per block an f16 d and 16 bytes, value i low nibble, i+16 high; missing rows zero) into one group. */
@@ -99,7 +122,68 @@ final class Q8Rows {
         }
     }
 
-    /** Bytes per group and block: the scales, then the quants. */
+    /**
+     * Sixteen Q4_K file rows (per 256 values: f16 d, f16 dmin, 12 bytes of 6-bit scales and mins,
+     * 128 bytes of nibbles) into one group: per super-block the 16 d, the 16 dmin, a byte per
+     * row and 32-value sub-block of scale (16 per sub-block), of min, then per sub-block the
+     * quants as Q4_0's.
+     */
+    static void packQ4_K(byte[] in, int nsb, byte[] out) {
+        java.util.Arrays.fill(out, (byte) 0);
+        MemorySegment m = MemorySegment.ofArray(in);
+        for (int sb = 0; sb < nsb; sb++) {
+            int at = 2368 * sb;
+            for (int r = 0; r < GROUP; r++) {
+                int src = 144 * (r * nsb + sb);
+                out[at + 2 * r] = in[src];
+                out[at + 2 * r + 1] = in[src + 1];
+                out[at + 32 + 2 * r] = in[src + 2];
+                out[at + 32 + 2 * r + 1] = in[src + 3];
+                for (int j = 0; j < 8; j++) {
+                    out[at + 64 + 16 * j + r] = (byte) RowDecoder.scaleMinK4(m, src + 4, j, 0);
+                    out[at + 192 + 16 * j + r] = (byte) RowDecoder.scaleMinK4(m, src + 4, j, 1);
+                    for (int i = 0; i < 32; i++) {
+                        int v = in[src + 16 + 32 * (j / 2) + i] & 0xFF, quant = (j & 1) == 0 ? v & 15 : v >>> 4;
+                        out[at + 320 + 256 * j + 64 * (i / 8) + 4 * r + (i & 3)] |= (byte) (quant << ((i & 4) == 0 ? 0 : 4));
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Sixteen Q6_K file rows (per 256 values: ql[128], qh[64], 16 int8 scales, f16 d) into one
+     * group: per super-block the 16 d, a byte per row and 16-value sub-block of scale (16 per
+     * sub-block), then per 32 values four 64-byte stretches of low nibbles (as Q4_0's) and two of
+     * high bits: byte {@code 4r + i} of stretch {@code t} holds, in bits {@code 2u..2u+1}, the top
+     * two bits of row {@code r}'s value {@code 16t + 4u + i}.
+     */
+    static void packQ6_K(byte[] in, int nsb, byte[] out) {
+        java.util.Arrays.fill(out, (byte) 0);
+        for (int sb = 0; sb < nsb; sb++) {
+            int at = 3360 * sb;
+            for (int r = 0; r < GROUP; r++) {
+                int src = 210 * (r * nsb + sb);
+                out[at + 2 * r] = in[src + 208];
+                out[at + 2 * r + 1] = in[src + 209];
+                for (int k = 0; k < 16; k++) out[at + 32 + 16 * k + r] = in[src + 192 + k];
+                for (int v = 0; v < 256; v++) {
+                    int q = q6(in, src, v), j = v / 32, i = v % 32, blk = at + 288 + 384 * j;
+                    out[blk + 64 * (i / 8) + 4 * r + (i & 3)] |= (byte) ((q & 15) << ((i & 4) == 0 ? 0 : 4));
+                    out[blk + 256 + 64 * (i / 16) + 4 * r + (i & 3)] |= (byte) ((q >> 4) << (2 * ((i / 4) % 4)));
+                }
+            }
+        }
+    }
+
+    /** Value {@code v} (0..255) of the Q6_K block at {@code src} as its unsigned 6-bit quant (ggml's layout). */
+    private static int q6(byte[] in, int src, int v) {
+        int n = v / 128, t = (v % 128) / 32, l = v % 32;
+        int ql = in[src + 64 * n + l + (t % 2 == 1 ? 32 : 0)] & 0xFF, qh = in[src + 128 + 32 * n + l] & 0xFF;
+        return (t < 2 ? ql & 15 : ql >>> 4) | (((qh >>> (2 * t)) & 3) << 4);
+    }
+
+    /** Bytes per group and 32-value block: the scales, then the quants (Q4_0, Q8_0). */
     private static int blockBytes(WeightMatrix w) {
         return w.layout() == WeightLayout.Q8_0_Q8 ? 544 : 288;
     }
@@ -133,6 +217,10 @@ final class Q8Rows {
      * kernel, and the reference the native kernels are tested against.
      */
     static void javaRows(WeightMatrix w, Q8Input in, int nRows, float[] out, int oStart, int oEnd) {
+        if (w.layout() == WeightLayout.Q4_K_Q8 || w.layout() == WeightLayout.Q6_K_Q8) {
+            KQuants.javaRows(w, in, nRows, out, oStart, oEnd);
+            return;
+        }
         int nb = w.cols() / 32;
         for (int o = oStart; o < oEnd; o++) {
             for (int b = 0; b < nRows; b++) {
@@ -143,6 +231,83 @@ final class Q8Rows {
                     acc = Math.fma((float) isum, scale(w, o, blk) * in.d[ab], acc);
                 }
                 out[b * w.rows() + o] = acc;
+            }
+        }
+    }
+
+    /**
+     * Q4_K and Q6_K in their interleaved layouts: accessors and the Java kernel. Order per output
+     * element, super-block after super-block: Q4_K per 32-value sub-block {@code j}, with
+     * {@code isum = Σ q·a} over unsigned quants, {@code acc = fma((float) isum, (d·sc_j)·d_a, acc)},
+     * then {@code acc = fma(−(float) Σa, (dmin·m_j)·d_a, acc)}; Q6_K per 16-value sub-block
+     * {@code k}, {@code isum = Σ (q−32)·a}, {@code acc = fma((float) isum, (d·sc_k)·d_a, acc)}.
+     * ({@code d·sc} and {@code dmin·m} are exact in f32.)
+     */
+    static final class KQuants {
+        private KQuants() {}
+
+        private static long superAt(WeightMatrix w, int o, int sb) {
+            return (o / GROUP) * GROUP * w.rowBytes() + (w.layout() == WeightLayout.Q4_K_Q8 ? 2368L : 3360L) * sb;
+        }
+
+        static float d(WeightMatrix w, int o, int sb) {
+            return Float.float16ToFloat(w.data().get(F16, superAt(w, o, sb) + 2 * (o % GROUP)));
+        }
+
+        static float dmin(WeightMatrix w, int o, int sb) {
+            return Float.float16ToFloat(w.data().get(F16, superAt(w, o, sb) + 32 + 2 * (o % GROUP)));
+        }
+
+        /** Q4_K: sub-block j's 6-bit scale; Q6_K: 16-value sub-block j's int8 scale. */
+        static int scale(WeightMatrix w, int o, int sb, int j) {
+            byte b = w.data().get(ValueLayout.JAVA_BYTE, superAt(w, o, sb) + (w.layout() == WeightLayout.Q4_K_Q8 ? 64 : 32) + 16L * j + o % GROUP);
+            return w.layout() == WeightLayout.Q4_K_Q8 ? b & 0xFF : b;
+        }
+
+        static int min(WeightMatrix w, int o, int sb, int j) {
+            return w.data().get(ValueLayout.JAVA_BYTE, superAt(w, o, sb) + 192 + 16L * j + o % GROUP) & 0xFF;
+        }
+
+        /** Unsigned quant {@code v} (0..255) of super-block {@code sb} of row {@code o}: Q4_K 0..15, Q6_K 0..63. */
+        static int quant(WeightMatrix w, int o, int sb, int v) {
+            int j = v / 32, i = v % 32, r = o % GROUP;
+            if (w.layout() == WeightLayout.Q4_K_Q8) {
+                int b = w.data().get(ValueLayout.JAVA_BYTE, superAt(w, o, sb) + 320 + 256L * j + 64 * (i / 8) + 4 * r + (i & 3)) & 0xFF;
+                return (i & 4) == 0 ? b & 15 : b >>> 4;
+            }
+            long blk = superAt(w, o, sb) + 288 + 384L * j;
+            int lo = w.data().get(ValueLayout.JAVA_BYTE, blk + 64 * (i / 8) + 4 * r + (i & 3)) & 0xFF;
+            int hi = w.data().get(ValueLayout.JAVA_BYTE, blk + 256 + 64 * (i / 16) + 4 * r + (i & 3)) & 0xFF;
+            return ((i & 4) == 0 ? lo & 15 : lo >>> 4) | (((hi >>> (2 * ((i / 4) % 4))) & 3) << 4);
+        }
+
+        static void javaRows(WeightMatrix w, Q8Input in, int nRows, float[] out, int oStart, int oEnd) {
+            int nb = w.cols() / 32;
+            boolean q4 = w.layout() == WeightLayout.Q4_K_Q8;
+            for (int o = oStart; o < oEnd; o++) {
+                for (int b = 0; b < nRows; b++) {
+                    float acc = 0f;
+                    for (int sb = 0; sb < nb / 8; sb++) {
+                        float d = d(w, o, sb), dmin = q4 ? dmin(w, o, sb) : 0f;
+                        for (int j = 0; j < 8; j++) {
+                            int ab = b * nb + 8 * sb + j;
+                            float da = in.d[ab];
+                            if (q4) {
+                                int isum = 0;
+                                for (int i = 0; i < 32; i++) isum += quant(w, o, sb, 32 * j + i) * in.q[32 * ab + i];
+                                acc = Math.fma((float) isum, d * scale(w, o, sb, j) * da, acc);
+                                acc = Math.fma(-(float) in.sum[ab], dmin * min(w, o, sb, j) * da, acc);
+                            } else {
+                                for (int h = 0; h < 2; h++) {
+                                    int isum = 0;
+                                    for (int i = 16 * h; i < 16 * h + 16; i++) isum += (quant(w, o, sb, 32 * j + i) - 32) * in.q[32 * ab + i];
+                                    acc = Math.fma((float) isum, d * scale(w, o, sb, 2 * j + h) * da, acc);
+                                }
+                            }
+                        }
+                    }
+                    out[b * w.rows() + o] = acc;
+                }
             }
         }
     }

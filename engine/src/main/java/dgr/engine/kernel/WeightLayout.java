@@ -15,6 +15,10 @@ public enum WeightLayout {
     Q4_0_Q8,
     /** Q8_0 for 8-bit activations, rows interleaved in groups of 16, f16 scales kept: see {@link Q8Rows}. */
     Q8_0_Q8,
+    /** Q4_K for 8-bit activations, rows interleaved in groups of 16, a byte per scale and min: see {@link Q8Rows.KQuants}. */
+    Q4_K_Q8,
+    /** Q6_K for 8-bit activations, rows interleaved in groups of 16: see {@link Q8Rows.KQuants}. */
+    Q6_K_Q8,
     /** Q4_K regrouped into 64-value spans, byte scales and mins, f32 d and dmin: see {@link Q4Spans}. */
     Q4_K_SPANS,
     /** Q4_1 regrouped into 64-value spans, f16 d and m kept: see {@link Q4Spans}. */
@@ -55,11 +59,11 @@ public enum WeightLayout {
     IQ3_S_SPANS;
 
     /**
-     * Rows stored together: 1 where rows follow each other whole, {@link Q8Rows#GROUP} for
-     * {@link #Q4_0_Q8} and {@link #Q8_0_Q8}, whose rows interleave in groups (a row slice must
-     * start at a group).
+     * Rows stored together: 1 where rows follow each other whole, {@link Q8Rows#GROUP} for the
+     * layouts for 8-bit activations, whose rows interleave in groups (a row slice must start at a
+     * group).
      */
     public int rowGroup() {
-        return this == Q4_0_Q8 || this == Q8_0_Q8 ? Q8Rows.GROUP : 1;
+        return this == Q4_0_Q8 || this == Q8_0_Q8 || this == Q4_K_Q8 || this == Q6_K_Q8 ? Q8Rows.GROUP : 1;
     }
 }

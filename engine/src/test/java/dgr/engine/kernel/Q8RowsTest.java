@@ -35,7 +35,31 @@ class Q8RowsTest {
     }
 
     static WeightMatrix random(GgmlType type, int rows, int cols, long seed) {
-        return type == GgmlType.Q8_0 ? SimdQ8_0Test.randomQ8_0(rows, cols, seed) : Q4SpansTest.randomQ4_0(rows, cols, seed);
+        return switch (type) {
+            case Q8_0 -> SimdQ8_0Test.randomQ8_0(rows, cols, seed);
+            case Q4_0 -> Q4SpansTest.randomQ4_0(rows, cols, seed);
+            case Q4_K -> Q4SpansTest.randomQ4_K(rows, cols, seed);
+            default -> ByteSpansTest.random(type, rows, cols, seed);
+        };
+    }
+
+    static final GgmlType[] TYPES = {GgmlType.Q4_0, GgmlType.Q8_0, GgmlType.Q4_K, GgmlType.Q6_K};
+
+    /** The value the layout holds for value {@code i} of row {@code r}, computed as ggml's dequantization does. */
+    static float held(WeightMatrix p, int r, int i) {
+        return switch (p.type()) {
+            case Q4_K -> {
+                int sb = i / 256, j = (i % 256) / 32;
+                float d1 = Q8Rows.KQuants.d(p, r, sb) * Q8Rows.KQuants.scale(p, r, sb, j);
+                float m1 = Q8Rows.KQuants.dmin(p, r, sb) * Q8Rows.KQuants.min(p, r, sb, j);
+                yield d1 * Q8Rows.KQuants.quant(p, r, sb, i % 256) - m1;
+            }
+            case Q6_K -> {
+                int sb = i / 256;
+                yield Q8Rows.KQuants.d(p, r, sb) * Q8Rows.KQuants.scale(p, r, sb, (i % 256) / 16) * (Q8Rows.KQuants.quant(p, r, sb, i % 256) - 32);
+            }
+            default -> Q8Rows.scale(p, r, i / 32) * Q8Rows.weight(p, r, i / 32, i % 32);
+        };
     }
 
     /** The native kernels this CPU can run (loaded afresh, whichever the engine picked). */
@@ -55,7 +79,7 @@ class Q8RowsTest {
 
     static Stream<Arguments> typesAndKernels() {
         List<Arguments> out = new ArrayList<>();
-        for (GgmlType t : new GgmlType[] {GgmlType.Q4_0, GgmlType.Q8_0}) {
+        for (GgmlType t : TYPES) {
             out.add(Arguments.of(t, "java"));
             for (Q8Native n : natives()) out.add(Arguments.of(t, n.variant.name()));
         }
@@ -63,27 +87,22 @@ class Q8RowsTest {
     }
 
     @ParameterizedTest
-    @EnumSource(names = {"Q4_0", "Q8_0"})
+    @EnumSource(names = {"Q4_0", "Q8_0", "Q4_K", "Q6_K"})
     void repackedRowsHoldTheFileValues(GgmlType type) {
-        int cols = 768, nb = cols / 32, rows = 21;
+        int cols = 768, rows = 21;
         WeightMatrix w = random(type, rows, cols, 3);
         WeightMatrix p = Q8Rows.repack(w, Arena.ofAuto());
-        assertThat(p.layout()).isEqualTo(type == GgmlType.Q8_0 ? WeightLayout.Q8_0_Q8 : WeightLayout.Q4_0_Q8);
-        assertThat(p.rowBytes()).isEqualTo(w.rowBytes());
+        assertThat(p.layout().name()).isEqualTo(type.name() + "_Q8");
+        assertThat(p.rowBytes()).isEqualTo(type == GgmlType.Q4_K ? 148 * 3 : w.rowBytes());
         float[] file = new float[cols];
         for (int r = 0; r < rows; r++) {
             RowDecoder.decodeRow(w, r, file, 0);
-            for (int b = 0; b < nb; b++) {
-                for (int i = 0; i < 32; i++) {
-                    assertThat(Q8Rows.scale(p, r, b) * Q8Rows.weight(p, r, b, i)).as("row %d block %d value %d", r, b, i)
-                            .isEqualTo(file[32 * b + i]);
-                }
-            }
+            for (int i = 0; i < cols; i++) assertThat(held(p, r, i)).as("row %d value %d", r, i).isEqualTo(file[i]);
         }
     }
 
     @ParameterizedTest
-    @EnumSource(names = {"Q4_0", "Q8_0"})
+    @EnumSource(names = {"Q4_0", "Q8_0", "Q4_K", "Q6_K"})
     void javaKernelIsTheRoundedActivationsDotTheWeightsInFloat64(GgmlType type) {
         int rows = 9, cols = 512, nb = cols / 32, batch = 3;
         WeightMatrix w = random(type, rows, cols, 5);
@@ -102,7 +121,7 @@ class Q8RowsTest {
                     want += file[i] * a;
                     mag += Math.abs(file[i] * a);
                 }
-                assertThat((double) out[b * rows + r]).as("batch %d row %d", b, r)
+                assertThat((double) out[b * rows + r]).as("%s batch %d row %d", type, b, r)
                         .isCloseTo(want, org.assertj.core.data.Offset.offset(1e-5 * mag + 1e-30));
             }
         }
@@ -196,7 +215,8 @@ class Q8RowsTest {
         assertThatThrownBy(() -> p.rowSlice("t", 8, 8)).hasMessageContaining("keeps rows in groups of 16; cannot take rows from row 8");
         assertThat(new Q8Kernels().rowGroup(Q4SpansTest.randomQ4_0(4, 512, 1))).isEqualTo(16);
         assertThat(new Q8Kernels().rowGroup(SimdQ8_0Test.randomQ8_0(4, 512, 1))).isEqualTo(16);
-        assertThat(new Q8Kernels().rowGroup(Q4SpansTest.randomQ4_K(4, 512, 1))).isEqualTo(1);
+        assertThat(new Q8Kernels().rowGroup(Q4SpansTest.randomQ4_K(4, 512, 1))).isEqualTo(16);
+        assertThat(new Q8Kernels().rowGroup(ByteSpansTest.random(GgmlType.Q5_K, 4, 512, 1))).isEqualTo(1);
     }
 
     @Test
@@ -207,8 +227,11 @@ class Q8RowsTest {
         assertThat(k.prepare(SimdQ8_0Test.randomQ8_0(4, 512, 1), Arena.ofAuto()).layout()).isEqualTo(WeightLayout.Q8_0_Q8);
         // 96 columns: not a multiple of 256, so java-simd's kernels take it.
         assertThat(k.prepare(Q4SpansTest.randomQ4_0(4, 96, 1), Arena.ofAuto()).layout()).isEqualTo(WeightLayout.GGML);
-        assertThat(k.prepare(Q4SpansTest.randomQ4_K(4, 512, 1), Arena.ofAuto()).layout()).isEqualTo(WeightLayout.Q4_K_SPANS);
-        assertThatThrownBy(() -> Q8Rows.repack(Q4SpansTest.randomQ4_K(4, 512, 1), Arena.ofAuto()))
+        assertThat(k.prepare(Q4SpansTest.randomQ4_K(4, 512, 1), Arena.ofAuto()).layout()).isEqualTo(WeightLayout.Q4_K_Q8);
+        assertThat(k.prepare(ByteSpansTest.random(GgmlType.Q6_K, 4, 512, 1), Arena.ofAuto()).layout()).isEqualTo(WeightLayout.Q6_K_Q8);
+        // Types without an 8-bit kernel keep java-simd's layouts.
+        assertThat(k.prepare(ByteSpansTest.random(GgmlType.Q5_K, 4, 512, 1), Arena.ofAuto()).layout()).isEqualTo(WeightLayout.Q5_K_SPANS);
+        assertThatThrownBy(() -> Q8Rows.repack(ByteSpansTest.random(GgmlType.Q5_K, 4, 512, 1), Arena.ofAuto()))
                 .hasMessageContaining("cannot be repacked for 8-bit activations");
     }
 

@@ -30,9 +30,10 @@ class LlamaConformanceTest {
     void logitsWithinToleranceAndGreedyTokensMatchReference(String type, EngineOptions.Kind kind) throws Exception {
         JsonNode ref = TinyModels.ref(type);
         float[] want = TinyModels.refLogits(type);
-        // java-q8 rounds Q4_0 activations to 8 bits as llama.cpp does: the README's bound for such
-        // engines, 5e-2 × max(1, max|logit|), which covers llama.cpp with about 2x margin.
-        boolean rounds = kind == EngineOptions.Kind.Q8 && (type.equals("Q4_0") || type.equals("Q8_0"));
+        // java-q8 rounds activations to 8 bits for Q4_0, Q8_0, Q4_K and Q6_K as llama.cpp does: the
+        // README's bound for such engines, 5e-2 × max(1, max|logit|), which covers llama.cpp with
+        // about 2x margin. (Measured: 0.008–0.016; its greedy paths still equal numpy's.)
+        boolean rounds = kind == EngineOptions.Kind.Q8 && roundsAny(ref);
         double tol = rounds ? 5e-2 * Math.max(1, maxAbs(want)) : ref.path("tolerance").path("max_abs_logit_diff_vs_numpy").asDouble();
         JsonNode np = ref.path("numpy_f64");
         int[] prompt = ints(ref.path("prompt").path("tokens"));
@@ -83,6 +84,14 @@ class LlamaConformanceTest {
             assertThat(slot.length()).isEqualTo(prompt.length + greedy.length - 1);
             assertThat(slot.bytes()).isEqualTo(e.stateLayout().bytesForTokens(slot.length()));
         }
+    }
+
+    /** Whether the file has a matrix type java-q8 multiplies with 8-bit activations. */
+    private static boolean roundsAny(JsonNode ref) {
+        for (String t : new String[] {"Q4_0", "Q8_0", "Q4_K", "Q6_K"}) {
+            if (ref.path("tensor_type_counts").has(t)) return true;
+        }
+        return false;
     }
 
     private static double maxAbs(float[] a) {
