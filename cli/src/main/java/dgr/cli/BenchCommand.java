@@ -111,7 +111,7 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = {"-t", "--threads"}, description = "threads per forward pass (default: all cores)")
     Integer threads;
 
-    @Option(names = "--engine", defaultValue = "simd", description = EngineOptions.ENGINE_HELP)
+    @Option(names = "--engine", defaultValue = "auto", description = EngineOptions.ENGINE_HELP)
     String engine;
 
     @Option(names = "--no-ignore-eos", description = "do not send ignore_eos over HTTP (servers that reject unknown fields)")

@@ -11,7 +11,7 @@ final class ModelOptions {
     @Option(names = {"-m", "--model"}, description = "GGUF model file (default: the built-in llama-tiny Q4_0)")
     Path model;
 
-    @Option(names = "--engine", defaultValue = "simd", description = EngineOptions.ENGINE_HELP)
+    @Option(names = "--engine", defaultValue = "auto", description = EngineOptions.ENGINE_HELP)
     String engine;
 
     @Option(names = {"-t", "--threads"}, description = "threads per forward pass (default: all cores)")

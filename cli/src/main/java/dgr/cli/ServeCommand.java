@@ -50,7 +50,7 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = {"-t", "--threads"}, description = "threads per forward pass (default: all cores)")
     Integer threads;
 
-    @Option(names = "--engine", defaultValue = "simd", description = EngineOptions.ENGINE_HELP)
+    @Option(names = "--engine", defaultValue = "auto", description = EngineOptions.ENGINE_HELP)
     String engine;
 
     @Option(names = {"-c", "--ctx-size"}, description = "context length per session (default: the model's, capped at 4096)")

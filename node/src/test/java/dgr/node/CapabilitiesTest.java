@@ -42,9 +42,11 @@ class CapabilitiesTest {
             assertThat(c.get("node_id").asText()).isEqualTo("node-a");
             JsonNode m = c.get("models").get(0);
             assertThat(m.get("id").asText()).isEqualTo("llama-tiny");
-            assertThat(m.at("/engine/id").asText()).isEqualTo("java-simd/1");
+            // The default engine: java-q8 where its native kernel runs here, java-simd elsewhere.
+            assertThat(m.at("/engine/id").asText()).isEqualTo(
+                    dgr.engine.EngineOptions.Kind.preferred() == dgr.engine.EngineOptions.Kind.Q8 ? "java-q8/1" : "java-simd/1");
             assertThat(m.at("/engine/features/max_rows").asInt()).isPositive();
-            assertThat(m.at("/engine/kernel_memory").asText()).contains("pages").contains("software prefetch");
+            assertThat(m.at("/engine/kernel_memory").asText()).contains("pages").contains("software prefetch").contains("8-bit kernel");
             assertThat(m.at("/engine/workspace_bytes").asLong()).isPositive();
             assertThat(c.at("/memory/workspace_bytes").asLong()).isEqualTo(m.at("/engine/workspace_bytes").asLong());
             assertThat(c.at("/memory/workspace_uncounted_models").asInt()).isZero();

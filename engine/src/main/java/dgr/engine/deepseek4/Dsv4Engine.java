@@ -61,7 +61,8 @@ public final class Dsv4Engine implements Engine {
                     + " models; deepseek4 runs on java-simd or java-scalar");
         }
         this.w = new Dsv4Weights(file, c, firstLayer, endLayer);
-        boolean simd = o.kind() == EngineOptions.Kind.SIMD;
+        // AUTO: DeepSeek-V4 has no 8-bit activation kernels, so its best is java-simd.
+        boolean simd = o.kind() == EngineOptions.Kind.SIMD || o.kind() == EngineOptions.Kind.AUTO;
         this.k = new Kernels(simd, Math.max(1, o.threads()));
         this.id = simd ? EngineId.JAVA_SIMD : EngineId.JAVA_SCALAR;
         this.features = new EngineFeatures(true, maxRows, Math.max(1, o.threads()));

@@ -20,6 +20,11 @@ public final class Q8Kernels implements Kernels {
         return "java-q8";
     }
 
+    /** Whether a native 8-bit kernel runs on this machine (else these kernels fall back to a slow Java reference). */
+    public static boolean nativeKernel() {
+        return Q8Native.KERNEL != null;
+    }
+
     /** One line for benchmark reports: whether the native kernel runs. */
     public static String report() {
         return Q8Native.DESCRIPTION;

@@ -23,7 +23,7 @@ import java.util.SplittableRandom;
  *
  * <pre>
  * java --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:ObjectAlignmentInBytes=32 -cp ... dgr.engine.llama.DecodeBench MODEL.gguf|--synth-1b
- *      [--threads 2] [--steps 32] [--batches 1,2,4,8,16] [--prompt 128] [--chunk 32] [--steady 512] [--scalar | --q8]
+ *      [--threads 2] [--steps 32] [--batches 1,2,4,8,16] [--prompt 128] [--chunk 32] [--steady 512] [--scalar | --simd | --q8]
  * </pre>
  * {@code --synth-1b} writes (once) a random Q4_0 model of the llama-3.2-1B shape to /tmp. Prints
  * the load average, batch-1 decode tok/s, aggregate decode tok/s at each batch size, prompt tok/s
@@ -37,7 +37,7 @@ public final class DecodeBench {
         Path model = null;
         int threads = 2, steps = 32, prompt = 128, chunk = 32, steady = 512;
         int[] batches = {1, 2, 4, 8, 16};
-        EngineOptions.Kind kind = EngineOptions.Kind.SIMD;
+        EngineOptions.Kind kind = EngineOptions.Kind.AUTO;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--synth-1b" -> model = synth1b(Path.of("/tmp/dgr-synth-llama-1b-Q4_0.gguf"));
@@ -49,11 +49,12 @@ public final class DecodeBench {
                 case "--batches" -> batches = java.util.Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
                 case "--scalar" -> kind = EngineOptions.Kind.SCALAR;
                 case "--q8" -> kind = EngineOptions.Kind.Q8;
+                case "--simd" -> kind = EngineOptions.Kind.SIMD;
                 default -> model = Path.of(args[i]);
             }
         }
         if (model == null) throw new IllegalArgumentException("usage: DecodeBench MODEL.gguf|--synth-1b [--threads N] [--steps N] "
-                + "[--batches 1,2,4,8,16] [--prompt N] [--chunk N] [--steady TOKENS] [--scalar | --q8]");
+                + "[--batches 1,2,4,8,16] [--prompt N] [--chunk N] [--steady TOKENS] [--scalar | --simd | --q8]");
         int maxB = java.util.Arrays.stream(batches).max().orElse(1);
         EngineOptions o = EngineOptions.defaults().withKind(kind).withThreads(threads)
                 .withMaxRows(Math.max(maxB, chunk)).withContextLength(Math.max(1024, prompt + 16));

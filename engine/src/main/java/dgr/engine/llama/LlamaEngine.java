@@ -105,8 +105,9 @@ public final class LlamaEngine implements Engine {
                     + cfg.trainContext() + " tokens (context_length); a context of " + context + " is longer");
         }
         this.maxRows = opts.maxRows();
-        this.kernels = switch (opts.kind()) {
-            case SIMD -> Kernels.of(true);
+        EngineOptions.Kind kind = opts.kind() == EngineOptions.Kind.AUTO ? EngineOptions.Kind.preferred() : opts.kind();
+        this.kernels = switch (kind) {
+            case AUTO, SIMD -> Kernels.of(true);
             case SCALAR -> Kernels.of(false);
             case Q8 -> new dgr.engine.kernel.Q8Kernels();
         };
@@ -117,8 +118,8 @@ public final class LlamaEngine implements Engine {
             weightsArena.close();
             throw ex;
         }
-        this.id = switch (opts.kind()) {
-            case SIMD -> EngineId.JAVA_SIMD;
+        this.id = switch (kind) {
+            case AUTO, SIMD -> EngineId.JAVA_SIMD;
             case SCALAR -> EngineId.JAVA_SCALAR;
             case Q8 -> EngineId.JAVA_Q8;
         };

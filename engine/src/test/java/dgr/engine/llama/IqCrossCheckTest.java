@@ -87,7 +87,7 @@ class IqCrossCheckTest {
     static Path dir;
 
     static Stream<Arguments> cases() {
-        return Stream.of(EngineOptions.Kind.values()).flatMap(k -> LLAMA_CPP.keySet().stream().sorted().map(t -> Arguments.of(t, k)));
+        return Stream.of(TinyModels.KINDS).flatMap(k -> LLAMA_CPP.keySet().stream().sorted().map(t -> Arguments.of(t, k)));
     }
 
     /** The SIMD engine reads these types from byte spans (their integer form), the scalar one decodes rows. */

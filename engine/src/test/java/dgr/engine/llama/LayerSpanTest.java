@@ -19,7 +19,7 @@ class LayerSpanTest {
 
     static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> cases() {
         java.util.List<org.junit.jupiter.params.provider.Arguments> out = new java.util.ArrayList<>();
-        for (EngineOptions.Kind kind : EngineOptions.Kind.values()) {
+        for (EngineOptions.Kind kind : TinyModels.KINDS) {
             out.add(org.junit.jupiter.params.provider.Arguments.of("llama-tiny Q4_K_M", kind));
             out.add(org.junit.jupiter.params.provider.Arguments.of("gemma3-tiny Q8_0", kind));
         }

@@ -21,6 +21,9 @@ import java.nio.file.Path;
 
 /** The llama-tiny conformance fixtures copied into test resources, and small driving helpers. */
 final class TinyModels {
+    /** Every engine kind a test runs, AUTO left out (it is one of the others). */
+    static final EngineOptions.Kind[] KINDS = {EngineOptions.Kind.SIMD, EngineOptions.Kind.SCALAR, EngineOptions.Kind.Q8};
+
     static final String[] TYPES = {"F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K_M", "Q4_K_M",
             "Q5_K_M", "Q6_K"};
 
