@@ -1,10 +1,15 @@
 package dgr.engine.kernel;
 
 import java.lang.foreign.MemorySegment;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
 
 /**
  * One worker's activations rounded to 8 bits for {@link Q8Rows}: per 32-value block a scale
- * {@code d = amax / 127}, {@code q = round(x / d)} (half away from zero, as {@code x·(1/d)}), and
+ * {@code d = amax / 127}, {@code q = trunc(x·(1/d) + ½·sign x)} (nearest, halves away from zero, in f32), and
  * {@code Σq} (the native kernels' offsets: Q4_0's {@code −8·Σq}). Like {@link SpanInput},
  * prepared once per input array, shape and job epoch, and kept while the same input comes back.
  *
@@ -35,6 +40,22 @@ final class Q8Input {
     /** Rounds {@code x} ({@code nRows × cols}, cols a multiple of 32) unless already held. */
     Q8Input prepare(float[] x, int nRows, int cols, long epoch) {
         if (from == x && rows == nRows && this.cols == cols && this.epoch == epoch) return this;
+        fill(x, nRows, cols, true);
+        from = x;
+        rows = nRows;
+        this.cols = cols;
+        this.epoch = epoch;
+        return this;
+    }
+
+    /** {@code x} rounded block by block in plain Java: the reference {@link #prepare}'s vector path must equal. */
+    Q8Input reference(float[] x, int nRows, int cols) {
+        fill(x, nRows, cols, false);
+        from = null;
+        return this;
+    }
+
+    private void fill(float[] x, int nRows, int cols, boolean vector) {
         int n = nRows * cols, blocks = n / 32;
         if (q.length < n) {
             q = new byte[n];
@@ -52,15 +73,48 @@ final class Q8Input {
             d = new float[blocks];
             dSeg = MemorySegment.ofArray(d);
         }
-        for (int b = 0; b < blocks; b++) roundBlock(x, 32 * b, b);
-        from = x;
-        rows = nRows;
-        this.cols = cols;
-        this.epoch = epoch;
-        return this;
+        for (int b = 0; b < blocks; b++) {
+            if (vector) roundBlock(x, 32 * b, b);
+            else roundScalar(x, 32 * b, b);
+        }
     }
 
+    private static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
+
+    /**
+     * {@link #roundScalar}'s results with the Vector API for blocks whose largest magnitude is
+     * finite and at least {@link #TINY}: the same f32 products and additions lane by lane, the
+     * same truncation (Java's cast), so the same bytes ({@code Q8RowsTest}).
+     */
     private void roundBlock(float[] x, int at, int b) {
+        // Every vector stays inside this method: one passed to or returned from a call C2 did not
+        // inline would be boxed, an allocation per block.
+        FloatVector m = FloatVector.fromArray(F, x, at).abs();
+        for (int c = 8; c < 32; c += 8) m = m.max(FloatVector.fromArray(F, x, at + c).abs());
+        // MAX keeps a NaN, as Math.max does; max is exact, so its order does not matter.
+        float amax = m.reduceLanes(VectorOperators.MAX);
+        if (!(amax >= TINY) || amax == Float.POSITIVE_INFINITY) {
+            roundScalar(x, at, b);
+            return;
+        }
+        float scale = amax / 127f, inv = 1f / scale;
+        d[b] = scale;
+        int first = 0, total = 0;
+        for (int c = 0; c < 32; c += 8) {
+            FloatVector s = FloatVector.fromArray(F, x, at + c).mul(inv);
+            // copySign(0.5, s): the sign bit of s on 0.5's bits.
+            FloatVector h = s.reinterpretAsInts().and(0x80000000).or(0x3F000000).reinterpretAsFloats();
+            IntVector r = ((IntVector) s.add(h).convert(VectorOperators.F2I, 0)).max(-127).min(127);
+            r.convertShape(VectorOperators.I2B, ByteVector.SPECIES_64, 0).reinterpretAsBytes().intoArray(q, at + c);
+            total += r.reduceLanes(VectorOperators.ADD);
+            if (c == 8) first = total;
+        }
+        sum[b] = total;
+        half[2 * b] = first;
+        half[2 * b + 1] = total - first;
+    }
+
+    private void roundScalar(float[] x, int at, int b) {
         float amax = 0f;
         // Math.max keeps a NaN, so a NaN block gets a NaN scale.
         for (int i = 0; i < 32; i++) amax = Math.max(amax, Math.abs(x[at + i]));

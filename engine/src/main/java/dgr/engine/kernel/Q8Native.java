@@ -127,10 +127,6 @@ final class Q8Native {
     /** {@link Q8Rows#javaRows}'s results for weight rows {@code [oStart, oEnd)}, natively; {@code w} must be off-heap. */
     void rows(WeightMatrix w, Q8Input in, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
         if (oEnd <= oStart) return;
-        if (s.outSegmentOf != out) {
-            s.outSegmentOf = out;
-            s.outSegment = MemorySegment.ofArray(out);
-        }
         long ahead = Prefetch.ENABLED ? AHEAD_BYTES : 0, type = switch (w.layout()) {
             case Q8_0_Q8 -> 1;
             case Q4_K_Q8 -> 2;
@@ -139,7 +135,7 @@ final class Q8Native {
         };
         try {
             handle.invokeExact(type, w.data().address(), w.rowBytes(), (long) oStart, (long) oEnd, (long) (w.cols() / 32),
-                    in.qSeg, in.sumSeg, in.halfSeg, in.dSeg, (long) nRows, s.outSegment, (long) w.rows(), ahead);
+                    in.qSeg, in.sumSeg, in.halfSeg, in.dSeg, (long) nRows, s.segmentOf(out), (long) w.rows(), ahead);
         } catch (Throwable t) {
             throw new IllegalStateException("native 8-bit kernel call failed", t);
         }

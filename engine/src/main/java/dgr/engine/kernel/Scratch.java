@@ -20,9 +20,25 @@ public final class Scratch {
     final SpanInput nibbles = new SpanInput(), bytes = new SpanInput();
     /** Activations rounded to 8 bits for {@link Q8Rows}. */
     final Q8Input eightBit = new Q8Input();
-    /** The output array {@link Q8Native} last wrote and a heap segment over it, kept so calls allocate nothing. */
-    Object outSegmentOf;
-    java.lang.foreign.MemorySegment outSegment;
+    /**
+     * Heap segments over the output arrays {@link Q8Native} wrote lately (a forward pass has about
+     * ten), so its calls allocate nothing once each array has one.
+     */
+    private final float[][] segmentOf = new float[16][];
+    private final java.lang.foreign.MemorySegment[] segments = new java.lang.foreign.MemorySegment[16];
+    private int nextSegment;
+
+    /** A heap segment over {@code out}, made once per array while it stays among the last 16. */
+    java.lang.foreign.MemorySegment segmentOf(float[] out) {
+        for (int i = 0; i < segmentOf.length; i++) {
+            if (segmentOf[i] == out) return segments[i];
+        }
+        int i = nextSegment;
+        nextSegment = (i + 1) % segmentOf.length;
+        segmentOf[i] = out;
+        segments[i] = java.lang.foreign.MemorySegment.ofArray(out);
+        return segments[i];
+    }
     /** The input copied as it is to an aligned start, for Q8_0 ({@link SpanInput#copy}). */
     final SpanInput plain = new SpanInput();
     /**

@@ -78,6 +78,10 @@ public final class DecodeBench {
                 // Steady state: sessions that reuse pooled K/V pages; the GC count must not move.
                 int sb = Math.min(8, maxB);
                 decode(e, sb, Math.max(1, steady / sb / 8));
+                // Collect what loading and warm-up left, so a collection below means the steady
+                // steps allocated (a young generation nearly full of warm-up garbage would
+                // otherwise tip over on anything, a JIT recompilation's few objects included).
+                System.gc();
                 long gc0 = gcCount();
                 Rate r = decode(e, sb, Math.max(1, steady / sb));
                 long gc1 = gcCount();

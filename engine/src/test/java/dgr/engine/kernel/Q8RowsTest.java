@@ -144,6 +144,27 @@ class Q8RowsTest {
         assertThat(in.sum[2]).isEqualTo(-127 + 50);
     }
 
+    @Test
+    void vectorRoundingEqualsTheScalarReference() {
+        SplittableRandom rnd = new SplittableRandom(21);
+        int cols = 4096;
+        float[] x = activations(3, cols, 22);
+        // Values on and beside rounding halves, extremes, infinities and a NaN.
+        for (int i = 0; i < 600; i++) x[rnd.nextInt(x.length)] = (float) (rnd.nextInt(255) - 127) / 2 * (1 + (float) rnd.nextGaussian() * 1e-7f);
+        x[100] = Float.POSITIVE_INFINITY;
+        x[1000] = Float.NEGATIVE_INFINITY;
+        x[2000] = Float.NaN;
+        x[3000] = Float.MAX_VALUE;
+        x[4000] = -Float.MIN_VALUE;
+        Q8Input v = new Q8Input().prepare(x, 3, cols, 1), r = new Q8Input().reference(x, 3, cols);
+        for (int b = 0; b < 3 * cols / 32; b++) {
+            assertThat(Float.floatToRawIntBits(v.d[b])).as("block %d scale", b).isEqualTo(Float.floatToRawIntBits(r.d[b]));
+            assertThat(v.sum[b]).as("block %d sum", b).isEqualTo(r.sum[b]);
+            assertThat(v.half[2 * b]).isEqualTo(r.half[2 * b]);
+            for (int i = 0; i < 32; i++) assertThat(v.q[32 * b + i]).as("block %d value %d", b, i).isEqualTo(r.q[32 * b + i]);
+        }
+    }
+
     /** Results per batch row alone, in a batch, and over split output ranges are the same bits. */
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("typesAndKernels")
