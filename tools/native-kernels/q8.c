@@ -1,5 +1,5 @@
 /*
- * dgr's native kernels for engine java-q8/1: Q4_0 and Q8_0 weights against activations rounded
+ * dgr's native kernels for engine java-q8/1: Q4_0, Q8_0, Q4_K, Q5_K and Q6_K weights against activations rounded
  * to 8 bits. build.sh compiles this file twice, for AVX-512 VNNI and for AVX2, each into one flat
  * position-independent image (no libc, no relocations) that Q8Native loads into a code page and
  * calls through a foreign downcall. The Java methods Q4Q8.javaRows / Q8Q8.javaRows compute the same
@@ -106,16 +106,32 @@ INLINE void unpack_q6(const uint8_t *q, __m512i w[8]) {
     }
 }
 
-/* Q4_K: per super-block and group 16 d, 16 dmin (f16), 8 x 16 scale bytes, 8 x 16 min bytes, then 8 sub-blocks of Q4_0-like quants. */
-INLINE void group_q4k(int G, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const float *ad, long b0,
+/* Q5_K: Q4_0-like nibbles, then one 64-byte stretch whose bit u of byte 4r + i is the fifth bit of chunk u's value i. */
+INLINE void unpack_q5(const uint8_t *q, __m512i w[8]) {
+    unpack_q4(q, w);
+    const __m512i m16 = _mm512_set1_epi8(16);
+    __m512i h = _mm512_loadu_si512(q + 256);
+    #pragma GCC unroll 16
+    for (int u = 0; u < 8; u++) {
+        __m512i x = u < 4 ? _mm512_slli_epi16(h, 4 - u) : u == 4 ? h : _mm512_srli_epi16(h, u - 4);
+        w[u] = _mm512_ternarylogic_epi32(x, m16, w[u], 0xEA);
+    }
+}
+
+/*
+ * Q4_K (five = 0) and Q5_K (five = 1): per super-block and group 16 d, 16 dmin (f16), 8 x 16 scale
+ * bytes, 8 x 16 min bytes, then 8 sub-blocks of Q4_0-like quants (Q5_K: each followed by its fifth bits).
+ */
+INLINE void group_q4k(int G, int five, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const float *ad, long b0,
                       float *out, long outStride, __mmask16 keep, long ahead) {
+    const int SB = five ? 2880 : 2368, SUB = five ? 320 : 256;
     __m512 acc[8];
     #pragma GCC unroll 16
     for (int k = 0; k < G; k++) acc[k] = _mm512_setzero_ps();
     for (long S = 0; S < nb / 8; S++) {
-        const uint8_t *sb = gw + 2368 * S;
+        const uint8_t *sb = gw + (long) SB * S;
         if (ahead > 0) {
-            for (int c = 0; c < 2368; c += 64) _mm_prefetch((const char *) sb + ahead + c, _MM_HINT_T2);
+            for (int c = 0; c < SB; c += 64) _mm_prefetch((const char *) sb + ahead + c, _MM_HINT_T2);
         }
         __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) sb));
         __m512 mv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (sb + 32)));
@@ -124,7 +140,8 @@ INLINE void group_q4k(int G, const uint8_t *gw, long nb, const int8_t *aq, const
             __m512 sv = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *) (sb + 64 + 16 * j)))));
             __m512 mm = _mm512_mul_ps(mv, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *) (sb + 192 + 16 * j)))));
             __m512i w[8];
-            unpack_q4(sb + 320 + 256 * j, w);
+            if (five) unpack_q5(sb + 320 + SUB * j, w);
+            else unpack_q4(sb + 320 + SUB * j, w);
             #pragma GCC unroll 16
             for (int k = 0; k < G; k++) {
                 long ab = (b0 + k) * nb + 8 * S + j;
@@ -280,15 +297,40 @@ INLINE __m256i isum_q6(const __m256i *w, const int32_t *a, int32_t hsum) {
     return _mm256_add_epi32(_mm256_set1_epi32(-32 * hsum), _mm256_add_epi32(_mm256_madd_epi16(t0, ones), _mm256_madd_epi16(t1, ones)));
 }
 
-INLINE void group_q4k(int G, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const float *ad, long b0,
+/* Q5_K's operands for one half: nibbles and fifth bits as in the AVX-512 image. */
+INLINE void unpack_q5(const uint8_t *q, __m256i w[8]) {
+    unpack_q4(q, w);
+    const __m256i m16 = _mm256_set1_epi8(16);
+    __m256i h = _mm256_loadu_si256((const __m256i *) (q + 256));
+    #pragma GCC unroll 16
+    for (int u = 0; u < 8; u++) {
+        __m256i x = u < 4 ? _mm256_slli_epi16(h, 4 - u) : u == 4 ? h : _mm256_srli_epi16(h, u - 4);
+        w[u] = _mm256_or_si256(_mm256_and_si256(x, m16), w[u]);
+    }
+}
+
+/* Q5_K quants reach 31: four vpmaddubsw pairs (each within 2 * 31 * 127) fit int16, eight do not. */
+INLINE __m256i isum_q5(const __m256i *w, const int32_t *a) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i t0 = _mm256_maddubs_epi16(w[0], _mm256_set1_epi32(a[0])), t1 = _mm256_maddubs_epi16(w[4], _mm256_set1_epi32(a[4]));
+    #pragma GCC unroll 16
+    for (int c = 1; c < 4; c++) {
+        t0 = _mm256_add_epi16(t0, _mm256_maddubs_epi16(w[c], _mm256_set1_epi32(a[c])));
+        t1 = _mm256_add_epi16(t1, _mm256_maddubs_epi16(w[c + 4], _mm256_set1_epi32(a[c + 4])));
+    }
+    return _mm256_add_epi32(_mm256_madd_epi16(t0, ones), _mm256_madd_epi16(t1, ones));
+}
+
+INLINE void group_q4k(int G, int five, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const float *ad, long b0,
                       float *out, long outStride, __mmask16 keep, long ahead) {
+    const int SB = five ? 2880 : 2368, SUB = five ? 320 : 256;
     facc acc[8];
     #pragma GCC unroll 16
     for (int k = 0; k < G; k++) acc[k] = FZERO();
     for (long S = 0; S < nb / 8; S++) {
-        const uint8_t *sb = gw + 2368 * S;
+        const uint8_t *sb = gw + (long) SB * S;
         if (ahead > 0) {
-            for (int c = 0; c < 2368; c += 64) _mm_prefetch((const char *) sb + ahead + c, _MM_HINT_T2);
+            for (int c = 0; c < SB; c += 64) _mm_prefetch((const char *) sb + ahead + c, _MM_HINT_T2);
         }
         #pragma GCC unroll 1
         for (int j = 0; j < 8; j++) {
@@ -299,11 +341,13 @@ INLINE void group_q4k(int G, const uint8_t *gw, long nb, const int8_t *aq, const
                 __m256 sv = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *) (sb + 64 + 16 * j + 8 * h)))));
                 __m256 mm = _mm256_mul_ps(mv, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *) (sb + 192 + 16 * j + 8 * h)))));
                 __m256i w[8];
-                unpack_q4(sb + 320 + 256 * j + 32 * h, w);
+                if (five) unpack_q5(sb + 320 + SUB * j + 32 * h, w);
+                else unpack_q4(sb + 320 + SUB * j + 32 * h, w);
                 #pragma GCC unroll 16
                 for (int k = 0; k < G; k++) {
                     long ab = (b0 + k) * nb + 8 * S + j;
-                    __m256i is = isum_q4(w, (const int32_t *) (aq + 32 * ab), 0);
+                    const int32_t *a = (const int32_t *) (aq + 32 * ab);
+                    __m256i is = five ? isum_q5(w, a) : isum_q4(w, a, 0);
                     __m256 da = _mm256_set1_ps(ad[ab]);
                     __m256 *x = h == 0 ? &acc[k].lo : &acc[k].hi;
                     *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(sv, da), *x);
@@ -373,7 +417,7 @@ INLINE void group(int G, int q8, const uint8_t *gw, long nb, const int8_t *aq, c
 
 /*
  * out[b * outStride + o] for batch rows b < nBatch and weight rows o in [o0, o1) of a matrix of
- * `type` (0: Q4_0, 1: Q8_0, 2: Q4_K, 3: Q6_K) with `rowBytes` per row: batch rows in groups of eight, four, two, one
+ * `type` (0: Q4_0, 1: Q8_0, 2: Q4_K, 3: Q6_K, 4: Q5_K) with `rowBytes` per row: batch rows in groups of eight, four, two, one
  * (outer), row groups inner, so a group's activations stay in L1 while the weights stream; the
  * first batch group prefetches `ahead` bytes on.
  */
@@ -390,10 +434,15 @@ void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long n
             const uint8_t *gw = w + g * groupBytes;
             float *o = out + 16 * g;
             if (type == 2) {
-                if (n == 8) group_q4k(8, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
-                else if (n == 4) group_q4k(4, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
-                else if (n == 2) group_q4k(2, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
-                else group_q4k(1, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
+                if (n == 8) group_q4k(8, 0, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
+                else if (n == 4) group_q4k(4, 0, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
+                else if (n == 2) group_q4k(2, 0, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
+                else group_q4k(1, 0, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
+            } else if (type == 4) {
+                if (n == 8) group_q4k(8, 1, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
+                else if (n == 4) group_q4k(4, 1, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
+                else if (n == 2) group_q4k(2, 1, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
+                else group_q4k(1, 1, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
             } else if (type == 3) {
                 if (n == 8) group_q6k(8, gw, nb, aq, half, ad, b0, o, outStride, keep, pf);
                 else if (n == 4) group_q6k(4, gw, nb, aq, half, ad, b0, o, outStride, keep, pf);

@@ -40,9 +40,9 @@ import java.util.Set;
 final class Q8Native {
     /** The two images, best first, with the CPU flags each needs. */
     enum Variant {
-        AVX512_VNNI("q8-avx512vnni.bin", "b76f051fe13d8700d4fe15179e9244a84fa47350e93030391247198cc2fa069d",
+        AVX512_VNNI("q8-avx512vnni.bin", "e35841e4a82d0ebb0f36f8fa63b8a1699efee71afd4b426a97ce7a9c1de7f686",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")),
-        AVX2("q8-avx2.bin", "dcb4f159f66c938a9049a51defd2a7a003f5ebb40640531e5fc296eb15d4dbc3",
+        AVX2("q8-avx2.bin", "537a2d19ce251050d76049418792635a5f5f2fce50a250502c53da6f02999bf8",
                 List.of("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"));
 
         final String resource, sha256;
@@ -131,6 +131,7 @@ final class Q8Native {
             case Q8_0_Q8 -> 1;
             case Q4_K_Q8 -> 2;
             case Q6_K_Q8 -> 3;
+            case Q5_K_Q8 -> 4;
             default -> 0;
         };
         try {

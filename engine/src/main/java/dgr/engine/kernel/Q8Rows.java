@@ -7,9 +7,9 @@ import java.lang.foreign.ValueLayout;
 import java.util.stream.IntStream;
 
 /**
- * Q4_0, Q8_0, Q4_K and Q6_K weights against activations rounded to 8 bits per 32 values
+ * Q4_0, Q8_0, Q4_K, Q5_K and Q6_K weights against activations rounded to 8 bits per 32 values
  * ({@link Q8Input}): integer dot products as llama.cpp's (which rounds K-quant activations per 256
- * values instead), in an order dgr fixes. Q4_K and Q6_K: see {@link KQuants}.
+ * values instead), in an order dgr fixes. The K-quants: see {@link KQuants}.
  * Engine {@code java-q8/1} runs every such matrix whose width is a multiple of 256 here;
  * {@link Q8Native} does it with AVX-512 VNNI or AVX2 where the CPU has them, {@link #javaRows}
  * everywhere else, with the same bits.
@@ -39,13 +39,14 @@ final class Q8Rows {
 
     private Q8Rows() {}
 
-    /** Whether {@code w} can be repacked: Q4_0, Q8_0, Q4_K or Q6_K in file layout, width a multiple of 256, every f16 scale finite. */
+    /** Whether {@code w} can be repacked: Q4_0, Q8_0, Q4_K, Q5_K or Q6_K in file layout, width a multiple of 256, every f16 scale finite. */
     static boolean fits(WeightMatrix w) {
         if (w.layout() != WeightLayout.GGML || w.cols() % 256 != 0) return false;
         return switch (w.type()) {
             case Q4_0 -> Q4Spans.finiteScales(w);
             case Q8_0 -> SpanKernels.finiteF16(w, 34, 0);
             case Q4_K -> SpanKernels.finiteF16(w, 144, 0, 2);
+            case Q5_K -> SpanKernels.finiteF16(w, 176, 0, 2);
             case Q6_K -> SpanKernels.finiteF16(w, 210, 208);
             default -> false;
         };
@@ -57,14 +58,22 @@ final class Q8Rows {
             case Q4_0 -> WeightLayout.Q4_0_Q8;
             case Q8_0 -> WeightLayout.Q8_0_Q8;
             case Q4_K -> WeightLayout.Q4_K_Q8;
+            case Q5_K -> WeightLayout.Q5_K_Q8;
             case Q6_K -> WeightLayout.Q6_K_Q8;
             default -> throw new IllegalArgumentException(t + " has no 8-bit layout");
         };
     }
 
-    /** Bytes per row in the interleaved layout: the file's, except Q4_K (a byte per scale and min: 148 per 256 values, not 144). */
+    /**
+     * Bytes per row in the interleaved layout: the file's, except Q4_K and Q5_K, which keep a byte
+     * per scale and min (148 and 180 per 256 values, not 144 and 176).
+     */
     private static long rowBytes(GgmlType t, int cols) {
-        return t == GgmlType.Q4_K ? 148L * (cols / 256) : t.bytesFor(cols);
+        return switch (t) {
+            case Q4_K -> 148L * (cols / 256);
+            case Q5_K -> 180L * (cols / 256);
+            default -> t.bytesFor(cols);
+        };
     }
 
     /** Copies a Q4_0 or Q8_0 matrix in file layout into its interleaved layout in {@code arena}; groups in parallel. */
@@ -85,6 +94,7 @@ final class Q8Rows {
                 case Q8_0 -> packQ8_0(in, nb, out);
                 case Q4_0 -> packQ4_0(in, nb, out);
                 case Q4_K -> packQ4_K(in, nb / 8, out);
+                case Q5_K -> packQ5_K(in, nb / 8, out);
                 default -> packQ6_K(in, nb / 8, out);
             }
             MemorySegment.copy(out, 0, dst, ValueLayout.JAVA_BYTE, g * groupBytes, out.length);
@@ -145,6 +155,38 @@ final class Q8Rows {
                     for (int i = 0; i < 32; i++) {
                         int v = in[src + 16 + 32 * (j / 2) + i] & 0xFF, quant = (j & 1) == 0 ? v & 15 : v >>> 4;
                         out[at + 320 + 256 * j + 64 * (i / 8) + 4 * r + (i & 3)] |= (byte) (quant << ((i & 4) == 0 ? 0 : 4));
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Sixteen Q5_K file rows (per 256 values: f16 d, f16 dmin, 12 bytes of 6-bit scales and mins,
+     * qh[32], 128 bytes of nibbles) into one group: as Q4_K, each sub-block's nibbles followed by a
+     * 64-byte stretch whose bit {@code u} of byte {@code 4r + i} is the fifth bit of row {@code r}'s
+     * value {@code 4u + i}.
+     */
+    static void packQ5_K(byte[] in, int nsb, byte[] out) {
+        java.util.Arrays.fill(out, (byte) 0);
+        MemorySegment m = MemorySegment.ofArray(in);
+        for (int sb = 0; sb < nsb; sb++) {
+            int at = 2880 * sb;
+            for (int r = 0; r < GROUP; r++) {
+                int src = 176 * (r * nsb + sb);
+                for (int k = 0; k < 2; k++) {
+                    out[at + 2 * r + k] = in[src + k];
+                    out[at + 32 + 2 * r + k] = in[src + 2 + k];
+                }
+                for (int j = 0; j < 8; j++) {
+                    out[at + 64 + 16 * j + r] = (byte) RowDecoder.scaleMinK4(m, src + 4, j, 0);
+                    out[at + 192 + 16 * j + r] = (byte) RowDecoder.scaleMinK4(m, src + 4, j, 1);
+                    int sub = at + 320 + 320 * j;
+                    for (int i = 0; i < 32; i++) {
+                        int v = in[src + 48 + 32 * (j / 2) + i] & 0xFF, nib = (j & 1) == 0 ? v & 15 : v >>> 4;
+                        int high = ((in[src + 16 + i] & 0xFF) >>> j) & 1;
+                        out[sub + 64 * (i / 8) + 4 * r + (i & 3)] |= (byte) (nib << ((i & 4) == 0 ? 0 : 4));
+                        out[sub + 256 + 4 * r + (i & 3)] |= (byte) (high << (i / 4));
                     }
                 }
             }
@@ -217,7 +259,7 @@ final class Q8Rows {
      * kernel, and the reference the native kernels are tested against.
      */
     static void javaRows(WeightMatrix w, Q8Input in, int nRows, float[] out, int oStart, int oEnd) {
-        if (w.layout() == WeightLayout.Q4_K_Q8 || w.layout() == WeightLayout.Q6_K_Q8) {
+        if (w.layout() == WeightLayout.Q4_K_Q8 || w.layout() == WeightLayout.Q5_K_Q8 || w.layout() == WeightLayout.Q6_K_Q8) {
             KQuants.javaRows(w, in, nRows, out, oStart, oEnd);
             return;
         }
@@ -236,8 +278,8 @@ final class Q8Rows {
     }
 
     /**
-     * Q4_K and Q6_K in their interleaved layouts: accessors and the Java kernel. Order per output
-     * element, super-block after super-block: Q4_K per 32-value sub-block {@code j}, with
+     * Q4_K, Q5_K and Q6_K in their interleaved layouts: accessors and the Java kernel. Order per
+     * output element, super-block after super-block: Q4_K and Q5_K per 32-value sub-block {@code j}, with
      * {@code isum = Σ q·a} over unsigned quants, {@code acc = fma((float) isum, (d·sc_j)·d_a, acc)},
      * then {@code acc = fma(−(float) Σa, (dmin·m_j)·d_a, acc)}; Q6_K per 16-value sub-block
      * {@code k}, {@code isum = Σ (q−32)·a}, {@code acc = fma((float) isum, (d·sc_k)·d_a, acc)}.
@@ -247,7 +289,17 @@ final class Q8Rows {
         private KQuants() {}
 
         private static long superAt(WeightMatrix w, int o, int sb) {
-            return (o / GROUP) * GROUP * w.rowBytes() + (w.layout() == WeightLayout.Q4_K_Q8 ? 2368L : 3360L) * sb;
+            long bytes = switch (w.layout()) {
+                case Q4_K_Q8 -> 2368;
+                case Q5_K_Q8 -> 2880;
+                default -> 3360;
+            };
+            return (o / GROUP) * GROUP * w.rowBytes() + bytes * sb;
+        }
+
+        /** Q4_K and Q5_K: scales and mins per 32 values, unsigned quants with a min to subtract. */
+        private static boolean withMins(WeightMatrix w) {
+            return w.layout() != WeightLayout.Q6_K_Q8;
         }
 
         static float d(WeightMatrix w, int o, int sb) {
@@ -258,22 +310,26 @@ final class Q8Rows {
             return Float.float16ToFloat(w.data().get(F16, superAt(w, o, sb) + 32 + 2 * (o % GROUP)));
         }
 
-        /** Q4_K: sub-block j's 6-bit scale; Q6_K: 16-value sub-block j's int8 scale. */
+        /** Q4_K, Q5_K: sub-block j's 6-bit scale; Q6_K: 16-value sub-block j's int8 scale. */
         static int scale(WeightMatrix w, int o, int sb, int j) {
-            byte b = w.data().get(ValueLayout.JAVA_BYTE, superAt(w, o, sb) + (w.layout() == WeightLayout.Q4_K_Q8 ? 64 : 32) + 16L * j + o % GROUP);
-            return w.layout() == WeightLayout.Q4_K_Q8 ? b & 0xFF : b;
+            byte b = w.data().get(ValueLayout.JAVA_BYTE, superAt(w, o, sb) + (withMins(w) ? 64 : 32) + 16L * j + o % GROUP);
+            return withMins(w) ? b & 0xFF : b;
         }
 
         static int min(WeightMatrix w, int o, int sb, int j) {
             return w.data().get(ValueLayout.JAVA_BYTE, superAt(w, o, sb) + 192 + 16L * j + o % GROUP) & 0xFF;
         }
 
-        /** Unsigned quant {@code v} (0..255) of super-block {@code sb} of row {@code o}: Q4_K 0..15, Q6_K 0..63. */
+        /** Unsigned quant {@code v} (0..255) of super-block {@code sb} of row {@code o}: Q4_K 0..15, Q5_K 0..31, Q6_K 0..63. */
         static int quant(WeightMatrix w, int o, int sb, int v) {
             int j = v / 32, i = v % 32, r = o % GROUP;
-            if (w.layout() == WeightLayout.Q4_K_Q8) {
-                int b = w.data().get(ValueLayout.JAVA_BYTE, superAt(w, o, sb) + 320 + 256L * j + 64 * (i / 8) + 4 * r + (i & 3)) & 0xFF;
-                return (i & 4) == 0 ? b & 15 : b >>> 4;
+            if (withMins(w)) {
+                boolean five = w.layout() == WeightLayout.Q5_K_Q8;
+                long sub = superAt(w, o, sb) + 320 + (five ? 320L : 256L) * j;
+                int b = w.data().get(ValueLayout.JAVA_BYTE, sub + 64 * (i / 8) + 4 * r + (i & 3)) & 0xFF;
+                int nib = (i & 4) == 0 ? b & 15 : b >>> 4;
+                if (!five) return nib;
+                return nib | (((w.data().get(ValueLayout.JAVA_BYTE, sub + 256 + 4 * r + (i & 3)) & 0xFF) >>> (i / 4)) & 1) << 4;
             }
             long blk = superAt(w, o, sb) + 288 + 384L * j;
             int lo = w.data().get(ValueLayout.JAVA_BYTE, blk + 64 * (i / 8) + 4 * r + (i & 3)) & 0xFF;
@@ -283,7 +339,7 @@ final class Q8Rows {
 
         static void javaRows(WeightMatrix w, Q8Input in, int nRows, float[] out, int oStart, int oEnd) {
             int nb = w.cols() / 32;
-            boolean q4 = w.layout() == WeightLayout.Q4_K_Q8;
+            boolean q4 = withMins(w);
             for (int o = oStart; o < oEnd; o++) {
                 for (int b = 0; b < nRows; b++) {
                     float acc = 0f;

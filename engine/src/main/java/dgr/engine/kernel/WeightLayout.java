@@ -17,6 +17,8 @@ public enum WeightLayout {
     Q8_0_Q8,
     /** Q4_K for 8-bit activations, rows interleaved in groups of 16, a byte per scale and min: see {@link Q8Rows.KQuants}. */
     Q4_K_Q8,
+    /** Q5_K for 8-bit activations, rows interleaved in groups of 16, a byte per scale and min: see {@link Q8Rows.KQuants}. */
+    Q5_K_Q8,
     /** Q6_K for 8-bit activations, rows interleaved in groups of 16: see {@link Q8Rows.KQuants}. */
     Q6_K_Q8,
     /** Q4_K regrouped into 64-value spans, byte scales and mins, f32 d and dmin: see {@link Q4Spans}. */
@@ -64,6 +66,9 @@ public enum WeightLayout {
      * group).
      */
     public int rowGroup() {
-        return this == Q4_0_Q8 || this == Q8_0_Q8 || this == Q4_K_Q8 || this == Q6_K_Q8 ? Q8Rows.GROUP : 1;
+        return switch (this) {
+            case Q4_0_Q8, Q8_0_Q8, Q4_K_Q8, Q5_K_Q8, Q6_K_Q8 -> Q8Rows.GROUP;
+            default -> 1;
+        };
     }
 }

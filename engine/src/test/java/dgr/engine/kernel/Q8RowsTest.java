@@ -43,12 +43,12 @@ class Q8RowsTest {
         };
     }
 
-    static final GgmlType[] TYPES = {GgmlType.Q4_0, GgmlType.Q8_0, GgmlType.Q4_K, GgmlType.Q6_K};
+    static final GgmlType[] TYPES = {GgmlType.Q4_0, GgmlType.Q8_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K};
 
     /** The value the layout holds for value {@code i} of row {@code r}, computed as ggml's dequantization does. */
     static float held(WeightMatrix p, int r, int i) {
         return switch (p.type()) {
-            case Q4_K -> {
+            case Q4_K, Q5_K -> {
                 int sb = i / 256, j = (i % 256) / 32;
                 float d1 = Q8Rows.KQuants.d(p, r, sb) * Q8Rows.KQuants.scale(p, r, sb, j);
                 float m1 = Q8Rows.KQuants.dmin(p, r, sb) * Q8Rows.KQuants.min(p, r, sb, j);
@@ -87,13 +87,13 @@ class Q8RowsTest {
     }
 
     @ParameterizedTest
-    @EnumSource(names = {"Q4_0", "Q8_0", "Q4_K", "Q6_K"})
+    @EnumSource(names = {"Q4_0", "Q8_0", "Q4_K", "Q5_K", "Q6_K"})
     void repackedRowsHoldTheFileValues(GgmlType type) {
         int cols = 768, rows = 21;
         WeightMatrix w = random(type, rows, cols, 3);
         WeightMatrix p = Q8Rows.repack(w, Arena.ofAuto());
         assertThat(p.layout().name()).isEqualTo(type.name() + "_Q8");
-        assertThat(p.rowBytes()).isEqualTo(type == GgmlType.Q4_K ? 148 * 3 : w.rowBytes());
+        assertThat(p.rowBytes()).isEqualTo(type == GgmlType.Q4_K ? 148 * 3 : type == GgmlType.Q5_K ? 180 * 3 : w.rowBytes());
         float[] file = new float[cols];
         for (int r = 0; r < rows; r++) {
             RowDecoder.decodeRow(w, r, file, 0);
@@ -102,7 +102,7 @@ class Q8RowsTest {
     }
 
     @ParameterizedTest
-    @EnumSource(names = {"Q4_0", "Q8_0", "Q4_K", "Q6_K"})
+    @EnumSource(names = {"Q4_0", "Q8_0", "Q4_K", "Q5_K", "Q6_K"})
     void javaKernelIsTheRoundedActivationsDotTheWeightsInFloat64(GgmlType type) {
         int rows = 9, cols = 512, nb = cols / 32, batch = 3;
         WeightMatrix w = random(type, rows, cols, 5);
@@ -237,7 +237,8 @@ class Q8RowsTest {
         assertThat(new Q8Kernels().rowGroup(Q4SpansTest.randomQ4_0(4, 512, 1))).isEqualTo(16);
         assertThat(new Q8Kernels().rowGroup(SimdQ8_0Test.randomQ8_0(4, 512, 1))).isEqualTo(16);
         assertThat(new Q8Kernels().rowGroup(Q4SpansTest.randomQ4_K(4, 512, 1))).isEqualTo(16);
-        assertThat(new Q8Kernels().rowGroup(ByteSpansTest.random(GgmlType.Q5_K, 4, 512, 1))).isEqualTo(1);
+        assertThat(new Q8Kernels().rowGroup(ByteSpansTest.random(GgmlType.Q5_K, 4, 512, 1))).isEqualTo(16);
+        assertThat(new Q8Kernels().rowGroup(ByteSpansTest.random(GgmlType.Q3_K, 4, 512, 1))).isEqualTo(1);
     }
 
     @Test
@@ -251,8 +252,9 @@ class Q8RowsTest {
         assertThat(k.prepare(Q4SpansTest.randomQ4_K(4, 512, 1), Arena.ofAuto()).layout()).isEqualTo(WeightLayout.Q4_K_Q8);
         assertThat(k.prepare(ByteSpansTest.random(GgmlType.Q6_K, 4, 512, 1), Arena.ofAuto()).layout()).isEqualTo(WeightLayout.Q6_K_Q8);
         // Types without an 8-bit kernel keep java-simd's layouts.
-        assertThat(k.prepare(ByteSpansTest.random(GgmlType.Q5_K, 4, 512, 1), Arena.ofAuto()).layout()).isEqualTo(WeightLayout.Q5_K_SPANS);
-        assertThatThrownBy(() -> Q8Rows.repack(ByteSpansTest.random(GgmlType.Q5_K, 4, 512, 1), Arena.ofAuto()))
+        assertThat(k.prepare(ByteSpansTest.random(GgmlType.Q5_K, 4, 512, 1), Arena.ofAuto()).layout()).isEqualTo(WeightLayout.Q5_K_Q8);
+        assertThat(k.prepare(ByteSpansTest.random(GgmlType.Q3_K, 4, 512, 1), Arena.ofAuto()).layout()).isEqualTo(WeightLayout.Q3_K_SPANS);
+        assertThatThrownBy(() -> Q8Rows.repack(ByteSpansTest.random(GgmlType.Q3_K, 4, 512, 1), Arena.ofAuto()))
                 .hasMessageContaining("cannot be repacked for 8-bit activations");
     }
 
