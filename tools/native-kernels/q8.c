@@ -66,7 +66,17 @@ INLINE __m512i isum_q8(const __m512i w[8], const int32_t *a, int32_t asum) {
     return _mm512_add_epi32(s0, s1);
 }
 
-#define BLOCK(Q8, QBYTES)                                                                               \
+/* IQ4_NL / IQ4_XS: the 4-bit indices through ggml's 16-value grid, + 128 (unsigned, as Q8_0's operands). */
+INLINE void unpack_iq4(const uint8_t *q, __m512i w[8]) {
+    const __m512i grid = _mm512_broadcast_i32x4(_mm_setr_epi8(1, 24, 45, 63, 79, 93, 106, 118, (char) 129, (char) 141,
+                                                               (char) 153, (char) 166, (char) 181, (char) 197, (char) 217, (char) 241));
+    unpack_q4(q, w);
+    #pragma GCC unroll 16
+    for (int c = 0; c < 8; c++) w[c] = _mm512_shuffle_epi8(grid, w[c]);
+}
+
+/* KIND 0: Q4_0, 1: Q8_0, 2: IQ4_NL (QBYTES: quant bytes per block and group). */
+#define BLOCK(KIND, QBYTES)                                                                             \
     for (long b = 0; b < nb; b++) {                                                                     \
         const uint8_t *blk = gw + (32 + QBYTES) * b;                                                    \
         if (ahead > 0) {                                                                                \
@@ -75,12 +85,12 @@ INLINE __m512i isum_q8(const __m512i w[8], const int32_t *a, int32_t asum) {
         }                                                                                               \
         __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) blk));                          \
         __m512i w[8];                                                                                   \
-        if (Q8) unpack_q8(blk + 32, w); else unpack_q4(blk + 32, w);                                    \
+        if (KIND == 1) unpack_q8(blk + 32, w); else if (KIND == 2) unpack_iq4(blk + 32, w); else unpack_q4(blk + 32, w); \
         _Pragma("GCC unroll 16")                                                                        \
         for (int k = 0; k < G; k++) {                                                                   \
             long ab = (b0 + k) * nb + b;                                                                \
             const int32_t *a = (const int32_t *) (aq + 32 * ab);                                        \
-            __m512i is = Q8 ? isum_q8(w, a, asum[ab]) : isum_q4(w, a, asum[ab]);                       \
+            __m512i is = KIND != 0 ? isum_q8(w, a, asum[ab]) : isum_q4(w, a, asum[ab]);                 \
             acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(d, _mm512_set1_ps(ad[ab])), acc[k]); \
         }                                                                                               \
     }
@@ -194,6 +204,35 @@ INLINE void group_q6k(int G, const uint8_t *gw, long nb, const int8_t *aq, const
     for (int k = 0; k < G; k++) _mm512_mask_storeu_ps(out + (b0 + k) * outStride, keep, acc[k]);
 }
 
+/* IQ4_XS: per super-block and group 16 d (f16), 8 x 16 int8 scales (ls - 32), then 8 sub-blocks of IQ4_NL-like indices. */
+INLINE void group_iq4xs(int G, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const float *ad, long b0,
+                        float *out, long outStride, __mmask16 keep, long ahead) {
+    __m512 acc[8];
+    #pragma GCC unroll 16
+    for (int k = 0; k < G; k++) acc[k] = _mm512_setzero_ps();
+    for (long S = 0; S < nb / 8; S++) {
+        const uint8_t *sb = gw + 2208 * S;
+        if (ahead > 0) {
+            for (int c = 0; c < 2208; c += 64) _mm_prefetch((const char *) sb + ahead + c, _MM_HINT_T2);
+        }
+        __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) sb));
+        #pragma GCC unroll 1
+        for (int j = 0; j < 8; j++) {
+            __m512 sv = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) (sb + 32 + 16 * j)))));
+            __m512i w[8];
+            unpack_iq4(sb + 160 + 256 * j, w);
+            #pragma GCC unroll 16
+            for (int k = 0; k < G; k++) {
+                long ab = (b0 + k) * nb + 8 * S + j;
+                __m512i is = isum_q8(w, (const int32_t *) (aq + 32 * ab), asum[ab]);
+                acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(sv, _mm512_set1_ps(ad[ab])), acc[k]);
+            }
+        }
+    }
+    #pragma GCC unroll 16
+    for (int k = 0; k < G; k++) _mm512_mask_storeu_ps(out + (b0 + k) * outStride, keep, acc[k]);
+}
+
 #else
 /* ---------------- AVX2: two ymm halves (rows 0-7, 8-15) per group ---------------- */
 
@@ -239,8 +278,16 @@ INLINE __m256i isum_q8(const __m256i *w, const int32_t *a, int32_t asum) {
     return s;
 }
 
-/* Per half (rows 0-7, then 8-15): its eight weight operands stay in registers for every batch row. */
-#define BLOCK(Q8, QBYTES)                                                                               \
+/* IQ4_NL / IQ4_XS: the 4-bit indices through ggml's 16-value grid, signed (as Q8_0's operands here). */
+INLINE void unpack_iq4(const uint8_t *q, __m256i w[8]) {
+    const __m256i grid = _mm256_broadcastsi128_si256(_mm_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113));
+    unpack_q4(q, w);
+    #pragma GCC unroll 16
+    for (int c = 0; c < 8; c++) w[c] = _mm256_shuffle_epi8(grid, w[c]);
+}
+
+/* Per half (rows 0-7, then 8-15): its eight weight operands stay in registers for every batch row. KIND as above. */
+#define BLOCK(KIND, QBYTES)                                                                             \
     for (long b = 0; b < nb; b++) {                                                                     \
         const uint8_t *blk = gw + (32 + QBYTES) * b;                                                    \
         if (ahead > 0) {                                                                                \
@@ -251,12 +298,14 @@ INLINE __m256i isum_q8(const __m256i *w, const int32_t *a, int32_t asum) {
         for (int h = 0; h < 2; h++) {                                                                   \
             __m256 dh = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (blk + 16 * h)));            \
             __m256i w[8];                                                                               \
-            if (Q8) unpack_q8(blk + 32 + 32 * h, w); else unpack_q4(blk + 32 + 32 * h, w);              \
+            if (KIND == 1) unpack_q8(blk + 32 + 32 * h, w);                                             \
+            else if (KIND == 2) unpack_iq4(blk + 32 + 32 * h, w);                                       \
+            else unpack_q4(blk + 32 + 32 * h, w);                                                       \
             _Pragma("GCC unroll 16")                                                                    \
             for (int k = 0; k < G; k++) {                                                               \
                 long ab = (b0 + k) * nb + b;                                                            \
                 const int32_t *a = (const int32_t *) (aq + 32 * ab);                                    \
-                __m256i is = Q8 ? isum_q8(w, a, asum[ab]) : isum_q4(w, a, asum[ab]);                   \
+                __m256i is = KIND != 0 ? isum_q8(w, a, asum[ab]) : isum_q4(w, a, asum[ab]);             \
                 __m256 s = _mm256_mul_ps(dh, _mm256_set1_ps(ad[ab]));                                   \
                 if (h == 0) acc[k].lo = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), s, acc[k].lo);          \
                 else acc[k].hi = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), s, acc[k].hi);                 \
@@ -395,19 +444,52 @@ INLINE void group_q6k(int G, const uint8_t *gw, long nb, const int8_t *aq, const
     #pragma GCC unroll 16
     for (int k = 0; k < G; k++) store(out + (b0 + k) * outStride, keep, acc[k]);
 }
+INLINE void group_iq4xs(int G, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const float *ad, long b0,
+                        float *out, long outStride, __mmask16 keep, long ahead) {
+    facc acc[8];
+    #pragma GCC unroll 16
+    for (int k = 0; k < G; k++) acc[k] = FZERO();
+    for (long S = 0; S < nb / 8; S++) {
+        const uint8_t *sb = gw + 2208 * S;
+        if (ahead > 0) {
+            for (int c = 0; c < 2208; c += 64) _mm_prefetch((const char *) sb + ahead + c, _MM_HINT_T2);
+        }
+        #pragma GCC unroll 1
+        for (int j = 0; j < 8; j++) {
+            #pragma GCC unroll 2
+            for (int h = 0; h < 2; h++) {
+                __m256 dv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (sb + 16 * h)));
+                __m256 sv = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (sb + 32 + 16 * j + 8 * h)))));
+                __m256i w[8];
+                unpack_iq4(sb + 160 + 256 * j + 32 * h, w);
+                #pragma GCC unroll 16
+                for (int k = 0; k < G; k++) {
+                    long ab = (b0 + k) * nb + 8 * S + j;
+                    __m256i is = isum_q8(w, (const int32_t *) (aq + 32 * ab), asum[ab]);
+                    __m256 *x = h == 0 ? &acc[k].lo : &acc[k].hi;
+                    *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(sv, _mm256_set1_ps(ad[ab])), *x);
+                }
+            }
+        }
+    }
+    #pragma GCC unroll 16
+    for (int k = 0; k < G; k++) store(out + (b0 + k) * outStride, keep, acc[k]);
+}
 #endif
 
 /*
  * Group `gw` (rows row0 ..) against G batch rows from b0 (G = 1, 2, 4 or 8, a constant after
  * inlining); lanes not in `keep` are not written. `ahead` > 0: prefetch that many bytes on.
  */
-INLINE void group(int G, int q8, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const float *ad,
+INLINE void group(int G, int kind, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const float *ad,
                   long b0, float *out, long outStride, long row0, __mmask16 keep, long ahead) {
     facc acc[8];
     #pragma GCC unroll 16
     for (int k = 0; k < G; k++) acc[k] = FZERO();
-    if (q8) {
+    if (kind == 1) {
         BLOCK(1, 512)
+    } else if (kind == 2) {
+        BLOCK(2, 256)
     } else {
         BLOCK(0, 256)
     }
@@ -417,7 +499,7 @@ INLINE void group(int G, int q8, const uint8_t *gw, long nb, const int8_t *aq, c
 
 /*
  * out[b * outStride + o] for batch rows b < nBatch and weight rows o in [o0, o1) of a matrix of
- * `type` (0: Q4_0, 1: Q8_0, 2: Q4_K, 3: Q6_K, 4: Q5_K) with `rowBytes` per row: batch rows in groups of eight, four, two, one
+ * `type` (0: Q4_0, 1: Q8_0, 2: Q4_K, 3: Q6_K, 4: Q5_K, 5: IQ4_NL, 6: IQ4_XS) with `rowBytes` per row: batch rows in groups of eight, four, two, one
  * (outer), row groups inner, so a group's activations stay in L1 while the weights stream; the
  * first batch group prefetches `ahead` bytes on.
  */
@@ -448,6 +530,16 @@ void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long n
                 else if (n == 4) group_q6k(4, gw, nb, aq, half, ad, b0, o, outStride, keep, pf);
                 else if (n == 2) group_q6k(2, gw, nb, aq, half, ad, b0, o, outStride, keep, pf);
                 else group_q6k(1, gw, nb, aq, half, ad, b0, o, outStride, keep, pf);
+            } else if (type == 6) {
+                if (n == 8) group_iq4xs(8, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
+                else if (n == 4) group_iq4xs(4, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
+                else if (n == 2) group_iq4xs(2, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
+                else group_iq4xs(1, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
+            } else if (type == 5) {
+                if (n == 8) group(8, 2, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
+                else if (n == 4) group(4, 2, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
+                else if (n == 2) group(2, 2, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
+                else group(1, 2, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
             } else if (type == 1) {
                 if (n == 8) group(8, 1, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
                 else if (n == 4) group(4, 1, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);

@@ -40,9 +40,9 @@ import java.util.Set;
 final class Q8Native {
     /** The two images, best first, with the CPU flags each needs. */
     enum Variant {
-        AVX512_VNNI("q8-avx512vnni.bin", "e35841e4a82d0ebb0f36f8fa63b8a1699efee71afd4b426a97ce7a9c1de7f686",
+        AVX512_VNNI("q8-avx512vnni.bin", "0a8ab109dd8d5c87e12a3e55449abb47c6144278fbe7b3bda41284f4a546ae5c",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")),
-        AVX2("q8-avx2.bin", "537a2d19ce251050d76049418792635a5f5f2fce50a250502c53da6f02999bf8",
+        AVX2("q8-avx2.bin", "ff6067e6cdec045db9beb31e30d86d627f6e751832b6955cd301bfa1a90b9c77",
                 List.of("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"));
 
         final String resource, sha256;
@@ -132,6 +132,8 @@ final class Q8Native {
             case Q4_K_Q8 -> 2;
             case Q6_K_Q8 -> 3;
             case Q5_K_Q8 -> 4;
+            case IQ4_NL_Q8 -> 5;
+            case IQ4_XS_Q8 -> 6;
             default -> 0;
         };
         try {

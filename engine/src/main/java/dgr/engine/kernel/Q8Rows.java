@@ -7,7 +7,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.stream.IntStream;
 
 /**
- * Q4_0, Q8_0, Q4_K, Q5_K and Q6_K weights against activations rounded to 8 bits per 32 values
+ * Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K and IQ4_XS weights against activations rounded to 8 bits per 32 values
  * ({@link Q8Input}): integer dot products as llama.cpp's (which rounds K-quant activations per 256
  * values instead), in an order dgr fixes. The K-quants: see {@link KQuants}.
  * Engine {@code java-q8/1} runs every such matrix whose width is a multiple of 256 here;
@@ -39,7 +39,7 @@ final class Q8Rows {
 
     private Q8Rows() {}
 
-    /** Whether {@code w} can be repacked: Q4_0, Q8_0, Q4_K, Q5_K or Q6_K in file layout, width a multiple of 256, every f16 scale finite. */
+    /** Whether {@code w} can be repacked: Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K or IQ4_XS in file layout, width a multiple of 256, every f16 scale finite. */
     static boolean fits(WeightMatrix w) {
         if (w.layout() != WeightLayout.GGML || w.cols() % 256 != 0) return false;
         return switch (w.type()) {
@@ -48,6 +48,8 @@ final class Q8Rows {
             case Q4_K -> SpanKernels.finiteF16(w, 144, 0, 2);
             case Q5_K -> SpanKernels.finiteF16(w, 176, 0, 2);
             case Q6_K -> SpanKernels.finiteF16(w, 210, 208);
+            case IQ4_NL -> SpanKernels.finiteF16(w, 18, 0);
+            case IQ4_XS -> SpanKernels.finiteF16(w, 136, 0);
             default -> false;
         };
     }
@@ -60,18 +62,21 @@ final class Q8Rows {
             case Q4_K -> WeightLayout.Q4_K_Q8;
             case Q5_K -> WeightLayout.Q5_K_Q8;
             case Q6_K -> WeightLayout.Q6_K_Q8;
+            case IQ4_NL -> WeightLayout.IQ4_NL_Q8;
+            case IQ4_XS -> WeightLayout.IQ4_XS_Q8;
             default -> throw new IllegalArgumentException(t + " has no 8-bit layout");
         };
     }
 
     /**
-     * Bytes per row in the interleaved layout: the file's, except Q4_K and Q5_K, which keep a byte
-     * per scale and min (148 and 180 per 256 values, not 144 and 176).
+     * Bytes per row in the interleaved layout: the file's, except Q4_K, Q5_K and IQ4_XS, which keep
+     * a byte per scale (and min): 148, 180 and 138 per 256 values, not 144, 176 and 136.
      */
     private static long rowBytes(GgmlType t, int cols) {
         return switch (t) {
             case Q4_K -> 148L * (cols / 256);
             case Q5_K -> 180L * (cols / 256);
+            case IQ4_XS -> 138L * (cols / 256);
             default -> t.bytesFor(cols);
         };
     }
@@ -92,7 +97,8 @@ final class Q8Rows {
             MemorySegment.copy(src, ValueLayout.JAVA_BYTE, g * GROUP * inRow, in, 0, (int) (have * inRow));
             switch (type) {
                 case Q8_0 -> packQ8_0(in, nb, out);
-                case Q4_0 -> packQ4_0(in, nb, out);
+                case Q4_0, IQ4_NL -> packQ4_0(in, nb, out);
+                case IQ4_XS -> packIQ4_XS(in, nb / 8, out);
                 case Q4_K -> packQ4_K(in, nb / 8, out);
                 case Q5_K -> packQ5_K(in, nb / 8, out);
                 default -> packQ6_K(in, nb / 8, out);
@@ -155,6 +161,32 @@ final class Q8Rows {
                     for (int i = 0; i < 32; i++) {
                         int v = in[src + 16 + 32 * (j / 2) + i] & 0xFF, quant = (j & 1) == 0 ? v & 15 : v >>> 4;
                         out[at + 320 + 256 * j + 64 * (i / 8) + 4 * r + (i & 3)] |= (byte) (quant << ((i & 4) == 0 ? 0 : 4));
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Sixteen IQ4_XS file rows (per 256 values: f16 d, u16 scales_h, u8 scales_l[4], 128 bytes of
+     * indices, 16 per 32-value sub-block as Q4_0's nibbles) into one group: per super-block the 16
+     * d, an int8 {@code ls − 32} per row and sub-block (16 per sub-block), then per sub-block the
+     * indices as Q4_0's quants.
+     */
+    static void packIQ4_XS(byte[] in, int nsb, byte[] out) {
+        java.util.Arrays.fill(out, (byte) 0);
+        for (int sb = 0; sb < nsb; sb++) {
+            int at = 2208 * sb;
+            for (int r = 0; r < GROUP; r++) {
+                int src = 136 * (r * nsb + sb), sh = (in[src + 2] & 0xFF) | (in[src + 3] & 0xFF) << 8;
+                out[at + 2 * r] = in[src];
+                out[at + 2 * r + 1] = in[src + 1];
+                for (int j = 0; j < 8; j++) {
+                    int ls = (((in[src + 4 + j / 2] & 0xFF) >>> (4 * (j % 2))) & 0xF) | (((sh >>> (2 * j)) & 3) << 4);
+                    out[at + 32 + 16 * j + r] = (byte) (ls - 32);
+                    for (int i = 0; i < 32; i++) {
+                        int v = in[src + 8 + 16 * j + (i & 15)] & 0xFF, index = i < 16 ? v & 15 : v >>> 4;
+                        out[at + 160 + 256 * j + 64 * (i / 8) + 4 * r + (i & 3)] |= (byte) (index << ((i & 4) == 0 ? 0 : 4));
                     }
                 }
             }
@@ -235,12 +267,13 @@ final class Q8Rows {
         return (o / GROUP) * GROUP * w.rowBytes() + (long) blockBytes(w) * b;
     }
 
-    /** Signed weight {@code i} of block {@code b} of row {@code o} (Q4_0: {@code q − 8}). */
+    /** Signed weight {@code i} of block {@code b} of row {@code o} (Q4_0: {@code q − 8}; IQ4_NL: its grid value). */
     static int weight(WeightMatrix w, int o, int b, int i) {
         long at = blockAt(w, o, b) + 32;
         if (w.layout() == WeightLayout.Q8_0_Q8) return w.data().get(ValueLayout.JAVA_BYTE, at + 64 * (i / 4) + 4 * (o % GROUP) + (i & 3));
         int v = w.data().get(ValueLayout.JAVA_BYTE, at + 64 * (i / 8) + 4 * (o % GROUP) + (i & 3)) & 0xFF;
-        return ((i & 4) == 0 ? v & 15 : v >>> 4) - 8;
+        int nibble = (i & 4) == 0 ? v & 15 : v >>> 4;
+        return w.layout() == WeightLayout.IQ4_NL_Q8 ? dgr.gguf.codec.Iq4Fit.value(nibble) : nibble - 8;
     }
 
     /** The f16 scale of block {@code b} of row {@code o}, as f32. */
@@ -259,7 +292,8 @@ final class Q8Rows {
      * kernel, and the reference the native kernels are tested against.
      */
     static void javaRows(WeightMatrix w, Q8Input in, int nRows, float[] out, int oStart, int oEnd) {
-        if (w.layout() == WeightLayout.Q4_K_Q8 || w.layout() == WeightLayout.Q5_K_Q8 || w.layout() == WeightLayout.Q6_K_Q8) {
+        if (w.layout() == WeightLayout.Q4_K_Q8 || w.layout() == WeightLayout.Q5_K_Q8 || w.layout() == WeightLayout.Q6_K_Q8
+                || w.layout() == WeightLayout.IQ4_XS_Q8) {
             KQuants.javaRows(w, in, nRows, out, oStart, oEnd);
             return;
         }
@@ -279,7 +313,9 @@ final class Q8Rows {
 
     /**
      * Q4_K, Q5_K and Q6_K in their interleaved layouts: accessors and the Java kernel. Order per
-     * output element, super-block after super-block: Q4_K and Q5_K per 32-value sub-block {@code j}, with
+     * output element, super-block after super-block: IQ4_XS per 32-value sub-block,
+     * {@code acc = fma((float) Σ v·a, (d·(ls−32))·d_a, acc)} over grid values {@code v}; Q4_K and
+     * Q5_K per 32-value sub-block {@code j}, with
      * {@code isum = Σ q·a} over unsigned quants, {@code acc = fma((float) isum, (d·sc_j)·d_a, acc)},
      * then {@code acc = fma(−(float) Σa, (dmin·m_j)·d_a, acc)}; Q6_K per 16-value sub-block
      * {@code k}, {@code isum = Σ (q−32)·a}, {@code acc = fma((float) isum, (d·sc_k)·d_a, acc)}.
@@ -292,6 +328,7 @@ final class Q8Rows {
             long bytes = switch (w.layout()) {
                 case Q4_K_Q8 -> 2368;
                 case Q5_K_Q8 -> 2880;
+                case IQ4_XS_Q8 -> 2208;
                 default -> 3360;
             };
             return (o / GROUP) * GROUP * w.rowBytes() + bytes * sb;
@@ -299,7 +336,7 @@ final class Q8Rows {
 
         /** Q4_K and Q5_K: scales and mins per 32 values, unsigned quants with a min to subtract. */
         private static boolean withMins(WeightMatrix w) {
-            return w.layout() != WeightLayout.Q6_K_Q8;
+            return w.layout() == WeightLayout.Q4_K_Q8 || w.layout() == WeightLayout.Q5_K_Q8;
         }
 
         static float d(WeightMatrix w, int o, int sb) {
@@ -310,7 +347,7 @@ final class Q8Rows {
             return Float.float16ToFloat(w.data().get(F16, superAt(w, o, sb) + 32 + 2 * (o % GROUP)));
         }
 
-        /** Q4_K, Q5_K: sub-block j's 6-bit scale; Q6_K: 16-value sub-block j's int8 scale. */
+        /** Q4_K, Q5_K: sub-block j's 6-bit scale; Q6_K: 16-value sub-block j's int8 scale; IQ4_XS: sub-block j's {@code ls − 32}. */
         static int scale(WeightMatrix w, int o, int sb, int j) {
             byte b = w.data().get(ValueLayout.JAVA_BYTE, superAt(w, o, sb) + (withMins(w) ? 64 : 32) + 16L * j + o % GROUP);
             return withMins(w) ? b & 0xFF : b;
@@ -320,9 +357,13 @@ final class Q8Rows {
             return w.data().get(ValueLayout.JAVA_BYTE, superAt(w, o, sb) + 192 + 16L * j + o % GROUP) & 0xFF;
         }
 
-        /** Unsigned quant {@code v} (0..255) of super-block {@code sb} of row {@code o}: Q4_K 0..15, Q5_K 0..31, Q6_K 0..63. */
+        /** Quant {@code v} (0..255) of super-block {@code sb} of row {@code o}: Q4_K 0..15, Q5_K 0..31, Q6_K 0..63, IQ4_XS its grid value. */
         static int quant(WeightMatrix w, int o, int sb, int v) {
             int j = v / 32, i = v % 32, r = o % GROUP;
+            if (w.layout() == WeightLayout.IQ4_XS_Q8) {
+                int b = w.data().get(ValueLayout.JAVA_BYTE, superAt(w, o, sb) + 160 + 256L * j + 64 * (i / 8) + 4 * r + (i & 3)) & 0xFF;
+                return dgr.gguf.codec.Iq4Fit.value((i & 4) == 0 ? b & 15 : b >>> 4);
+            }
             if (withMins(w)) {
                 boolean five = w.layout() == WeightLayout.Q5_K_Q8;
                 long sub = superAt(w, o, sb) + 320 + (five ? 320L : 256L) * j;
@@ -348,7 +389,11 @@ final class Q8Rows {
                         for (int j = 0; j < 8; j++) {
                             int ab = b * nb + 8 * sb + j;
                             float da = in.d[ab];
-                            if (q4) {
+                            if (w.layout() == WeightLayout.IQ4_XS_Q8) {
+                                int isum = 0;
+                                for (int i = 0; i < 32; i++) isum += quant(w, o, sb, 32 * j + i) * in.q[32 * ab + i];
+                                acc = Math.fma((float) isum, d * scale(w, o, sb, j) * da, acc);
+                            } else if (q4) {
                                 int isum = 0;
                                 for (int i = 0; i < 32; i++) isum += quant(w, o, sb, 32 * j + i) * in.q[32 * ab + i];
                                 acc = Math.fma((float) isum, d * scale(w, o, sb, j) * da, acc);

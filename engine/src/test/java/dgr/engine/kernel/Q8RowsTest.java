@@ -43,7 +43,8 @@ class Q8RowsTest {
         };
     }
 
-    static final GgmlType[] TYPES = {GgmlType.Q4_0, GgmlType.Q8_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K};
+    static final GgmlType[] TYPES = {GgmlType.Q4_0, GgmlType.Q8_0, GgmlType.IQ4_NL, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K,
+            GgmlType.IQ4_XS};
 
     /** The value the layout holds for value {@code i} of row {@code r}, computed as ggml's dequantization does. */
     static float held(WeightMatrix p, int r, int i) {
@@ -53,6 +54,10 @@ class Q8RowsTest {
                 float d1 = Q8Rows.KQuants.d(p, r, sb) * Q8Rows.KQuants.scale(p, r, sb, j);
                 float m1 = Q8Rows.KQuants.dmin(p, r, sb) * Q8Rows.KQuants.min(p, r, sb, j);
                 yield d1 * Q8Rows.KQuants.quant(p, r, sb, i % 256) - m1;
+            }
+            case IQ4_XS -> {
+                int sb = i / 256;
+                yield Q8Rows.KQuants.d(p, r, sb) * Q8Rows.KQuants.scale(p, r, sb, (i % 256) / 32) * Q8Rows.KQuants.quant(p, r, sb, i % 256);
             }
             case Q6_K -> {
                 int sb = i / 256;
@@ -87,13 +92,18 @@ class Q8RowsTest {
     }
 
     @ParameterizedTest
-    @EnumSource(names = {"Q4_0", "Q8_0", "Q4_K", "Q5_K", "Q6_K"})
+    @EnumSource(names = {"Q4_0", "Q8_0", "IQ4_NL", "Q4_K", "Q5_K", "Q6_K", "IQ4_XS"})
     void repackedRowsHoldTheFileValues(GgmlType type) {
         int cols = 768, rows = 21;
         WeightMatrix w = random(type, rows, cols, 3);
         WeightMatrix p = Q8Rows.repack(w, Arena.ofAuto());
         assertThat(p.layout().name()).isEqualTo(type.name() + "_Q8");
-        assertThat(p.rowBytes()).isEqualTo(type == GgmlType.Q4_K ? 148 * 3 : type == GgmlType.Q5_K ? 180 * 3 : w.rowBytes());
+        assertThat(p.rowBytes()).isEqualTo(switch (type) {
+            case Q4_K -> 148 * 3L;
+            case Q5_K -> 180 * 3L;
+            case IQ4_XS -> 138 * 3L;
+            default -> w.rowBytes();
+        });
         float[] file = new float[cols];
         for (int r = 0; r < rows; r++) {
             RowDecoder.decodeRow(w, r, file, 0);
@@ -102,7 +112,7 @@ class Q8RowsTest {
     }
 
     @ParameterizedTest
-    @EnumSource(names = {"Q4_0", "Q8_0", "Q4_K", "Q5_K", "Q6_K"})
+    @EnumSource(names = {"Q4_0", "Q8_0", "IQ4_NL", "Q4_K", "Q5_K", "Q6_K", "IQ4_XS"})
     void javaKernelIsTheRoundedActivationsDotTheWeightsInFloat64(GgmlType type) {
         int rows = 9, cols = 512, nb = cols / 32, batch = 3;
         WeightMatrix w = random(type, rows, cols, 5);

@@ -38,11 +38,16 @@ class Iq4CrossCheckTest {
             0.21279148375842016, 0.039336763424852705, 0.056990306852222616});
     private static final double TOLERANCE = 0.04;
 
-    @Test
-    void iq4XsGreedyPathAndMarginsMatchLlamaCpp() {
-        try (Engine e = TinyModels.load("IQ4_XS", EngineOptions.Kind.SIMD, 2, 32)) {
+    /** java-simd (f32 activations) and java-q8 (8-bit activations, as llama.cpp rounds them). */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.EnumSource(names = {"SIMD", "Q8"})
+    void iq4XsGreedyPathAndMarginsMatchLlamaCpp(EngineOptions.Kind kind) {
+        try (Engine e = TinyModels.load("IQ4_XS", kind, 2, 32)) {
             LLAMA_CPP.assertMatches(e, TOLERANCE);
-            // Pinned beyond the tolerance: dgr chose all 16 of llama.cpp's tokens.
+            // Pinned beyond the tolerance: java-simd chose all 16 of llama.cpp's tokens. (java-q8
+            // rounds activations per 32 values, llama.cpp per 256 for IQ4_XS: at the 0.0022-margin
+            // step they part, within the tolerance above.)
+            if (kind == EngineOptions.Kind.Q8) return;
             float[][] rows = LLAMA_CPP.teacherForced(e);
             for (int k = 0; k < rows.length; k++) assertThat(TinyModels.argmax(rows[k], 0, rows[k].length)).isEqualTo(LLAMA_CPP.tokens()[k]);
         }
