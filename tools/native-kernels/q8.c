@@ -1,17 +1,22 @@
 /*
- * dgr's native kernels for engine java-q8/1: Q4_0, Q8_0, Q4_K, Q5_K and Q6_K weights against activations rounded
- * to 8 bits. build.sh compiles this file twice, for AVX-512 VNNI and for AVX2, each into one flat
+ * dgr's native kernels for engine java-q8/1: Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K and IQ4_XS
+ * weights against activations rounded to 8 bits. build.sh compiles this file twice, for AVX-512 VNNI and for AVX2, each into one flat
  * position-independent image (no libc, no relocations) that Q8Native loads into a code page and
- * calls through a foreign downcall. The Java methods Q4Q8.javaRows / Q8Q8.javaRows compute the same
- * bits without it; Q8Layout's comment states the layouts and the order.
+ * calls through a foreign downcall. Q8Rows.javaRows computes the same bits without it; Q8Rows'
+ * and Q8Rows.KQuants' comments state the layouts and the order.
  *
  * Weights: groups of 16 rows; per group, per 32-value block: the 16 rows' f16 scales (32 bytes),
  * then the quants so that 32-bit lane r of each 64-byte stretch (AVX2: of each 32-byte half,
  * rows 0-7 then 8-15) holds four values of row r:
  *   Q4_0, 4 stretches: byte 4r + j of stretch k holds row r's value 8k + j (low nibble) and
  *         8k + 4 + j (high nibble), unsigned 0..15;
- *   Q8_0, 8 stretches: byte 4r + j of stretch c holds row r's value 4c + j, signed.
- * Activations per batch row, per block: 32 int8 (aq), their int sum (asum), the f32 scale (ad).
+ *   Q8_0, 8 stretches: byte 4r + j of stretch c holds row r's value 4c + j, signed;
+ *   IQ4_NL as Q4_0, the nibbles being indices into ggml's 16-value grid.
+ * Q4_K, Q5_K, Q6_K and IQ4_XS keep per 256 values and group their scales (and mins) first, then
+ * per 32 values quants arranged as Q4_0's (Q5_K, Q6_K: followed by the high bits); see
+ * group_super below and Q8Rows.KQuants for the exact bytes.
+ * Activations per batch row, per block: 32 int8 (aq), their int sum (asum), the sums of each
+ * half (half, for Q6_K's 16-value sub-blocks), the f32 scale (ad).
  * Output row o of batch row b: acc = fma((float) isum_B, d_w * d_a, acc) over blocks B in order
  * from +0, isum_B = sum of (w - offset) * a over the block (exact integers; Q4_0's offset is 8).
  *
@@ -129,12 +134,15 @@ INLINE void unpack_q5(const uint8_t *q, __m512i w[8]) {
 }
 
 /*
- * Q4_K (five = 0) and Q5_K (five = 1): per super-block and group 16 d, 16 dmin (f16), 8 x 16 scale
- * bytes, 8 x 16 min bytes, then 8 sub-blocks of Q4_0-like quants (Q5_K: each followed by its fifth bits).
+ * The types with 256-value super-blocks (T = 2: Q4_K, 3: Q6_K, 4: Q5_K, 6: IQ4_XS; a constant after
+ * inlining), per super-block and group: the 16 rows' f16 d, Q4_K and Q5_K their 16 dmin, then a
+ * byte per row and sub-block of scale (Q4_K, Q5_K: 8 x 16 unsigned, then 8 x 16 mins; Q6_K: 16 x 16
+ * int8, per 16 values; IQ4_XS: 8 x 16 int8 ls - 32), then per 32 values the quants as Q4_0's
+ * (Q5_K: followed by a stretch of fifth bits; Q6_K: by two of high bits; IQ4_XS: grid indices).
  */
-INLINE void group_q4k(int G, int five, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const float *ad, long b0,
-                      float *out, long outStride, __mmask16 keep, long ahead) {
-    const int SB = five ? 2880 : 2368, SUB = five ? 320 : 256;
+INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const int32_t *half,
+                        const float *ad, long b0, float *out, long outStride, __mmask16 keep, long ahead) {
+    const int SB = T == 2 ? 2368 : T == 4 ? 2880 : T == 3 ? 3360 : 2208, mins = T == 2 || T == 4;
     __m512 acc[8];
     #pragma GCC unroll 16
     for (int k = 0; k < G; k++) acc[k] = _mm512_setzero_ps();
@@ -144,88 +152,52 @@ INLINE void group_q4k(int G, int five, const uint8_t *gw, long nb, const int8_t 
             for (int c = 0; c < SB; c += 64) _mm_prefetch((const char *) sb + ahead + c, _MM_HINT_T2);
         }
         __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) sb));
-        __m512 mv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (sb + 32)));
+        __m512 mv = mins ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (sb + 32))) : dv;
         #pragma GCC unroll 1
         for (int j = 0; j < 8; j++) {
-            __m512 sv = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *) (sb + 64 + 16 * j)))));
-            __m512 mm = _mm512_mul_ps(mv, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *) (sb + 192 + 16 * j)))));
             __m512i w[8];
-            if (five) unpack_q5(sb + 320 + SUB * j, w);
-            else unpack_q4(sb + 320 + SUB * j, w);
-            #pragma GCC unroll 16
-            for (int k = 0; k < G; k++) {
-                long ab = (b0 + k) * nb + 8 * S + j;
-                __m512i is = isum_q4(w, (const int32_t *) (aq + 32 * ab), 0);
-                __m512 da = _mm512_set1_ps(ad[ab]);
-                acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(sv, da), acc[k]);
-                acc[k] = _mm512_fnmadd_ps(_mm512_set1_ps((float) asum[ab]), _mm512_mul_ps(mm, da), acc[k]);
+            if (T == 3) {
+                /* Q6_K: two 16-value sub-blocks, each with its own scale and its half's sum for the "- 32". */
+                __m512 s0 = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) (sb + 32 + 32 * j)))));
+                __m512 s1 = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) (sb + 48 + 32 * j)))));
+                unpack_q6(sb + 288 + 384 * j, w);
+                #pragma GCC unroll 16
+                for (int k = 0; k < G; k++) {
+                    long ab = (b0 + k) * nb + 8 * S + j;
+                    const int32_t *a = (const int32_t *) (aq + 32 * ab);
+                    __m512i i0 = _mm512_set1_epi32(-32 * half[2 * ab]), i1 = _mm512_set1_epi32(-32 * half[2 * ab + 1]);
+                    #pragma GCC unroll 16
+                    for (int c = 0; c < 4; c++) {
+                        i0 = _mm512_dpbusd_epi32(i0, w[c], _mm512_set1_epi32(a[c]));
+                        i1 = _mm512_dpbusd_epi32(i1, w[c + 4], _mm512_set1_epi32(a[c + 4]));
+                    }
+                    __m512 da = _mm512_set1_ps(ad[ab]);
+                    acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i0), _mm512_mul_ps(s0, da), acc[k]);
+                    acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i1), _mm512_mul_ps(s1, da), acc[k]);
+                }
+                continue;
             }
-        }
-    }
-    #pragma GCC unroll 16
-    for (int k = 0; k < G; k++) _mm512_mask_storeu_ps(out + (b0 + k) * outStride, keep, acc[k]);
-}
-
-/* Q6_K: per super-block and group 16 d (f16), 16 x 16 int8 scales, then per 32 values 256 bytes of low nibbles and 128 of high bits. */
-INLINE void group_q6k(int G, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *half, const float *ad, long b0,
-                      float *out, long outStride, __mmask16 keep, long ahead) {
-    __m512 acc[8];
-    #pragma GCC unroll 16
-    for (int k = 0; k < G; k++) acc[k] = _mm512_setzero_ps();
-    for (long S = 0; S < nb / 8; S++) {
-        const uint8_t *sb = gw + 3360 * S;
-        if (ahead > 0) {
-            for (int c = 0; c < 3360; c += 64) _mm_prefetch((const char *) sb + ahead + c, _MM_HINT_T2);
-        }
-        __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) sb));
-        #pragma GCC unroll 1
-        for (int j = 0; j < 8; j++) {
-            __m512 s0 = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) (sb + 32 + 32 * j)))));
-            __m512 s1 = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) (sb + 48 + 32 * j)))));
-            __m512i w[8];
-            unpack_q6(sb + 288 + 384 * j, w);
+            __m512 sv, mm = dv;
+            if (mins) {
+                sv = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *) (sb + 64 + 16 * j)))));
+                mm = _mm512_mul_ps(mv, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *) (sb + 192 + 16 * j)))));
+                if (T == 4) unpack_q5(sb + 320 + 320 * j, w);
+                else unpack_q4(sb + 320 + 256 * j, w);
+            } else {
+                sv = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) (sb + 32 + 16 * j)))));
+                unpack_iq4(sb + 160 + 256 * j, w);
+            }
             #pragma GCC unroll 16
             for (int k = 0; k < G; k++) {
                 long ab = (b0 + k) * nb + 8 * S + j;
                 const int32_t *a = (const int32_t *) (aq + 32 * ab);
-                __m512i i0 = _mm512_set1_epi32(-32 * half[2 * ab]), i1 = _mm512_set1_epi32(-32 * half[2 * ab + 1]);
-                #pragma GCC unroll 16
-                for (int c = 0; c < 4; c++) {
-                    i0 = _mm512_dpbusd_epi32(i0, w[c], _mm512_set1_epi32(a[c]));
-                    i1 = _mm512_dpbusd_epi32(i1, w[c + 4], _mm512_set1_epi32(a[c + 4]));
-                }
                 __m512 da = _mm512_set1_ps(ad[ab]);
-                acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i0), _mm512_mul_ps(s0, da), acc[k]);
-                acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i1), _mm512_mul_ps(s1, da), acc[k]);
-            }
-        }
-    }
-    #pragma GCC unroll 16
-    for (int k = 0; k < G; k++) _mm512_mask_storeu_ps(out + (b0 + k) * outStride, keep, acc[k]);
-}
-
-/* IQ4_XS: per super-block and group 16 d (f16), 8 x 16 int8 scales (ls - 32), then 8 sub-blocks of IQ4_NL-like indices. */
-INLINE void group_iq4xs(int G, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const float *ad, long b0,
-                        float *out, long outStride, __mmask16 keep, long ahead) {
-    __m512 acc[8];
-    #pragma GCC unroll 16
-    for (int k = 0; k < G; k++) acc[k] = _mm512_setzero_ps();
-    for (long S = 0; S < nb / 8; S++) {
-        const uint8_t *sb = gw + 2208 * S;
-        if (ahead > 0) {
-            for (int c = 0; c < 2208; c += 64) _mm_prefetch((const char *) sb + ahead + c, _MM_HINT_T2);
-        }
-        __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) sb));
-        #pragma GCC unroll 1
-        for (int j = 0; j < 8; j++) {
-            __m512 sv = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) (sb + 32 + 16 * j)))));
-            __m512i w[8];
-            unpack_iq4(sb + 160 + 256 * j, w);
-            #pragma GCC unroll 16
-            for (int k = 0; k < G; k++) {
-                long ab = (b0 + k) * nb + 8 * S + j;
-                __m512i is = isum_q8(w, (const int32_t *) (aq + 32 * ab), asum[ab]);
-                acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(sv, _mm512_set1_ps(ad[ab])), acc[k]);
+                if (mins) {
+                    acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum_q4(w, a, 0)), _mm512_mul_ps(sv, da), acc[k]);
+                    acc[k] = _mm512_fnmadd_ps(_mm512_set1_ps((float) asum[ab]), _mm512_mul_ps(mm, da), acc[k]);
+                } else {
+                    acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum_q8(w, a, asum[ab])), _mm512_mul_ps(sv, da), acc[k]);
+                }
             }
         }
     }
@@ -370,9 +342,10 @@ INLINE __m256i isum_q5(const __m256i *w, const int32_t *a) {
     return _mm256_add_epi32(_mm256_madd_epi16(t0, ones), _mm256_madd_epi16(t1, ones));
 }
 
-INLINE void group_q4k(int G, int five, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const float *ad, long b0,
-                      float *out, long outStride, __mmask16 keep, long ahead) {
-    const int SB = five ? 2880 : 2368, SUB = five ? 320 : 256;
+/* The super-block types as in the AVX-512 image, per half (rows 0-7, then 8-15). */
+INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const int32_t *half,
+                        const float *ad, long b0, float *out, long outStride, __mmask16 keep, long ahead) {
+    const int SB = T == 2 ? 2368 : T == 4 ? 2880 : T == 3 ? 3360 : 2208, mins = T == 2 || T == 4;
     facc acc[8];
     #pragma GCC unroll 16
     for (int k = 0; k < G; k++) acc[k] = FZERO();
@@ -386,88 +359,38 @@ INLINE void group_q4k(int G, int five, const uint8_t *gw, long nb, const int8_t 
             #pragma GCC unroll 2
             for (int h = 0; h < 2; h++) {
                 __m256 dv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (sb + 16 * h)));
-                __m256 mv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (sb + 32 + 16 * h)));
-                __m256 sv = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *) (sb + 64 + 16 * j + 8 * h)))));
-                __m256 mm = _mm256_mul_ps(mv, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *) (sb + 192 + 16 * j + 8 * h)))));
                 __m256i w[8];
-                if (five) unpack_q5(sb + 320 + SUB * j + 32 * h, w);
-                else unpack_q4(sb + 320 + SUB * j + 32 * h, w);
+                __m256 sv, s1 = dv, mm = dv;
+                if (T == 3) {
+                    sv = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (sb + 32 + 32 * j + 8 * h)))));
+                    s1 = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (sb + 48 + 32 * j + 8 * h)))));
+                    unpack_q6(sb + 288 + 384 * j + 32 * h, w);
+                } else if (mins) {
+                    __m256 mv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (sb + 32 + 16 * h)));
+                    sv = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *) (sb + 64 + 16 * j + 8 * h)))));
+                    mm = _mm256_mul_ps(mv, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *) (sb + 192 + 16 * j + 8 * h)))));
+                    if (T == 4) unpack_q5(sb + 320 + 320 * j + 32 * h, w);
+                    else unpack_q4(sb + 320 + 256 * j + 32 * h, w);
+                } else {
+                    sv = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (sb + 32 + 16 * j + 8 * h)))));
+                    unpack_iq4(sb + 160 + 256 * j + 32 * h, w);
+                }
                 #pragma GCC unroll 16
                 for (int k = 0; k < G; k++) {
                     long ab = (b0 + k) * nb + 8 * S + j;
                     const int32_t *a = (const int32_t *) (aq + 32 * ab);
-                    __m256i is = five ? isum_q5(w, a) : isum_q4(w, a, 0);
                     __m256 da = _mm256_set1_ps(ad[ab]);
                     __m256 *x = h == 0 ? &acc[k].lo : &acc[k].hi;
-                    *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(sv, da), *x);
-                    *x = _mm256_fnmadd_ps(_mm256_set1_ps((float) asum[ab]), _mm256_mul_ps(mm, da), *x);
-                }
-            }
-        }
-    }
-    #pragma GCC unroll 16
-    for (int k = 0; k < G; k++) store(out + (b0 + k) * outStride, keep, acc[k]);
-}
-
-INLINE void group_q6k(int G, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *half, const float *ad, long b0,
-                      float *out, long outStride, __mmask16 keep, long ahead) {
-    facc acc[8];
-    #pragma GCC unroll 16
-    for (int k = 0; k < G; k++) acc[k] = FZERO();
-    for (long S = 0; S < nb / 8; S++) {
-        const uint8_t *sb = gw + 3360 * S;
-        if (ahead > 0) {
-            for (int c = 0; c < 3360; c += 64) _mm_prefetch((const char *) sb + ahead + c, _MM_HINT_T2);
-        }
-        #pragma GCC unroll 1
-        for (int j = 0; j < 8; j++) {
-            #pragma GCC unroll 2
-            for (int h = 0; h < 2; h++) {
-                __m256 dv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (sb + 16 * h)));
-                __m256 s0 = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (sb + 32 + 32 * j + 8 * h)))));
-                __m256 s1 = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (sb + 48 + 32 * j + 8 * h)))));
-                __m256i w[8];
-                unpack_q6(sb + 288 + 384 * j + 32 * h, w);
-                #pragma GCC unroll 16
-                for (int k = 0; k < G; k++) {
-                    long ab = (b0 + k) * nb + 8 * S + j;
-                    const int32_t *a = (const int32_t *) (aq + 32 * ab);
-                    __m256i i0 = isum_q6(w, a, half[2 * ab]), i1 = isum_q6(w + 4, a + 4, half[2 * ab + 1]);
-                    __m256 da = _mm256_set1_ps(ad[ab]);
-                    __m256 *x = h == 0 ? &acc[k].lo : &acc[k].hi;
-                    *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i0), _mm256_mul_ps(s0, da), *x);
-                    *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i1), _mm256_mul_ps(s1, da), *x);
-                }
-            }
-        }
-    }
-    #pragma GCC unroll 16
-    for (int k = 0; k < G; k++) store(out + (b0 + k) * outStride, keep, acc[k]);
-}
-INLINE void group_iq4xs(int G, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const float *ad, long b0,
-                        float *out, long outStride, __mmask16 keep, long ahead) {
-    facc acc[8];
-    #pragma GCC unroll 16
-    for (int k = 0; k < G; k++) acc[k] = FZERO();
-    for (long S = 0; S < nb / 8; S++) {
-        const uint8_t *sb = gw + 2208 * S;
-        if (ahead > 0) {
-            for (int c = 0; c < 2208; c += 64) _mm_prefetch((const char *) sb + ahead + c, _MM_HINT_T2);
-        }
-        #pragma GCC unroll 1
-        for (int j = 0; j < 8; j++) {
-            #pragma GCC unroll 2
-            for (int h = 0; h < 2; h++) {
-                __m256 dv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (sb + 16 * h)));
-                __m256 sv = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (sb + 32 + 16 * j + 8 * h)))));
-                __m256i w[8];
-                unpack_iq4(sb + 160 + 256 * j + 32 * h, w);
-                #pragma GCC unroll 16
-                for (int k = 0; k < G; k++) {
-                    long ab = (b0 + k) * nb + 8 * S + j;
-                    __m256i is = isum_q8(w, (const int32_t *) (aq + 32 * ab), asum[ab]);
-                    __m256 *x = h == 0 ? &acc[k].lo : &acc[k].hi;
-                    *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(sv, _mm256_set1_ps(ad[ab])), *x);
+                    if (T == 3) {
+                        *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum_q6(w, a, half[2 * ab])), _mm256_mul_ps(sv, da), *x);
+                        *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum_q6(w + 4, a + 4, half[2 * ab + 1])), _mm256_mul_ps(s1, da), *x);
+                    } else if (mins) {
+                        __m256i is = T == 4 ? isum_q5(w, a) : isum_q4(w, a, 0);
+                        *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(sv, da), *x);
+                        *x = _mm256_fnmadd_ps(_mm256_set1_ps((float) asum[ab]), _mm256_mul_ps(mm, da), *x);
+                    } else {
+                        *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum_q8(w, a, asum[ab])), _mm256_mul_ps(sv, da), *x);
+                    }
                 }
             }
         }
@@ -503,6 +426,11 @@ INLINE void group(int G, int kind, const uint8_t *gw, long nb, const int8_t *aq,
  * (outer), row groups inner, so a group's activations stay in L1 while the weights stream; the
  * first batch group prefetches `ahead` bytes on.
  */
+/* CALL(T, G) for the group's batch-row count G (8, 4, 2 or 1), so that every kernel is compiled for constant T and G. */
+#define ROWS(CALL, T) do { if (n == 8) CALL(T, 8); else if (n == 4) CALL(T, 4); else if (n == 2) CALL(T, 2); else CALL(T, 1); } while (0)
+#define BLOCKS(T, G) group(G, T, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf)
+#define SUPER(T, G) group_super(G, T, gw, nb, aq, asum, half, ad, b0, o, outStride, keep, pf)
+
 __attribute__((section(".text.entry")))
 void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long nb, const int8_t *aq,
             const int32_t *asum, const int32_t *half, const float *ad, long nBatch, float *out, long outStride, long ahead) {
@@ -515,41 +443,14 @@ void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long n
             __mmask16 keep = (__mmask16) ((hi >= 16 ? 0xFFFF : (1u << hi) - 1) & (lo <= 0 ? 0xFFFF : ~((1u << lo) - 1)));
             const uint8_t *gw = w + g * groupBytes;
             float *o = out + 16 * g;
-            if (type == 2) {
-                if (n == 8) group_q4k(8, 0, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
-                else if (n == 4) group_q4k(4, 0, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
-                else if (n == 2) group_q4k(2, 0, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
-                else group_q4k(1, 0, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
-            } else if (type == 4) {
-                if (n == 8) group_q4k(8, 1, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
-                else if (n == 4) group_q4k(4, 1, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
-                else if (n == 2) group_q4k(2, 1, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
-                else group_q4k(1, 1, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
-            } else if (type == 3) {
-                if (n == 8) group_q6k(8, gw, nb, aq, half, ad, b0, o, outStride, keep, pf);
-                else if (n == 4) group_q6k(4, gw, nb, aq, half, ad, b0, o, outStride, keep, pf);
-                else if (n == 2) group_q6k(2, gw, nb, aq, half, ad, b0, o, outStride, keep, pf);
-                else group_q6k(1, gw, nb, aq, half, ad, b0, o, outStride, keep, pf);
-            } else if (type == 6) {
-                if (n == 8) group_iq4xs(8, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
-                else if (n == 4) group_iq4xs(4, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
-                else if (n == 2) group_iq4xs(2, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
-                else group_iq4xs(1, gw, nb, aq, asum, ad, b0, o, outStride, keep, pf);
-            } else if (type == 5) {
-                if (n == 8) group(8, 2, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
-                else if (n == 4) group(4, 2, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
-                else if (n == 2) group(2, 2, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
-                else group(1, 2, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
-            } else if (type == 1) {
-                if (n == 8) group(8, 1, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
-                else if (n == 4) group(4, 1, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
-                else if (n == 2) group(2, 1, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
-                else group(1, 1, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
-            } else {
-                if (n == 8) group(8, 0, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
-                else if (n == 4) group(4, 0, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
-                else if (n == 2) group(2, 0, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
-                else group(1, 0, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf);
+            switch (type) {
+            case 1: ROWS(BLOCKS, 1); break;
+            case 5: ROWS(BLOCKS, 2); break;
+            case 2: ROWS(SUPER, 2); break;
+            case 3: ROWS(SUPER, 3); break;
+            case 4: ROWS(SUPER, 4); break;
+            case 6: ROWS(SUPER, 6); break;
+            default: ROWS(BLOCKS, 0); break;
             }
         }
     }

@@ -40,9 +40,9 @@ import java.util.Set;
 final class Q8Native {
     /** The two images, best first, with the CPU flags each needs. */
     enum Variant {
-        AVX512_VNNI("q8-avx512vnni.bin", "0a8ab109dd8d5c87e12a3e55449abb47c6144278fbe7b3bda41284f4a546ae5c",
+        AVX512_VNNI("q8-avx512vnni.bin", "4e09e7531d93d99390a37266b0d44e994555a88d089365de54f56a967174b0cf",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")),
-        AVX2("q8-avx2.bin", "ff6067e6cdec045db9beb31e30d86d627f6e751832b6955cd301bfa1a90b9c77",
+        AVX2("q8-avx2.bin", "d04e203c71328ad8d5d58665c7207b8804e774e37d8bbf6695e3ff6f70c53a46",
                 List.of("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"));
 
         final String resource, sha256;
