@@ -57,7 +57,7 @@ public final class Dsv4Engine implements Engine {
         this.contextLength = ctx;
         this.maxRows = o.maxRows();
         if (o.kind() == EngineOptions.Kind.Q8) {
-            throw new IllegalArgumentException(file.path() + ": engine java-q8 (8-bit activations for Q4_0) runs llama-family"
+            throw new IllegalArgumentException(file.path() + ": engine java-q8 (8-bit activations) runs llama-family"
                     + " models; deepseek4 runs on java-simd or java-scalar");
         }
         this.w = new Dsv4Weights(file, c, firstLayer, endLayer);
