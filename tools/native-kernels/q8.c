@@ -1,6 +1,6 @@
 /*
- * dgr's native kernels for engine java-q8/1: Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K and IQ4_XS
- * weights against activations rounded to 8 bits. build.sh compiles this file twice, for AVX-512 VNNI and for AVX2, each into one flat
+ * dgr's native kernels for engine java-q8/1: Q4_0, Q8_0, IQ4_NL, MXFP4, Q4_K, Q5_K, Q6_K and
+ * IQ4_XS weights against activations rounded to 8 bits. build.sh compiles this file twice, for AVX-512 VNNI and for AVX2, each into one flat
  * position-independent image (no libc, no relocations) that Q8Native loads into a code page and
  * calls through a foreign downcall. Q8Rows.javaRows computes the same bits without it; Q8Rows'
  * and Q8Rows.KQuants' comments state the layouts and the order.
@@ -11,7 +11,8 @@
  *   Q4_0, 4 stretches: byte 4r + j of stretch k holds row r's value 8k + j (low nibble) and
  *         8k + 4 + j (high nibble), unsigned 0..15;
  *   Q8_0, 8 stretches: byte 4r + j of stretch c holds row r's value 4c + j, signed;
- *   IQ4_NL as Q4_0, the nibbles being indices into ggml's 16-value grid.
+ *   IQ4_NL as Q4_0, the nibbles being indices into ggml's 16-value grid; MXFP4 the same with its
+ *   E2M1 codes, its scales E8M0 exponent bytes (16 per group and block).
  * Q4_K, Q5_K, Q6_K and IQ4_XS keep per 256 values and group their scales (and mins) first, then
  * per 32 values quants arranged as Q4_0's (Q5_K, Q6_K: followed by the high bits); see
  * group_super below and Q8Rows.KQuants for the exact bytes.
@@ -80,17 +81,36 @@ INLINE void unpack_iq4(const uint8_t *q, __m512i w[8]) {
     for (int c = 0; c < 8; c++) w[c] = _mm512_shuffle_epi8(grid, w[c]);
 }
 
-/* KIND 0: Q4_0, 1: Q8_0, 2: IQ4_NL (QBYTES: quant bytes per block and group). */
+/* MXFP4: the 4-bit E2M1 codes through ggml's doubled values (0, 1, 2, 3, 4, 6, 8, 12, then negated), + 128. */
+INLINE void unpack_mxfp4(const uint8_t *q, __m512i w[8]) {
+    const __m512i grid = _mm512_broadcast_i32x4(_mm_setr_epi8((char) 128, (char) 129, (char) 130, (char) 131, (char) 132,
+            (char) 134, (char) 136, (char) 140, (char) 128, 127, 126, 125, 124, 122, 120, 116));
+    unpack_q4(q, w);
+    #pragma GCC unroll 16
+    for (int c = 0; c < 8; c++) w[c] = _mm512_shuffle_epi8(grid, w[c]);
+}
+
+/*
+ * KIND 0: Q4_0, 1: Q8_0, 2: IQ4_NL (f16 scales, 32 bytes per group and block), 3: MXFP4 (E8M0
+ * exponent bytes, 16 bytes: 2^(e - 128) built as (e - 1) << 23, every e >= 2 here); QBYTES: quant
+ * bytes per group and block.
+ */
 #define BLOCK(KIND, QBYTES)                                                                             \
     for (long b = 0; b < nb; b++) {                                                                     \
-        const uint8_t *blk = gw + (32 + QBYTES) * b;                                                    \
+        const int HEAD = KIND == 3 ? 16 : 32;                                                           \
+        const uint8_t *blk = gw + (HEAD + QBYTES) * b;                                                  \
         if (ahead > 0) {                                                                                \
             _Pragma("GCC unroll 16")                                                                    \
-            for (int c = 0; c < 32 + QBYTES; c += 64) _mm_prefetch((const char *) blk + ahead + c, _MM_HINT_T2); \
+            for (int c = 0; c < HEAD + QBYTES; c += 64) _mm_prefetch((const char *) blk + ahead + c, _MM_HINT_T2); \
         }                                                                                               \
-        __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) blk));                          \
+        __m512 d = KIND == 3                                                                            \
+            ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_sub_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *) blk)), _mm512_set1_epi32(1)), 23)) \
+            : _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) blk));                               \
         __m512i w[8];                                                                                   \
-        if (KIND == 1) unpack_q8(blk + 32, w); else if (KIND == 2) unpack_iq4(blk + 32, w); else unpack_q4(blk + 32, w); \
+        if (KIND == 1) unpack_q8(blk + HEAD, w);                                                        \
+        else if (KIND == 2) unpack_iq4(blk + HEAD, w);                                                  \
+        else if (KIND == 3) unpack_mxfp4(blk + HEAD, w);                                                \
+        else unpack_q4(blk + HEAD, w);                                                                  \
         _Pragma("GCC unroll 16")                                                                        \
         for (int k = 0; k < G; k++) {                                                                   \
             long ab = (b0 + k) * nb + b;                                                                \
@@ -258,21 +278,33 @@ INLINE void unpack_iq4(const uint8_t *q, __m256i w[8]) {
     for (int c = 0; c < 8; c++) w[c] = _mm256_shuffle_epi8(grid, w[c]);
 }
 
+/* MXFP4: the E2M1 codes through ggml's doubled values, signed. */
+INLINE void unpack_mxfp4(const uint8_t *q, __m256i w[8]) {
+    const __m256i grid = _mm256_broadcastsi128_si256(_mm_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12));
+    unpack_q4(q, w);
+    #pragma GCC unroll 16
+    for (int c = 0; c < 8; c++) w[c] = _mm256_shuffle_epi8(grid, w[c]);
+}
+
 /* Per half (rows 0-7, then 8-15): its eight weight operands stay in registers for every batch row. KIND as above. */
 #define BLOCK(KIND, QBYTES)                                                                             \
     for (long b = 0; b < nb; b++) {                                                                     \
-        const uint8_t *blk = gw + (32 + QBYTES) * b;                                                    \
+        const int HEAD = KIND == 3 ? 16 : 32;                                                           \
+        const uint8_t *blk = gw + (HEAD + QBYTES) * b;                                                  \
         if (ahead > 0) {                                                                                \
             _Pragma("GCC unroll 16")                                                                    \
-            for (int c = 0; c < 32 + QBYTES; c += 64) _mm_prefetch((const char *) blk + ahead + c, _MM_HINT_T2); \
+            for (int c = 0; c < HEAD + QBYTES; c += 64) _mm_prefetch((const char *) blk + ahead + c, _MM_HINT_T2); \
         }                                                                                               \
         _Pragma("GCC unroll 2")                                                                         \
         for (int h = 0; h < 2; h++) {                                                                   \
-            __m256 dh = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (blk + 16 * h)));            \
+            __m256 dh = KIND == 3                                                                       \
+                ? _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *) (blk + 8 * h))), _mm256_set1_epi32(1)), 23)) \
+                : _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (blk + 16 * h)));                  \
             __m256i w[8];                                                                               \
-            if (KIND == 1) unpack_q8(blk + 32 + 32 * h, w);                                             \
-            else if (KIND == 2) unpack_iq4(blk + 32 + 32 * h, w);                                       \
-            else unpack_q4(blk + 32 + 32 * h, w);                                                       \
+            if (KIND == 1) unpack_q8(blk + HEAD + 32 * h, w);                                           \
+            else if (KIND == 2) unpack_iq4(blk + HEAD + 32 * h, w);                                     \
+            else if (KIND == 3) unpack_mxfp4(blk + HEAD + 32 * h, w);                                   \
+            else unpack_q4(blk + HEAD + 32 * h, w);                                                     \
             _Pragma("GCC unroll 16")                                                                    \
             for (int k = 0; k < G; k++) {                                                               \
                 long ab = (b0 + k) * nb + b;                                                            \
@@ -413,6 +445,8 @@ INLINE void group(int G, int kind, const uint8_t *gw, long nb, const int8_t *aq,
         BLOCK(1, 512)
     } else if (kind == 2) {
         BLOCK(2, 256)
+    } else if (kind == 3) {
+        BLOCK(3, 256)
     } else {
         BLOCK(0, 256)
     }
@@ -422,7 +456,7 @@ INLINE void group(int G, int kind, const uint8_t *gw, long nb, const int8_t *aq,
 
 /*
  * out[b * outStride + o] for batch rows b < nBatch and weight rows o in [o0, o1) of a matrix of
- * `type` (0: Q4_0, 1: Q8_0, 2: Q4_K, 3: Q6_K, 4: Q5_K, 5: IQ4_NL, 6: IQ4_XS) with `rowBytes` per row: batch rows in groups of eight, four, two, one
+ * `type` (0: Q4_0, 1: Q8_0, 2: Q4_K, 3: Q6_K, 4: Q5_K, 5: IQ4_NL, 6: IQ4_XS, 7: MXFP4) with `rowBytes` per row: batch rows in groups of eight, four, two, one
  * (outer), row groups inner, so a group's activations stay in L1 while the weights stream; the
  * first batch group prefetches `ahead` bytes on.
  */
@@ -446,6 +480,7 @@ void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long n
             switch (type) {
             case 1: ROWS(BLOCKS, 1); break;
             case 5: ROWS(BLOCKS, 2); break;
+            case 7: ROWS(BLOCKS, 3); break;
             case 2: ROWS(SUPER, 2); break;
             case 3: ROWS(SUPER, 3); break;
             case 4: ROWS(SUPER, 4); break;

@@ -40,9 +40,9 @@ import java.util.Set;
 final class Q8Native {
     /** The two images, best first, with the CPU flags each needs. */
     enum Variant {
-        AVX512_VNNI("q8-avx512vnni.bin", "4e09e7531d93d99390a37266b0d44e994555a88d089365de54f56a967174b0cf",
+        AVX512_VNNI("q8-avx512vnni.bin", "9dc1af03422acf3d75c70256990359ffe936241162fcf2c0db6c107e66327948",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")),
-        AVX2("q8-avx2.bin", "d04e203c71328ad8d5d58665c7207b8804e774e37d8bbf6695e3ff6f70c53a46",
+        AVX2("q8-avx2.bin", "50452a5228893aaa7a0f1684c38ba2502dee835b2ff0cc986c92042409f5dbe2",
                 List.of("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"));
 
         final String resource, sha256;
@@ -134,6 +134,7 @@ final class Q8Native {
             case Q5_K_Q8 -> 4;
             case IQ4_NL_Q8 -> 5;
             case IQ4_XS_Q8 -> 6;
+            case MXFP4_Q8 -> 7;
             default -> 0;
         };
         try {

@@ -7,7 +7,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.stream.IntStream;
 
 /**
- * Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K and IQ4_XS weights against activations rounded to 8 bits per 32 values
+ * Q4_0, Q8_0, IQ4_NL, MXFP4, Q4_K, Q5_K, Q6_K and IQ4_XS weights against activations rounded to 8 bits per 32 values
  * ({@link Q8Input}): integer dot products as llama.cpp's (which rounds K-quant activations per 256
  * values instead), in an order dgr fixes. The K-quants: see {@link KQuants}.
  * Engine {@code java-q8/1} runs every such matrix whose width is a multiple of 256 here;
@@ -39,7 +39,10 @@ final class Q8Rows {
 
     private Q8Rows() {}
 
-    /** Whether {@code w} can be repacked: Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K or IQ4_XS in file layout, width a multiple of 256, every f16 scale finite. */
+    /**
+     * Whether {@code w} can be repacked: Q4_0, Q8_0, IQ4_NL, MXFP4, Q4_K, Q5_K, Q6_K or IQ4_XS in file
+     * layout, width a multiple of 256, every f16 scale finite (MXFP4: every exponent at least 2).
+     */
     static boolean fits(WeightMatrix w) {
         if (w.layout() != WeightLayout.GGML || w.cols() % 256 != 0) return false;
         return switch (w.type()) {
@@ -50,6 +53,8 @@ final class Q8Rows {
             case Q6_K -> SpanKernels.finiteF16(w, 210, 208);
             case IQ4_NL -> SpanKernels.finiteF16(w, 18, 0);
             case IQ4_XS -> SpanKernels.finiteF16(w, 136, 0);
+            // Exponents below 2 are subnormal scales, which the kernels' bit-built scale does not give.
+            case MXFP4 -> ByteSpans.normalScales(w);
             default -> false;
         };
     }
@@ -64,6 +69,7 @@ final class Q8Rows {
             case Q6_K -> WeightLayout.Q6_K_Q8;
             case IQ4_NL -> WeightLayout.IQ4_NL_Q8;
             case IQ4_XS -> WeightLayout.IQ4_XS_Q8;
+            case MXFP4 -> WeightLayout.MXFP4_Q8;
             default -> throw new IllegalArgumentException(t + " has no 8-bit layout");
         };
     }
@@ -99,6 +105,7 @@ final class Q8Rows {
                 case Q8_0 -> packQ8_0(in, nb, out);
                 case Q4_0, IQ4_NL -> packQ4_0(in, nb, out);
                 case IQ4_XS -> packIQ4_XS(in, nb / 8, out);
+                case MXFP4 -> packMXFP4(in, nb, out);
                 case Q4_K -> packQ4_K(in, nb / 8, out);
                 case Q5_K -> packQ5_K(in, nb / 8, out);
                 default -> packQ6_K(in, nb / 8, out);
@@ -120,6 +127,25 @@ final class Q8Rows {
                 for (int i = 0; i < 32; i++) {
                     int v = in[src + 2 + (i & 15)] & 0xFF, quant = i < 16 ? v & 15 : v >>> 4;
                     out[at + 32 + 64 * (i / 8) + 4 * r + (i & 3)] |= (byte) (quant << ((i & 4) == 0 ? 0 : 4));
+                }
+            }
+        }
+    }
+
+    /**
+     * Sixteen MXFP4 file rows (per block an E8M0 exponent byte and 16 bytes, code i low nibble,
+     * i+16 high) into one group: per block the 16 exponent bytes, then the codes as Q4_0's quants.
+     */
+    static void packMXFP4(byte[] in, int nb, byte[] out) {
+        java.util.Arrays.fill(out, (byte) 0);
+        for (int b = 0; b < nb; b++) {
+            int at = 272 * b;
+            for (int r = 0; r < GROUP; r++) {
+                int src = 17 * (r * nb + b);
+                out[at + r] = in[src];
+                for (int i = 0; i < 32; i++) {
+                    int v = in[src + 1 + (i & 15)] & 0xFF, code = i < 16 ? v & 15 : v >>> 4;
+                    out[at + 16 + 64 * (i / 8) + 4 * r + (i & 3)] |= (byte) (code << ((i & 4) == 0 ? 0 : 4));
                 }
             }
         }
@@ -257,27 +283,42 @@ final class Q8Rows {
         return (t < 2 ? ql & 15 : ql >>> 4) | (((qh >>> (2 * t)) & 3) << 4);
     }
 
-    /** Bytes per group and 32-value block: the scales, then the quants (Q4_0, Q8_0). */
-    private static int blockBytes(WeightMatrix w) {
-        return w.layout() == WeightLayout.Q8_0_Q8 ? 544 : 288;
+    /** MXFP4's E2M1 values doubled, as ggml stores them (indices 8–15 the negatives). */
+    private static final int[] E2M1 = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+    /** Bytes of scales per group and 32-value block: 16 f16, or MXFP4's 16 exponent bytes. */
+    private static int headBytes(WeightMatrix w) {
+        return w.layout() == WeightLayout.MXFP4_Q8 ? 16 : 32;
     }
 
-    /** Byte offset of block {@code b} of the group holding row {@code o}. */
+    /** Byte offset of block {@code b} of the group holding row {@code o} (Q4_0, Q8_0, IQ4_NL, MXFP4). */
     private static long blockAt(WeightMatrix w, int o, int b) {
-        return (o / GROUP) * GROUP * w.rowBytes() + (long) blockBytes(w) * b;
+        int quants = w.layout() == WeightLayout.Q8_0_Q8 ? 512 : 256;
+        return (o / GROUP) * GROUP * w.rowBytes() + (long) (headBytes(w) + quants) * b;
     }
 
-    /** Signed weight {@code i} of block {@code b} of row {@code o} (Q4_0: {@code q − 8}; IQ4_NL: its grid value). */
+    /** Signed weight {@code i} of block {@code b} of row {@code o} (Q4_0: {@code q − 8}; IQ4_NL, MXFP4: its grid value). */
     static int weight(WeightMatrix w, int o, int b, int i) {
-        long at = blockAt(w, o, b) + 32;
+        long at = blockAt(w, o, b) + headBytes(w);
         if (w.layout() == WeightLayout.Q8_0_Q8) return w.data().get(ValueLayout.JAVA_BYTE, at + 64 * (i / 4) + 4 * (o % GROUP) + (i & 3));
         int v = w.data().get(ValueLayout.JAVA_BYTE, at + 64 * (i / 8) + 4 * (o % GROUP) + (i & 3)) & 0xFF;
         int nibble = (i & 4) == 0 ? v & 15 : v >>> 4;
-        return w.layout() == WeightLayout.IQ4_NL_Q8 ? dgr.gguf.codec.Iq4Fit.value(nibble) : nibble - 8;
+        return switch (w.layout()) {
+            case IQ4_NL_Q8 -> dgr.gguf.codec.Iq4Fit.value(nibble);
+            case MXFP4_Q8 -> E2M1[nibble];
+            default -> nibble - 8;
+        };
     }
 
-    /** The f16 scale of block {@code b} of row {@code o}, as f32. */
+    /**
+     * The scale of block {@code b} of row {@code o}: its f16, or MXFP4's {@code 2^(e−128)} (ggml's
+     * half scale), built as {@code (e−1) << 23}: exact for the {@code e ≥ 2} that {@link #fits} requires.
+     */
     static float scale(WeightMatrix w, int o, int b) {
+        if (w.layout() == WeightLayout.MXFP4_Q8) {
+            int e = w.data().get(ValueLayout.JAVA_BYTE, blockAt(w, o, b) + o % GROUP) & 0xFF;
+            return Float.intBitsToFloat((e - 1) << 23);
+        }
         return Float.float16ToFloat(w.data().get(F16, blockAt(w, o, b) + 2 * (o % GROUP)));
     }
 

@@ -25,6 +25,8 @@ public enum WeightLayout {
     IQ4_NL_Q8,
     /** IQ4_XS for 8-bit activations, rows interleaved in groups of 16, a byte per scale: see {@link Q8Rows.KQuants}. */
     IQ4_XS_Q8,
+    /** MXFP4 for 8-bit activations, as {@link #Q4_0_Q8} with E2M1 codes and exponent bytes: see {@link Q8Rows}. */
+    MXFP4_Q8,
     /** Q4_K regrouped into 64-value spans, byte scales and mins, f32 d and dmin: see {@link Q4Spans}. */
     Q4_K_SPANS,
     /** Q4_1 regrouped into 64-value spans, f16 d and m kept: see {@link Q4Spans}. */
@@ -71,7 +73,7 @@ public enum WeightLayout {
      */
     public int rowGroup() {
         return switch (this) {
-            case Q4_0_Q8, Q8_0_Q8, Q4_K_Q8, Q5_K_Q8, Q6_K_Q8, IQ4_NL_Q8, IQ4_XS_Q8 -> Q8Rows.GROUP;
+            case Q4_0_Q8, Q8_0_Q8, Q4_K_Q8, Q5_K_Q8, Q6_K_Q8, IQ4_NL_Q8, IQ4_XS_Q8, MXFP4_Q8 -> Q8Rows.GROUP;
             default -> 1;
         };
     }

@@ -43,8 +43,8 @@ class Q8RowsTest {
         };
     }
 
-    static final GgmlType[] TYPES = {GgmlType.Q4_0, GgmlType.Q8_0, GgmlType.IQ4_NL, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K,
-            GgmlType.IQ4_XS};
+    static final GgmlType[] TYPES = {GgmlType.Q4_0, GgmlType.Q8_0, GgmlType.IQ4_NL, GgmlType.MXFP4, GgmlType.Q4_K, GgmlType.Q5_K,
+            GgmlType.Q6_K, GgmlType.IQ4_XS};
 
     /** The value the layout holds for value {@code i} of row {@code r}, computed as ggml's dequantization does. */
     static float held(WeightMatrix p, int r, int i) {
@@ -92,7 +92,7 @@ class Q8RowsTest {
     }
 
     @ParameterizedTest
-    @EnumSource(names = {"Q4_0", "Q8_0", "IQ4_NL", "Q4_K", "Q5_K", "Q6_K", "IQ4_XS"})
+    @EnumSource(names = {"Q4_0", "Q8_0", "IQ4_NL", "MXFP4", "Q4_K", "Q5_K", "Q6_K", "IQ4_XS"})
     void repackedRowsHoldTheFileValues(GgmlType type) {
         int cols = 768, rows = 21;
         WeightMatrix w = random(type, rows, cols, 3);
@@ -112,7 +112,7 @@ class Q8RowsTest {
     }
 
     @ParameterizedTest
-    @EnumSource(names = {"Q4_0", "Q8_0", "IQ4_NL", "Q4_K", "Q5_K", "Q6_K", "IQ4_XS"})
+    @EnumSource(names = {"Q4_0", "Q8_0", "IQ4_NL", "MXFP4", "Q4_K", "Q5_K", "Q6_K", "IQ4_XS"})
     void javaKernelIsTheRoundedActivationsDotTheWeightsInFloat64(GgmlType type) {
         int rows = 9, cols = 512, nb = cols / 32, batch = 3;
         WeightMatrix w = random(type, rows, cols, 5);
