@@ -87,7 +87,7 @@ final class Q8Rows {
         };
     }
 
-    /** Copies a Q4_0 or Q8_0 matrix in file layout into its interleaved layout in {@code arena}; groups in parallel. */
+    /** Copies a matrix {@link #fits} accepts, in file layout, into its interleaved layout in {@code arena}; groups in parallel. */
     static WeightMatrix repack(WeightMatrix w, Arena arena) {
         if (!fits(w)) {
             throw new IllegalArgumentException("tensor '" + w.name() + "' (" + w.type() + ", " + w.cols()
