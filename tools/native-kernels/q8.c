@@ -153,8 +153,34 @@ INLINE void unpack_q5(const uint8_t *q, __m512i w[8]) {
     }
 }
 
+/* Q2_K / Q3_K: chunk 4t + u's two low bits from bits 2u of stretch t; Q3_K adds chunk c's third bit, bit c of the stretch after. */
+INLINE void unpack_q23(const uint8_t *q, int three, __m512i w[8]) {
+    const __m512i m3 = _mm512_set1_epi8(3), m4 = _mm512_set1_epi8(4);
+    #pragma GCC unroll 16
+    for (int t = 0; t < 2; t++) {
+        __m512i v = _mm512_loadu_si512(q + 64 * t);
+        #pragma GCC unroll 16
+        for (int u = 0; u < 4; u++) w[4 * t + u] = _mm512_and_si512(u == 0 ? v : _mm512_srli_epi16(v, 2 * u), m3);
+    }
+    if (three) {
+        __m512i h = _mm512_loadu_si512(q + 128);
+        #pragma GCC unroll 16
+        for (int c = 0; c < 8; c++) {
+            __m512i x = c < 2 ? _mm512_slli_epi16(h, 2 - c) : c == 2 ? h : _mm512_srli_epi16(h, c - 2);
+            w[c] = _mm512_ternarylogic_epi32(x, m4, w[c], 0xEA);
+        }
+    }
+}
+
+/* Sum of the four chunks of one 16-value sub-block from `init` (exact integers). */
+INLINE __m512i isum16(const __m512i *w, const int32_t *a, __m512i init) {
+    #pragma GCC unroll 16
+    for (int c = 0; c < 4; c++) init = _mm512_dpbusd_epi32(init, w[c], _mm512_set1_epi32(a[c]));
+    return init;
+}
+
 /*
- * The types with 256-value super-blocks (T = 2: Q4_K, 3: Q6_K, 4: Q5_K, 6: IQ4_XS; a constant after
+ * The types with 256-value super-blocks (T = 2: Q4_K, 3: Q6_K, 4: Q5_K, 6: IQ4_XS, 8: Q2_K, 9: Q3_K; a constant after
  * inlining), per super-block and group: the 16 rows' f16 d, Q4_K and Q5_K their 16 dmin, then a
  * byte per row and sub-block of scale (Q4_K, Q5_K: 8 x 16 unsigned, then 8 x 16 mins; Q6_K: 16 x 16
  * int8, per 16 values; IQ4_XS: 8 x 16 int8 ls - 32), then per 32 values the quants as Q4_0's
@@ -162,7 +188,7 @@ INLINE void unpack_q5(const uint8_t *q, __m512i w[8]) {
  */
 INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const int32_t *half,
                         const float *ad, long b0, float *out, long outStride, __mmask16 keep, long ahead) {
-    const int SB = T == 2 ? 2368 : T == 4 ? 2880 : T == 3 ? 3360 : 2208, mins = T == 2 || T == 4;
+    const int SB = T == 2 ? 2368 : T == 4 ? 2880 : T == 3 ? 3360 : T == 8 ? 1344 : T == 9 ? 1824 : 2208, mins = T == 2 || T == 4;
     __m512 acc[8];
     #pragma GCC unroll 16
     for (int k = 0; k < G; k++) acc[k] = _mm512_setzero_ps();
@@ -172,10 +198,41 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
             for (int c = 0; c < SB; c += 64) _mm_prefetch((const char *) sb + ahead + c, _MM_HINT_T2);
         }
         __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) sb));
-        __m512 mv = mins ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (sb + 32))) : dv;
+        __m512 mv = mins || T == 8 ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (sb + 32))) : dv;
         #pragma GCC unroll 1
         for (int j = 0; j < 8; j++) {
             __m512i w[8];
+            if (T == 8 || T == 9) {
+                /* Q2_K (scale and min nibbles per 16 values) and Q3_K (int8 sc - 32 per 16 values, offset 4). */
+                __m512 s[2], m[2];
+                #pragma GCC unroll 2
+                for (int h = 0; h < 2; h++) {
+                    __m128i bytes = _mm_loadu_si128((const __m128i *) (sb + (T == 8 ? 64 : 32) + 16 * (2 * j + h)));
+                    if (T == 8) {
+                        __m512i sm = _mm512_cvtepu8_epi32(bytes);
+                        s[h] = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(_mm512_and_si512(sm, _mm512_set1_epi32(15))));
+                        m[h] = _mm512_mul_ps(mv, _mm512_cvtepi32_ps(_mm512_srli_epi32(sm, 4)));
+                    } else {
+                        s[h] = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes)));
+                        m[h] = dv;
+                    }
+                }
+                unpack_q23(sb + (T == 8 ? 320 + 128 * j : 288 + 192 * j), T == 9, w);
+                #pragma GCC unroll 16
+                for (int k = 0; k < G; k++) {
+                    long ab = (b0 + k) * nb + 8 * S + j;
+                    const int32_t *a = (const int32_t *) (aq + 32 * ab);
+                    __m512 da = _mm512_set1_ps(ad[ab]);
+                    #pragma GCC unroll 2
+                    for (int h = 0; h < 2; h++) {
+                        __m512i init = T == 9 ? _mm512_set1_epi32(-4 * half[2 * ab + h]) : _mm512_setzero_si512();
+                        __m512i is = isum16(w + 4 * h, a + 4 * h, init);
+                        acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(s[h], da), acc[k]);
+                        if (T == 8) acc[k] = _mm512_fnmadd_ps(_mm512_set1_ps((float) half[2 * ab + h]), _mm512_mul_ps(m[h], da), acc[k]);
+                    }
+                }
+                continue;
+            }
             if (T == 3) {
                 /* Q6_K: two 16-value sub-blocks, each with its own scale and its half's sum for the "- 32". */
                 __m512 s0 = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) (sb + 32 + 32 * j)))));
@@ -374,10 +431,37 @@ INLINE __m256i isum_q5(const __m256i *w, const int32_t *a) {
     return _mm256_add_epi32(_mm256_madd_epi16(t0, ones), _mm256_madd_epi16(t1, ones));
 }
 
+/* Q2_K / Q3_K operands for one half, as in the AVX-512 image. */
+INLINE void unpack_q23(const uint8_t *q, int three, __m256i w[8]) {
+    const __m256i m3 = _mm256_set1_epi8(3), m4 = _mm256_set1_epi8(4);
+    #pragma GCC unroll 16
+    for (int t = 0; t < 2; t++) {
+        __m256i v = _mm256_loadu_si256((const __m256i *) (q + 64 * t));
+        #pragma GCC unroll 16
+        for (int u = 0; u < 4; u++) w[4 * t + u] = _mm256_and_si256(u == 0 ? v : _mm256_srli_epi16(v, 2 * u), m3);
+    }
+    if (three) {
+        __m256i h = _mm256_loadu_si256((const __m256i *) (q + 128));
+        #pragma GCC unroll 16
+        for (int c = 0; c < 8; c++) {
+            __m256i x = c < 2 ? _mm256_slli_epi16(h, 2 - c) : c == 2 ? h : _mm256_srli_epi16(h, c - 2);
+            w[c] = _mm256_or_si256(_mm256_and_si256(x, m4), w[c]);
+        }
+    }
+}
+
+/* One 16-value sub-block of quants up to 7: four vpmaddubsw pairs (each within 2 * 7 * 127) summed in int16. */
+INLINE __m256i isum16(const __m256i *w, const int32_t *a, __m256i init) {
+    __m256i t = _mm256_maddubs_epi16(w[0], _mm256_set1_epi32(a[0]));
+    #pragma GCC unroll 16
+    for (int c = 1; c < 4; c++) t = _mm256_add_epi16(t, _mm256_maddubs_epi16(w[c], _mm256_set1_epi32(a[c])));
+    return _mm256_add_epi32(init, _mm256_madd_epi16(t, _mm256_set1_epi16(1)));
+}
+
 /* The super-block types as in the AVX-512 image, per half (rows 0-7, then 8-15). */
 INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const int32_t *half,
                         const float *ad, long b0, float *out, long outStride, __mmask16 keep, long ahead) {
-    const int SB = T == 2 ? 2368 : T == 4 ? 2880 : T == 3 ? 3360 : 2208, mins = T == 2 || T == 4;
+    const int SB = T == 2 ? 2368 : T == 4 ? 2880 : T == 3 ? 3360 : T == 8 ? 1344 : T == 9 ? 1824 : 2208, mins = T == 2 || T == 4;
     facc acc[8];
     #pragma GCC unroll 16
     for (int k = 0; k < G; k++) acc[k] = FZERO();
@@ -392,8 +476,21 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
             for (int h = 0; h < 2; h++) {
                 __m256 dv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (sb + 16 * h)));
                 __m256i w[8];
-                __m256 sv, s1 = dv, mm = dv;
-                if (T == 3) {
+                __m256 sv, s1 = dv, mm = dv, m1 = dv;
+                if (T == 8) {
+                    __m256 mv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (sb + 32 + 16 * h)));
+                    __m256i sm0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *) (sb + 64 + 32 * j + 8 * h)));
+                    __m256i sm1 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *) (sb + 80 + 32 * j + 8 * h)));
+                    sv = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_and_si256(sm0, _mm256_set1_epi32(15))));
+                    mm = _mm256_mul_ps(mv, _mm256_cvtepi32_ps(_mm256_srli_epi32(sm0, 4)));
+                    s1 = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_and_si256(sm1, _mm256_set1_epi32(15))));
+                    m1 = _mm256_mul_ps(mv, _mm256_cvtepi32_ps(_mm256_srli_epi32(sm1, 4)));
+                    unpack_q23(sb + 320 + 128 * j + 32 * h, 0, w);
+                } else if (T == 9) {
+                    sv = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (sb + 32 + 32 * j + 8 * h)))));
+                    s1 = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (sb + 48 + 32 * j + 8 * h)))));
+                    unpack_q23(sb + 288 + 192 * j + 32 * h, 1, w);
+                } else if (T == 3) {
                     sv = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (sb + 32 + 32 * j + 8 * h)))));
                     s1 = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (sb + 48 + 32 * j + 8 * h)))));
                     unpack_q6(sb + 288 + 384 * j + 32 * h, w);
@@ -413,7 +510,15 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
                     const int32_t *a = (const int32_t *) (aq + 32 * ab);
                     __m256 da = _mm256_set1_ps(ad[ab]);
                     __m256 *x = h == 0 ? &acc[k].lo : &acc[k].hi;
-                    if (T == 3) {
+                    if (T == 8 || T == 9) {
+                        __m256i z = _mm256_setzero_si256();
+                        __m256i i0 = isum16(w, a, T == 9 ? _mm256_set1_epi32(-4 * half[2 * ab]) : z);
+                        __m256i i1 = isum16(w + 4, a + 4, T == 9 ? _mm256_set1_epi32(-4 * half[2 * ab + 1]) : z);
+                        *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i0), _mm256_mul_ps(sv, da), *x);
+                        if (T == 8) *x = _mm256_fnmadd_ps(_mm256_set1_ps((float) half[2 * ab]), _mm256_mul_ps(mm, da), *x);
+                        *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i1), _mm256_mul_ps(s1, da), *x);
+                        if (T == 8) *x = _mm256_fnmadd_ps(_mm256_set1_ps((float) half[2 * ab + 1]), _mm256_mul_ps(m1, da), *x);
+                    } else if (T == 3) {
                         *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum_q6(w, a, half[2 * ab])), _mm256_mul_ps(sv, da), *x);
                         *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum_q6(w + 4, a + 4, half[2 * ab + 1])), _mm256_mul_ps(s1, da), *x);
                     } else if (mins) {
@@ -456,7 +561,7 @@ INLINE void group(int G, int kind, const uint8_t *gw, long nb, const int8_t *aq,
 
 /*
  * out[b * outStride + o] for batch rows b < nBatch and weight rows o in [o0, o1) of a matrix of
- * `type` (0: Q4_0, 1: Q8_0, 2: Q4_K, 3: Q6_K, 4: Q5_K, 5: IQ4_NL, 6: IQ4_XS, 7: MXFP4) with `rowBytes` per row: batch rows in groups of eight, four, two, one
+ * `type` (0: Q4_0, 1: Q8_0, 2: Q4_K, 3: Q6_K, 4: Q5_K, 5: IQ4_NL, 6: IQ4_XS, 7: MXFP4, 8: Q2_K, 9: Q3_K) with `rowBytes` per row: batch rows in groups of eight, four, two, one
  * (outer), row groups inner, so a group's activations stay in L1 while the weights stream; the
  * first batch group prefetches `ahead` bytes on.
  */
@@ -485,6 +590,8 @@ void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long n
             case 3: ROWS(SUPER, 3); break;
             case 4: ROWS(SUPER, 4); break;
             case 6: ROWS(SUPER, 6); break;
+            case 8: ROWS(SUPER, 8); break;
+            case 9: ROWS(SUPER, 9); break;
             default: ROWS(BLOCKS, 0); break;
             }
         }

@@ -40,9 +40,9 @@ import java.util.Set;
 final class Q8Native {
     /** The two images, best first, with the CPU flags each needs. */
     enum Variant {
-        AVX512_VNNI("q8-avx512vnni.bin", "9dc1af03422acf3d75c70256990359ffe936241162fcf2c0db6c107e66327948",
+        AVX512_VNNI("q8-avx512vnni.bin", "a399a1af2a65a85f02f765b177aa1af926991ed67da1e4f9fa20eea6a463e4d3",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")),
-        AVX2("q8-avx2.bin", "50452a5228893aaa7a0f1684c38ba2502dee835b2ff0cc986c92042409f5dbe2",
+        AVX2("q8-avx2.bin", "d0bad9228489b74c9f9e78f50ebbe48f0c4d95a5df38131f0869fd26df5e2bad",
                 List.of("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"));
 
         final String resource, sha256;
@@ -135,6 +135,8 @@ final class Q8Native {
             case IQ4_NL_Q8 -> 5;
             case IQ4_XS_Q8 -> 6;
             case MXFP4_Q8 -> 7;
+            case Q2_K_Q8 -> 8;
+            case Q3_K_Q8 -> 9;
             default -> 0;
         };
         try {

@@ -7,7 +7,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.stream.IntStream;
 
 /**
- * Q4_0, Q8_0, IQ4_NL, MXFP4, Q4_K, Q5_K, Q6_K and IQ4_XS weights against activations rounded to 8 bits per 32 values
+ * Q4_0, Q8_0, IQ4_NL, MXFP4 and the K-quants (Q2_K to Q6_K, IQ4_XS) against activations rounded to 8 bits per 32 values
  * ({@link Q8Input}): integer dot products as llama.cpp's (which rounds K-quant activations per 256
  * values instead), in an order dgr fixes. The K-quants: see {@link KQuants}.
  * Engine {@code java-q8/1} runs every such matrix whose width is a multiple of 256 here;
@@ -40,7 +40,7 @@ final class Q8Rows {
     private Q8Rows() {}
 
     /**
-     * Whether {@code w} can be repacked: Q4_0, Q8_0, IQ4_NL, MXFP4, Q4_K, Q5_K, Q6_K or IQ4_XS in file
+     * Whether {@code w} can be repacked: Q4_0, Q8_0, IQ4_NL, MXFP4, Q2_K to Q6_K or IQ4_XS in file
      * layout, width a multiple of 256, every f16 scale finite (MXFP4: every exponent at least 2).
      */
     static boolean fits(WeightMatrix w) {
@@ -55,6 +55,8 @@ final class Q8Rows {
             case IQ4_XS -> SpanKernels.finiteF16(w, 136, 0);
             // Exponents below 2 are subnormal scales, which the kernels' bit-built scale does not give.
             case MXFP4 -> ByteSpans.normalScales(w);
+            case Q2_K -> SpanKernels.finiteF16(w, 84, 80, 82);
+            case Q3_K -> SpanKernels.finiteF16(w, 110, 108);
             default -> false;
         };
     }
@@ -70,19 +72,22 @@ final class Q8Rows {
             case IQ4_NL -> WeightLayout.IQ4_NL_Q8;
             case IQ4_XS -> WeightLayout.IQ4_XS_Q8;
             case MXFP4 -> WeightLayout.MXFP4_Q8;
+            case Q2_K -> WeightLayout.Q2_K_Q8;
+            case Q3_K -> WeightLayout.Q3_K_Q8;
             default -> throw new IllegalArgumentException(t + " has no 8-bit layout");
         };
     }
 
     /**
-     * Bytes per row in the interleaved layout: the file's, except Q4_K, Q5_K and IQ4_XS, which keep
-     * a byte per scale (and min): 148, 180 and 138 per 256 values, not 144, 176 and 136.
+     * Bytes per row in the interleaved layout: the file's, except Q4_K, Q5_K, IQ4_XS and Q3_K, which
+     * keep a byte per scale (and min): 148, 180, 138 and 114 per 256 values, not 144, 176, 136 and 110.
      */
     private static long rowBytes(GgmlType t, int cols) {
         return switch (t) {
             case Q4_K -> 148L * (cols / 256);
             case Q5_K -> 180L * (cols / 256);
             case IQ4_XS -> 138L * (cols / 256);
+            case Q3_K -> 114L * (cols / 256);
             default -> t.bytesFor(cols);
         };
     }
@@ -108,6 +113,7 @@ final class Q8Rows {
                 case MXFP4 -> packMXFP4(in, nb, out);
                 case Q4_K -> packQ4_K(in, nb / 8, out);
                 case Q5_K -> packQ5_K(in, nb / 8, out);
+                case Q2_K, Q3_K -> packQ2Q3_K(type, in, nb / 8, out);
                 default -> packQ6_K(in, nb / 8, out);
             }
             MemorySegment.copy(out, 0, dst, ValueLayout.JAVA_BYTE, g * groupBytes, out.length);
@@ -213,6 +219,45 @@ final class Q8Rows {
                     for (int i = 0; i < 32; i++) {
                         int v = in[src + 8 + 16 * j + (i & 15)] & 0xFF, index = i < 16 ? v & 15 : v >>> 4;
                         out[at + 160 + 256 * j + 64 * (i / 8) + 4 * r + (i & 3)] |= (byte) (index << ((i & 4) == 0 ? 0 : 4));
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Sixteen Q2_K or Q3_K file rows into one group. Q2_K (84 bytes per 256 values: 16 bytes of
+     * scale and min nibbles, qs[64], f16 d, f16 dmin): per super-block the 16 d, the 16 dmin, the
+     * scale-and-min byte per row and 16-value sub-block (16 per sub-block), then per 32 values two
+     * 64-byte stretches where bits {@code 2u..2u+1} of byte {@code 4r + i} of stretch {@code t} hold
+     * row {@code r}'s value {@code 16t + 4u + i}. Q3_K (110 bytes: hmask[32], qs[64], 12 bytes of
+     * 6-bit scales, f16 d): the 16 d, an int8 {@code sc − 32} per row and sub-block, then per 32
+     * values the same two stretches of low bits and one whose bit {@code c} of byte {@code 4r + i}
+     * is the third bit of value {@code 4c + i}. (File value {@code v = 16·g + l} of group
+     * {@code g = 8n + 2j + h} takes its low bits from {@code qs[32n + 16h + l] >> 2j}, Q3_K its third
+     * from bit {@code 4n + j} of {@code hmask[16h + l]}, as ggml's dequantization reads them.)
+     */
+    static void packQ2Q3_K(GgmlType type, byte[] in, int nsb, byte[] out) {
+        java.util.Arrays.fill(out, (byte) 0);
+        boolean three = type == GgmlType.Q3_K;
+        int block = three ? 110 : 84, bytes = three ? 1824 : 1344, quants = three ? 288 : 320, per32 = three ? 192 : 128;
+        MemorySegment m = MemorySegment.ofArray(in);
+        for (int sb = 0; sb < nsb; sb++) {
+            int at = bytes * sb;
+            for (int r = 0; r < GROUP; r++) {
+                int src = block * (r * nsb + sb);
+                for (int k = 0; k < 2; k++) {
+                    out[at + 2 * r + k] = in[src + (three ? 108 : 80) + k];
+                    if (!three) out[at + 32 + 2 * r + k] = in[src + 82 + k];
+                }
+                for (int g = 0; g < 16; g++) {
+                    out[at + (three ? 32 : 64) + 16 * g + r] = three ? (byte) (RowDecoder.q3Scale(m, src + 96, g) - 32) : in[src + g];
+                    int n = g / 8, j = (g % 8) / 2, h = g % 2;
+                    for (int l = 0; l < 16; l++) {
+                        int v = 16 * g + l, i = v % 32, c = i / 4, base = at + quants + per32 * (v / 32) + 4 * r + (i & 3);
+                        int low = ((in[src + (three ? 32 : 16) + 32 * n + 16 * h + l] & 0xFF) >>> (2 * j)) & 3;
+                        out[base + 64 * (c / 4)] |= (byte) (low << (2 * (c % 4)));
+                        if (three) out[base + 128] |= (byte) ((((in[src + 16 * h + l] & 0xFF) >>> (4 * n + j)) & 1) << c);
                     }
                 }
             }
@@ -333,8 +378,7 @@ final class Q8Rows {
      * kernel, and the reference the native kernels are tested against.
      */
     static void javaRows(WeightMatrix w, Q8Input in, int nRows, float[] out, int oStart, int oEnd) {
-        if (w.layout() == WeightLayout.Q4_K_Q8 || w.layout() == WeightLayout.Q5_K_Q8 || w.layout() == WeightLayout.Q6_K_Q8
-                || w.layout() == WeightLayout.IQ4_XS_Q8) {
+        if (KQuants.handles(w.layout())) {
             KQuants.javaRows(w, in, nRows, out, oStart, oEnd);
             return;
         }
@@ -353,8 +397,10 @@ final class Q8Rows {
     }
 
     /**
-     * Q4_K, Q5_K and Q6_K in their interleaved layouts: accessors and the Java kernel. Order per
-     * output element, super-block after super-block: IQ4_XS per 32-value sub-block,
+     * The K-quants (Q2_K to Q6_K) and IQ4_XS in their interleaved layouts: accessors and the Java kernel. Order per
+     * output element, super-block after super-block: Q2_K per 16-value sub-block
+     * {@code fma((float) Σq·a, (d·sc)·d_a)} then {@code fma(−(float) Σa, (dmin·m)·d_a)}; Q3_K per
+     * 16-value sub-block {@code fma((float) Σ(q−4)·a, (d·(sc−32))·d_a)}; IQ4_XS per 32-value sub-block,
      * {@code acc = fma((float) Σ v·a, (d·(ls−32))·d_a, acc)} over grid values {@code v}; Q4_K and
      * Q5_K per 32-value sub-block {@code j}, with
      * {@code isum = Σ q·a} over unsigned quants, {@code acc = fma((float) isum, (d·sc_j)·d_a, acc)},
@@ -365,11 +411,21 @@ final class Q8Rows {
     static final class KQuants {
         private KQuants() {}
 
+        /** Whether {@code layout} is one of these (256-value super-blocks). */
+        static boolean handles(WeightLayout layout) {
+            return switch (layout) {
+                case Q2_K_Q8, Q3_K_Q8, Q4_K_Q8, Q5_K_Q8, Q6_K_Q8, IQ4_XS_Q8 -> true;
+                default -> false;
+            };
+        }
+
         private static long superAt(WeightMatrix w, int o, int sb) {
             long bytes = switch (w.layout()) {
                 case Q4_K_Q8 -> 2368;
                 case Q5_K_Q8 -> 2880;
                 case IQ4_XS_Q8 -> 2208;
+                case Q2_K_Q8 -> 1344;
+                case Q3_K_Q8 -> 1824;
                 default -> 3360;
             };
             return (o / GROUP) * GROUP * w.rowBytes() + bytes * sb;
@@ -384,23 +440,37 @@ final class Q8Rows {
             return Float.float16ToFloat(w.data().get(F16, superAt(w, o, sb) + 2 * (o % GROUP)));
         }
 
+        /** Q4_K, Q5_K, Q2_K: the super-block's dmin. */
         static float dmin(WeightMatrix w, int o, int sb) {
             return Float.float16ToFloat(w.data().get(F16, superAt(w, o, sb) + 32 + 2 * (o % GROUP)));
         }
 
-        /** Q4_K, Q5_K: sub-block j's 6-bit scale; Q6_K: 16-value sub-block j's int8 scale; IQ4_XS: sub-block j's {@code ls − 32}. */
+        /**
+         * Q4_K, Q5_K: sub-block j's 6-bit scale; Q6_K: 16-value sub-block j's int8 scale; IQ4_XS:
+         * sub-block j's {@code ls − 32}; Q2_K: 16-value sub-block j's 4-bit scale; Q3_K: its {@code sc − 32}.
+         */
         static int scale(WeightMatrix w, int o, int sb, int j) {
-            byte b = w.data().get(ValueLayout.JAVA_BYTE, superAt(w, o, sb) + (withMins(w) ? 64 : 32) + 16L * j + o % GROUP);
-            return withMins(w) ? b & 0xFF : b;
+            boolean unsigned = withMins(w) || w.layout() == WeightLayout.Q2_K_Q8;
+            byte b = w.data().get(ValueLayout.JAVA_BYTE, superAt(w, o, sb) + (unsigned ? 64 : 32) + 16L * j + o % GROUP);
+            return w.layout() == WeightLayout.Q2_K_Q8 ? b & 15 : unsigned ? b & 0xFF : b;
         }
 
+        /** Q4_K, Q5_K: sub-block j's 6-bit min; Q2_K: 16-value sub-block j's 4-bit min. */
         static int min(WeightMatrix w, int o, int sb, int j) {
+            if (w.layout() == WeightLayout.Q2_K_Q8) return (w.data().get(ValueLayout.JAVA_BYTE, superAt(w, o, sb) + 64 + 16L * j + o % GROUP) & 0xFF) >>> 4;
             return w.data().get(ValueLayout.JAVA_BYTE, superAt(w, o, sb) + 192 + 16L * j + o % GROUP) & 0xFF;
         }
 
         /** Quant {@code v} (0..255) of super-block {@code sb} of row {@code o}: Q4_K 0..15, Q5_K 0..31, Q6_K 0..63, IQ4_XS its grid value. */
         static int quant(WeightMatrix w, int o, int sb, int v) {
             int j = v / 32, i = v % 32, r = o % GROUP;
+            if (w.layout() == WeightLayout.Q2_K_Q8 || w.layout() == WeightLayout.Q3_K_Q8) {
+                boolean three = w.layout() == WeightLayout.Q3_K_Q8;
+                int c = i / 4;
+                long base = superAt(w, o, sb) + (three ? 288 + 192L * j : 320 + 128L * j) + 4 * r + (i & 3);
+                int low = ((w.data().get(ValueLayout.JAVA_BYTE, base + 64 * (c / 4)) & 0xFF) >>> (2 * (c % 4))) & 3;
+                return three ? low | (((w.data().get(ValueLayout.JAVA_BYTE, base + 128) & 0xFF) >>> c) & 1) << 2 : low;
+            }
             if (w.layout() == WeightLayout.IQ4_XS_Q8) {
                 int b = w.data().get(ValueLayout.JAVA_BYTE, superAt(w, o, sb) + 160 + 256L * j + 64 * (i / 8) + 4 * r + (i & 3)) & 0xFF;
                 return dgr.gguf.codec.Iq4Fit.value((i & 4) == 0 ? b & 15 : b >>> 4);
@@ -430,7 +500,16 @@ final class Q8Rows {
                         for (int j = 0; j < 8; j++) {
                             int ab = b * nb + 8 * sb + j;
                             float da = in.d[ab];
-                            if (w.layout() == WeightLayout.IQ4_XS_Q8) {
+                            if (w.layout() == WeightLayout.Q2_K_Q8 || w.layout() == WeightLayout.Q3_K_Q8) {
+                                boolean three = w.layout() == WeightLayout.Q3_K_Q8;
+                                float dmin2 = three ? 0f : dmin(w, o, sb);
+                                for (int h = 0; h < 2; h++) {
+                                    int isum = 0, k = 2 * j + h;
+                                    for (int i = 16 * h; i < 16 * h + 16; i++) isum += (quant(w, o, sb, 32 * j + i) - (three ? 4 : 0)) * in.q[32 * ab + i];
+                                    acc = Math.fma((float) isum, d * scale(w, o, sb, k) * da, acc);
+                                    if (!three) acc = Math.fma(-(float) in.half[2 * ab + h], dmin2 * min(w, o, sb, k) * da, acc);
+                                }
+                            } else if (w.layout() == WeightLayout.IQ4_XS_Q8) {
                                 int isum = 0;
                                 for (int i = 0; i < 32; i++) isum += quant(w, o, sb, 32 * j + i) * in.q[32 * ab + i];
                                 acc = Math.fma((float) isum, d * scale(w, o, sb, j) * da, acc);

@@ -43,8 +43,8 @@ class Q8RowsTest {
         };
     }
 
-    static final GgmlType[] TYPES = {GgmlType.Q4_0, GgmlType.Q8_0, GgmlType.IQ4_NL, GgmlType.MXFP4, GgmlType.Q4_K, GgmlType.Q5_K,
-            GgmlType.Q6_K, GgmlType.IQ4_XS};
+    static final GgmlType[] TYPES = {GgmlType.Q4_0, GgmlType.Q8_0, GgmlType.IQ4_NL, GgmlType.MXFP4, GgmlType.Q2_K, GgmlType.Q3_K,
+            GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K, GgmlType.IQ4_XS};
 
     /** The value the layout holds for value {@code i} of row {@code r}, computed as ggml's dequantization does. */
     static float held(WeightMatrix p, int r, int i) {
@@ -54,6 +54,16 @@ class Q8RowsTest {
                 float d1 = Q8Rows.KQuants.d(p, r, sb) * Q8Rows.KQuants.scale(p, r, sb, j);
                 float m1 = Q8Rows.KQuants.dmin(p, r, sb) * Q8Rows.KQuants.min(p, r, sb, j);
                 yield d1 * Q8Rows.KQuants.quant(p, r, sb, i % 256) - m1;
+            }
+            case Q2_K -> {
+                int sb = i / 256, k = (i % 256) / 16;
+                float d1 = Q8Rows.KQuants.d(p, r, sb) * Q8Rows.KQuants.scale(p, r, sb, k);
+                float m1 = Q8Rows.KQuants.dmin(p, r, sb) * Q8Rows.KQuants.min(p, r, sb, k);
+                yield d1 * Q8Rows.KQuants.quant(p, r, sb, i % 256) - m1;
+            }
+            case Q3_K -> {
+                int sb = i / 256;
+                yield Q8Rows.KQuants.d(p, r, sb) * Q8Rows.KQuants.scale(p, r, sb, (i % 256) / 16) * (Q8Rows.KQuants.quant(p, r, sb, i % 256) - 4);
             }
             case IQ4_XS -> {
                 int sb = i / 256;
@@ -92,7 +102,7 @@ class Q8RowsTest {
     }
 
     @ParameterizedTest
-    @EnumSource(names = {"Q4_0", "Q8_0", "IQ4_NL", "MXFP4", "Q4_K", "Q5_K", "Q6_K", "IQ4_XS"})
+    @EnumSource(names = {"Q4_0", "Q8_0", "IQ4_NL", "MXFP4", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_XS"})
     void repackedRowsHoldTheFileValues(GgmlType type) {
         int cols = 768, rows = 21;
         WeightMatrix w = random(type, rows, cols, 3);
@@ -102,6 +112,7 @@ class Q8RowsTest {
             case Q4_K -> 148 * 3L;
             case Q5_K -> 180 * 3L;
             case IQ4_XS -> 138 * 3L;
+            case Q3_K -> 114 * 3L;
             default -> w.rowBytes();
         });
         float[] file = new float[cols];
@@ -112,7 +123,7 @@ class Q8RowsTest {
     }
 
     @ParameterizedTest
-    @EnumSource(names = {"Q4_0", "Q8_0", "IQ4_NL", "MXFP4", "Q4_K", "Q5_K", "Q6_K", "IQ4_XS"})
+    @EnumSource(names = {"Q4_0", "Q8_0", "IQ4_NL", "MXFP4", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_XS"})
     void javaKernelIsTheRoundedActivationsDotTheWeightsInFloat64(GgmlType type) {
         int rows = 9, cols = 512, nb = cols / 32, batch = 3;
         WeightMatrix w = random(type, rows, cols, 5);
@@ -248,7 +259,8 @@ class Q8RowsTest {
         assertThat(new Q8Kernels().rowGroup(SimdQ8_0Test.randomQ8_0(4, 512, 1))).isEqualTo(16);
         assertThat(new Q8Kernels().rowGroup(Q4SpansTest.randomQ4_K(4, 512, 1))).isEqualTo(16);
         assertThat(new Q8Kernels().rowGroup(ByteSpansTest.random(GgmlType.Q5_K, 4, 512, 1))).isEqualTo(16);
-        assertThat(new Q8Kernels().rowGroup(ByteSpansTest.random(GgmlType.Q3_K, 4, 512, 1))).isEqualTo(1);
+        assertThat(new Q8Kernels().rowGroup(ByteSpansTest.random(GgmlType.Q3_K, 4, 512, 1))).isEqualTo(16);
+        assertThat(new Q8Kernels().rowGroup(ByteSpansTest.random(GgmlType.Q5_0, 4, 512, 1))).isEqualTo(1);
     }
 
     @Test
@@ -263,8 +275,8 @@ class Q8RowsTest {
         assertThat(k.prepare(ByteSpansTest.random(GgmlType.Q6_K, 4, 512, 1), Arena.ofAuto()).layout()).isEqualTo(WeightLayout.Q6_K_Q8);
         // Types without an 8-bit kernel keep java-simd's layouts.
         assertThat(k.prepare(ByteSpansTest.random(GgmlType.Q5_K, 4, 512, 1), Arena.ofAuto()).layout()).isEqualTo(WeightLayout.Q5_K_Q8);
-        assertThat(k.prepare(ByteSpansTest.random(GgmlType.Q3_K, 4, 512, 1), Arena.ofAuto()).layout()).isEqualTo(WeightLayout.Q3_K_SPANS);
-        assertThatThrownBy(() -> Q8Rows.repack(ByteSpansTest.random(GgmlType.Q3_K, 4, 512, 1), Arena.ofAuto()))
+        assertThat(k.prepare(ByteSpansTest.random(GgmlType.Q5_0, 4, 512, 1), Arena.ofAuto()).layout()).isEqualTo(WeightLayout.Q5_0_SPANS);
+        assertThatThrownBy(() -> Q8Rows.repack(ByteSpansTest.random(GgmlType.Q5_0, 4, 512, 1), Arena.ofAuto()))
                 .hasMessageContaining("cannot be repacked for 8-bit activations");
     }
 

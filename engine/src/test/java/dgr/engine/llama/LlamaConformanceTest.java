@@ -30,7 +30,7 @@ class LlamaConformanceTest {
     void logitsWithinToleranceAndGreedyTokensMatchReference(String type, EngineOptions.Kind kind) throws Exception {
         JsonNode ref = TinyModels.ref(type);
         float[] want = TinyModels.refLogits(type);
-        // java-q8 rounds activations to 8 bits for Q4_0, Q8_0, Q4_K, Q5_K and Q6_K as llama.cpp does: the
+        // java-q8 rounds activations to 8 bits for Q4_0, Q8_0 and the K-quants as llama.cpp does: the
         // README's bound for such engines, 5e-2 × max(1, max|logit|), which covers llama.cpp with
         // about 2x margin. (Measured: 0.008–0.016; its greedy paths still equal numpy's.)
         boolean rounds = kind == EngineOptions.Kind.Q8 && roundsAny(ref);
@@ -77,7 +77,14 @@ class LlamaConformanceTest {
                     next = TinyModels.argmax(d.outputArray(), d.outputOffset(0), vocab);
                 }
             }
+            // An engine that rounds activations may leave numpy's path only at a step whose top-1
+            // margin is within twice its own measured distance from numpy (there the argmax can
+            // honestly differ: Q3_K_M's step 12 has 0.006, where java-q8 picks numpy's second token;
+            // llama.cpp happens to keep numpy's there); the paths differ from then on. Anywhere
+            // else a different token fails.
+            JsonNode margins = np.path("greedy_top1_margin");
             for (int i = 0; i < reliable; i++) {
+                if (rounds && got[i] != greedy[i] && margins.get(i).asDouble() <= 2 * worst) break;
                 assertThat(got[i]).as("%s %s greedy step %d of %s", type, kind, i, java.util.Arrays.toString(got))
                         .isEqualTo(greedy[i]);
             }
@@ -88,7 +95,7 @@ class LlamaConformanceTest {
 
     /** Whether the file has a matrix type java-q8 multiplies with 8-bit activations. */
     private static boolean roundsAny(JsonNode ref) {
-        for (String t : new String[] {"Q4_0", "Q8_0", "Q4_K", "Q5_K", "Q6_K"}) {
+        for (String t : new String[] {"Q4_0", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"}) {
             if (ref.path("tensor_type_counts").has(t)) return true;
         }
         return false;
