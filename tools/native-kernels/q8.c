@@ -1,8 +1,8 @@
 /*
- * dgr's native kernels for engine java-q8/1: Q4_0, Q8_0, IQ4_NL, MXFP4, Q4_K, Q5_K, Q6_K and
- * IQ4_XS weights against activations rounded to 8 bits. build.sh compiles this file twice, for AVX-512 VNNI and for AVX2, each into one flat
- * position-independent image (no libc, no relocations) that Q8Native loads into a code page and
- * calls through a foreign downcall. Q8Rows.javaRows computes the same bits without it; Q8Rows'
+ * dgr's native kernels for engine java-q8/1: Q4_0, Q8_0, IQ4_NL, MXFP4, Q2_K to Q6_K and
+ * IQ4_XS weights against activations rounded to 8 bits. build.sh compiles this file twice, for
+ * AVX-512 VNNI and for AVX2, each into one flat position-independent image (no libc, no
+ * relocations) that Q8Native loads into a code page and calls through a foreign downcall. Q8Rows.javaRows computes the same bits without it; Q8Rows'
  * and Q8Rows.KQuants' comments state the layouts and the order.
  *
  * Weights: groups of 16 rows; per group, per 32-value block: the 16 rows' f16 scales (32 bytes),
@@ -13,11 +13,12 @@
  *   Q8_0, 8 stretches: byte 4r + j of stretch c holds row r's value 4c + j, signed;
  *   IQ4_NL as Q4_0, the nibbles being indices into ggml's 16-value grid; MXFP4 the same with its
  *   E2M1 codes, its scales E8M0 exponent bytes (16 per group and block).
- * Q4_K, Q5_K, Q6_K and IQ4_XS keep per 256 values and group their scales (and mins) first, then
- * per 32 values quants arranged as Q4_0's (Q5_K, Q6_K: followed by the high bits); see
- * group_super below and Q8Rows.KQuants for the exact bytes.
+ * The K-quants and IQ4_XS keep per 256 values and group their scales (and mins) first, then per
+ * 32 values quants arranged as Q4_0's (Q5_K, Q6_K: followed by the high bits; Q2_K, Q3_K: 2-bit
+ * fields four to a byte, Q3_K then its third bits); see group_super below and Q8Rows.KQuants
+ * for the exact bytes.
  * Activations per batch row, per block: 32 int8 (aq), their int sum (asum), the sums of each
- * half (half, for Q6_K's 16-value sub-blocks), the f32 scale (ad).
+ * half (half, for the 16-value sub-blocks of Q2_K, Q3_K, Q6_K), the f32 scale (ad).
  * Output row o of batch row b: acc = fma((float) isum_B, d_w * d_a, acc) over blocks B in order
  * from +0, isum_B = sum of (w - offset) * a over the block (exact integers; Q4_0's offset is 8).
  *
