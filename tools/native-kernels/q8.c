@@ -1,5 +1,5 @@
 /*
- * dgr's native kernels for engine java-q8/1: Q4_0, Q8_0, IQ4_NL, MXFP4, Q2_K to Q6_K and
+ * dgr's native kernels for engine java-q8/1: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4, Q2_K to Q6_K and
  * IQ4_XS weights against activations rounded to 8 bits. build.sh compiles this file twice, for
  * AVX-512 VNNI and for AVX2, each into one flat position-independent image (no libc, no
  * relocations) that Q8Native loads into a code page and calls through a foreign downcall. Q8Rows.javaRows computes the same bits without it; Q8Rows'
@@ -12,7 +12,8 @@
  *         8k + 4 + j (high nibble), unsigned 0..15;
  *   Q8_0, 8 stretches: byte 4r + j of stretch c holds row r's value 4c + j, signed;
  *   IQ4_NL as Q4_0, the nibbles being indices into ggml's 16-value grid; MXFP4 the same with its
- *   E2M1 codes, its scales E8M0 exponent bytes (16 per group and block).
+ *   E2M1 codes, its scales E8M0 exponent bytes (16 per group and block); Q4_1 as Q4_0 with 16
+ *   f16 mins after the scales; Q5_0, Q5_1 as Q4_0, Q4_1 with a stretch of fifth bits after.
  * The K-quants and IQ4_XS keep per 256 values and group their scales (and mins) first, then per
  * 32 values quants arranged as Q4_0's (Q5_K, Q6_K: followed by the high bits; Q2_K, Q3_K: 2-bit
  * fields four to a byte, Q3_K then its third bits); see group_super below and Q8Rows.KQuants
@@ -38,6 +39,17 @@ typedef __m512 facc;
 /* isum lanes for Q4_0 block `blk` against activations `a` (32 bytes) with sum `asum`. */
 INLINE __m512i isum_q4(const __m512i w[8], const int32_t *a, int32_t asum) {
     __m512i s0 = _mm512_set1_epi32(-8 * asum), s1 = _mm512_setzero_si512();
+    #pragma GCC unroll 16
+    for (int c = 0; c < 8; c += 2) {
+        s0 = _mm512_dpbusd_epi32(s0, w[c], _mm512_set1_epi32(a[c]));
+        s1 = _mm512_dpbusd_epi32(s1, w[c + 1], _mm512_set1_epi32(a[c + 1]));
+    }
+    return _mm512_add_epi32(s0, s1);
+}
+
+/* The block's exact sum from `init` (Q5_0's offset, or 0 where a min is added apart). */
+INLINE __m512i isum_from(const __m512i w[8], const int32_t *a, int32_t init) {
+    __m512i s0 = _mm512_set1_epi32(init), s1 = _mm512_setzero_si512();
     #pragma GCC unroll 16
     for (int c = 0; c < 8; c += 2) {
         s0 = _mm512_dpbusd_epi32(s0, w[c], _mm512_set1_epi32(a[c]));
@@ -93,12 +105,13 @@ INLINE void unpack_mxfp4(const uint8_t *q, __m512i w[8]) {
 
 /*
  * KIND 0: Q4_0, 1: Q8_0, 2: IQ4_NL (f16 scales, 32 bytes per group and block), 3: MXFP4 (E8M0
- * exponent bytes, 16 bytes: 2^(e - 128) built as (e - 1) << 23, every e >= 2 here); QBYTES: quant
- * bytes per group and block.
+ * exponent bytes, 16 bytes: 2^(e - 128) built as (e - 1) << 23, every e >= 2 here), 4: Q4_1,
+ * 5: Q5_0, 6: Q5_1 (Q4_1 and Q5_1: 16 f16 mins after the scales, each added as m * d_a * sum(a));
+ * QBYTES: quant bytes per group and block.
  */
 #define BLOCK(KIND, QBYTES)                                                                             \
     for (long b = 0; b < nb; b++) {                                                                     \
-        const int HEAD = KIND == 3 ? 16 : 32;                                                           \
+        const int HEAD = KIND == 3 ? 16 : KIND == 4 || KIND == 6 ? 64 : 32;                             \
         const uint8_t *blk = gw + (HEAD + QBYTES) * b;                                                  \
         if (ahead > 0) {                                                                                \
             _Pragma("GCC unroll 16")                                                                    \
@@ -107,17 +120,23 @@ INLINE void unpack_mxfp4(const uint8_t *q, __m512i w[8]) {
         __m512 d = KIND == 3                                                                            \
             ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_sub_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *) blk)), _mm512_set1_epi32(1)), 23)) \
             : _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) blk));                               \
+        __m512 mv = KIND == 4 || KIND == 6 ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (blk + 32))) : d; \
         __m512i w[8];                                                                                   \
         if (KIND == 1) unpack_q8(blk + HEAD, w);                                                        \
         else if (KIND == 2) unpack_iq4(blk + HEAD, w);                                                  \
         else if (KIND == 3) unpack_mxfp4(blk + HEAD, w);                                                \
+        else if (KIND == 5 || KIND == 6) unpack_q5(blk + HEAD, w);                                      \
         else unpack_q4(blk + HEAD, w);                                                                  \
         _Pragma("GCC unroll 16")                                                                        \
         for (int k = 0; k < G; k++) {                                                                   \
             long ab = (b0 + k) * nb + b;                                                                \
             const int32_t *a = (const int32_t *) (aq + 32 * ab);                                        \
-            __m512i is = KIND != 0 ? isum_q8(w, a, asum[ab]) : isum_q4(w, a, asum[ab]);                 \
-            acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(d, _mm512_set1_ps(ad[ab])), acc[k]); \
+            __m512i is = KIND == 1 || KIND == 2 || KIND == 3 ? isum_q8(w, a, asum[ab])                  \
+                : isum_from(w, a, KIND == 0 ? -8 * asum[ab] : KIND == 5 ? -16 * asum[ab] : 0);          \
+            __m512 da = _mm512_set1_ps(ad[ab]);                                                         \
+            acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(d, da), acc[k]);             \
+            if (KIND == 4 || KIND == 6)                                                                 \
+                acc[k] = _mm512_fmadd_ps(_mm512_set1_ps((float) asum[ab]), _mm512_mul_ps(mv, da), acc[k]); \
         }                                                                                               \
     }
 
@@ -347,7 +366,7 @@ INLINE void unpack_mxfp4(const uint8_t *q, __m256i w[8]) {
 /* Per half (rows 0-7, then 8-15): its eight weight operands stay in registers for every batch row. KIND as above. */
 #define BLOCK(KIND, QBYTES)                                                                             \
     for (long b = 0; b < nb; b++) {                                                                     \
-        const int HEAD = KIND == 3 ? 16 : 32;                                                           \
+        const int HEAD = KIND == 3 ? 16 : KIND == 4 || KIND == 6 ? 64 : 32;                             \
         const uint8_t *blk = gw + (HEAD + QBYTES) * b;                                                  \
         if (ahead > 0) {                                                                                \
             _Pragma("GCC unroll 16")                                                                    \
@@ -358,19 +377,25 @@ INLINE void unpack_mxfp4(const uint8_t *q, __m256i w[8]) {
             __m256 dh = KIND == 3                                                                       \
                 ? _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *) (blk + 8 * h))), _mm256_set1_epi32(1)), 23)) \
                 : _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (blk + 16 * h)));                  \
+            __m256 mh = KIND == 4 || KIND == 6 ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (blk + 32 + 16 * h))) : dh; \
             __m256i w[8];                                                                               \
             if (KIND == 1) unpack_q8(blk + HEAD + 32 * h, w);                                           \
             else if (KIND == 2) unpack_iq4(blk + HEAD + 32 * h, w);                                     \
             else if (KIND == 3) unpack_mxfp4(blk + HEAD + 32 * h, w);                                   \
+            else if (KIND == 5 || KIND == 6) unpack_q5(blk + HEAD + 32 * h, w);                         \
             else unpack_q4(blk + HEAD + 32 * h, w);                                                     \
             _Pragma("GCC unroll 16")                                                                    \
             for (int k = 0; k < G; k++) {                                                               \
                 long ab = (b0 + k) * nb + b;                                                            \
                 const int32_t *a = (const int32_t *) (aq + 32 * ab);                                    \
-                __m256i is = KIND != 0 ? isum_q8(w, a, asum[ab]) : isum_q4(w, a, asum[ab]);             \
-                __m256 s = _mm256_mul_ps(dh, _mm256_set1_ps(ad[ab]));                                   \
-                if (h == 0) acc[k].lo = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), s, acc[k].lo);          \
-                else acc[k].hi = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), s, acc[k].hi);                 \
+                __m256i is = KIND == 1 || KIND == 2 || KIND == 3 ? isum_q8(w, a, asum[ab])              \
+                    : KIND == 5 || KIND == 6 ? _mm256_add_epi32(isum_q5(w, a), _mm256_set1_epi32(KIND == 5 ? -16 * asum[ab] : 0)) \
+                    : isum_q4(w, a, KIND == 0 ? asum[ab] : 0);                                          \
+                __m256 da = _mm256_set1_ps(ad[ab]);                                                     \
+                __m256 *x = h == 0 ? &acc[k].lo : &acc[k].hi;                                           \
+                *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(dh, da), *x);                \
+                if (KIND == 4 || KIND == 6)                                                             \
+                    *x = _mm256_fmadd_ps(_mm256_set1_ps((float) asum[ab]), _mm256_mul_ps(mh, da), *x);  \
             }                                                                                           \
         }                                                                                               \
     }
@@ -553,6 +578,12 @@ INLINE void group(int G, int kind, const uint8_t *gw, long nb, const int8_t *aq,
         BLOCK(2, 256)
     } else if (kind == 3) {
         BLOCK(3, 256)
+    } else if (kind == 4) {
+        BLOCK(4, 256)
+    } else if (kind == 5) {
+        BLOCK(5, 320)
+    } else if (kind == 6) {
+        BLOCK(6, 320)
     } else {
         BLOCK(0, 256)
     }
@@ -562,7 +593,7 @@ INLINE void group(int G, int kind, const uint8_t *gw, long nb, const int8_t *aq,
 
 /*
  * out[b * outStride + o] for batch rows b < nBatch and weight rows o in [o0, o1) of a matrix of
- * `type` (0: Q4_0, 1: Q8_0, 2: Q4_K, 3: Q6_K, 4: Q5_K, 5: IQ4_NL, 6: IQ4_XS, 7: MXFP4, 8: Q2_K, 9: Q3_K) with `rowBytes` per row: batch rows in groups of eight, four, two, one
+ * `type` (0: Q4_0, 1: Q8_0, 2: Q4_K, 3: Q6_K, 4: Q5_K, 5: IQ4_NL, 6: IQ4_XS, 7: MXFP4, 8: Q2_K, 9: Q3_K, 10: Q4_1, 11: Q5_0, 12: Q5_1) with `rowBytes` per row: batch rows in groups of eight, four, two, one
  * (outer), row groups inner, so a group's activations stay in L1 while the weights stream; the
  * first batch group prefetches `ahead` bytes on.
  */
@@ -587,6 +618,9 @@ void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long n
             case 1: ROWS(BLOCKS, 1); break;
             case 5: ROWS(BLOCKS, 2); break;
             case 7: ROWS(BLOCKS, 3); break;
+            case 10: ROWS(BLOCKS, 4); break;
+            case 11: ROWS(BLOCKS, 5); break;
+            case 12: ROWS(BLOCKS, 6); break;
             case 2: ROWS(SUPER, 2); break;
             case 3: ROWS(SUPER, 3); break;
             case 4: ROWS(SUPER, 4); break;

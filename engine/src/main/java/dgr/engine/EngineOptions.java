@@ -3,7 +3,7 @@ package dgr.engine;
 /**
  * How to build an engine for a model file.
  *
- * @param kind          SIMD (Vector API kernels), Q8 (SIMD with 8-bit activations for Q4_0, Q8_0, IQ4_NL, MXFP4, Q2_K to Q6_K and IQ4_XS) or SCALAR
+ * @param kind          SIMD (Vector API kernels), Q8 (SIMD with 8-bit activations for Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4, Q2_K to Q6_K and IQ4_XS) or SCALAR
  *                      (plain Java reference), or AUTO (the default) for the architecture's best
  * @param threads       worker threads for one forward pass
  * @param maxRows       most rows per batch
@@ -19,7 +19,7 @@ public record EngineOptions(Kind kind, int threads, int maxRows, int firstLayer,
         SIMD,
         /** {@code java-scalar/1}: plain Java reference kernels. */
         SCALAR,
-        /** {@code java-q8/1}: {@code java-simd/1} with Q4_0, Q8_0, IQ4_NL, MXFP4, Q2_K to Q6_K and IQ4_XS matrices against activations rounded to 8 bits. */
+        /** {@code java-q8/1}: {@code java-simd/1} with Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4, Q2_K to Q6_K and IQ4_XS matrices against activations rounded to 8 bits. */
         Q8;
 
         /**
@@ -45,7 +45,7 @@ public record EngineOptions(Kind kind, int threads, int maxRows, int firstLayer,
 
     /** Help text for {@code --engine} options. */
     public static final String ENGINE_HELP = "auto (default: q8 where its native kernel runs, else simd), q8 (java-q8/1:"
-            + " Q4_0, Q8_0, IQ4_NL, MXFP4, Q2_K to Q6_K, IQ4_XS against activations rounded to 8 bits, as llama.cpp does; native AVX-512 VNNI or AVX2"
+            + " Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4, Q2_K to Q6_K, IQ4_XS against activations rounded to 8 bits, as llama.cpp does; native AVX-512 VNNI or AVX2"
             + " kernel), simd (java-simd/1: f32 activations, within 1e-6 of exact maths) or scalar (java-scalar/1, reference)";
 
     /** Default cap on context so a 128k-context model does not reserve absurd state per session. */

@@ -1,8 +1,8 @@
 package dgr.engine.kernel;
 
 /**
- * {@code java-q8/1}: {@link SimdKernels} with one change, the Q4_0, Q8_0, IQ4_NL, MXFP4, Q2_K to
- * Q6_K and IQ4_XS matrices (width a multiple of 256, finite scales) multiply activations rounded
+ * {@code java-q8/1}: {@link SimdKernels} with one change, the Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
+ * IQ4_NL, MXFP4, Q2_K to Q6_K and IQ4_XS matrices (width a multiple of 256, finite scales) multiply activations rounded
  * to 8 bits per 32-value block ({@link Q8Rows}), as llama.cpp does for them; every other weight type,
  * and attention, is {@code java-simd/1}'s.
  *

@@ -40,9 +40,9 @@ import java.util.Set;
 final class Q8Native {
     /** The two images, best first, with the CPU flags each needs. */
     enum Variant {
-        AVX512_VNNI("q8-avx512vnni.bin", "a399a1af2a65a85f02f765b177aa1af926991ed67da1e4f9fa20eea6a463e4d3",
+        AVX512_VNNI("q8-avx512vnni.bin", "c35e72765aeb901cb22137b64ae3f1e8d8203f828e8388bf768f239c7ede71a1",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")),
-        AVX2("q8-avx2.bin", "d0bad9228489b74c9f9e78f50ebbe48f0c4d95a5df38131f0869fd26df5e2bad",
+        AVX2("q8-avx2.bin", "9dfe47245102c1392eea277a224799be606217efdd20c74ecaa9b3d2e7adeaf7",
                 List.of("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"));
 
         final String resource, sha256;
@@ -137,6 +137,9 @@ final class Q8Native {
             case MXFP4_Q8 -> 7;
             case Q2_K_Q8 -> 8;
             case Q3_K_Q8 -> 9;
+            case Q4_1_Q8 -> 10;
+            case Q5_0_Q8 -> 11;
+            case Q5_1_Q8 -> 12;
             default -> 0;
         };
         try {

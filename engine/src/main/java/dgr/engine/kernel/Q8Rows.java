@@ -7,7 +7,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.stream.IntStream;
 
 /**
- * Q4_0, Q8_0, IQ4_NL, MXFP4 and the K-quants (Q2_K to Q6_K, IQ4_XS) against activations rounded to 8 bits per 32 values
+ * Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4 and the K-quants (Q2_K to Q6_K, IQ4_XS) against activations rounded to 8 bits per 32 values
  * ({@link Q8Input}): integer dot products as llama.cpp's (which rounds K-quant activations per 256
  * values instead), in an order dgr fixes. The K-quants: see {@link KQuants}.
  * Engine {@code java-q8/1} runs every such matrix whose width is a multiple of 256 here;
@@ -40,7 +40,7 @@ final class Q8Rows {
     private Q8Rows() {}
 
     /**
-     * Whether {@code w} can be repacked: Q4_0, Q8_0, IQ4_NL, MXFP4, Q2_K to Q6_K or IQ4_XS in file
+     * Whether {@code w} can be repacked: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4, Q2_K to Q6_K or IQ4_XS in file
      * layout, width a multiple of 256, every f16 scale finite (MXFP4: every exponent at least 2).
      */
     static boolean fits(WeightMatrix w) {
@@ -56,6 +56,9 @@ final class Q8Rows {
             // Exponents below 2 are subnormal scales, which the kernels' bit-built scale does not give.
             case MXFP4 -> ByteSpans.normalScales(w);
             case Q2_K -> SpanKernels.finiteF16(w, 84, 80, 82);
+            case Q4_1 -> Q4Spans.finiteScales(w);
+            case Q5_0 -> SpanKernels.finiteF16(w, 22, 0);
+            case Q5_1 -> SpanKernels.finiteF16(w, 24, 0, 2);
             case Q3_K -> SpanKernels.finiteF16(w, 110, 108);
             default -> false;
         };
@@ -74,6 +77,9 @@ final class Q8Rows {
             case MXFP4 -> WeightLayout.MXFP4_Q8;
             case Q2_K -> WeightLayout.Q2_K_Q8;
             case Q3_K -> WeightLayout.Q3_K_Q8;
+            case Q4_1 -> WeightLayout.Q4_1_Q8;
+            case Q5_0 -> WeightLayout.Q5_0_Q8;
+            case Q5_1 -> WeightLayout.Q5_1_Q8;
             default -> throw new IllegalArgumentException(t + " has no 8-bit layout");
         };
     }
@@ -114,6 +120,7 @@ final class Q8Rows {
                 case Q4_K -> packQ4_K(in, nb / 8, out);
                 case Q5_K -> packQ5_K(in, nb / 8, out);
                 case Q2_K, Q3_K -> packQ2Q3_K(type, in, nb / 8, out);
+                case Q4_1, Q5_0, Q5_1 -> packLegacy(type, in, nb, out);
                 default -> packQ6_K(in, nb / 8, out);
             }
             MemorySegment.copy(out, 0, dst, ValueLayout.JAVA_BYTE, g * groupBytes, out.length);
@@ -152,6 +159,36 @@ final class Q8Rows {
                 for (int i = 0; i < 32; i++) {
                     int v = in[src + 1 + (i & 15)] & 0xFF, code = i < 16 ? v & 15 : v >>> 4;
                     out[at + 16 + 64 * (i / 8) + 4 * r + (i & 3)] |= (byte) (code << ((i & 4) == 0 ? 0 : 4));
+                }
+            }
+        }
+    }
+
+    /**
+     * Sixteen Q4_1, Q5_0 or Q5_1 file rows into one group (Q4_1: per block f16 d, f16 m, 16 bytes
+     * of nibbles; Q5_0: f16 d, u32 qh, nibbles; Q5_1: d, m, qh, nibbles; value i's low four bits in
+     * the low (i < 16) or high nibble of byte i % 16, its fifth bit bit i of qh): per block the 16
+     * d, the 16 m (Q4_1, Q5_1), the nibbles as Q4_0's quants, and (Q5_0, Q5_1) a 64-byte stretch
+     * whose bit {@code u} of byte {@code 4r + i} is the fifth bit of row {@code r}'s value {@code 4u + i}.
+     */
+    static void packLegacy(GgmlType type, byte[] in, int nb, byte[] out) {
+        java.util.Arrays.fill(out, (byte) 0);
+        boolean mins = type != GgmlType.Q5_0, five = type != GgmlType.Q4_1;
+        int block = type == GgmlType.Q4_1 ? 20 : type == GgmlType.Q5_0 ? 22 : 24, head = mins ? 64 : 32;
+        int stride = head + (five ? 320 : 256), qh = mins ? 4 : 2, qs = qh + (five ? 4 : 0);
+        for (int b = 0; b < nb; b++) {
+            int at = stride * b;
+            for (int r = 0; r < GROUP; r++) {
+                int src = block * (r * nb + b);
+                for (int k = 0; k < 2; k++) {
+                    out[at + 2 * r + k] = in[src + k];
+                    if (mins) out[at + 32 + 2 * r + k] = in[src + 2 + k];
+                }
+                int high = five ? (in[src + qh] & 0xFF) | (in[src + qh + 1] & 0xFF) << 8 | (in[src + qh + 2] & 0xFF) << 16 | (in[src + qh + 3] & 0xFF) << 24 : 0;
+                for (int i = 0; i < 32; i++) {
+                    int v = in[src + qs + (i & 15)] & 0xFF, nib = i < 16 ? v & 15 : v >>> 4;
+                    out[at + head + 64 * (i / 8) + 4 * r + (i & 3)] |= (byte) (nib << ((i & 4) == 0 ? 0 : 4));
+                    if (five) out[at + head + 256 + 4 * r + (i & 3)] |= (byte) (((high >>> i) & 1) << (i / 4));
                 }
             }
         }
@@ -331,18 +368,40 @@ final class Q8Rows {
     /** MXFP4's E2M1 values doubled, as ggml stores them (indices 8–15 the negatives). */
     private static final int[] E2M1 = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
-    /** Bytes of scales per group and 32-value block: 16 f16, or MXFP4's 16 exponent bytes. */
+    /** Bytes of scales per group and 32-value block: 16 f16, with 16 f16 mins (Q4_1, Q5_1), or MXFP4's 16 exponent bytes. */
     private static int headBytes(WeightMatrix w) {
-        return w.layout() == WeightLayout.MXFP4_Q8 ? 16 : 32;
+        return switch (w.layout()) {
+            case MXFP4_Q8 -> 16;
+            case Q4_1_Q8, Q5_1_Q8 -> 64;
+            default -> 32;
+        };
     }
 
-    /** Byte offset of block {@code b} of the group holding row {@code o} (Q4_0, Q8_0, IQ4_NL, MXFP4). */
+    /** Whether a block's values are {@code d·q + m} (Q4_1, Q5_1): its min is added apart. */
+    private static boolean withMin(WeightMatrix w) {
+        return w.layout() == WeightLayout.Q4_1_Q8 || w.layout() == WeightLayout.Q5_1_Q8;
+    }
+
+    /** Byte offset of block {@code b} of the group holding row {@code o} (the types with 32-value blocks). */
     private static long blockAt(WeightMatrix w, int o, int b) {
-        int quants = w.layout() == WeightLayout.Q8_0_Q8 ? 512 : 256;
+        int quants = switch (w.layout()) {
+            case Q8_0_Q8 -> 512;
+            case Q5_0_Q8, Q5_1_Q8 -> 320;
+            default -> 256;
+        };
         return (o / GROUP) * GROUP * w.rowBytes() + (long) (headBytes(w) + quants) * b;
     }
 
-    /** Signed weight {@code i} of block {@code b} of row {@code o} (Q4_0: {@code q − 8}; IQ4_NL, MXFP4: its grid value). */
+    /** The f16 min of block {@code b} of row {@code o} (Q4_1, Q5_1). */
+    static float min(WeightMatrix w, int o, int b) {
+        return Float.float16ToFloat(w.data().get(F16, blockAt(w, o, b) + 32 + 2 * (o % GROUP)));
+    }
+
+    /**
+     * Weight {@code i} of block {@code b} of row {@code o} as the integer the dot product takes
+     * (Q4_0: {@code q − 8}; Q5_0: {@code q − 16}; IQ4_NL, MXFP4: its grid value; Q4_1, Q5_1: {@code q},
+     * their min added apart).
+     */
     static int weight(WeightMatrix w, int o, int b, int i) {
         long at = blockAt(w, o, b) + headBytes(w);
         if (w.layout() == WeightLayout.Q8_0_Q8) return w.data().get(ValueLayout.JAVA_BYTE, at + 64 * (i / 4) + 4 * (o % GROUP) + (i & 3));
@@ -351,6 +410,11 @@ final class Q8Rows {
         return switch (w.layout()) {
             case IQ4_NL_Q8 -> dgr.gguf.codec.Iq4Fit.value(nibble);
             case MXFP4_Q8 -> E2M1[nibble];
+            case Q4_1_Q8 -> nibble;
+            case Q5_0_Q8, Q5_1_Q8 -> {
+                int fifth = ((w.data().get(ValueLayout.JAVA_BYTE, at + 256 + 4 * (o % GROUP) + (i & 3)) & 0xFF) >>> (i / 4)) & 1;
+                yield (nibble | fifth << 4) - (w.layout() == WeightLayout.Q5_0_Q8 ? 16 : 0);
+            }
             default -> nibble - 8;
         };
     }
@@ -390,6 +454,7 @@ final class Q8Rows {
                     int ab = b * nb + blk, isum = 0;
                     for (int i = 0; i < 32; i++) isum += weight(w, o, blk, i) * in.q[32 * ab + i];
                     acc = Math.fma((float) isum, scale(w, o, blk) * in.d[ab], acc);
+                    if (withMin(w)) acc = Math.fma((float) in.sum[ab], min(w, o, blk) * in.d[ab], acc);
                 }
                 out[b * w.rows() + o] = acc;
             }

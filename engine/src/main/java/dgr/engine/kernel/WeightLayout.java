@@ -27,6 +27,10 @@ public enum WeightLayout {
     IQ4_XS_Q8,
     /** MXFP4 for 8-bit activations, as {@link #Q4_0_Q8} with E2M1 codes and exponent bytes: see {@link Q8Rows}. */
     MXFP4_Q8,
+    /** Q4_1, Q5_0 and Q5_1 for 8-bit activations, rows interleaved in groups of 16: see {@link Q8Rows#packLegacy}. */
+    Q4_1_Q8,
+    Q5_0_Q8,
+    Q5_1_Q8,
     /** Q2_K for 8-bit activations, rows interleaved in groups of 16: see {@link Q8Rows#packQ2Q3_K}. */
     Q2_K_Q8,
     /** Q3_K for 8-bit activations, rows interleaved in groups of 16, an int8 scale per 16 values: see {@link Q8Rows#packQ2Q3_K}. */
@@ -77,7 +81,8 @@ public enum WeightLayout {
      */
     public int rowGroup() {
         return switch (this) {
-            case Q4_0_Q8, Q8_0_Q8, Q4_K_Q8, Q5_K_Q8, Q6_K_Q8, IQ4_NL_Q8, IQ4_XS_Q8, MXFP4_Q8, Q2_K_Q8, Q3_K_Q8 -> Q8Rows.GROUP;
+            case Q4_0_Q8, Q8_0_Q8, Q4_K_Q8, Q5_K_Q8, Q6_K_Q8, IQ4_NL_Q8, IQ4_XS_Q8, MXFP4_Q8, Q4_1_Q8, Q5_0_Q8, Q5_1_Q8, Q2_K_Q8,
+                 Q3_K_Q8 -> Q8Rows.GROUP;
             default -> 1;
         };
     }

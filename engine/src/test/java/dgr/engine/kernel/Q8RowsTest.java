@@ -39,12 +39,13 @@ class Q8RowsTest {
             case Q8_0 -> SimdQ8_0Test.randomQ8_0(rows, cols, seed);
             case Q4_0 -> Q4SpansTest.randomQ4_0(rows, cols, seed);
             case Q4_K -> Q4SpansTest.randomQ4_K(rows, cols, seed);
+            case Q4_1 -> Q4SpansTest.randomQ4_1(rows, cols, seed);
             default -> ByteSpansTest.random(type, rows, cols, seed);
         };
     }
 
-    static final GgmlType[] TYPES = {GgmlType.Q4_0, GgmlType.Q8_0, GgmlType.IQ4_NL, GgmlType.MXFP4, GgmlType.Q2_K, GgmlType.Q3_K,
-            GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K, GgmlType.IQ4_XS};
+    static final GgmlType[] TYPES = {GgmlType.Q4_0, GgmlType.Q4_1, GgmlType.Q5_0, GgmlType.Q5_1, GgmlType.Q8_0, GgmlType.IQ4_NL,
+            GgmlType.MXFP4, GgmlType.Q2_K, GgmlType.Q3_K, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K, GgmlType.IQ4_XS};
 
     /** The value the layout holds for value {@code i} of row {@code r}, computed as ggml's dequantization does. */
     static float held(WeightMatrix p, int r, int i) {
@@ -73,6 +74,7 @@ class Q8RowsTest {
                 int sb = i / 256;
                 yield Q8Rows.KQuants.d(p, r, sb) * Q8Rows.KQuants.scale(p, r, sb, (i % 256) / 16) * (Q8Rows.KQuants.quant(p, r, sb, i % 256) - 32);
             }
+            case Q4_1, Q5_1 -> Q8Rows.scale(p, r, i / 32) * Q8Rows.weight(p, r, i / 32, i % 32) + Q8Rows.min(p, r, i / 32);
             default -> Q8Rows.scale(p, r, i / 32) * Q8Rows.weight(p, r, i / 32, i % 32);
         };
     }
@@ -102,7 +104,7 @@ class Q8RowsTest {
     }
 
     @ParameterizedTest
-    @EnumSource(names = {"Q4_0", "Q8_0", "IQ4_NL", "MXFP4", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_XS"})
+    @EnumSource(names = {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "IQ4_NL", "MXFP4", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_XS"})
     void repackedRowsHoldTheFileValues(GgmlType type) {
         int cols = 768, rows = 21;
         WeightMatrix w = random(type, rows, cols, 3);
@@ -123,7 +125,7 @@ class Q8RowsTest {
     }
 
     @ParameterizedTest
-    @EnumSource(names = {"Q4_0", "Q8_0", "IQ4_NL", "MXFP4", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_XS"})
+    @EnumSource(names = {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "IQ4_NL", "MXFP4", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_XS"})
     void javaKernelIsTheRoundedActivationsDotTheWeightsInFloat64(GgmlType type) {
         int rows = 9, cols = 512, nb = cols / 32, batch = 3;
         WeightMatrix w = random(type, rows, cols, 5);
@@ -260,7 +262,8 @@ class Q8RowsTest {
         assertThat(new Q8Kernels().rowGroup(Q4SpansTest.randomQ4_K(4, 512, 1))).isEqualTo(16);
         assertThat(new Q8Kernels().rowGroup(ByteSpansTest.random(GgmlType.Q5_K, 4, 512, 1))).isEqualTo(16);
         assertThat(new Q8Kernels().rowGroup(ByteSpansTest.random(GgmlType.Q3_K, 4, 512, 1))).isEqualTo(16);
-        assertThat(new Q8Kernels().rowGroup(ByteSpansTest.random(GgmlType.Q5_0, 4, 512, 1))).isEqualTo(1);
+        assertThat(new Q8Kernels().rowGroup(ByteSpansTest.random(GgmlType.Q5_0, 4, 512, 1))).isEqualTo(16);
+        assertThat(new Q8Kernels().rowGroup(ByteSpansTest.random(GgmlType.TQ2_0, 4, 512, 1))).isEqualTo(1);
     }
 
     @Test
@@ -275,8 +278,8 @@ class Q8RowsTest {
         assertThat(k.prepare(ByteSpansTest.random(GgmlType.Q6_K, 4, 512, 1), Arena.ofAuto()).layout()).isEqualTo(WeightLayout.Q6_K_Q8);
         // Types without an 8-bit kernel keep java-simd's layouts.
         assertThat(k.prepare(ByteSpansTest.random(GgmlType.Q5_K, 4, 512, 1), Arena.ofAuto()).layout()).isEqualTo(WeightLayout.Q5_K_Q8);
-        assertThat(k.prepare(ByteSpansTest.random(GgmlType.Q5_0, 4, 512, 1), Arena.ofAuto()).layout()).isEqualTo(WeightLayout.Q5_0_SPANS);
-        assertThatThrownBy(() -> Q8Rows.repack(ByteSpansTest.random(GgmlType.Q5_0, 4, 512, 1), Arena.ofAuto()))
+        assertThat(k.prepare(ByteSpansTest.random(GgmlType.TQ2_0, 4, 512, 1), Arena.ofAuto()).layout()).isEqualTo(WeightLayout.TQ2_0_SPANS);
+        assertThatThrownBy(() -> Q8Rows.repack(ByteSpansTest.random(GgmlType.TQ2_0, 4, 512, 1), Arena.ofAuto()))
                 .hasMessageContaining("cannot be repacked for 8-bit activations");
     }
 

@@ -35,7 +35,7 @@ class BatchInvarianceTest {
         // Llama 4's expert inputs scaled by their weights, its dense layers between.
         out.add(Arguments.of("llama4-Q8_0", EngineOptions.Kind.SCALAR));
         // 8-bit activations for Q4_0, Q8_0, the K-quants, IQ4_NL, IQ4_XS and MXFP4 (native kernel where the CPU has it), dense and with experts.
-        for (String t : new String[] {"Q4_0", "Q8_0", "Q2_K", "Q3_K_M", "Q4_K_M", "Q5_K_M", "Q6_K", "IQ4_XS", "IQ4_NL", "smollm2-Q4_0", "mixtral-Q4_0", "phimoe-Q4_0", "qwen2moe-Q8_0", "qwen3moe-Q4_K_M", "gpt-oss-MXFP4_MOE"}) out.add(Arguments.of(t, EngineOptions.Kind.Q8));
+        for (String t : new String[] {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K_M", "Q4_K_M", "Q5_K_M", "Q6_K", "IQ4_XS", "IQ4_NL", "smollm2-Q4_0", "mixtral-Q4_0", "phimoe-Q4_0", "qwen2moe-Q8_0", "qwen3moe-Q4_K_M", "gpt-oss-MXFP4_MOE"}) out.add(Arguments.of(t, EngineOptions.Kind.Q8));
         return out.stream();
     }
 

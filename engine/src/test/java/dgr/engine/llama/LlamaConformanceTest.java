@@ -30,7 +30,7 @@ class LlamaConformanceTest {
     void logitsWithinToleranceAndGreedyTokensMatchReference(String type, EngineOptions.Kind kind) throws Exception {
         JsonNode ref = TinyModels.ref(type);
         float[] want = TinyModels.refLogits(type);
-        // java-q8 rounds activations to 8 bits for Q4_0, Q8_0 and the K-quants as llama.cpp does: the
+        // java-q8 rounds activations to 8 bits for Q4_0/1, Q5_0/1, Q8_0 and the K-quants as llama.cpp does: the
         // README's bound for such engines, 5e-2 × max(1, max|logit|), which covers llama.cpp with
         // about 2x margin. (Measured: 0.008–0.016; its greedy paths still equal numpy's.)
         boolean rounds = kind == EngineOptions.Kind.Q8 && roundsAny(ref);
@@ -95,7 +95,7 @@ class LlamaConformanceTest {
 
     /** Whether the file has a matrix type java-q8 multiplies with 8-bit activations. */
     private static boolean roundsAny(JsonNode ref) {
-        for (String t : new String[] {"Q4_0", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"}) {
+        for (String t : new String[] {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"}) {
             if (ref.path("tensor_type_counts").has(t)) return true;
         }
         return false;
