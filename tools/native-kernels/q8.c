@@ -36,18 +36,11 @@
 typedef __m512 facc;
 #define FZERO() _mm512_setzero_ps()
 
-/* isum lanes for Q4_0 block `blk` against activations `a` (32 bytes) with sum `asum`. */
-INLINE __m512i isum_q4(const __m512i w[8], const int32_t *a, int32_t asum) {
-    __m512i s0 = _mm512_set1_epi32(-8 * asum), s1 = _mm512_setzero_si512();
-    #pragma GCC unroll 16
-    for (int c = 0; c < 8; c += 2) {
-        s0 = _mm512_dpbusd_epi32(s0, w[c], _mm512_set1_epi32(a[c]));
-        s1 = _mm512_dpbusd_epi32(s1, w[c + 1], _mm512_set1_epi32(a[c + 1]));
-    }
-    return _mm512_add_epi32(s0, s1);
-}
-
-/* The block's exact sum from `init` (Q5_0's offset, or 0 where a min is added apart). */
+/*
+ * A block's 16 lanes of exact sums of w * a from `init`: the offset of the unsigned operands times
+ * the block's activation sum (Q4_0: -8 * sum, Q5_0: -16, Q8_0 and the grids (+128): -128), or 0
+ * where a min is added apart. Two chains of four, joined (integer sums: any grouping is exact).
+ */
 INLINE __m512i isum_from(const __m512i w[8], const int32_t *a, int32_t init) {
     __m512i s0 = _mm512_set1_epi32(init), s1 = _mm512_setzero_si512();
     #pragma GCC unroll 16
@@ -73,16 +66,6 @@ INLINE void unpack_q8(const uint8_t *q, __m512i w[8]) {
     const __m512i flip = _mm512_set1_epi8((char) 0x80);
     #pragma GCC unroll 16
     for (int c = 0; c < 8; c++) w[c] = _mm512_xor_si512(_mm512_loadu_si512(q + 64 * c), flip);
-}
-
-INLINE __m512i isum_q8(const __m512i w[8], const int32_t *a, int32_t asum) {
-    __m512i s0 = _mm512_set1_epi32(-128 * asum), s1 = _mm512_setzero_si512();
-    #pragma GCC unroll 16
-    for (int c = 0; c < 8; c += 2) {
-        s0 = _mm512_dpbusd_epi32(s0, w[c], _mm512_set1_epi32(a[c]));
-        s1 = _mm512_dpbusd_epi32(s1, w[c + 1], _mm512_set1_epi32(a[c + 1]));
-    }
-    return _mm512_add_epi32(s0, s1);
 }
 
 /* IQ4_NL / IQ4_XS: the 4-bit indices through ggml's 16-value grid, + 128 (unsigned, as Q8_0's operands). */
@@ -131,8 +114,8 @@ INLINE void unpack_mxfp4(const uint8_t *q, __m512i w[8]) {
         for (int k = 0; k < G; k++) {                                                                   \
             long ab = (b0 + k) * nb + b;                                                                \
             const int32_t *a = (const int32_t *) (aq + 32 * ab);                                        \
-            __m512i is = KIND == 1 || KIND == 2 || KIND == 3 ? isum_q8(w, a, asum[ab])                  \
-                : isum_from(w, a, KIND == 0 ? -8 * asum[ab] : KIND == 5 ? -16 * asum[ab] : 0);          \
+            int off = KIND == 1 || KIND == 2 || KIND == 3 ? 128 : KIND == 0 ? 8 : KIND == 5 ? 16 : 0;   \
+            __m512i is = isum_from(w, a, -off * asum[ab]);                                              \
             __m512 da = _mm512_set1_ps(ad[ab]);                                                         \
             acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(d, da), acc[k]);             \
             if (KIND == 4 || KIND == 6)                                                                 \
@@ -290,10 +273,10 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
                 const int32_t *a = (const int32_t *) (aq + 32 * ab);
                 __m512 da = _mm512_set1_ps(ad[ab]);
                 if (mins) {
-                    acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum_q4(w, a, 0)), _mm512_mul_ps(sv, da), acc[k]);
+                    acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum_from(w, a, 0)), _mm512_mul_ps(sv, da), acc[k]);
                     acc[k] = _mm512_fnmadd_ps(_mm512_set1_ps((float) asum[ab]), _mm512_mul_ps(mm, da), acc[k]);
                 } else {
-                    acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum_q8(w, a, asum[ab])), _mm512_mul_ps(sv, da), acc[k]);
+                    acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum_from(w, a, -128 * asum[ab])), _mm512_mul_ps(sv, da), acc[k]);
                 }
             }
         }

@@ -4,7 +4,6 @@ package dgr.engine;
 public record EngineId(String name, int version) {
     public static final EngineId JAVA_SIMD = new EngineId("java-simd", 1);
     public static final EngineId JAVA_SCALAR = new EngineId("java-scalar", 1);
-    public static final EngineId JAVA_Q8 = new EngineId("java-q8", 1);
 
     @Override
     public String toString() {

@@ -42,7 +42,7 @@ public final class Q8Kernels implements Kernels {
 
     @Override
     public void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
-        if (w.layout().rowGroup() == Q8Rows.GROUP) Q8Rows.matmul(w, x, nRows, out, oStart, oEnd, s);
+        if (Q8Rows.handles(w.layout())) Q8Rows.matmul(w, x, nRows, out, oStart, oEnd, s);
         else simd.matmul(w, x, nRows, out, oStart, oEnd, s);
     }
 

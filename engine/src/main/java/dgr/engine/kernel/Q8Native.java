@@ -40,7 +40,7 @@ import java.util.Set;
 final class Q8Native {
     /** The two images, best first, with the CPU flags each needs. */
     enum Variant {
-        AVX512_VNNI("q8-avx512vnni.bin", "c35e72765aeb901cb22137b64ae3f1e8d8203f828e8388bf768f239c7ede71a1",
+        AVX512_VNNI("q8-avx512vnni.bin", "fef68b040c1a7719bb95ab46b0964a44fc0c494b504bfd4a5a6c306ebb5adb97",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")),
         AVX2("q8-avx2.bin", "9dfe47245102c1392eea277a224799be606217efdd20c74ecaa9b3d2e7adeaf7",
                 List.of("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"));

@@ -40,6 +40,25 @@ final class Q8Rows {
     private Q8Rows() {}
 
     /**
+     * Where the 4-bit layouts keep value {@code i} (0..31) of row {@code r}'s block: byte
+     * {@code nibbleAt(r, i)} of the block's 256 bytes of quants, at bit {@link #nibbleShift}: chunk
+     * {@code i / 4} of a 64-byte stretch holds lane {@code r}'s four values, the low nibbles of
+     * stretch {@code k} chunk {@code 2k}, the high ones chunk {@code 2k + 1}.
+     */
+    static int nibbleAt(int r, int i) {
+        return 64 * (i / 8) + 4 * r + (i & 3);
+    }
+
+    static int nibbleShift(int i) {
+        return (i & 4) == 0 ? 0 : 4;
+    }
+
+    /** Value {@code i}'s nibble out of the byte {@link #nibbleAt} gives (as an unsigned int). */
+    static int nibble(int b, int i) {
+        return (b >>> nibbleShift(i)) & 15;
+    }
+
+    /**
      * Whether {@code w} can be repacked: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4, Q2_K to Q6_K or IQ4_XS in file
      * layout, width a multiple of 256, every f16 scale finite (MXFP4: every exponent at least 2).
      */
@@ -139,7 +158,7 @@ final class Q8Rows {
                 out[at + 2 * r + 1] = in[src + 1];
                 for (int i = 0; i < 32; i++) {
                     int v = in[src + 2 + (i & 15)] & 0xFF, quant = i < 16 ? v & 15 : v >>> 4;
-                    out[at + 32 + 64 * (i / 8) + 4 * r + (i & 3)] |= (byte) (quant << ((i & 4) == 0 ? 0 : 4));
+                    out[at + 32 + nibbleAt(r, i)] |= (byte) (quant << nibbleShift(i));
                 }
             }
         }
@@ -158,7 +177,7 @@ final class Q8Rows {
                 out[at + r] = in[src];
                 for (int i = 0; i < 32; i++) {
                     int v = in[src + 1 + (i & 15)] & 0xFF, code = i < 16 ? v & 15 : v >>> 4;
-                    out[at + 16 + 64 * (i / 8) + 4 * r + (i & 3)] |= (byte) (code << ((i & 4) == 0 ? 0 : 4));
+                    out[at + 16 + nibbleAt(r, i)] |= (byte) (code << nibbleShift(i));
                 }
             }
         }
@@ -187,7 +206,7 @@ final class Q8Rows {
                 int high = five ? (in[src + qh] & 0xFF) | (in[src + qh + 1] & 0xFF) << 8 | (in[src + qh + 2] & 0xFF) << 16 | (in[src + qh + 3] & 0xFF) << 24 : 0;
                 for (int i = 0; i < 32; i++) {
                     int v = in[src + qs + (i & 15)] & 0xFF, nib = i < 16 ? v & 15 : v >>> 4;
-                    out[at + head + 64 * (i / 8) + 4 * r + (i & 3)] |= (byte) (nib << ((i & 4) == 0 ? 0 : 4));
+                    out[at + head + nibbleAt(r, i)] |= (byte) (nib << nibbleShift(i));
                     if (five) out[at + head + 256 + 4 * r + (i & 3)] |= (byte) (((high >>> i) & 1) << (i / 4));
                 }
             }
@@ -229,7 +248,7 @@ final class Q8Rows {
                     out[at + 192 + 16 * j + r] = (byte) RowDecoder.scaleMinK4(m, src + 4, j, 1);
                     for (int i = 0; i < 32; i++) {
                         int v = in[src + 16 + 32 * (j / 2) + i] & 0xFF, quant = (j & 1) == 0 ? v & 15 : v >>> 4;
-                        out[at + 320 + 256 * j + 64 * (i / 8) + 4 * r + (i & 3)] |= (byte) (quant << ((i & 4) == 0 ? 0 : 4));
+                        out[at + 320 + 256 * j + nibbleAt(r, i)] |= (byte) (quant << nibbleShift(i));
                     }
                 }
             }
@@ -255,7 +274,7 @@ final class Q8Rows {
                     out[at + 32 + 16 * j + r] = (byte) (ls - 32);
                     for (int i = 0; i < 32; i++) {
                         int v = in[src + 8 + 16 * j + (i & 15)] & 0xFF, index = i < 16 ? v & 15 : v >>> 4;
-                        out[at + 160 + 256 * j + 64 * (i / 8) + 4 * r + (i & 3)] |= (byte) (index << ((i & 4) == 0 ? 0 : 4));
+                        out[at + 160 + 256 * j + nibbleAt(r, i)] |= (byte) (index << nibbleShift(i));
                     }
                 }
             }
@@ -325,7 +344,7 @@ final class Q8Rows {
                     for (int i = 0; i < 32; i++) {
                         int v = in[src + 48 + 32 * (j / 2) + i] & 0xFF, nib = (j & 1) == 0 ? v & 15 : v >>> 4;
                         int high = ((in[src + 16 + i] & 0xFF) >>> j) & 1;
-                        out[sub + 64 * (i / 8) + 4 * r + (i & 3)] |= (byte) (nib << ((i & 4) == 0 ? 0 : 4));
+                        out[sub + nibbleAt(r, i)] |= (byte) (nib << nibbleShift(i));
                         out[sub + 256 + 4 * r + (i & 3)] |= (byte) (high << (i / 4));
                     }
                 }
@@ -351,7 +370,7 @@ final class Q8Rows {
                 for (int k = 0; k < 16; k++) out[at + 32 + 16 * k + r] = in[src + 192 + k];
                 for (int v = 0; v < 256; v++) {
                     int q = q6(in, src, v), j = v / 32, i = v % 32, blk = at + 288 + 384 * j;
-                    out[blk + 64 * (i / 8) + 4 * r + (i & 3)] |= (byte) ((q & 15) << ((i & 4) == 0 ? 0 : 4));
+                    out[blk + nibbleAt(r, i)] |= (byte) ((q & 15) << nibbleShift(i));
                     out[blk + 256 + 64 * (i / 16) + 4 * r + (i & 3)] |= (byte) ((q >> 4) << (2 * ((i / 4) % 4)));
                 }
             }
@@ -405,8 +424,8 @@ final class Q8Rows {
     static int weight(WeightMatrix w, int o, int b, int i) {
         long at = blockAt(w, o, b) + headBytes(w);
         if (w.layout() == WeightLayout.Q8_0_Q8) return w.data().get(ValueLayout.JAVA_BYTE, at + 64 * (i / 4) + 4 * (o % GROUP) + (i & 3));
-        int v = w.data().get(ValueLayout.JAVA_BYTE, at + 64 * (i / 8) + 4 * (o % GROUP) + (i & 3)) & 0xFF;
-        int nibble = (i & 4) == 0 ? v & 15 : v >>> 4;
+        int v = w.data().get(ValueLayout.JAVA_BYTE, at + nibbleAt(o % GROUP, i)) & 0xFF;
+        int nibble = nibble(v, i);
         return switch (w.layout()) {
             case IQ4_NL_Q8 -> dgr.gguf.codec.Iq4Fit.value(nibble);
             case MXFP4_Q8 -> E2M1[nibble];
@@ -431,6 +450,11 @@ final class Q8Rows {
         return Float.float16ToFloat(w.data().get(F16, blockAt(w, o, b) + 2 * (o % GROUP)));
     }
 
+    /** Whether {@code layout} is one of these (the layouts that keep rows in groups of {@link #GROUP}). */
+    static boolean handles(WeightLayout layout) {
+        return layout.rowGroup() == GROUP;
+    }
+
     static void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
         Q8Input in = s.eightBit.prepare(x, nRows, w.cols(), s.epoch);
         if (Q8Native.KERNEL != null && w.data().isNative()) Q8Native.KERNEL.rows(w, in, nRows, out, oStart, oEnd, s);
@@ -442,23 +466,25 @@ final class Q8Rows {
      * kernel, and the reference the native kernels are tested against.
      */
     static void javaRows(WeightMatrix w, Q8Input in, int nRows, float[] out, int oStart, int oEnd) {
-        if (KQuants.handles(w.layout())) {
-            KQuants.javaRows(w, in, nRows, out, oStart, oEnd);
-            return;
-        }
-        int nb = w.cols() / 32;
+        boolean superBlocks = KQuants.handles(w.layout());
         for (int o = oStart; o < oEnd; o++) {
             for (int b = 0; b < nRows; b++) {
-                float acc = 0f;
-                for (int blk = 0; blk < nb; blk++) {
-                    int ab = b * nb + blk, isum = 0;
-                    for (int i = 0; i < 32; i++) isum += weight(w, o, blk, i) * in.q[32 * ab + i];
-                    acc = Math.fma((float) isum, scale(w, o, blk) * in.d[ab], acc);
-                    if (withMin(w)) acc = Math.fma((float) in.sum[ab], min(w, o, blk) * in.d[ab], acc);
-                }
-                out[b * w.rows() + o] = acc;
+                out[b * w.rows() + o] = superBlocks ? KQuants.dot(w, in, o, b) : dot(w, in, o, b);
             }
         }
+    }
+
+    /** Row {@code o} against batch row {@code b}, block after block (the types with 32-value blocks). */
+    private static float dot(WeightMatrix w, Q8Input in, int o, int b) {
+        int nb = w.cols() / 32;
+        float acc = 0f;
+        for (int blk = 0; blk < nb; blk++) {
+            int ab = b * nb + blk, isum = 0;
+            for (int i = 0; i < 32; i++) isum += weight(w, o, blk, i) * in.q[32 * ab + i];
+            acc = Math.fma((float) isum, scale(w, o, blk) * in.d[ab], acc);
+            if (withMin(w)) acc = Math.fma((float) in.sum[ab], min(w, o, blk) * in.d[ab], acc);
+        }
+        return acc;
     }
 
     /**
@@ -537,64 +563,44 @@ final class Q8Rows {
                 return three ? low | (((w.data().get(ValueLayout.JAVA_BYTE, base + 128) & 0xFF) >>> c) & 1) << 2 : low;
             }
             if (w.layout() == WeightLayout.IQ4_XS_Q8) {
-                int b = w.data().get(ValueLayout.JAVA_BYTE, superAt(w, o, sb) + 160 + 256L * j + 64 * (i / 8) + 4 * r + (i & 3)) & 0xFF;
-                return dgr.gguf.codec.Iq4Fit.value((i & 4) == 0 ? b & 15 : b >>> 4);
+                int b = w.data().get(ValueLayout.JAVA_BYTE, superAt(w, o, sb) + 160 + 256L * j + nibbleAt(r, i)) & 0xFF;
+                return dgr.gguf.codec.Iq4Fit.value(nibble(b, i));
             }
             if (withMins(w)) {
                 boolean five = w.layout() == WeightLayout.Q5_K_Q8;
                 long sub = superAt(w, o, sb) + 320 + (five ? 320L : 256L) * j;
-                int b = w.data().get(ValueLayout.JAVA_BYTE, sub + 64 * (i / 8) + 4 * r + (i & 3)) & 0xFF;
-                int nib = (i & 4) == 0 ? b & 15 : b >>> 4;
+                int b = w.data().get(ValueLayout.JAVA_BYTE, sub + nibbleAt(r, i)) & 0xFF;
+                int nib = nibble(b, i);
                 if (!five) return nib;
                 return nib | (((w.data().get(ValueLayout.JAVA_BYTE, sub + 256 + 4 * r + (i & 3)) & 0xFF) >>> (i / 4)) & 1) << 4;
             }
             long blk = superAt(w, o, sb) + 288 + 384L * j;
-            int lo = w.data().get(ValueLayout.JAVA_BYTE, blk + 64 * (i / 8) + 4 * r + (i & 3)) & 0xFF;
+            int lo = w.data().get(ValueLayout.JAVA_BYTE, blk + nibbleAt(r, i)) & 0xFF;
             int hi = w.data().get(ValueLayout.JAVA_BYTE, blk + 256 + 64 * (i / 16) + 4 * r + (i & 3)) & 0xFF;
-            return ((i & 4) == 0 ? lo & 15 : lo >>> 4) | (((hi >>> (2 * ((i / 4) % 4))) & 3) << 4);
+            return nibble(lo, i) | (((hi >>> (2 * ((i / 4) % 4))) & 3) << 4);
         }
 
-        static void javaRows(WeightMatrix w, Q8Input in, int nRows, float[] out, int oStart, int oEnd) {
-            int nb = w.cols() / 32;
-            boolean q4 = withMins(w);
-            for (int o = oStart; o < oEnd; o++) {
-                for (int b = 0; b < nRows; b++) {
-                    float acc = 0f;
-                    for (int sb = 0; sb < nb / 8; sb++) {
-                        float d = d(w, o, sb), dmin = q4 ? dmin(w, o, sb) : 0f;
-                        for (int j = 0; j < 8; j++) {
-                            int ab = b * nb + 8 * sb + j;
-                            float da = in.d[ab];
-                            if (w.layout() == WeightLayout.Q2_K_Q8 || w.layout() == WeightLayout.Q3_K_Q8) {
-                                boolean three = w.layout() == WeightLayout.Q3_K_Q8;
-                                float dmin2 = three ? 0f : dmin(w, o, sb);
-                                for (int h = 0; h < 2; h++) {
-                                    int isum = 0, k = 2 * j + h;
-                                    for (int i = 16 * h; i < 16 * h + 16; i++) isum += (quant(w, o, sb, 32 * j + i) - (three ? 4 : 0)) * in.q[32 * ab + i];
-                                    acc = Math.fma((float) isum, d * scale(w, o, sb, k) * da, acc);
-                                    if (!three) acc = Math.fma(-(float) in.half[2 * ab + h], dmin2 * min(w, o, sb, k) * da, acc);
-                                }
-                            } else if (w.layout() == WeightLayout.IQ4_XS_Q8) {
-                                int isum = 0;
-                                for (int i = 0; i < 32; i++) isum += quant(w, o, sb, 32 * j + i) * in.q[32 * ab + i];
-                                acc = Math.fma((float) isum, d * scale(w, o, sb, j) * da, acc);
-                            } else if (q4) {
-                                int isum = 0;
-                                for (int i = 0; i < 32; i++) isum += quant(w, o, sb, 32 * j + i) * in.q[32 * ab + i];
-                                acc = Math.fma((float) isum, d * scale(w, o, sb, j) * da, acc);
-                                acc = Math.fma(-(float) in.sum[ab], dmin * min(w, o, sb, j) * da, acc);
-                            } else {
-                                for (int h = 0; h < 2; h++) {
-                                    int isum = 0;
-                                    for (int i = 16 * h; i < 16 * h + 16; i++) isum += (quant(w, o, sb, 32 * j + i) - 32) * in.q[32 * ab + i];
-                                    acc = Math.fma((float) isum, d * scale(w, o, sb, 2 * j + h) * da, acc);
-                                }
-                            }
-                        }
-                    }
-                    out[b * w.rows() + o] = acc;
+        /**
+         * Row {@code o} against batch row {@code b}: per sub-block (16 values for Q2_K, Q3_K, Q6_K;
+         * 32 for the others) the scale term, then (Q2_K, Q4_K, Q5_K) the min term.
+         */
+        static float dot(WeightMatrix w, Q8Input in, int o, int b) {
+            WeightLayout l = w.layout();
+            int nb = w.cols() / 32, sub = l == WeightLayout.Q2_K_Q8 || l == WeightLayout.Q3_K_Q8 || l == WeightLayout.Q6_K_Q8 ? 16 : 32;
+            int offset = l == WeightLayout.Q3_K_Q8 ? 4 : l == WeightLayout.Q6_K_Q8 ? 32 : 0;
+            boolean mins = withMins(w) || l == WeightLayout.Q2_K_Q8;
+            float acc = 0f;
+            for (int sb = 0; sb < nb / 8; sb++) {
+                float d = d(w, o, sb), dmin = mins ? dmin(w, o, sb) : 0f;
+                for (int k = 0; k < 256 / sub; k++) {
+                    int j = k * sub / 32, first = k * sub % 32, ab = b * nb + 8 * sb + j, isum = 0;
+                    for (int i = first; i < first + sub; i++) isum += (quant(w, o, sb, 32 * j + i) - offset) * in.q[32 * ab + i];
+                    float da = in.d[ab];
+                    acc = Math.fma((float) isum, d * scale(w, o, sb, k) * da, acc);
+                    if (mins) acc = Math.fma(-(float) (sub == 16 ? in.half[2 * ab + first / 16] : in.sum[ab]), dmin * min(w, o, sb, k) * da, acc);
                 }
             }
+            return acc;
         }
     }
 }

@@ -118,11 +118,8 @@ public final class LlamaEngine implements Engine {
             weightsArena.close();
             throw ex;
         }
-        this.id = switch (kind) {
-            case AUTO, SIMD -> EngineId.JAVA_SIMD;
-            case SCALAR -> EngineId.JAVA_SCALAR;
-            case Q8 -> EngineId.JAVA_Q8;
-        };
+        // The id names the kernels that run (java-simd/1, java-scalar/1, java-q8/1), so it cannot disagree with them.
+        this.id = new EngineId(kernels.name(), 1);
         LlamaConfig.SlidingWindow sw = cfg.slidingWindow();
         this.layout = cfg.mla() != null ? KvLayout.latent(end - first, cfg.headDim())
                 : sw == null ? new KvLayout(end - first, cfg.nHeadKv(), cfg.headDim())
@@ -833,8 +830,9 @@ public final class LlamaEngine implements Engine {
      * split across workers). Bigger claims than the former fixed 32 rows cut the per-claim
      * overhead at batch 1 (paired runs in one JVM on llama-1b Q4_0: median 14.9 against 13.8
      * tok/s), while a claim still fits L2 so batch groups after the first reread it from there
-     * (2048 columns: 128 rows; 8192: 32). A multiple of 16, so claims start at the row groups
-     * of {@link dgr.engine.kernel.WeightLayout#Q4_0_Q8} (which kernels also compute partly).
+     * (2048 columns: 128 rows; 8192: 32). A multiple of 16, so claims start at the row groups of
+     * the 8-bit layouts ({@link dgr.engine.kernel.WeightLayout#rowGroup}; a claim that cut one
+     * would have both workers compute its rows, each writing its own).
      */
     static int chunkRows(WeightMatrix w) {
         return (int) Math.max(16, Math.min(Math.min(256, w.rows() / 8), (144L << 10) / w.rowBytes()) & ~15);
