@@ -1,12 +1,15 @@
 package dgr.engine.sampler;
 
 import java.util.Arrays;
-import java.util.SplittableRandom;
 
 /**
  * Picks the next token of one session from its logits, in llama.cpp's default order:
- * penalties → top-k → top-p → min-p → temperature → draw. Owns the session's random generator
- * (so a session's tokens do not depend on its neighbours in a batch) and its recent tokens.
+ * penalties → top-k → top-p → min-p → temperature → draw. Owns the session's draw counter and its
+ * recent tokens, so a session's tokens do not depend on its neighbours in a batch.
+ *
+ * <p>The k-th draw is a pure function of the seed and k ({@link #uniform}): a session resumed on
+ * another stage or node at step k ({@link #skipTo}, after {@link #accept}ing the tokens it already
+ * produced) continues with exactly the draws it would have made, whatever ran before.
  *
  * <p>All buffers are sized to the vocabulary once, so {@link #sample} allocates nothing.
  * Candidates are never fully sorted: top-k uses a bounded heap, top-p without top-k selects a
@@ -20,7 +23,7 @@ public final class Sampler {
 
     private final SamplerConfig config;
     private final int vocabSize;
-    private final SplittableRandom random;
+    private long step;
 
     private final int[] history;
     private int historyStart;
@@ -37,7 +40,6 @@ public final class Sampler {
         if (vocabSize <= 0) throw new IllegalArgumentException("vocabSize must be > 0: " + vocabSize);
         this.config = config;
         this.vocabSize = vocabSize;
-        this.random = new SplittableRandom(config.seed());
         this.history = new int[Math.max(1, config.penaltyLastN())];
         this.counts = new int[vocabSize];
         this.penalizedAt = new int[vocabSize];
@@ -67,8 +69,33 @@ public final class Sampler {
         System.arraycopy(logits, offset, work, 0, vocabSize);
         penalize(work);
         int token = config.isGreedy() ? argmax(work) : draw(filter());
+        step++;
         accept(token);
         return token;
+    }
+
+    /** Draws made so far (one per {@link #sample}): the index of the next draw. */
+    public long step() { return step; }
+
+    /**
+     * Continues at draw {@code k}: for a session resumed elsewhere, after its earlier tokens were
+     * given to {@link #accept} (so the penalties see them), the next {@link #sample} uses draw k.
+     */
+    public void skipTo(long k) {
+        if (k < 0) throw new IllegalArgumentException("draw index must be >= 0: " + k);
+        step = k;
+    }
+
+    /**
+     * The k-th uniform draw in [0, 1) of a session seeded with {@code seed}: SplitMix64's finaliser
+     * of {@code seed + (k + 1) · γ}, the same mixing SplittableRandom uses, but indexed, not chained.
+     */
+    static double uniform(long seed, long k) {
+        long z = seed + (k + 1) * 0x9e3779b97f4a7c15L;
+        z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L;
+        z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL;
+        z = z ^ (z >>> 31);
+        return (z >>> 11) * 0x1.0p-53;
     }
 
     /** Records a token the penalties should see: prompt tokens, and tokens chosen elsewhere. */
@@ -189,7 +216,7 @@ public final class Sampler {
             weights[i] = w;
             sum += w;
         }
-        double u = random.nextDouble() * sum;
+        double u = uniform(config.seed(), step) * sum;
         for (int i = 0; i < n; i++) {
             u -= weights[i];
             if (u < 0) return candidates[i];

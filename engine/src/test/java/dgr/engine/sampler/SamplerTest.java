@@ -167,6 +167,22 @@ class SamplerTest {
     }
 
     @Test
+    void aSamplerResumedAtStepKContinuesWithTheDrawsOfTheUninterruptedRun() {
+        float[] logits = randomLogits(500, 11);
+        SamplerConfig cfg = new SamplerConfig(0.9f, 40, 0.95f, 0.02f, 1.1f, 0.1f, 0.1f, 64, 1234);
+        Sampler whole = new Sampler(cfg, logits.length);
+        int[] tokens = new int[120];
+        for (int i = 0; i < tokens.length; i++) tokens[i] = whole.sample(logits);
+        for (int k : new int[] {1, 37, 119}) {
+            Sampler resumed = new Sampler(cfg, logits.length);
+            for (int i = 0; i < k; i++) resumed.accept(tokens[i]);
+            resumed.skipTo(k);
+            for (int i = k; i < tokens.length; i++) assertThat(resumed.sample(logits)).as("draw %d after resuming at %d", i, k).isEqualTo(tokens[i]);
+            assertThat(resumed.step()).isEqualTo(tokens.length);
+        }
+    }
+
+    @Test
     void badArgumentsAreRejected() {
         assertThatThrownBy(() -> new SamplerConfig(1f, -1, 1f, 0f, 1f, 0f, 0f, 0, 0)).hasMessageContaining("topK");
         assertThatThrownBy(() -> new SamplerConfig(1f, 0, 0f, 0f, 1f, 0f, 0f, 0, 0)).hasMessageContaining("topP");
