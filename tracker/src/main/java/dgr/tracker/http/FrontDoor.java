@@ -89,6 +89,8 @@ final class FrontDoor {
                     bodySha, arrival));
         } catch (BudgetExceededException e) {
             throw new ApiFailure(429, "insufficient_quota", e.getMessage(), null, "budget_exceeded");
+        } catch (IdempotencyConflictException e) {
+            throw new ApiFailure(422, "invalid_request_error", e.getMessage(), "Idempotency-Key", "idempotency_conflict");
         }
         RelayedRequest relay = new RelayedRequest(tracker, mapper, requestId, holder == null ? null : holder.tenant(),
                 model, path, forwardBody(body, stream), stream, stream && includeUsage(body), res);

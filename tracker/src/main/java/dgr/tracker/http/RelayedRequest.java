@@ -433,7 +433,7 @@ final class RelayedRequest {
         if (resumes > 0) tracker.metrics().recomputed(recomputed);
         String result = stream ? (usage == null ? null : usage.toString()) : resultJson;
         return new Settlement(requestId, recipeId, List.copyOf(servedBy), prompt, cached, generated, deliveredChunks,
-                recomputed, outcome, result, Instant.now());
+                recomputed, outcome, status, result, Instant.now());
     }
 
     /** The client closed its connection: the node's stream is closed with it, so the node cancels the session. */
