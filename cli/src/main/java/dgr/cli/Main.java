@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 /** The {@code dgr} command: construction of every part happens here and in the subcommands. */
 @Command(name = "dgr", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "dgr: a distributed GGUF inference runtime for the JVM.",
-        subcommands = {SynthCommand.class, InspectCommand.class, TokenizeCommand.class, LogitsCommand.class, RunCommand.class, ServeCommand.class, BenchCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {SynthCommand.class, InspectCommand.class, TokenizeCommand.class, LogitsCommand.class, RunCommand.class, ServeCommand.class, TrackerCommand.class, BenchCommand.class, CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
     public static final String VERSION = "0.1.0";
 
