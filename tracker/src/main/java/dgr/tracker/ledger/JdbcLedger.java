@@ -247,5 +247,10 @@ public final class JdbcLedger implements Ledger {
     }
 
     @Override
+    public Optional<LedgerReports.Usage> usage(String tenant, Instant from, Instant to) {
+        return Optional.of(new LedgerReports(db).usage(tenant, from, to));
+    }
+
+    @Override
     public void close() { db.close(); }
 }

@@ -52,6 +52,14 @@ public interface Ledger extends AutoCloseable {
      */
     void settle(Settlement settlement);
 
+    /**
+     * Usage of one tenant's settled requests that arrived in {@code [from, to)} (either bound may be null),
+     * or empty when this ledger keeps no accounts.
+     */
+    default Optional<LedgerReports.Usage> usage(String tenant, java.time.Instant from, java.time.Instant to) {
+        return Optional.empty();
+    }
+
     @Override
     void close();
 }
