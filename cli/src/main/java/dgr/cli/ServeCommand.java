@@ -58,7 +58,7 @@ public final class ServeCommand implements Callable<Integer> {
 
     @Option(names = "--max-batch-rows", description = "most sessions per batch and running at once, for every model"
             + " (default: each model's recommended_max_concurrency from the loaded saturation.json, else the scheduler's 16)")
-    Integer maxBatchRows;
+    Integer maxBatchSessions;
 
     @Option(names = "--max-waiting", description = "most sessions waiting for admission; beyond it HTTP 429 (default: the scheduler's)")
     Integer maxWaiting;
@@ -100,7 +100,7 @@ public final class ServeCommand implements Callable<Integer> {
         SchedulerConfig sc = SchedulerConfig.defaults();
         if (maxWaiting != null) sc = sc.withMaxWaitingSessions(maxWaiting);
         NodeConfig c = NodeConfig.of(specs).withAddress(host, port).withKeys(apiKeys, keysFile).withEngine(eo)
-                .withScheduler(sc).withSaturationFile(saturation).withMaxBatchRows(maxBatchRows);
+                .withScheduler(sc).withSaturationFile(saturation).withMaxBatchSessions(maxBatchSessions);
         if (requestTimeout != null) c = c.withRequestTimeout(parseDuration(requestTimeout));
         if (maxBodyBytes != null) c = c.withMaxBodyBytes(maxBodyBytes);
         if (nodeToken != null) c = c.withNodeToken(nodeToken);
