@@ -43,7 +43,7 @@ public interface Ledger extends AutoCloseable {
      */
     void reserve(RequestStart start) throws BudgetExceededException, IdempotencyConflictException;
 
-    /** Records when the first token reached the client (time to first token in the row). */
+    /** Records when the first token reached the client (time to first token in the row, written with the settlement). */
     void firstToken(String requestId, java.time.Instant at);
 
     /**
