@@ -66,9 +66,19 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--max-body-bytes", description = "largest request body (default: 4 MiB)")
     Long maxBodyBytes;
 
+    @Option(names = "--tracker", description = "join the tracker at this URL (e.g. http://HOST:8000); needs --node-token")
+    java.net.URI tracker;
+
+    @Option(names = "--node-token", description = "the tracker's node token: presented to join, accepted from the tracker")
+    String nodeToken;
+
     @Override
     public Integer call() throws Exception {
+        if ((tracker == null) != (nodeToken == null)) {
+            throw new IllegalArgumentException("--tracker and --node-token go together: the tracker refuses a node without its token");
+        }
         NodeServer node = NodeServer.start(config());
+        if (tracker != null) node.joinTracker(tracker, nodeToken);
         System.err.println("dgr serve: listening on http://" + node.host() + ":" + node.port() + " serving "
                 + node.models().all().stream().map(m -> m.id()).toList());
         CountDownLatch stopped = new CountDownLatch(1);
