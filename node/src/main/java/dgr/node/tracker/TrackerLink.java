@@ -112,6 +112,12 @@ public final class TrackerLink implements AutoCloseable {
     @Override
     public void close() {
         timer.shutdownNow();
+        try {
+            // A beat in flight must land before the leave, or it would join the node again.
+            timer.awaitTermination(INTERVAL.toMillis() * 2, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         String id = nodeId;
         if (id != null) {
             try {
