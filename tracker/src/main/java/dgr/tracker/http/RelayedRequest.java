@@ -49,6 +49,8 @@ final class RelayedRequest {
     /** Error codes of a node's stream that mean the node, not the request, gave up: resume elsewhere. */
     private static final Set<String> NODE_GAVE_UP = Set.of("cancelled", "unavailable");
     private static final int MAX_ERROR_BODY = 1 << 16;
+    /** The node that served (began serving, for a stream), so dgr bench --url can report it per request. */
+    static final io.helidon.http.HeaderName SERVED_BY = HeaderNames.create("X-Dgr-Node");
 
     private final Tracker tracker;
     private final ObjectMapper mapper;
@@ -300,6 +302,7 @@ final class RelayedRequest {
         settle(outcomeOf(finishReason), 200);
         res.status(Status.OK_200);
         res.header(HeaderNames.CONTENT_TYPE, "application/json");
+        res.header(SERVED_BY, last());
         res.send(bytes);
         return Attempt.DONE;
     }
@@ -424,6 +427,7 @@ final class RelayedRequest {
             res.status(Status.OK_200);
             res.header(HeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
             res.header(HeaderNames.CACHE_CONTROL, "no-cache");
+            res.header(SERVED_BY, last());
             out = res.outputStream();
         }
         return out;
