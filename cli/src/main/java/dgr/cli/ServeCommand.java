@@ -58,7 +58,7 @@ public final class ServeCommand implements Callable<Integer> {
 
     @Option(names = "--max-batch-rows", description = "most sessions per batch and running at once, for every model"
             + " (default: each model's recommended_max_concurrency from the loaded saturation.json, else the scheduler's 16)")
-    Integer maxBatchRows;
+    Integer maxBatchSessions;
 
     @Option(names = "--max-waiting", description = "most sessions waiting for admission; beyond it HTTP 429 (default: the scheduler's)")
     Integer maxWaiting;
@@ -69,16 +69,17 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--tracker", description = "join the tracker at this URL (e.g. http://HOST:8000); needs --node-token")
     java.net.URI tracker;
 
-    @Option(names = "--node-token", description = "the tracker's node token: presented to join, accepted from the tracker")
+    @Option(names = "--node-token", description = "the cluster's node token: presented to join a tracker (--tracker);"
+            + " requests carrying it are the tracker's (tenant, request id, resumed sessions, POST /v1/accounting)")
     String nodeToken;
 
     @Override
     public Integer call() throws Exception {
-        if ((tracker == null) != (nodeToken == null)) {
-            throw new IllegalArgumentException("--tracker and --node-token go together: the tracker refuses a node without its token");
+        if (tracker != null && nodeToken == null) {
+            throw new IllegalArgumentException("--tracker needs --node-token: the tracker refuses a node without its token");
         }
         NodeServer node = NodeServer.start(config());
-        if (tracker != null) node.joinTracker(tracker, nodeToken);
+        if (tracker != null) node.joinTracker(tracker);
         System.err.println("dgr serve: listening on http://" + node.host() + ":" + node.port() + " serving "
                 + node.models().all().stream().map(m -> m.id()).toList());
         CountDownLatch stopped = new CountDownLatch(1);
@@ -106,9 +107,10 @@ public final class ServeCommand implements Callable<Integer> {
         SchedulerConfig sc = SchedulerConfig.defaults();
         if (maxWaiting != null) sc = sc.withMaxWaitingSessions(maxWaiting);
         NodeConfig c = NodeConfig.of(specs).withAddress(host, port).withKeys(apiKeys, keysFile).withEngine(eo)
-                .withScheduler(sc).withSaturationFile(saturation).withMaxBatchRows(maxBatchRows);
+                .withScheduler(sc).withSaturationFile(saturation).withMaxBatchSessions(maxBatchSessions);
         if (requestTimeout != null) c = c.withRequestTimeout(parseDuration(requestTimeout));
         if (maxBodyBytes != null) c = c.withMaxBodyBytes(maxBodyBytes);
+        if (nodeToken != null) c = c.withNodeToken(nodeToken);
         return c;
     }
 

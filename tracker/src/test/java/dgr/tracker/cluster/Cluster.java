@@ -66,7 +66,8 @@ public final class Cluster implements AutoCloseable {
     public static NodeConfig node(String id, int maxRunning) {
         return NodeConfig.of(List.of(new ModelSpec(model(), MODEL))).withAddress("127.0.0.1", 0).withNodeId(id)
                 .withEngine(EngineOptions.defaults().withThreads(1))
-                .withScheduler(SchedulerConfig.defaults().withBatch(16, 64)).withMaxBatchRows(maxRunning);
+                .withScheduler(SchedulerConfig.defaults().withBatch(16, 64)).withMaxBatchSessions(maxRunning)
+                .withNodeToken(NODE_TOKEN);
     }
 
     /** Starts a node, joins it to the tracker and waits until the tracker routes to it. */
@@ -78,7 +79,7 @@ public final class Cluster implements AutoCloseable {
             throw new UncheckedIOException(e);
         }
         nodes.add(n);
-        n.joinTracker(trackerUrl(), NODE_TOKEN);
+        n.joinTracker(trackerUrl());
         Await.until("node " + config.nodeId() + " in routing", Duration.ofSeconds(20), () -> tracker.tracker().registry()
                 .find(config.nodeId()).map(r -> tracker.tracker().registry().healthy(r)).orElse(false));
         return n;
