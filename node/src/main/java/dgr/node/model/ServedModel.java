@@ -154,6 +154,11 @@ public final class ServedModel implements AutoCloseable {
         return Samplers.of(p, engine.info().vocabSize(), contextLength());
     }
 
+    /** A sampler continuing a session resumed from {@code generated} tokens, at draw {@code step}. */
+    public TokenSampler resumedSampler(SamplingParams p, int[] generated, long step) {
+        return Samplers.resumed(p, engine.info().vocabSize(), contextLength(), generated, step);
+    }
+
     @Override
     public void close() {
         scheduler.close();
