@@ -7,9 +7,12 @@ import dgr.node.metrics.NodeMetrics;
 import dgr.node.model.ConcurrencyLimit;
 import dgr.node.model.ModelRegistry;
 import dgr.node.model.ServedModel;
+import dgr.node.tracker.TrackerLink;
+import dgr.node.tracker.TrackerTrust;
 import dgr.runtime.SchedulerConfig;
 import io.helidon.webserver.WebServer;
 import java.io.IOException;
+import java.net.URI;
 import java.time.Clock;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -31,12 +34,15 @@ public final class NodeServer implements AutoCloseable {
     private final NodeMetrics metrics = new NodeMetrics();
     private volatile CapabilityReport capabilities;
     private final WebServer web;
+    private final NodeHttp http;
+    private volatile TrackerLink trackerLink;
 
     private NodeServer(NodeConfig config, ApiKeys keys) {
         this.config = config;
-        NodeHttp http = new NodeHttp(models, keys, metrics, () -> capabilities().build(), config.maxBodyBytes(),
+        this.http = new NodeHttp(models, keys, metrics, () -> capabilities().build(), config.maxBodyBytes(),
                 config.requestTimeout(), new RecentRequests(RecentRequests.DEFAULT_CAPACITY, Clock.systemUTC()),
                 config.nodeToken());
+        if (config.nodeToken() != null) http.trustTracker(TrackerTrust.of(config.nodeToken()));
         this.web = WebServer.builder()
                 .host(config.host())
                 .port(config.port())
@@ -101,22 +107,22 @@ public final class NodeServer implements AutoCloseable {
     /** The node's scheduler settings with the operator's cap applied (it may widen the token budget). */
     private SchedulerConfig baseScheduler() {
         SchedulerConfig sc = config.scheduler();
-        Integer rows = config.maxBatchRows();
+        Integer rows = config.maxBatchSessions();
         return rows == null ? sc : sc.withBatch(rows, Math.max(rows, sc.maxBatchTokens()));
     }
 
     /** Operator's flag, else the loaded recommendation for this model, else the configured default. */
     private ConcurrencyLimit limitFor(ModelSpec spec, Engine engine, SchedulerConfig base,
                                       Saturation.Loaded saturation) {
-        if (config.maxBatchRows() != null) {
-            return new ConcurrencyLimit(config.maxBatchRows(), ConcurrencyLimit.Source.OPERATOR,
-                    "--max-batch-rows " + config.maxBatchRows() + " given explicitly"
+        if (config.maxBatchSessions() != null) {
+            return new ConcurrencyLimit(config.maxBatchSessions(), ConcurrencyLimit.Source.OPERATOR,
+                    "--max-batch-rows " + config.maxBatchSessions() + " given explicitly"
                             + (saturation.forModel(spec.id()).isPresent() ? " (overrides the loaded recommendation)" : ""));
         }
         return saturation.forModel(spec.id())
                 .map(a -> fromRecommendation(a, engine, base))
-                .orElseGet(() -> new ConcurrencyLimit(base.maxBatchRows(), ConcurrencyLimit.Source.DEFAULT,
-                        "the scheduler's configured maxBatchRows: no saturation recommendation for this artifact and recipe"));
+                .orElseGet(() -> new ConcurrencyLimit(base.maxBatchSessions(), ConcurrencyLimit.Source.DEFAULT,
+                        "the scheduler's configured maxBatchSessions: no saturation recommendation for this artifact and recipe"));
     }
 
     private static ConcurrencyLimit fromRecommendation(Saturation.Applied a, Engine engine, SchedulerConfig base) {
@@ -150,6 +156,25 @@ public final class NodeServer implements AutoCloseable {
         return config.nodeId() != null ? config.nodeId() : config.host() + ":" + port();
     }
 
+    /**
+     * Joins a tracker with the configured node token: the capability report goes to the tracker every
+     * second until {@link #close}. (Requests presenting the node token may name a tenant and use the relay
+     * extension, docs/node.md, whether or not the node joined.)
+     */
+    public void joinTracker(URI tracker) {
+        if (config.nodeToken() == null) throw new IllegalStateException("joining a tracker needs the node token (--node-token)");
+        String host = config.host();
+        if (host.equals("0.0.0.0") || host.equals("::")) {
+            try {
+                host = java.net.InetAddress.getLocalHost().getHostAddress();
+            } catch (java.net.UnknownHostException e) {
+                throw new IllegalStateException("cannot tell the tracker this node's address (bound to " + config.host() + ")", e);
+            }
+        }
+        URI self = URI.create("http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port() + "/");
+        trackerLink = TrackerLink.start(tracker, config.nodeToken(), self, () -> capabilities().build());
+    }
+
     /** The bound port (the one picked when the config said 0). */
     public int port() { return web.port(); }
 
@@ -161,7 +186,10 @@ public final class NodeServer implements AutoCloseable {
 
     @Override
     public void close() {
-        // Stop taking requests first, then cancel sessions and free engines.
+        // Leave the tracker first (no new requests routed here), stop taking requests, then cancel
+        // sessions and free engines.
+        TrackerLink link = trackerLink;
+        if (link != null) link.close();
         web.stop();
         models.close();
     }

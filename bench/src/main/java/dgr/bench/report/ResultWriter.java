@@ -13,7 +13,7 @@ import java.util.Map;
 
 /** Writes bench-result.json and saturation.json. */
 public final class ResultWriter {
-    private final ObjectMapper json = Json.mapper();
+    private final ObjectMapper json = ReportJson.mapper();
 
     public void writeResult(BenchResult r, Path file) {
         Map<String, Object> root = new LinkedHashMap<>();
@@ -57,6 +57,7 @@ public final class ResultWriter {
         m.put("sequence_id", r.sequenceId() < 0 ? null : r.sequenceId());
         m.put("finish_reason", r.finishReason());
         m.put("error", r.error());
+        if (r.servedBy() != null) m.put("served_by", r.servedBy());
         m.put("itl_ms", r.itlMs());
         return m;
     }

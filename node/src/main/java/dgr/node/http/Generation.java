@@ -9,6 +9,8 @@ import dgr.node.api.GenerationParams;
 import dgr.node.api.ResponseFormat;
 import dgr.node.api.Usage;
 import dgr.node.model.ServedModel;
+import dgr.node.tracker.RelayExtension;
+import dgr.node.tracker.ResumedSession;
 import dgr.runtime.FinishReason;
 import dgr.runtime.Session;
 import dgr.runtime.SessionEvent;
@@ -49,6 +51,13 @@ final class Generation {
      */
     void run(ServedModel model, int[] prompt, GenerationParams params, ResponseFormat format, String tenant,
              int defaultMaxTokens, String promptParam, String requestId, ServerResponse res) throws InterruptedException {
+        run(model, prompt, params, format, tenant, defaultMaxTokens, promptParam, requestId, RelayExtension.NONE, res);
+    }
+
+    /** @param relay what the tracker asked beyond OpenAI's API (token ids, a resumed session), or NONE */
+    void run(ServedModel model, int[] prompt, GenerationParams params, ResponseFormat format, String tenant,
+             int defaultMaxTokens, String promptParam, String requestId, RelayExtension relay, ServerResponse res)
+            throws InterruptedException {
         int context = model.contextLength();
         if (prompt.length >= context) {
             throw ApiError.invalid("This model's maximum context length is " + context + " tokens. However, your "
@@ -68,19 +77,27 @@ final class Generation {
             maxTokens = defaultMaxTokens < 0 ? context - prompt.length : Math.min(defaultMaxTokens, context - prompt.length);
         }
 
+        ResumedSession resumed = relay.resume() == null ? null
+                : ResumedSession.prepare(model, prompt, params, maxTokens, relay.resume());
+        String id = format.idPrefix() + HexFormat.of().formatHex(randomBytes());
+        long created = System.currentTimeMillis() / 1000;
+        if (resumed != null && resumed.finishedReason() != null) {
+            finishOnly(resumed, relay, params, format, id, created, model.id(), res);
+            return;
+        }
         TokenStream stream = new TokenStream();
-        SessionRequest request = new SessionRequest(tenant, prompt, model.newSampler(params.sampling()),
-                model.stopConditions(maxTokens, params.stop(), params.ignoreEos()), model.newDecoder(), timeout, stream);
+        SessionRequest request = resumed != null
+                ? new SessionRequest(tenant, resumed.prompt(), resumed.sampler(), resumed.stop(), resumed.decoder(), timeout, stream)
+                : new SessionRequest(tenant, prompt, model.newSampler(params.sampling()),
+                        model.stopConditions(maxTokens, params.stop(), params.ignoreEos()), model.newDecoder(), timeout, stream);
         Session session = switch (model.scheduler().submit(request)) {
             case Submission.Accepted a -> a.session();
             case Submission.Rejected r -> throw rejection(r, promptParam);
         };
-        String id = format.idPrefix() + HexFormat.of().formatHex(randomBytes());
-        long created = System.currentTimeMillis() / 1000;
         RecentRequests.Tracked tracked = recent.track(requestId, model.id(), tenant, session);
         try {
             if (params.stream()) {
-                stream(session, stream, params, format, id, created, model.id(), tracked, res);
+                stream(session, stream, params, format, id, created, model.id(), tracked, new Relay(relay, resumed), res);
             } else {
                 whole(stream, format, id, created, model.id(), tracked, res);
             }
@@ -100,7 +117,7 @@ final class Generation {
                 case SessionEvent.TokenEvent t -> text.append(t.text());
                 case SessionEvent.Finished f -> {
                     if (f.reason() == FinishReason.CANCELLED || f.reason() == FinishReason.ERROR) throw failure(f);
-                    Json.send(res, mapper, Status.OK_200,
+                    JsonReply.send(res, mapper, Status.OK_200,
                             format.complete(id, created, model, text.toString(), f.reason().wireName(), Usage.of(f.accounting())));
                     tracked.delivered(f.accounting().generatedTokens());
                     return;
@@ -110,14 +127,14 @@ final class Generation {
     }
 
     private void stream(Session session, TokenStream stream, GenerationParams params, ResponseFormat format,
-                        String id, long created, String model, RecentRequests.Tracked tracked, ServerResponse res)
-            throws InterruptedException {
+                        String id, long created, String model, RecentRequests.Tracked tracked, Relay relay,
+                        ServerResponse res) throws InterruptedException {
         res.status(Status.OK_200);
         res.header(HeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
         res.header(HeaderNames.CACHE_CONTROL, "no-cache");
         try (OutputStream out = res.outputStream()) {
             SseWriter sse = new SseWriter(out, mapper);
-            ObjectNode opening = format.opening(id, created, model);
+            ObjectNode opening = relay.resumed() == null ? format.opening(id, created, model) : null;
             if (opening != null) sse.event(withUsageField(opening, params));
             while (true) {
                 switch (stream.take()) {
@@ -125,7 +142,7 @@ final class Generation {
                         // One chunk per generated token, even when its text is held back (an incomplete
                         // UTF-8 sequence, a possible stop string) and the delta is empty: clients then
                         // time every token and count chunks = completion_tokens, as with llama-server.
-                        sse.event(withUsageField(format.delta(id, created, model, t.text()), params));
+                        sse.event(relay.tokenChunk(withUsageField(format.delta(id, created, model, t.text()), params), t.tokenId()));
                         tracked.delivered(1);
                     }
                     case SessionEvent.Finished f -> {
@@ -135,7 +152,7 @@ final class Generation {
                         } else {
                             sse.event(withUsageField(format.finish(id, created, model, f.reason().wireName()), params));
                             if (params.includeUsage()) {
-                                sse.event(format.usageChunk(id, created, model, Usage.of(f.accounting())));
+                                sse.event(relay.usageChunk(format.usageChunk(id, created, model, relay.usage(f.accounting()))));
                             }
                         }
                         sse.done();
@@ -148,6 +165,50 @@ final class Generation {
         } catch (java.io.IOException | java.io.UncheckedIOException closeFailed) {
             // Closing the stream writes the last chunk; a client gone by then has all it asked for.
             session.cancel("client disconnected");
+        }
+    }
+
+    /**
+     * A resumed session whose delivered tokens had already ended the generation (the first node died
+     * between its last token and its finish chunk): only the finish, usage and end of the stream.
+     */
+    private void finishOnly(ResumedSession resumed, RelayExtension relay, GenerationParams params, ResponseFormat format,
+                            String id, long created, String model, ServerResponse res) {
+        res.status(Status.OK_200);
+        res.header(HeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
+        res.header(HeaderNames.CACHE_CONTROL, "no-cache");
+        try (OutputStream out = res.outputStream()) {
+            SseWriter sse = new SseWriter(out, mapper);
+            Relay r = new Relay(relay, resumed);
+            sse.event(withUsageField(format.finish(id, created, model, resumed.finishedReason()), params));
+            if (params.includeUsage()) {
+                sse.event(r.usageChunk(format.usageChunk(id, created, model, resumed.usage(new Usage(0, 0, 0)))));
+            }
+            sse.done();
+        } catch (SseWriter.ClientGone | java.io.IOException | java.io.UncheckedIOException gone) {
+            // Nothing ran; nothing to cancel.
+        }
+    }
+
+    /** The relay extension's part of a stream: token ids on chunks, usage of a resumed session, request id. */
+    private record Relay(RelayExtension ext, ResumedSession resumed) {
+        ObjectNode tokenChunk(ObjectNode chunk, int tokenId) {
+            if (ext.tokenIds()) chunk.putObject("dgr").put("token_id", tokenId);
+            return chunk;
+        }
+
+        Usage usage(dgr.runtime.Accounting a) {
+            Usage u = Usage.of(a);
+            return resumed == null ? u : resumed.usage(u);
+        }
+
+        ObjectNode usageChunk(ObjectNode chunk) {
+            if (ext.requestId() == null && resumed == null) return chunk;
+            ObjectNode d = chunk.putObject("dgr");
+            if (ext.requestId() != null) d.put("request_id", ext.requestId());
+            if (ext.tenant() != null) d.put("tenant", ext.tenant());
+            d.put("recomputed_tokens", resumed == null ? 0 : resumed.recomputedTokens());
+            return chunk;
         }
     }
 

@@ -1,6 +1,7 @@
 package dgr.node.model;
 
 import dgr.engine.sampler.Sampler;
+import dgr.node.api.ApiError;
 import dgr.engine.sampler.SamplerConfig;
 import dgr.node.api.SamplingParams;
 import dgr.runtime.GreedySampler;
@@ -19,9 +20,29 @@ final class Samplers {
         boolean penalties = p.presencePenalty() != 0 || p.frequencyPenalty() != 0;
         if (p.greedy() && !penalties) return GreedySampler.INSTANCE;
         long seed = p.seed() != null ? p.seed() : ThreadLocalRandom.current().nextLong();
-        SamplerConfig config = new SamplerConfig((float) p.temperature(), 0, (float) p.topP(), 0f, 1f,
-                (float) p.presencePenalty(), (float) p.frequencyPenalty(), penalties ? contextLength : 0, seed);
-        return new EngineSampler(new Sampler(config, vocabSize), vocabSize);
+        return new EngineSampler(new Sampler(config(p, contextLength, seed), vocabSize), vocabSize);
+    }
+
+    /**
+     * The sampler of a session resumed elsewhere: the penalties have seen the tokens generated so far (as
+     * the first node's had), and the next draw is draw {@code step}. Needs the original request's seed.
+     */
+    static TokenSampler resumed(SamplingParams p, int vocabSize, int contextLength, int[] generated, long step) {
+        boolean penalties = p.presencePenalty() != 0 || p.frequencyPenalty() != 0;
+        if (p.greedy() && !penalties) return GreedySampler.INSTANCE;
+        if (p.seed() == null) {
+            throw ApiError.invalid("A resumed session needs the seed of the original request ('seed').", "seed");
+        }
+        Sampler sampler = new Sampler(config(p, contextLength, p.seed()), vocabSize);
+        for (int t : generated) sampler.accept(t);
+        sampler.skipTo(step);
+        return new EngineSampler(sampler, vocabSize);
+    }
+
+    private static SamplerConfig config(SamplingParams p, int contextLength, long seed) {
+        boolean penalties = p.presencePenalty() != 0 || p.frequencyPenalty() != 0;
+        return new SamplerConfig((float) p.temperature(), 0, (float) p.topP(), 0f, 1f, (float) p.presencePenalty(),
+                (float) p.frequencyPenalty(), penalties ? contextLength : 0, seed);
     }
 
     /** Adapts the engine's whole-vocabulary sampler to the scheduler's (logits, offset, width) calls. */
