@@ -105,7 +105,7 @@ class LedgerChaosCheck {
                 SplittableRandom rnd = new SplittableRandom(seed * 31 + 7);
                 try {
                     while (!clientsDone.get()) {
-                        Thread.sleep(1500 + rnd.nextInt(2500));
+                        Thread.sleep(800 + rnd.nextInt(2000));
                         if (clientsDone.get()) break;
                         int victim = rnd.nextInt(10);
                         if (victim < 4) {
@@ -233,7 +233,7 @@ class LedgerChaosCheck {
         int status = -1;
         boolean complete = false;
         try {
-            HttpResponse<InputStream> r = http.send(req, HttpResponse.BodyHandlers.ofInputStream());
+            HttpResponse<InputStream> r = sendRetryingWhileDown(req);
             status = r.statusCode();
             try (InputStream in = r.body()) {
                 if (status != 200) {
@@ -286,6 +286,21 @@ class LedgerChaosCheck {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return new Seen(id, prompt, stream, mode, maxTokens, status, false, received, up, uc, "interrupted");
+        }
+    }
+
+    /**
+     * Sends, retrying (same Idempotency-Key) while the tracker cannot be reached at all, as a client would
+     * through a tracker restart: the request never reached it, so it is still the first attempt.
+     */
+    private HttpResponse<InputStream> sendRetryingWhileDown(HttpRequest req) throws IOException, InterruptedException {
+        for (int attempt = 0; ; attempt++) {
+            try {
+                return http.send(req, HttpResponse.BodyHandlers.ofInputStream());
+            } catch (java.net.ConnectException | java.net.http.HttpConnectTimeoutException e) {
+                if (attempt >= 300) throw e;
+                Thread.sleep(50);
+            }
         }
     }
 
