@@ -14,7 +14,7 @@ import dgr.runtime.Scheduler;
 import dgr.runtime.SchedulerConfig;
 import dgr.runtime.StopConditions;
 import dgr.runtime.TextDecoder;
-import dgr.runtime.TokenSampler;
+import dgr.engine.sampler.TokenSampler;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.IntStream;
@@ -36,14 +36,14 @@ public final class ServedModel implements AutoCloseable {
     private final ConcurrencyLimit limit;
 
     private ServedModel(String id, Path path, Engine engine, Scheduler scheduler, Tokenizer tokenizer,
-                        ConcurrencyLimit limit) {
+                        ConcurrencyLimit limit, String chatTemplate) {
         this.limit = limit;
         this.id = id;
         this.path = path;
         this.engine = engine;
         this.scheduler = scheduler;
         this.tokenizer = tokenizer;
-        this.chat = ChatFormatter.of(tokenizer);
+        this.chat = chatTemplate == null ? ChatFormatter.of(tokenizer) : ChatFormatter.of(tokenizer, chatTemplate);
         this.endTokenIds = IntStream.range(0, tokenizer.vocabSize()).filter(tokenizer::isEndOfGeneration).toArray();
         this.created = System.currentTimeMillis() / 1000;
     }
@@ -73,6 +73,12 @@ public final class ServedModel implements AutoCloseable {
      */
     public static ServedModel start(ModelSpec spec, Engine engine, SchedulerConfig base, ConcurrencyLimit limit,
                                     NodeMetrics metrics) {
+        return start(spec, engine, base, limit, metrics, null);
+    }
+
+    /** @param chatTemplate the operator's Jinja template in place of the model's own, or null */
+    public static ServedModel start(ModelSpec spec, Engine engine, SchedulerConfig base, ConcurrencyLimit limit,
+                                    NodeMetrics metrics, String chatTemplate) {
         try {
             // A batch must fit one decode row per running session in one forward pass.
             int rows = limit.maxRunningSessions();
@@ -84,7 +90,7 @@ public final class ServedModel implements AutoCloseable {
             }
             Tokenizer tokenizer = Tokenizer.fromMetadata(engine.info().metadata());
             Scheduler scheduler = new Scheduler(engine, config);
-            ServedModel m = new ServedModel(spec.id(), spec.path(), engine, scheduler, tokenizer, limit);
+            ServedModel m = new ServedModel(spec.id(), spec.path(), engine, scheduler, tokenizer, limit, chatTemplate);
             scheduler.addListener(metrics.register(spec.id(), config.maxBatchRows(), m::load));
             scheduler.start();
             return m;
@@ -150,8 +156,9 @@ public final class ServedModel implements AutoCloseable {
         return tokenizer.detokenizer()::push;
     }
 
-    public TokenSampler newSampler(SamplingParams p) {
-        return Samplers.of(p, engine.info().vocabSize(), contextLength());
+    /** The request's sampler; what it leaves out comes from {@code defaults} (the server's). */
+    public TokenSampler newSampler(SamplingParams p, dgr.engine.sampler.SamplerConfig defaults) {
+        return Samplers.of(p, defaults, engine.info().vocabSize(), contextLength());
     }
 
     @Override
