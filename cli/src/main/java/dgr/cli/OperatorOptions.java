@@ -13,12 +13,12 @@ final class OperatorOptions {
 
     /** {@code -b N}: the prefill token budget, which must leave every running session its decode row. */
     static SchedulerConfig batchTokens(SchedulerConfig sc, int tokens, Integer parallel) {
-        int rows = parallel != null ? parallel : sc.maxBatchRows();
+        int rows = parallel != null ? parallel : sc.maxBatchSessions();
         if (tokens < rows) {
             throw new IllegalArgumentException("--batch-tokens " + tokens + " is below --parallel " + rows
                     + ": every running session needs one token position in each decode batch");
         }
-        return sc.withBatch(sc.maxBatchRows(), tokens);
+        return sc.withBatch(sc.maxBatchSessions(), tokens);
     }
 
     /** {@code --chat-template NAME|JINJA} or {@code --chat-template-file FILE}: the Jinja source, or null for the models' own. */

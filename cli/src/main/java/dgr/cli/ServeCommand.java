@@ -61,7 +61,7 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = {"-np", "--parallel", "--max-batch-rows"}, paramLabel = "N",
             description = "most sessions running at once (each one row of every decode batch), for every model"
             + " (default: each model's recommended_max_concurrency from the loaded saturation.json, else the scheduler's 16)")
-    Integer maxBatchRows;
+    Integer maxBatchSessions;
 
     @Option(names = {"-b", "--batch-tokens"}, paramLabel = "N",
             description = "most token positions in one forward pass: the prefill token budget, at least --parallel (default: 64)")
@@ -133,9 +133,9 @@ public final class ServeCommand implements Callable<Integer> {
         if (contextLength != null) eo = eo.withContextLength(contextLength);
         SchedulerConfig sc = SchedulerConfig.defaults();
         if (maxWaiting != null) sc = sc.withMaxWaitingSessions(maxWaiting);
-        if (batchTokens != null) sc = OperatorOptions.batchTokens(sc, batchTokens, maxBatchRows);
+        if (batchTokens != null) sc = OperatorOptions.batchTokens(sc, batchTokens, maxBatchSessions);
         NodeConfig c = NodeConfig.of(specs).withAddress(host, port).withKeys(apiKeys, keysFile).withEngine(eo)
-                .withScheduler(sc).withSaturationFile(saturation).withMaxBatchRows(maxBatchRows);
+                .withScheduler(sc).withSaturationFile(saturation).withMaxBatchSessions(maxBatchSessions);
         if (requestTimeout != null) c = c.withRequestTimeout(parseDuration(requestTimeout));
         if (maxBodyBytes != null) c = c.withMaxBodyBytes(maxBodyBytes);
         if (nodeToken != null) c = c.withNodeToken(nodeToken);

@@ -20,10 +20,10 @@ class ServeFlagsTest {
     @Test
     void llamaServerAliasesSetTheSessionLimitAndTokenBudget() {
         NodeConfig c = serve("-m", "x.gguf", "-np", "4", "-b", "128");
-        assertThat(c.maxBatchRows()).isEqualTo(4);
+        assertThat(c.maxBatchSessions()).isEqualTo(4);
         assertThat(c.scheduler().maxBatchTokens()).isEqualTo(128);
-        assertThat(serve("-m", "x.gguf", "--parallel", "6").maxBatchRows()).isEqualTo(6);
-        assertThat(serve("-m", "x.gguf", "--max-batch-rows", "3").maxBatchRows()).isEqualTo(3);
+        assertThat(serve("-m", "x.gguf", "--parallel", "6").maxBatchSessions()).isEqualTo(6);
+        assertThat(serve("-m", "x.gguf", "--max-batch-rows", "3").maxBatchSessions()).isEqualTo(3);
         assertThat(serve("-m", "x.gguf", "--batch-tokens", "96").scheduler().maxBatchTokens()).isEqualTo(96);
     }
 

@@ -92,7 +92,7 @@ final class Generation {
                 case SessionEvent.TokenEvent t -> text.append(t.text());
                 case SessionEvent.Finished f -> {
                     if (f.reason() == FinishReason.CANCELLED || f.reason() == FinishReason.ERROR) throw failure(f);
-                    Json.send(res, mapper, Status.OK_200,
+                    JsonReply.send(res, mapper, Status.OK_200,
                             format.complete(id, created, model, text.toString(), f.reason().wireName(), Usage.of(f.accounting())));
                     tracked.delivered(f.accounting().generatedTokens());
                     return;
