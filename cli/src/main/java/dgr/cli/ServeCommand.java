@@ -7,13 +7,10 @@ import dgr.node.NodeServer;
 import dgr.node.ServingOptions;
 import dgr.runtime.SchedulerConfig;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Callable;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -23,7 +20,6 @@ import picocli.CommandLine.Option;
         description = "Serve models over an OpenAI-compatible HTTP API (/v1/completions, /v1/chat/completions,"
                 + " /v1/models, /v1/capabilities, /health, /metrics).")
 public final class ServeCommand implements Callable<Integer> {
-    private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)");
 
     @Option(names = {"-m", "--model"}, description = "GGUF model file; repeat to serve several (default: the built-in llama-tiny Q4_0)")
     List<Path> models = new ArrayList<>();
@@ -136,29 +132,10 @@ public final class ServeCommand implements Callable<Integer> {
         if (batchTokens != null) sc = OperatorOptions.batchTokens(sc, batchTokens, maxBatchSessions);
         NodeConfig c = NodeConfig.of(specs).withAddress(host, port).withKeys(apiKeys, keysFile).withEngine(eo)
                 .withScheduler(sc).withSaturationFile(saturation).withMaxBatchSessions(maxBatchSessions);
-        if (requestTimeout != null) c = c.withRequestTimeout(parseDuration(requestTimeout));
+        if (requestTimeout != null) c = c.withRequestTimeout(DurationFlag.parse("--request-timeout", requestTimeout));
         if (maxBodyBytes != null) c = c.withMaxBodyBytes(maxBodyBytes);
         if (nodeToken != null) c = c.withNodeToken(nodeToken);
         return c.withServing(new ServingOptions(sampling.config(), maxTokensCap,
                 OperatorOptions.chatTemplate(chatTemplate, chatTemplateFile), allowedOrigins, sslKeyFile, sslCertFile));
-    }
-
-    /** {@code 500ms}, {@code 30s}, {@code 2m}, {@code 1h}, or ISO-8601 ({@code PT30S}). */
-    static Duration parseDuration(String s) {
-        Matcher m = DURATION.matcher(s.trim());
-        if (m.matches()) {
-            long n = Long.parseLong(m.group(1));
-            return switch (m.group(2)) {
-                case "ms" -> Duration.ofMillis(n);
-                case "s" -> Duration.ofSeconds(n);
-                case "m" -> Duration.ofMinutes(n);
-                default -> Duration.ofHours(n);
-            };
-        }
-        try {
-            return Duration.parse(s.trim());
-        } catch (java.time.format.DateTimeParseException e) {
-            throw new IllegalArgumentException("--request-timeout: '" + s + "' is not a duration (e.g. 30s, 2m, 500ms)");
-        }
     }
 }

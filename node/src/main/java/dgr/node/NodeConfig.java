@@ -22,7 +22,7 @@ import java.util.List;
  * @param saturationFile the benchmark's {@code saturation.json}, or null to look for one beside the
  *                       first model
  * @param nodeId         id reported in the capability report, or null for {@code host:port}
- * @param maxBatchSessions   the operator's explicit running-session cap for every model, or null: then a
+ * @param maxBatchSessions the operator's explicit running-session cap for every model, or null: then a
  *                       model uses the loaded saturation recommendation for its artifact and recipe
  *                       when one exists, else {@code scheduler.maxBatchSessions()}
  * @param nodeToken      the node token a tracker presents to read this node's accounting ({@code POST
