@@ -94,14 +94,21 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--max-body-bytes", description = "largest request body (default: 4 MiB)")
     Long maxBodyBytes;
 
-    @Option(names = "--node-token", description = "the cluster's node token: a tracker presents it to read this node's"
-            + " accounting (POST /v1/accounting); without it that endpoint refuses everyone")
+    @Option(names = "--tracker", description = "join the tracker at this URL (e.g. http://HOST:8000); needs --node-token")
+    java.net.URI tracker;
+
+    @Option(names = "--node-token", description = "the cluster's node token: presented to join a tracker (--tracker);"
+            + " requests carrying it are the tracker's (tenant, request id, resumed sessions, POST /v1/accounting)")
     String nodeToken;
 
     @Override
     public Integer call() throws Exception {
+        if (tracker != null && nodeToken == null) {
+            throw new IllegalArgumentException("--tracker needs --node-token: the tracker refuses a node without its token");
+        }
         NodeConfig config = config();
         NodeServer node = NodeServer.start(config);
+        if (tracker != null) node.joinTracker(tracker);
         System.err.println("dgr serve: listening on " + (config.serving().tls() ? "https" : "http") + "://" + node.host()
                 + ":" + node.port() + " serving "
                 + node.models().all().stream().map(m -> m.id()).toList());
