@@ -13,6 +13,7 @@ public final class Engines {
     public static Engine load(Path gguf, EngineOptions opts) {
         GgufArtifact a = GgufArtifact.open(gguf);
         try {
+            ModelCheck.require(a); // before anything is sized from the metadata
             String arch = a.metadata().getString("general.architecture", "");
             String sha256 = ArtifactHash.sha256(a.parts().getFirst().path());
             // The llama graph and its variants (what each changes: LlamaVariant), or DeepSeek-V4.
