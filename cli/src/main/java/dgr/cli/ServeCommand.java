@@ -66,6 +66,10 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--max-body-bytes", description = "largest request body (default: 4 MiB)")
     Long maxBodyBytes;
 
+    @Option(names = "--node-token", description = "the cluster's node token: a tracker presents it to read this node's"
+            + " accounting (POST /v1/accounting); without it that endpoint refuses everyone")
+    String nodeToken;
+
     @Override
     public Integer call() throws Exception {
         NodeServer node = NodeServer.start(config());
@@ -99,6 +103,7 @@ public final class ServeCommand implements Callable<Integer> {
                 .withScheduler(sc).withSaturationFile(saturation).withMaxBatchRows(maxBatchRows);
         if (requestTimeout != null) c = c.withRequestTimeout(parseDuration(requestTimeout));
         if (maxBodyBytes != null) c = c.withMaxBodyBytes(maxBodyBytes);
+        if (nodeToken != null) c = c.withNodeToken(nodeToken);
         return c;
     }
 

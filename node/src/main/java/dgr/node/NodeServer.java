@@ -1,6 +1,7 @@
 package dgr.node;
 
 import dgr.engine.Engine;
+import dgr.node.accounting.RecentRequests;
 import dgr.node.http.NodeHttp;
 import dgr.node.metrics.NodeMetrics;
 import dgr.node.model.ConcurrencyLimit;
@@ -9,6 +10,7 @@ import dgr.node.model.ServedModel;
 import dgr.runtime.SchedulerConfig;
 import io.helidon.webserver.WebServer;
 import java.io.IOException;
+import java.time.Clock;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,7 +35,8 @@ public final class NodeServer implements AutoCloseable {
     private NodeServer(NodeConfig config, ApiKeys keys) {
         this.config = config;
         NodeHttp http = new NodeHttp(models, keys, metrics, () -> capabilities().build(), config.maxBodyBytes(),
-                config.requestTimeout());
+                config.requestTimeout(), new RecentRequests(RecentRequests.DEFAULT_CAPACITY, Clock.systemUTC()),
+                config.nodeToken());
         this.web = WebServer.builder()
                 .host(config.host())
                 .port(config.port())
