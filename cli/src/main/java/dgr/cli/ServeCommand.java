@@ -4,6 +4,7 @@ import dgr.engine.EngineOptions;
 import dgr.node.ModelSpec;
 import dgr.node.NodeConfig;
 import dgr.node.NodeServer;
+import dgr.node.http.ListenerLimits;
 import dgr.runtime.SchedulerConfig;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -70,9 +71,29 @@ public final class ServeCommand implements Callable<Integer> {
             + " accounting (POST /v1/accounting); without it that endpoint refuses everyone")
     String nodeToken;
 
+    @Option(names = "--max-connections", description = "most open client connections; beyond it new ones wait in the"
+            + " listen backlog (default: " + ListenerLimits.DEFAULT_MAX_CONNECTIONS + ", lowered to fit the file-descriptor limit)")
+    Integer maxConnections;
+
+    @Option(names = "--idle-timeout", description = "close a connection idle this long, e.g. 30s (default: 30s)")
+    String idleTimeout;
+
+    @Option(names = "--header-timeout", description = "a request's headers and body must arrive within this after its"
+            + " request line, e.g. 10s (default: 10s)")
+    String headerTimeout;
+
+    /** The listener's connection cap and timeouts from the flags. */
+    ListenerLimits listenerLimits() {
+        ListenerLimits l = ListenerLimits.defaults();
+        if (maxConnections != null) l = l.withMaxConnections(maxConnections);
+        if (idleTimeout != null) l = l.withIdleTimeout(parseDuration(idleTimeout));
+        if (headerTimeout != null) l = l.withHeaderTimeout(parseDuration(headerTimeout));
+        return l;
+    }
+
     @Override
     public Integer call() throws Exception {
-        NodeServer node = NodeServer.start(config());
+        NodeServer node = NodeServer.start(config(), listenerLimits());
         System.err.println("dgr serve: listening on http://" + node.host() + ":" + node.port() + " serving "
                 + node.models().all().stream().map(m -> m.id()).toList());
         CountDownLatch stopped = new CountDownLatch(1);
