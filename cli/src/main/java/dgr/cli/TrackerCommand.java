@@ -1,13 +1,17 @@
 package dgr.cli;
 
-import dgr.tracker.NoLedger;
 import dgr.tracker.TrackerConfig;
 import dgr.tracker.TrackerServer;
-import dgr.tracker.ledger.Ledger;
+import dgr.tracker.ledger.ApiKeyStore;
+import dgr.tracker.ledger.JdbcLedger;
+import dgr.tracker.ledger.LedgerDatabase;
+import java.time.Clock;
+import java.time.Instant;
 import dgr.tracker.routing.RoutingPolicy;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -15,6 +19,7 @@ import picocli.CommandLine.Option;
  * bare, it serves; its subcommands (added beside it) work on the tracker's ledger.
  */
 @Command(name = "tracker", mixinStandardHelpOptions = true,
+        subcommands = {TrackerKeysCommand.class, TrackerUsageCommand.class},
         description = "Run a tracker: one OpenAI-compatible endpoint (/v1/completions, /v1/chat/completions,"
                 + " /v1/models, /health, /metrics) routing to the nodes that join it by measured headroom,"
                 + " relaying their streams and resuming them when a node dies. Nodes join with"
@@ -44,10 +49,20 @@ public final class TrackerCommand implements Callable<Integer> {
     @Option(names = "--max-queued", description = "most requests waiting for headroom at once; beyond it HTTP 429 at once (default: 256)")
     Integer maxQueued;
 
+    @Option(names = "--tracker-id", description = "this tracker's name in the ledger rows it opens, stable across its"
+            + " restarts and distinct between trackers sharing a database (default: tracker@HOST:PORT)")
+    String trackerId;
+
+    @Mixin
+    LedgerOptions ledgerOptions;
+
     @Override
     public Integer call() throws Exception {
         TrackerConfig config = config();
-        TrackerServer tracker = TrackerServer.start(config, ledger());
+        Instant started = Instant.now();
+        JdbcLedger ledger = ledger();
+        TrackerServer tracker = TrackerServer.start(config, ledger);
+        TrackerLedgerRecovery.start(tracker, ledger, started);
         System.err.println("dgr tracker: listening on http://" + tracker.host() + ":" + tracker.port() + " (routing "
                 + config.routing().flag() + (config.nodeToken() == null ? "; no --node-token: no node can join" : "")
                 + ")");
@@ -71,15 +86,13 @@ public final class TrackerCommand implements Callable<Integer> {
     }
 
     private static java.time.Duration duration(String value, String flag) {
-        try {
-            return ServeCommand.parseDuration(value);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(flag + ": '" + value + "' is not a duration (e.g. 10s, 2m, 500ms)");
-        }
+        return DurationFlag.parse(flag, value);
     }
 
-    /** The ledger the tracker runs with: none yet (open, nothing recorded) until the durable one is configured here. */
-    Ledger ledger() {
-        return new NoLedger();
+    /** The durable ledger: --db, else the default SQLite file (the tracker says which on stderr). */
+    JdbcLedger ledger() {
+        LedgerDatabase db = ledgerOptions.open(System.err, "dgr tracker");
+        return new JdbcLedger(db, new ApiKeyStore(db, Clock.systemUTC()),
+                trackerId != null ? trackerId : "tracker@" + host + ":" + port);
     }
 }

@@ -129,7 +129,7 @@ final class Generation {
                 case SessionEvent.Finished f -> {
                     if (gone.get() && f.reason() == FinishReason.CANCELLED) return; // nobody left to answer
                     if (f.reason() == FinishReason.CANCELLED || f.reason() == FinishReason.ERROR) throw failure(f);
-                    Json.send(res, mapper, Status.OK_200,
+                    JsonReply.send(res, mapper, Status.OK_200,
                             format.complete(id, created, model, text.toString(), f.reason().wireName(), Usage.of(f.accounting())));
                     tracked.delivered(f.accounting().generatedTokens());
                     return;

@@ -133,12 +133,12 @@ public final class NodeHttp {
                 res.header(HeaderNames.CONTENT_TYPE, NodeMetrics.CONTENT_TYPE);
                 res.send(metrics.scrape());
             }
-            case MODELS -> Json.send(res, mapper, Status.OK_200, modelList());
-            case MODEL -> Json.send(res, mapper, Status.OK_200, modelCard(model(path.substring("/v1/models/".length()))));
-            case CAPABILITIES -> Json.send(res, mapper, Status.OK_200, capabilities.get());
+            case MODELS -> JsonReply.send(res, mapper, Status.OK_200, modelList());
+            case MODEL -> JsonReply.send(res, mapper, Status.OK_200, modelCard(model(path.substring("/v1/models/".length()))));
+            case CAPABILITIES -> JsonReply.send(res, mapper, Status.OK_200, capabilities.get());
             case COMPLETIONS -> completions(req, res);
             case CHAT -> chat(req, res);
-            case ACCOUNTING -> Json.send(res, mapper, Status.OK_200,
+            case ACCOUNTING -> JsonReply.send(res, mapper, Status.OK_200,
                     accounting.answer(req.headers().first(HeaderNames.AUTHORIZATION).orElse(null), body(req)));
         }
     }
@@ -190,10 +190,10 @@ public final class NodeHttp {
         ObjectNode body = JsonNodeFactory.instance.objectNode();
         if (models.ready()) {
             body.put("status", "ok");
-            Json.send(res, mapper, Status.OK_200, body);
+            JsonReply.send(res, mapper, Status.OK_200, body);
         } else {
             body.put("status", "loading");
-            Json.send(res, mapper, Status.SERVICE_UNAVAILABLE_503, body);
+            JsonReply.send(res, mapper, Status.SERVICE_UNAVAILABLE_503, body);
         }
     }
 
@@ -299,7 +299,7 @@ public final class NodeHttp {
         if (e.status() == 429) res.header(HeaderNames.RETRY_AFTER, "1");
         if (e instanceof MethodNotAllowed m) res.header(HeaderNames.ALLOW, m.allowed.text());
         if (e.status() == 401) res.header(HeaderNames.WWW_AUTHENTICATE, "Bearer");
-        Json.send(res, mapper, Status.create(e.status()), ErrorBody.of(e));
+        JsonReply.send(res, mapper, Status.create(e.status()), ErrorBody.of(e));
     }
 
     private static final class MethodNotAllowed extends ApiError {

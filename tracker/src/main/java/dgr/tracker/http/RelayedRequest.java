@@ -81,6 +81,9 @@ final class RelayedRequest {
     private boolean firstTokenRecorded;
     private int lastStatus;
     private ObjectNode lastError;
+    /** The client's usage chunk, held back until the settled row is committed; null when there is none to send. */
+    private byte[] heldUsage;
+    private Settlement settled;
 
     RelayedRequest(Tracker tracker, ObjectMapper mapper, String requestId, String tenant, String model, String path,
                    ObjectNode body, boolean stream, boolean clientWantsUsage, ServerResponse res) {
@@ -285,11 +288,12 @@ final class RelayedRequest {
         JsonNode choice = answer.path("choices").path(0);
         finishReason = choice.path("finish_reason").asText(null);
         deliveredChunks = usage == null ? 0 : usage.path("completion_tokens").asLong(0);
+        resultJson = new String(bytes, StandardCharsets.UTF_8);
+        tracker.ledger().firstToken(requestId, Instant.now());
+        tracker.ledger().settle(settle(outcomeOf(finishReason), 200));   // committed before the answer leaves
         res.status(Status.OK_200);
         res.header(HeaderNames.CONTENT_TYPE, "application/json");
         res.send(bytes);
-        resultJson = new String(bytes, StandardCharsets.UTF_8);
-        tracker.ledger().firstToken(requestId, Instant.now());
         return Attempt.DONE;
     }
 
@@ -308,6 +312,9 @@ final class RelayedRequest {
                 if (!line.startsWith("data:")) continue; // blank separators, comments
                 String data = line.substring(5).trim();
                 if (data.equals("[DONE]")) {
+                    // The ledger's row is committed before the final usage chunk leaves (durability).
+                    tracker.ledger().settle(settle(outcomeOf(finishReason), 200));
+                    if (heldUsage != null) writeEvent(heldUsage);
                     writeRaw("data: [DONE]\n\n");
                     out.close();
                     return Attempt.DONE;
@@ -357,7 +364,8 @@ final class RelayedRequest {
         if (choices.isArray() && choices.isEmpty() && chunk.hasNonNull("usage")) {
             if (!clientWantsUsage || usageSent) return null;
             usageSent = true;
-            return mapper.writeValueAsBytes(chunk);
+            heldUsage = mapper.writeValueAsBytes(chunk);
+            return null;
         }
         if (!clientWantsUsage) chunk.remove("usage");
         JsonNode finish = choices.path(0).path("finish_reason");
@@ -425,15 +433,18 @@ final class RelayedRequest {
         };
     }
 
+    /** What the ledger settles; computed once (the relay may settle before its last write, the front door after). */
     private Settlement settle(Settlement.Outcome outcome, int status) {
+        if (settled != null) return settled;
         long prompt = usage == null ? 0 : usage.path("prompt_tokens").asLong(0);
         long cached = usage == null ? 0 : usage.path("prompt_tokens_details").path("cached_tokens").asLong(0);
         long generated = usage == null ? deliveredChunks : usage.path("completion_tokens").asLong(deliveredChunks);
         recomputed += resumes * prompt + resumedDelivered;
         if (resumes > 0) tracker.metrics().recomputed(recomputed);
         String result = stream ? (usage == null ? null : usage.toString()) : resultJson;
-        return new Settlement(requestId, recipeId, List.copyOf(servedBy), prompt, cached, generated, deliveredChunks,
+        settled = new Settlement(requestId, recipeId, List.copyOf(servedBy), prompt, cached, generated, deliveredChunks,
                 recomputed, outcome, status, result, Instant.now());
+        return settled;
     }
 
     /** The client closed its connection: the node's stream is closed with it, so the node cancels the session. */

@@ -22,7 +22,7 @@ import java.util.TreeMap;
  * <p>Front door (clients): {@code POST /v1/completions}, {@code POST /v1/chat/completions},
  * {@code GET /v1/models}, {@code /health}, {@code /metrics}. Nodes: {@code POST /v1/nodes/heartbeat},
  * {@code DELETE /v1/nodes/ID} (node token). Operators: {@code GET /v1/nodes}, {@code POST /v1/nodes},
- * {@code DELETE /v1/nodes/ID} (admin token).
+ * {@code DELETE /v1/nodes/ID}, {@code GET /v1/usage?tenant=T} (admin token).
  */
 public final class TrackerHttp {
     private static final System.Logger LOG = System.getLogger(TrackerHttp.class.getName());
@@ -31,11 +31,13 @@ public final class TrackerHttp {
     private final Tracker tracker;
     private final FrontDoor frontDoor;
     private final NodesApi nodesApi;
+    private final UsageApi usageApi;
 
     public TrackerHttp(Tracker tracker) {
         this.tracker = tracker;
         this.frontDoor = new FrontDoor(tracker, mapper);
         this.nodesApi = new NodesApi(tracker, mapper);
+        this.usageApi = new UsageApi(tracker, mapper);
     }
 
     /** The Helidon handler: every request of every route comes here on its own virtual thread. */
@@ -94,6 +96,10 @@ public final class TrackerHttp {
                 if (method.equals(Method.GET)) nodesApi.list(req, res);
                 else if (method.equals(Method.POST)) nodesApi.registerBackend(req, res);
                 else throw new MethodNotAllowed(path, method, "GET, POST");
+            }
+            case "/v1/usage" -> {
+                require(path, method, Method.GET);
+                usageApi.usage(req, res);
             }
             case "/v1/nodes/heartbeat" -> {
                 require(path, method, Method.POST);
