@@ -82,8 +82,8 @@ public final class ServeCommand implements Callable<Integer> {
     ListenerLimits listenerLimits() {
         ListenerLimits l = ListenerLimits.defaults();
         if (maxConnections != null) l = l.withMaxConnections(maxConnections);
-        if (idleTimeout != null) l = l.withIdleTimeout(parseDuration(idleTimeout));
-        if (headerTimeout != null) l = l.withHeaderTimeout(parseDuration(headerTimeout));
+        if (idleTimeout != null) l = l.withIdleTimeout(DurationFlag.parse("--idle-timeout", idleTimeout));
+        if (headerTimeout != null) l = l.withHeaderTimeout(DurationFlag.parse("--header-timeout", headerTimeout));
         return l;
     }
 
