@@ -78,7 +78,7 @@ final class NodesApi {
         String source = limit.path("source").asText("default");
         return new ModelCapacity(id, m.path("recipe_id").asText(null), max, "saturation".equals(source), source,
                 m.path("load").path("running").asInt(0), m.path("load").path("waiting").asInt(0),
-                m.path("context_length").asInt(0));
+                m.path("context_length").asInt(0), m.path("engine").path("id").asText(null));
     }
 
     /** A node removes itself (node token), or an operator removes any node (admin token). */
@@ -133,6 +133,7 @@ final class NodesApi {
                 ObjectNode d = detail.addObject();
                 d.put("model", m.model());
                 d.put("recipe_id", m.recipeId());
+                d.put("engine", m.engine());
                 d.put("recommended_max_concurrency", m.recommendedMaxConcurrency());
                 d.put("source", m.limitSource());
                 d.put("measured", m.measured());

@@ -68,6 +68,8 @@ final class RelayedRequest {
     private final List<Integer> deliveredIds = new ArrayList<>();
     private long deliveredChunks;
     private String recipeId;
+    /** The first node's recipe and engine: a stream resumes only where both are the same. */
+    private String resumeKey;
     private Backend firstBackend;
     private OutputStream out;
     private String chunkId;
@@ -109,7 +111,7 @@ final class RelayedRequest {
     void run() throws InterruptedException {
         try {
             while (true) {
-                Decision d = tracker.router().route(model, resuming() ? recipeId : null, failed);
+                Decision d = tracker.router().route(model, resuming() ? resumeKey : null, failed);
                 switch (d) {
                     case Decision.NoNode n -> {
                         tracker.metrics().decision("no_node");
@@ -152,7 +154,7 @@ final class RelayedRequest {
                                     resumes++;
                                     resumedDelivered += deliveredIds.size();
                                 }
-                                if (resuming() && (firstBackend != Backend.DGR || recipeId == null)) {
+                                if (resuming() && (firstBackend != Backend.DGR || resumeKey == null)) {
                                     fail(new ApiFailure(502, "server_error", "The node serving this stream"
                                             + " failed and it cannot be resumed on another (a " + firstBackend.wireName()
                                             + " backend).", null, "node_failed"));
@@ -185,7 +187,7 @@ final class RelayedRequest {
                     + String.join(", ", servedModels()) + ".", "model", "model_not_found");
         }
         return ApiFailure.unavailable("No healthy node serves '" + model + "'" + (resuming()
-                ? " with recipe " + recipeId + " to resume this stream on" : failed.isEmpty() ? "" : " besides the "
+                ? " with recipe and engine " + resumeKey + " to resume this stream on" : failed.isEmpty() ? "" : " besides the "
                 + failed.size() + " that failed this request") + ".", "no_node");
     }
 
@@ -227,6 +229,7 @@ final class RelayedRequest {
         if (recipeId == null) {
             ModelCapacity m = node.models().get(model);
             recipeId = m == null ? null : m.recipeId();
+            resumeKey = m == null ? null : m.resumeKey();
             firstBackend = node.backend();
         }
         ObjectNode b = body.deepCopy();

@@ -68,7 +68,7 @@ public final class BackendPoller implements AutoCloseable {
                 if (id == null || id.isBlank()) continue;
                 Capacity c = r.capacityByModel().getOrDefault(id, r.fallback());
                 models.put(id, new ModelCapacity(id, null, c.recommendedMaxConcurrency(), c.measured(), c.source(),
-                        0, 0, 0));
+                        0, 0, 0, null));
             }
             if (!backends.containsKey(r.id())) return false; // unregistered meanwhile
             registry.report(r.id(), Backend.OPENAI, r.url(), r.apiKey(), models);

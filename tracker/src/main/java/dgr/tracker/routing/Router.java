@@ -57,20 +57,25 @@ public final class Router {
     }
 
     /**
-     * Routes a request for {@code model}; with {@code recipeId} only nodes serving that recipe (a resumed
-     * stream); never one of {@code exclude} (nodes that already failed this request).
+     * Routes a request for {@code model}; with {@code resumeKey} only nodes serving that recipe on that
+     * engine (a resumed stream); never one of {@code exclude} (nodes that already failed this request).
+     * A resumed stream never waits for headroom: its client is already being served, so it goes to the
+     * eligible node with the most headroom even when that is none, and that node's scheduler queues it.
      */
-    public Decision route(String model, String recipeId, Set<String> exclude) throws InterruptedException {
+    public Decision route(String model, String resumeKey, Set<String> exclude) throws InterruptedException {
         long start = System.nanoTime();
         boolean counted = false;
         lock.lockInterruptibly();
         try {
             while (true) {
-                List<RegisteredNode> eligible = eligibleOf(model, recipeId, exclude);
+                List<RegisteredNode> eligible = eligibleOf(model, resumeKey, exclude);
                 if (eligible.isEmpty()) {
                     return new Decision.NoNode(model, registry.all().stream().anyMatch(n -> n.models().containsKey(model)));
                 }
                 Pick pick = choose(eligible, model);
+                if (pick == null && resumeKey != null) {
+                    pick = new Pick(best(eligible, n -> n.headroom(model)).getFirst(), "resume_over_capacity");
+                }
                 if (pick != null) {
                     String reason = counted ? "queued_" + pick.reason : pick.reason;
                     return new Decision.Routed(new Lease(registry, pick.node, model, reason), System.nanoTime() - start);
@@ -91,9 +96,9 @@ public final class Router {
         }
     }
 
-    private List<RegisteredNode> eligibleOf(String model, String recipeId, Set<String> exclude) {
+    private List<RegisteredNode> eligibleOf(String model, String resumeKey, Set<String> exclude) {
         List<RegisteredNode> eligible = new ArrayList<>();
-        for (RegisteredNode n : registry.serving(model, recipeId)) if (!exclude.contains(n.id())) eligible.add(n);
+        for (RegisteredNode n : registry.serving(model, resumeKey)) if (!exclude.contains(n.id())) eligible.add(n);
         return eligible;
     }
 
