@@ -3,6 +3,7 @@ package dgr.node;
 import dgr.engine.Engine;
 import dgr.node.accounting.RecentRequests;
 import dgr.node.http.NodeHttp;
+import dgr.node.http.NodeTls;
 import dgr.node.metrics.NodeMetrics;
 import dgr.node.model.ConcurrencyLimit;
 import dgr.node.model.ModelRegistry;
@@ -41,13 +42,14 @@ public final class NodeServer implements AutoCloseable {
         this.config = config;
         this.http = new NodeHttp(models, keys, metrics, () -> capabilities().build(), config.maxBodyBytes(),
                 config.requestTimeout(), new RecentRequests(RecentRequests.DEFAULT_CAPACITY, Clock.systemUTC()),
-                config.nodeToken());
+                config.nodeToken(), config.serving());
         if (config.nodeToken() != null) http.trustTracker(TrackerTrust.of(config.nodeToken()));
-        this.web = WebServer.builder()
+        var web = WebServer.builder()
                 .host(config.host())
                 .port(config.port())
-                .routing(r -> r.any(http::handle))
-                .build();
+                .routing(r -> r.any(http::handle));
+        if (config.serving().tls()) web.tls(NodeTls.of(config.serving()));
+        this.web = web.build();
     }
 
     /** Binds, loads every model, then reports ready. Throws (and releases everything) when a model fails. */
@@ -90,7 +92,7 @@ public final class NodeServer implements AutoCloseable {
                 Engine e = engines.get(i);
                 ConcurrencyLimit limit = limitFor(spec, e, base, saturation);
                 engines.set(i, null); // owned by the model from here, closed by it on failure
-                ServedModel m = ServedModel.start(spec, e, base, limit, metrics);
+                ServedModel m = ServedModel.start(spec, e, base, limit, metrics, config.serving());
                 started.add(m);
                 LOG.log(System.Logger.Level.INFO, "model " + spec.id() + ": at most " + limit.maxRunningSessions()
                         + " running sessions (" + limit.sourceName() + ": " + limit.detail() + ")");

@@ -2,6 +2,7 @@ package dgr.node.http;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dgr.node.ServingOptions;
 import dgr.node.accounting.RecentRequests;
 import dgr.node.api.ApiError;
 import dgr.node.api.ErrorBody;
@@ -11,6 +12,7 @@ import dgr.node.api.Usage;
 import dgr.node.model.ServedModel;
 import dgr.node.tracker.RelayExtension;
 import dgr.node.tracker.ResumedSession;
+import dgr.runtime.ContextRule;
 import dgr.runtime.FinishReason;
 import dgr.runtime.Session;
 import dgr.runtime.SessionEvent;
@@ -26,7 +28,7 @@ import java.util.HexFormat;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * Runs one API generation: checks the prompt against the context, submits a session, and writes its
+ * Runs one API generation: settles max_tokens, submits a session (the scheduler checks the context), and writes its
  * events as one JSON answer or as a server-sent event stream. The request's virtual thread blocks on
  * the session's {@link TokenStream}; a failed write means the client is gone and cancels the session.
  */
@@ -37,15 +39,18 @@ final class Generation {
     private final ObjectMapper mapper;
     private final Duration timeout;
     private final RecentRequests recent;
+    private final ServingOptions serving;
 
-    Generation(ObjectMapper mapper, Duration timeout, RecentRequests recent) {
+    Generation(ObjectMapper mapper, Duration timeout, RecentRequests recent, ServingOptions serving) {
         this.mapper = mapper;
         this.timeout = timeout;
         this.recent = recent;
+        this.serving = serving;
     }
 
     /**
-     * @param defaultMaxTokens max_tokens when the request gives none, or -1 for "the rest of the context"
+     * @param defaultMaxTokens max_tokens when the request gives none, or -1 for the server's cap; either way
+     *                         no more than the rest of the context. A request's own max_tokens is held to the cap.
      * @param promptParam      the request field that held the prompt (for errors)
      * @param requestId        the tracker's request id, under which this node keeps the request's accounting, or null
      */
@@ -58,24 +63,10 @@ final class Generation {
     void run(ServedModel model, int[] prompt, GenerationParams params, ResponseFormat format, String tenant,
              int defaultMaxTokens, String promptParam, String requestId, RelayExtension relay, ServerResponse res)
             throws InterruptedException {
-        int context = model.contextLength();
-        if (prompt.length >= context) {
-            throw ApiError.invalid("This model's maximum context length is " + context + " tokens. However, your "
-                    + "prompt has " + prompt.length + " tokens, leaving no room for completion.", promptParam,
-                    "context_length_exceeded");
-        }
-        int maxTokens;
-        if (params.maxTokens() != null) {
-            maxTokens = params.maxTokens();
-            if ((long) prompt.length + maxTokens > context) {
-                throw ApiError.invalid("This model's maximum context length is " + context + " tokens. However, you "
-                        + "requested " + ((long) prompt.length + maxTokens) + " tokens (" + prompt.length
-                        + " in the prompt, " + maxTokens + " for the completion). Please reduce the prompt or "
-                        + "max_tokens.", "max_tokens", "context_length_exceeded");
-            }
-        } else {
-            maxTokens = defaultMaxTokens < 0 ? context - prompt.length : Math.min(defaultMaxTokens, context - prompt.length);
-        }
+        // The scheduler alone checks the context (ContextRule); here only the length the request gets.
+        int maxTokens = params.maxTokens() != null ? Math.min(params.maxTokens(), serving.maxTokens())
+                : (int) Math.max(1, Math.min(defaultMaxTokens < 0 ? serving.maxTokens() : defaultMaxTokens,
+                        ContextRule.mostNewTokens(prompt.length, model.contextLength())));
 
         ResumedSession resumed = relay.resume() == null ? null
                 : ResumedSession.prepare(model, prompt, params, maxTokens, relay.resume());
@@ -92,7 +83,8 @@ final class Generation {
                         model.stopConditions(maxTokens, params.stop(), params.ignoreEos()), model.newDecoder(), timeout, stream);
         Session session = switch (model.scheduler().submit(request)) {
             case Submission.Accepted a -> a.session();
-            case Submission.Rejected r -> throw rejection(r, promptParam);
+            case Submission.Rejected r -> throw rejection(r, params.maxTokens() != null
+                    && ContextRule.mostNewTokens(prompt.length, model.contextLength()) >= 1 ? "max_tokens" : promptParam);
         };
         RecentRequests.Tracked tracked = recent.track(requestId, model.id(), tenant, session);
         try {

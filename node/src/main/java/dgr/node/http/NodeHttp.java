@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dgr.node.ApiKeys;
 import dgr.node.accounting.AccountingApi;
+import dgr.node.ServingOptions;
 import dgr.node.accounting.RecentRequests;
 import dgr.node.api.ApiError;
 import dgr.node.api.ChatRequest;
@@ -62,26 +63,31 @@ public final class NodeHttp {
     private final long maxBodyBytes;
     private final Generation generation;
     private final AccountingApi accounting;
+    private final Cors cors;
     private volatile TrackerTrust tracker = TrackerTrust.NONE;
 
     public NodeHttp(ModelRegistry models, ApiKeys keys, NodeMetrics metrics, Supplier<JsonNode> capabilities,
                     long maxBodyBytes, Duration requestTimeout) {
         this(models, keys, metrics, capabilities, maxBodyBytes, requestTimeout,
-                new RecentRequests(RecentRequests.DEFAULT_CAPACITY, java.time.Clock.systemUTC()), null);
+                new RecentRequests(RecentRequests.DEFAULT_CAPACITY, java.time.Clock.systemUTC()), null,
+                ServingOptions.defaults());
     }
 
     /**
      * @param recent    the accounting of the tracker's requests, served at {@code POST /v1/accounting}
      * @param nodeToken the node token that endpoint requires, or null (then it refuses everyone)
+     * @param serving   sampling defaults, the max_tokens cap and CORS origins
      */
     public NodeHttp(ModelRegistry models, ApiKeys keys, NodeMetrics metrics, Supplier<JsonNode> capabilities,
-                    long maxBodyBytes, Duration requestTimeout, RecentRequests recent, String nodeToken) {
+                    long maxBodyBytes, Duration requestTimeout, RecentRequests recent, String nodeToken,
+                    ServingOptions serving) {
         this.models = models;
         this.keys = keys;
         this.metrics = metrics;
         this.capabilities = capabilities;
         this.maxBodyBytes = maxBodyBytes;
-        this.generation = new Generation(mapper, requestTimeout, recent);
+        this.generation = new Generation(mapper, requestTimeout, recent, serving);
+        this.cors = new Cors(serving.allowedOrigins());
         this.accounting = new AccountingApi(recent, nodeToken, mapper);
     }
 
@@ -91,6 +97,8 @@ public final class NodeHttp {
     /** The Helidon handler: every request of every route comes here on its own virtual thread. */
     public void handle(ServerRequest req, ServerResponse res) {
         try {
+            if (cors.answerPreflight(req, res)) return;
+            cors.decorate(req, res);
             dispatch(req, res);
         } catch (ApiError e) {
             sendError(res, e);

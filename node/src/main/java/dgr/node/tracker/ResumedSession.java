@@ -1,5 +1,6 @@
 package dgr.node.tracker;
 
+import dgr.engine.sampler.TokenSampler;
 import dgr.node.api.ApiError;
 import dgr.node.api.GenerationParams;
 import dgr.node.api.Usage;
@@ -7,7 +8,6 @@ import dgr.node.model.ServedModel;
 import dgr.runtime.StopConditions;
 import dgr.runtime.StopMatcher;
 import dgr.runtime.TextDecoder;
-import dgr.runtime.TokenSampler;
 
 /**
  * A session continued on this node from the tokens another node generated for the same request: the
