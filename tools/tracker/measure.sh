@@ -38,7 +38,7 @@ if [ ! -f "$OUT/sat-b/saturation.json" ]; then
 fi
 
 # 2. The same two nodes behind a tracker, once per routing policy.
-for routing in capacity round-robin; do
+for routing in ${ROUTINGS:-capacity round-robin}; do
   "${DGR[@]}" tracker --port 18100 --node-token measure-token --admin-token measure-admin --routing "$routing" \
       >"$OUT/tracker-$routing.log" 2>&1 &
   PIDS+=($!); healthy http://127.0.0.1:18100

@@ -14,10 +14,12 @@ package dgr.tracker.registry;
  * @param reportedWaiting           sessions waiting for admission the node reported
  * @param contextLength             the context length the node serves it with, or 0 when unknown
  * @param engine                    the engine id and version that runs it ({@code java-q8/1}), or null when unknown
+ * @param sessionThroughput         tokens/s one session gets at the recommendation, as measured
+ *                                  ({@code expected_per_session_output_throughput}), or 0 when unknown
  */
 public record ModelCapacity(String model, String recipeId, int recommendedMaxConcurrency, boolean measured,
                             String limitSource, int reportedRunning, int reportedWaiting, int contextLength,
-                            String engine) {
+                            String engine, double sessionThroughput) {
     public ModelCapacity {
         if (model == null || model.isBlank()) throw new IllegalArgumentException("a model needs an id");
         if (recommendedMaxConcurrency < 1) {

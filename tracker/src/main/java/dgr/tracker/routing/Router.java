@@ -17,8 +17,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * resumed stream), under the configured {@link RoutingPolicy}.
  *
  * <p>Capacity routing: a node can take a session while its headroom (recommended_max_concurrency −
- * running) is positive; the node with the most headroom wins, ties go to the less loaded of two picked
- * at random (power of two choices). When every eligible node is at its recommendation the request waits
+ * running) is positive; the node with the most headroom wins. Among equal headroom the node whose
+ * measurement promises a session more tokens/s wins (an idle fast node before an idle slow one); what is
+ * still tied goes to the less loaded of two picked at random (power of two choices). When every eligible node is at its recommendation the request waits
  * in a bounded queue ({@code maxQueued} requests, {@code maxQueueWait} each) for a lease to end or a
  * report to raise capacity, then gets {@link Decision.Full} (HTTP 429 with Retry-After). Choosing and
  * counting the lease happen under one lock, so two requests never both take a node's last slot.
@@ -118,6 +119,9 @@ public final class Router {
                 List<RegisteredNode> most = best(eligible, n -> n.headroom(model));
                 if (most.getFirst().headroom(model) <= 0) yield null;
                 if (most.size() == 1) yield new Pick(most.getFirst(), "headroom");
+                List<RegisteredNode> fastest = best(most, n -> (int) Math.round(1000 * n.models().get(model).sessionThroughput()));
+                if (fastest.size() == 1) yield new Pick(fastest.getFirst(), "headroom_tie_measured_speed");
+                most = fastest;
                 // Power of two choices among the ties: two at random, the less loaded wins.
                 ThreadLocalRandom r = ThreadLocalRandom.current();
                 int a = r.nextInt(most.size());
