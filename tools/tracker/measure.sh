@@ -39,7 +39,7 @@ fi
 
 # 2. The same two nodes behind a tracker, once per routing policy.
 for routing in ${ROUTINGS:-capacity round-robin}; do
-  "${DGR[@]}" tracker --port 18100 --node-token measure-token --admin-token measure-admin --routing "$routing" \
+  "${DGR[@]}" tracker --port 18100 --node-token measure-token --admin-token measure-admin --routing "$routing" --queue-wait "${QUEUE_WAIT:-10s}" \
       >"$OUT/tracker-$routing.log" 2>&1 &
   PIDS+=($!); healthy http://127.0.0.1:18100
   node a 18101 q8 --saturation "$OUT/sat-a/saturation.json" --tracker http://127.0.0.1:18100 --node-token measure-token
