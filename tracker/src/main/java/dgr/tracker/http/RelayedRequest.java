@@ -83,6 +83,8 @@ final class RelayedRequest {
     private long resumedDelivered;
     private String resultJson;
     private boolean settled;
+    /** The current node's session slot: freed when the node has finished, before the client's last bytes. */
+    private Lease lease;
     private boolean firstTokenRecorded;
     private int lastStatus;
     private ObjectNode lastError;
@@ -132,6 +134,7 @@ final class RelayedRequest {
                         tracker.metrics().queueWait(r.waitedNanos());
                         Attempt a;
                         try (Lease lease = r.lease()) {
+                            this.lease = lease;
                             a = attempt(lease.node());
                         }
                         switch (a) {
@@ -303,6 +306,7 @@ final class RelayedRequest {
         resultJson = new String(bytes, StandardCharsets.UTF_8);
         tracker.ledger().firstToken(requestId, Instant.now());
         settle(outcomeOf(finishReason), 200);
+        lease.close(); // the node is done: a client's next request may take this slot at once
         res.status(Status.OK_200);
         res.header(HeaderNames.CONTENT_TYPE, "application/json");
         res.header(SERVED_BY, last());
@@ -326,6 +330,7 @@ final class RelayedRequest {
                 String data = line.substring(5).trim();
                 if (data.equals("[DONE]")) {
                     settle(outcomeOf(finishReason), 200);
+                    lease.close(); // the node is done: a client's next request may take this slot at once
                     writeRaw("data: [DONE]\n\n");
                     out.close();
                     return Attempt.DONE;
