@@ -5,6 +5,7 @@ import dgr.node.ModelSpec;
 import dgr.node.NodeConfig;
 import dgr.node.NodeServer;
 import dgr.node.ServingOptions;
+import dgr.node.http.ListenerLimits;
 import dgr.runtime.SchedulerConfig;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -101,13 +102,33 @@ public final class ServeCommand implements Callable<Integer> {
             + " requests carrying it are the tracker's (tenant, request id, resumed sessions, POST /v1/accounting)")
     String nodeToken;
 
+    @Option(names = "--max-connections", description = "most open client connections; beyond it new ones wait in the"
+            + " listen backlog (default: " + ListenerLimits.DEFAULT_MAX_CONNECTIONS + ", lowered to fit the file-descriptor limit)")
+    Integer maxConnections;
+
+    @Option(names = "--idle-timeout", description = "close a connection idle this long, e.g. 30s (default: 30s)")
+    String idleTimeout;
+
+    @Option(names = "--header-timeout", description = "a request's headers and body must arrive within this after its"
+            + " request line, e.g. 10s (default: 10s)")
+    String headerTimeout;
+
+    /** The listener's connection cap and timeouts from the flags. */
+    ListenerLimits listenerLimits() {
+        ListenerLimits l = ListenerLimits.defaults();
+        if (maxConnections != null) l = l.withMaxConnections(maxConnections);
+        if (idleTimeout != null) l = l.withIdleTimeout(DurationFlag.parse("--idle-timeout", idleTimeout));
+        if (headerTimeout != null) l = l.withHeaderTimeout(DurationFlag.parse("--header-timeout", headerTimeout));
+        return l;
+    }
+
     @Override
     public Integer call() throws Exception {
         if (tracker != null && nodeToken == null) {
             throw new IllegalArgumentException("--tracker needs --node-token: the tracker refuses a node without its token");
         }
         NodeConfig config = config();
-        NodeServer node = NodeServer.start(config);
+        NodeServer node = NodeServer.start(config, listenerLimits());
         if (tracker != null) node.joinTracker(tracker);
         System.err.println("dgr serve: listening on " + (config.serving().tls() ? "https" : "http") + "://" + node.host()
                 + ":" + node.port() + " serving "

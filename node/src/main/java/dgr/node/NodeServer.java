@@ -2,6 +2,9 @@ package dgr.node;
 
 import dgr.engine.Engine;
 import dgr.node.accounting.RecentRequests;
+import dgr.node.http.ClientFaultLog;
+import dgr.node.http.ConnectionGuard;
+import dgr.node.http.ListenerLimits;
 import dgr.node.http.NodeHttp;
 import dgr.node.http.NodeTls;
 import dgr.node.metrics.NodeMetrics;
@@ -37,14 +40,17 @@ public final class NodeServer implements AutoCloseable {
     private final WebServer web;
     private final NodeHttp http;
     private volatile TrackerLink trackerLink;
+    private final ConnectionGuard guard;
 
-    private NodeServer(NodeConfig config, ApiKeys keys) {
+    private NodeServer(NodeConfig config, ApiKeys keys, ListenerLimits limits) {
         this.config = config;
+        ClientFaultLog faults = new ClientFaultLog(java.time.Duration.ofSeconds(1));
+        this.guard = new ConnectionGuard(limits, faults);
         this.http = new NodeHttp(models, keys, metrics, () -> capabilities().build(), config.maxBodyBytes(),
                 config.requestTimeout(), new RecentRequests(RecentRequests.DEFAULT_CAPACITY, Clock.systemUTC()),
-                config.nodeToken(), config.serving());
+                config.nodeToken(), config.serving()).guardedBy(guard, faults);
         if (config.nodeToken() != null) http.trustTracker(TrackerTrust.of(config.nodeToken()));
-        var web = WebServer.builder()
+        var web = guard.configure(WebServer.builder())
                 .host(config.host())
                 .port(config.port())
                 .routing(r -> r.any(http::handle));
@@ -52,10 +58,14 @@ public final class NodeServer implements AutoCloseable {
         this.web = web.build();
     }
 
-    /** Binds, loads every model, then reports ready. Throws (and releases everything) when a model fails. */
-    public static NodeServer start(NodeConfig config) throws IOException {
-        NodeServer s = new NodeServer(config, ApiKeys.of(config.apiKeys(), config.keysFile()));
+    /** As {@link #start(NodeConfig)}, with the listener's connection cap and timeouts given. */
+    public static NodeServer start(NodeConfig config, ListenerLimits limits) throws IOException {
+        NodeServer s = new NodeServer(config, ApiKeys.of(config.apiKeys(), config.keysFile()), limits);
         s.web.start();
+        LOG.log(System.Logger.Level.INFO, "at most " + s.guard.maxConnections() + " open connections"
+                + (s.guard.maxConnections() < limits.maxConnections() ? " (lowered from " + limits.maxConnections()
+                + " to fit the process's file-descriptor limit)" : "") + ", idle timeout " + limits.idleTimeout()
+                + ", header timeout " + limits.headerTimeout());
         try {
             s.loadModels();
         } catch (RuntimeException | Error e) {
@@ -64,6 +74,11 @@ public final class NodeServer implements AutoCloseable {
             throw e;
         }
         return s;
+    }
+
+    /** Binds, loads every model, then reports ready. Throws (and releases everything) when a model fails. */
+    public static NodeServer start(NodeConfig config) throws IOException {
+        return start(config, ListenerLimits.defaults());
     }
 
     /**
@@ -193,6 +208,7 @@ public final class NodeServer implements AutoCloseable {
         TrackerLink link = trackerLink;
         if (link != null) link.close();
         web.stop();
+        guard.close();
         models.close();
     }
 }

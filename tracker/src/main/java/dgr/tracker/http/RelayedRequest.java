@@ -49,6 +49,8 @@ final class RelayedRequest {
     /** Error codes of a node's stream that mean the node, not the request, gave up: resume elsewhere. */
     private static final Set<String> NODE_GAVE_UP = Set.of("cancelled", "unavailable");
     private static final int MAX_ERROR_BODY = 1 << 16;
+    /** How long a cut stream's settlement waits for the node to end the session and report it. */
+    private static final java.time.Duration CUT_ACCOUNTING_WAIT = java.time.Duration.ofSeconds(5);
     /** The node that served (began serving, for a stream), so dgr bench --url can report it per request. */
     static final io.helidon.http.HeaderName SERVED_BY = HeaderNames.create("X-Dgr-Node");
 
@@ -148,6 +150,7 @@ final class RelayedRequest {
                             }
                             case CLIENT_GONE -> {
                                 tracker.metrics().request("cut", last());
+                                usageOfCutStream(r.lease().node());
                                 settle(Settlement.Outcome.CUT, 200);
                                 return;
                             }
@@ -448,6 +451,22 @@ final class RelayedRequest {
             case "length" -> Settlement.Outcome.LENGTH;
             default -> Settlement.Outcome.FAILED;
         };
+    }
+
+    /**
+     * A stream its client cut is billed at what the node computed for it, which is more than the relay saw
+     * and comes in no usage chunk: the node's own accounting of this request id, once its session has ended.
+     */
+    private void usageOfCutStream(RegisteredNode node) throws InterruptedException {
+        if (usage != null || node.backend() != Backend.DGR) return;
+        tracker.nodeAccounting().awaitFinished(node.id(), node.url().toString(), node.bearer(), requestId,
+                CUT_ACCOUNTING_WAIT).ifPresent(rec -> {
+                    ObjectNode u = mapper.createObjectNode();
+                    u.put("prompt_tokens", rec.promptTokens());
+                    u.put("completion_tokens", rec.generatedTokens());
+                    u.putObject("prompt_tokens_details").put("cached_tokens", rec.cachedTokens());
+                    usage = u;
+                });
     }
 
     /** Writes the request's row once; later calls change nothing. */
