@@ -19,4 +19,7 @@ public final class GreedySampler implements TokenSampler {
         }
         return best;
     }
+
+    @Override
+    public dgr.engine.sampler.SamplerConfig portableConfig() { return dgr.engine.sampler.SamplerConfig.greedy(); }
 }

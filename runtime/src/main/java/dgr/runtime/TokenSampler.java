@@ -9,4 +9,10 @@ package dgr.runtime;
 public interface TokenSampler {
     /** The next token id, given {@code width} logits at {@code logits[offset..]} (valid only during the call). */
     int sample(float[] logits, int offset, int width);
+
+    /**
+     * The settings that rebuild this sampler elsewhere (a route's last stage samples for the head),
+     * or null when it cannot travel.
+     */
+    default dgr.engine.sampler.SamplerConfig portableConfig() { return null; }
 }

@@ -42,5 +42,9 @@ final class Samplers {
             System.arraycopy(logits, offset, row, 0, width);
             return sampler.sample(row);
         }
+
+        /** A route's last stage rebuilds this sampler from its settings (the k-th draw depends only on seed and k). */
+        @Override
+        public SamplerConfig portableConfig() { return sampler.config(); }
     }
 }
