@@ -66,11 +66,14 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--max-body-bytes", description = "largest request body (default: 4 MiB)")
     Long maxBodyBytes;
 
+    @picocli.CommandLine.Mixin
+    StageOptions stage = new StageOptions();
+
     @Override
     public Integer call() throws Exception {
-        NodeServer node = NodeServer.start(config());
+        NodeServer node = NodeServer.start(config(), stage.plan());
         System.err.println("dgr serve: listening on http://" + node.host() + ":" + node.port() + " serving "
-                + node.models().all().stream().map(m -> m.id()).toList());
+                + node.models().all().stream().map(m -> m.id()).toList() + StageOptions.describe(node));
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             node.close();
@@ -93,9 +96,10 @@ public final class ServeCommand implements Callable<Integer> {
             eo = eo.withThreads(threads);
         }
         if (contextLength != null) eo = eo.withContextLength(contextLength);
+        eo = stage.span(eo, stage.plan(), paths.size());
         SchedulerConfig sc = SchedulerConfig.defaults();
         if (maxWaiting != null) sc = sc.withMaxWaitingSessions(maxWaiting);
-        NodeConfig c = NodeConfig.of(specs).withAddress(host, port).withKeys(apiKeys, keysFile).withEngine(eo)
+        NodeConfig c = NodeConfig.of(specs).withAddress(host, stage.httpPort(stage.plan(), port)).withKeys(apiKeys, keysFile).withEngine(eo)
                 .withScheduler(sc).withSaturationFile(saturation).withMaxBatchRows(maxBatchRows);
         if (requestTimeout != null) c = c.withRequestTimeout(parseDuration(requestTimeout));
         if (maxBodyBytes != null) c = c.withMaxBodyBytes(maxBodyBytes);

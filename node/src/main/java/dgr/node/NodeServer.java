@@ -29,10 +29,14 @@ public final class NodeServer implements AutoCloseable {
     private final NodeMetrics metrics = new NodeMetrics();
     private volatile CapabilityReport capabilities;
     private final WebServer web;
+    /** This node's place in a route (docs/stages.md), or null for whole models. */
+    private final dgr.node.stage.StagePlan stagePlan;
+    private final dgr.node.stage.StageRole stage = new dgr.node.stage.StageRole();
 
-    private NodeServer(NodeConfig config, ApiKeys keys) {
+    private NodeServer(NodeConfig config, ApiKeys keys, dgr.node.stage.StagePlan stagePlan) {
         this.config = config;
-        NodeHttp http = new NodeHttp(models, keys, metrics, () -> capabilities().build(), config.maxBodyBytes(),
+        this.stagePlan = stagePlan;
+        NodeHttp http = new NodeHttp(models, keys, metrics, () -> stage.addTo(capabilities().build()), config.maxBodyBytes(),
                 config.requestTimeout());
         this.web = WebServer.builder()
                 .host(config.host())
@@ -43,7 +47,12 @@ public final class NodeServer implements AutoCloseable {
 
     /** Binds, loads every model, then reports ready. Throws (and releases everything) when a model fails. */
     public static NodeServer start(NodeConfig config) throws IOException {
-        NodeServer s = new NodeServer(config, ApiKeys.of(config.apiKeys(), config.keysFile()));
+        return start(config, null);
+    }
+
+    /** A node that serves one span of a route ({@code stagePlan}), or whole models when it is null. */
+    public static NodeServer start(NodeConfig config, dgr.node.stage.StagePlan stagePlan) throws IOException {
+        NodeServer s = new NodeServer(config, ApiKeys.of(config.apiKeys(), config.keysFile()), stagePlan);
         s.web.start();
         try {
             s.loadModels();
@@ -75,13 +84,20 @@ public final class NodeServer implements AutoCloseable {
                 LOG.log(System.Logger.Level.INFO, "loaded model " + spec.id() + " (" + e.id() + ", recipe "
                         + e.recipe().id() + ") in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
             }
+            if (stagePlan != null && !stagePlan.isHead()) {
+                // A later stage serves no model over HTTP: its span answers on the stage port.
+                stage.startStage(engines, config, stagePlan, metrics.registry());
+                capabilities = new CapabilityReport(nodeId(), VERSION, models, absent());
+                models.publish(List.of());
+                return;
+            }
             Saturation.Loaded saturation = Saturation.load(saturationPath(), served);
             for (int i = 0; i < engines.size(); i++) {
                 ModelSpec spec = config.models().get(i);
                 Engine e = engines.get(i);
                 ConcurrencyLimit limit = limitFor(spec, e, base, saturation);
                 engines.set(i, null); // owned by the model from here, closed by it on failure
-                ServedModel m = ServedModel.start(spec, e, base, limit, metrics);
+                ServedModel m = ServedModel.start(spec, e, base, limit, metrics, stage.head(e, stagePlan, metrics.registry()));
                 started.add(m);
                 LOG.log(System.Logger.Level.INFO, "model " + spec.id() + ": at most " + limit.maxRunningSessions()
                         + " running sessions (" + limit.sourceName() + ": " + limit.detail() + ")");
@@ -154,6 +170,9 @@ public final class NodeServer implements AutoCloseable {
 
     public NodeMetrics metrics() { return metrics; }
 
+    /** The gRPC port of a later stage of a route, or -1. */
+    public int stagePort() { return stage.stagePort(); }
+
     public ModelRegistry models() { return models; }
 
     @Override
@@ -161,5 +180,6 @@ public final class NodeServer implements AutoCloseable {
         // Stop taking requests first, then cancel sessions and free engines.
         web.stop();
         models.close();
+        stage.close();
     }
 }

@@ -327,7 +327,7 @@ public final class Scheduler implements AutoCloseable {
                 if (slot != null) slot.close();
                 String message = "admission failed: engine " + engine.id() + " could not open the session: " + e;
                 LOG.log(System.Logger.Level.WARNING, message + " (session " + s.sequenceId() + ")", e);
-                end(s, Phase.FAILED, FinishReason.ERROR, message);
+                end(s, Phase.FAILED, e instanceof RouteUnavailableException ? FinishReason.UNAVAILABLE : FinishReason.ERROR, message);
                 continue;
             }
             tenants.admit(s);

@@ -77,6 +77,9 @@ final class Downlinks implements Link.Owner, AutoCloseable {
         link(address).send(Down.newBuilder().setOpen(open).build());
     }
 
+    /** Opens the stream to {@code address} ahead of the first session, so its connection and classes are ready. */
+    synchronized void connect(String address) { link(address); }
+
     /** Whether this session is routed from here (it has kept rows). */
     synchronized boolean has(String session) { return routes.containsKey(session); }
 
@@ -236,11 +239,13 @@ final class Downlinks implements Link.Owner, AutoCloseable {
             long now = System.nanoTime();
             for (Link l : live) {
                 double perRow = l.nanosPerRow();
+                boolean measured = l.measured();
                 for (Link.Pending p : l.pending.values()) {
-                    long deadline = clock.deadline(p.sentNanos(), perRow, p.rowsAhead());
+                    long deadline = clock.deadline(p.sentNanos(), measured, perRow, p.rowsAhead());
                     if (now - deadline > 0) {
                         drop(l, "hung: no reply within " + (deadline - p.sentNanos()) / 1_000_000 + " ms (deadline from "
-                                + String.format("%.2f", perRow / 1e6) + " ms per row measured, " + p.rowsAhead() + " rows ahead)");
+                                + (measured ? String.format("%.2f ms per row measured, ", perRow / 1e6) : "no reply measured yet, ")
+                                + p.rowsAhead() + " rows ahead)");
                         break;
                     }
                 }

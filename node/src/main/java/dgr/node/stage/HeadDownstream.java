@@ -61,6 +61,8 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     private final Map<String, Head> byWire = new HashMap<>();
     private volatile boolean closed;
     private volatile long recovered;
+    private final long startedNanos = System.nanoTime();
+    private final java.util.concurrent.atomic.LongAdder waitedNanos = new java.util.concurrent.atomic.LongAdder();
 
     public HeadDownstream(Engine head, RouteSpec route, ClusterToken token, StepClock clock) {
         this.route = route;
@@ -69,6 +71,7 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
         this.firstLayerAfter = head.recipe().endLayer();
         this.links = new Downlinks(token, clock, head.boundarySchema().rowWidth(), this);
         this.prefix = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong()) + "-";
+        links.connect(route.preferred().getFirst());
     }
 
     @Override
@@ -119,6 +122,15 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
             r = end;
         }
         links.flush();
+        long t0 = System.nanoTime();
+        try {
+            await(expected, tokens);
+        } finally {
+            waitedNanos.add(System.nanoTime() - t0);
+        }
+    }
+
+    private void await(int expected, int[] tokens) {
         while (expected > 0) {
             Event e;
             try {
@@ -187,6 +199,12 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
 
     @Override
     public void failed(String address, String reason, List<String> sessions) { events.add(new Failed(address, reason)); }
+
+    /** Fraction of the time since start the head's span waited for the route (its share of the bubble). */
+    public double waitFraction() {
+        long up = System.nanoTime() - startedNanos;
+        return up <= 0 ? 0 : Math.min(1, (double) waitedNanos.sum() / up);
+    }
 
     /** Sessions moved to an alternate so far. */
     public long recoveredSessions() { return recovered; }

@@ -90,6 +90,8 @@ final class Link {
 
     synchronized double nanosPerRow() { return nanosPerRow; }
 
+    synchronized boolean measured() { return measured; }
+
     /** Closes the stream and the channel now; idempotent. The owner is not called back. */
     void kill() {
         synchronized (this) {
