@@ -100,7 +100,7 @@ public final class BenchCommand implements Callable<Integer> {
     double minFairShare;
 
     @Option(names = "--max-batch-rows", description = "in-process scheduler: sessions per batch (default: the scheduler's)")
-    Integer maxBatchRows;
+    Integer maxBatchSessions;
 
     @Option(names = "--policy", description = "in-process scheduler: decode-first or mixed (default: the scheduler's)")
     String policy;
@@ -141,7 +141,7 @@ public final class BenchCommand implements Callable<Integer> {
         }
         if (concurrency != null) b.concurrency(concurrency);
         SchedulerConfig sc = SchedulerConfig.defaults();
-        if (maxBatchRows != null) sc = sc.withBatch(maxBatchRows, Math.max(maxBatchRows, sc.maxBatchTokens()));
+        if (maxBatchSessions != null) sc = sc.withBatch(maxBatchSessions, Math.max(maxBatchSessions, sc.maxBatchTokens()));
         if (policy != null) sc = sc.withPolicy(SchedulingPolicy.valueOf(policy.toUpperCase(Locale.ROOT).replace('-', '_')));
         if (noFairness) sc = sc.withFairness(false);
         EngineOptions eo = EngineOptions.defaults().withKind(EngineOptions.Kind.ofFlag(engine));

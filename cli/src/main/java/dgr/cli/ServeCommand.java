@@ -58,13 +58,17 @@ public final class ServeCommand implements Callable<Integer> {
 
     @Option(names = "--max-batch-rows", description = "most sessions per batch and running at once, for every model"
             + " (default: each model's recommended_max_concurrency from the loaded saturation.json, else the scheduler's 16)")
-    Integer maxBatchRows;
+    Integer maxBatchSessions;
 
     @Option(names = "--max-waiting", description = "most sessions waiting for admission; beyond it HTTP 429 (default: the scheduler's)")
     Integer maxWaiting;
 
     @Option(names = "--max-body-bytes", description = "largest request body (default: 4 MiB)")
     Long maxBodyBytes;
+
+    @Option(names = "--node-token", description = "the cluster's node token: a tracker presents it to read this node's"
+            + " accounting (POST /v1/accounting); without it that endpoint refuses everyone")
+    String nodeToken;
 
     @picocli.CommandLine.Mixin
     StageOptions stage = new StageOptions();
@@ -100,9 +104,10 @@ public final class ServeCommand implements Callable<Integer> {
         SchedulerConfig sc = SchedulerConfig.defaults();
         if (maxWaiting != null) sc = sc.withMaxWaitingSessions(maxWaiting);
         NodeConfig c = NodeConfig.of(specs).withAddress(host, stage.httpPort(stage.plan(), port)).withKeys(apiKeys, keysFile).withEngine(eo)
-                .withScheduler(sc).withSaturationFile(saturation).withMaxBatchRows(maxBatchRows);
+                .withScheduler(sc).withSaturationFile(saturation).withMaxBatchSessions(maxBatchSessions);
         if (requestTimeout != null) c = c.withRequestTimeout(parseDuration(requestTimeout));
         if (maxBodyBytes != null) c = c.withMaxBodyBytes(maxBodyBytes);
+        if (nodeToken != null) c = c.withNodeToken(nodeToken);
         return c;
     }
 

@@ -56,7 +56,7 @@ class CompatibilityTest {
         assertThat(keys).extracting(CompatibilityKey::recipeId).containsOnly(split.recipe().id(), mixed.recipe().id());
         // The mixed path really mixed: some batch held a prefill chunk and decode rows together.
         assertThat(own.get(findScheduler(own, mixed)).iterations())
-                .anySatisfy(e -> assertThat(e.prefillRows() > 0 && e.decodeRows() > 0).isTrue());
+                .anySatisfy(e -> assertThat(e.prefillChunks() > 0 && e.decodeRows() > 0).isTrue());
         assertThat(split.openSlots()).isZero();
         assertThat(mixed.openSlots()).isZero();
     }

@@ -6,7 +6,7 @@ import dgr.engine.Engines;
 import dgr.engine.tokenizer.Tokenizer;
 import dgr.node.ModelSpec;
 import dgr.node.api.ApiError;
-import dgr.node.api.ChatMessage;
+import dgr.engine.chat.ChatMessage;
 import dgr.node.api.SamplingParams;
 import dgr.node.metrics.Load;
 import dgr.node.metrics.NodeMetrics;
@@ -72,7 +72,7 @@ public final class ServedModel implements AutoCloseable {
      * metadata, and starts a scheduler whose running-session cap is {@code limit} with the metrics
      * listening.
      *
-     * @param base the node's scheduler settings; its {@code maxBatchRows} is replaced by the limit
+     * @param base the node's scheduler settings; its {@code maxBatchSessions} is replaced by the limit
      */
     public static ServedModel start(ModelSpec spec, Engine engine, SchedulerConfig base, ConcurrencyLimit limit,
                                     NodeMetrics metrics) {
@@ -94,7 +94,7 @@ public final class ServedModel implements AutoCloseable {
             Tokenizer tokenizer = Tokenizer.fromMetadata(engine.info().metadata());
             Scheduler scheduler = new Scheduler(engine, config, route);
             ServedModel m = new ServedModel(spec.id(), spec.path(), engine, scheduler, tokenizer, limit, route);
-            scheduler.addListener(metrics.register(spec.id(), config.maxBatchRows(), m::load));
+            scheduler.addListener(metrics.register(spec.id(), config.maxBatchSessions(), m::load));
             scheduler.start();
             return m;
         } catch (RuntimeException e) {

@@ -43,7 +43,7 @@ public interface Ledger extends AutoCloseable {
      */
     void reserve(RequestStart start) throws BudgetExceededException, IdempotencyConflictException;
 
-    /** Records when the first token reached the client (time to first token in the row). */
+    /** Records when the first token reached the client (time to first token in the row, written with the settlement). */
     void firstToken(String requestId, java.time.Instant at);
 
     /**
@@ -51,6 +51,14 @@ public interface Ledger extends AutoCloseable {
      * Idempotent per request id: settling a settled row changes nothing.
      */
     void settle(Settlement settlement);
+
+    /**
+     * Usage of one tenant's settled requests that arrived in {@code [from, to)} (either bound may be null),
+     * or empty when this ledger keeps no accounts.
+     */
+    default Optional<LedgerReports.Usage> usage(String tenant, java.time.Instant from, java.time.Instant to) {
+        return Optional.empty();
+    }
 
     @Override
     void close();
