@@ -36,4 +36,23 @@ class StageRouteTest {
             }
         }
     }
+
+    @org.junit.jupiter.api.Test
+    void cancellingAtTheHeadTravelsDownTheRouteAndFreesEveryStagesState() throws Exception {
+        try (var route = new StageFixture.Route(StageFixture.llamaTiny4(), new int[] {1, 3}, Duration.ofMinutes(5))) {
+            var stream = new dgr.runtime.TokenStream();
+            var req = new dgr.runtime.SessionRequest("t", StageFixture.prompt(3), StageFixture.sampler(3, route.head.info().vocabSize()),
+                    dgr.runtime.StopConditions.maxTokens(1500), null, null, stream);
+            var session = ((dgr.runtime.Submission.Accepted) route.scheduler.submit(req)).session();
+            for (int i = 0; i < 3; i++) assertThat(stream.take()).isInstanceOf(dgr.runtime.SessionEvent.TokenEvent.class);
+            for (StageServer s : route.stages) Await.until(Duration.ofSeconds(5), "the session open on every stage", () -> s.stats().sessions() == 1);
+            session.cancel("client disconnected");
+            assertThat(session.completion().get(10, java.util.concurrent.TimeUnit.SECONDS).reason()).isEqualTo(dgr.runtime.FinishReason.CANCELLED);
+            // The orphan grace is 5 minutes here: only the cancel travelling down can free them this soon.
+            for (StageServer s : route.stages) {
+                Await.until(Duration.ofSeconds(5), "stage sessions freed by the cancel", () -> s.stats().sessions() == 0 && s.stats().stateBytes() == 0);
+            }
+            assertThat(route.downstream.keptBytes()).isZero();
+        }
+    }
 }
