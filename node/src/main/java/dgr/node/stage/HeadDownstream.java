@@ -206,6 +206,8 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
         return up <= 0 ? 0 : Math.min(1, (double) waitedNanos.sum() / up);
     }
 
+    public long waitedNanos() { return waitedNanos.sum(); }
+
     /** Sessions moved to an alternate so far. */
     public long recoveredSessions() { return recovered; }
 

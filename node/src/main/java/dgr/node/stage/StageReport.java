@@ -71,9 +71,13 @@ public final class StageReport {
             gauge(registry, "dgr_stage_state_bytes", "State bytes of the sessions held by this stage", () -> (double) stage.stats().stateBytes());
             CounterWithCallback.builder().name("dgr_stage_rows").help("Boundary rows this stage computed")
                     .callback(cb -> cb.call(stage.stats().rows())).register(registry);
+            CounterWithCallback.builder().name("dgr_stage_busy_seconds").help("Time this stage's span computed (1 - its rate is the stage's bubble over a window)")
+                    .callback(cb -> cb.call(stage.stats().busyNanos() / 1e9)).register(registry);
         } else {
             CounterWithCallback.builder().name("dgr_route_recovered_sessions").help("Sessions moved to an alternate stage after a failure")
                     .callback(cb -> cb.call(head.recoveredSessions())).register(registry);
+            CounterWithCallback.builder().name("dgr_route_wait_seconds").help("Time the head waited for its route's tokens (its rate is the head's bubble over a window)")
+                    .callback(cb -> cb.call(head.waitedNanos() / 1e9)).register(registry);
         }
     }
 
