@@ -35,6 +35,11 @@ public final class StageOptions {
             description = "how long a later stage keeps a session whose upstream stream broke, for a failover to re-attach it (default: ${DEFAULT-VALUE})")
     String orphanGrace;
 
+    @Option(names = "--stage-reply-floor", paramLabel = "DURATION", defaultValue = "250ms",
+            description = "least time a stage waits for a reply from downstream before it calls the stage hung; the deadline adds"
+                    + " 4 x the step time measured on that link (default: ${DEFAULT-VALUE})")
+    String replyFloor;
+
     /** The plan, or null when no stage flag was given. */
     StagePlan plan() {
         if (layers == null) {
@@ -44,7 +49,7 @@ public final class StageOptions {
             return null;
         }
         Duration grace = ServeCommand.parseDuration(orphanGrace);
-        return StagePlan.of(layers, route, stagePort, clusterToken, grace);
+        return StagePlan.of(layers, route, stagePort, clusterToken, grace, ServeCommand.parseDuration(replyFloor));
     }
 
     /** The engine options with the plan's span. */

@@ -50,13 +50,15 @@ class StageFailoverTest {
         b3 = stage("b3", "1:3", p3, DgrProcess.freePort());
         headPort = DgrProcess.freePort();
         String route = "127.0.0.1:" + p1 + "|127.0.0.1:" + p2 + "|127.0.0.1:" + p3 + ",127.0.0.1:" + pLast;
+        // A 1 s floor (default 250 ms): this machine is shared by many builds and stalls a process for
+        // hundreds of ms; a hung stage is still told from the missing reply, only a little later.
         head = start("head", List.of("serve", "-m", model.toString(), "-a", "m", "--layers", "0:1", "--route", route,
-                "--cluster-token", TOKEN, "--port", String.valueOf(headPort), "-t", "1"), headPort);
+                "--cluster-token", TOKEN, "--port", String.valueOf(headPort), "-t", "1", "--stage-reply-floor", "1s"), headPort);
     }
 
     static DgrProcess stage(String name, String layers, int stagePort, int httpPort) {
         return start(name, List.of("serve", "-m", model.toString(), "--layers", layers, "--stage-port", String.valueOf(stagePort),
-                "--cluster-token", TOKEN, "--port", String.valueOf(httpPort), "-t", "1", "--stage-orphan-grace", "2s"), httpPort);
+                "--cluster-token", TOKEN, "--port", String.valueOf(httpPort), "-t", "1", "--stage-orphan-grace", "2s", "--stage-reply-floor", "1s"), httpPort);
     }
 
     static DgrProcess start(String name, List<String> args, int httpPort) {

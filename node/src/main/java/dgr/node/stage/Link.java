@@ -31,6 +31,9 @@ final class Link {
     private final ManagedChannel channel;
     private final ClientCallStreamObserver<Down> out;
     final ConcurrentHashMap<String, Pending> pending = new ConcurrentHashMap<>();
+    /** Replies that came before their row was expected (oldest first, at most {@link #EARLY_KEPT}). */
+    private final java.util.LinkedHashSet<String> early = new java.util.LinkedHashSet<>();
+    private static final int EARLY_KEPT = 4096;
     private volatile boolean dead;
     private int unansweredRows;
     private double nanosPerRow;
@@ -76,13 +79,20 @@ final class Link {
     }
 
     synchronized void expect(String key, int rows) {
+        // After a failover the last stage may re-send a token before this stage has replayed the row
+        // it answers (the open travels ahead of the rows): that reply already counts.
+        if (early.remove(key)) return;
         unansweredRows += rows;
         pending.put(key, new Pending(System.nanoTime(), unansweredRows));
     }
 
     synchronized void answered(String key) {
         Pending p = pending.remove(key);
-        if (p == null) return;
+        if (p == null) {
+            early.add(key);
+            if (early.size() > EARLY_KEPT) early.remove(early.iterator().next());
+            return;
+        }
         nanosPerRow = StepClock.update(nanosPerRow, measured, System.nanoTime() - p.sentNanos(), p.rowsAhead());
         measured = true;
         unansweredRows = Math.max(0, unansweredRows - p.rowsAhead());

@@ -24,7 +24,8 @@ public record StagePlan(int firstLayer, int endLayer, RouteSpec route, int stage
      *
      * @param stagePort null when {@code --stage-port} was not given
      */
-    public static StagePlan of(String layers, String route, Integer stagePort, String clusterToken, Duration orphanGrace) {
+    public static StagePlan of(String layers, String route, Integer stagePort, String clusterToken, Duration orphanGrace,
+                               Duration replyFloor) {
         int colon = layers.indexOf(':');
         int a, b;
         try {
@@ -36,14 +37,17 @@ public record StagePlan(int firstLayer, int endLayer, RouteSpec route, int stage
         }
         if (a < 0 || b <= a) throw new IllegalArgumentException("--layers " + layers + ": need 0 <= A < B");
         ClusterToken token = ClusterToken.of(clusterToken);
+        StepClock d = StepClock.defaults();
+        if (replyFloor.isNegative() || replyFloor.isZero()) throw new IllegalArgumentException("--stage-reply-floor must be positive");
+        StepClock clock = new StepClock(replyFloor.toNanos(), d.factor(), d.initialNanosPerRow(), d.firstReplyNanos());
         if (a == 0) {
             if (route == null) throw new IllegalArgumentException("--layers 0:" + b + " makes this node a head: give --route HOST:PORT,... for the stages after layer " + b);
             if (stagePort != null) throw new IllegalArgumentException("--stage-port is for stages after the head; a head (--layers 0:" + b + ") sends with --route");
-            return new StagePlan(a, b, RouteSpec.parse(route), 0, token, StepClock.defaults(), orphanGrace);
+            return new StagePlan(a, b, RouteSpec.parse(route), 0, token, clock, orphanGrace);
         }
         if (route != null) throw new IllegalArgumentException("--route belongs to the head (--layers 0:A); this stage (--layers " + layers + ") learns its route from the head");
         if (stagePort == null) throw new IllegalArgumentException("--layers " + layers + " is a later stage: give --stage-port P to listen for boundary rows");
         if (stagePort < 0 || stagePort > 65535) throw new IllegalArgumentException("--stage-port must be in [0, 65535], got " + stagePort);
-        return new StagePlan(a, b, null, stagePort, token, StepClock.defaults(), orphanGrace);
+        return new StagePlan(a, b, null, stagePort, token, clock, orphanGrace);
     }
 }

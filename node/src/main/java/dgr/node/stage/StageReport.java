@@ -71,6 +71,8 @@ public final class StageReport {
             gauge(registry, "dgr_stage_state_bytes", "State bytes of the sessions held by this stage", () -> (double) stage.stats().stateBytes());
             CounterWithCallback.builder().name("dgr_stage_rows").help("Boundary rows this stage computed")
                     .callback(cb -> cb.call(stage.stats().rows())).register(registry);
+            CounterWithCallback.builder().name("dgr_stage_replayed_rows").help("Rows recomputed from kept rows replayed after a failover")
+                    .callback(cb -> cb.call(stage.stats().replayedRows())).register(registry);
             CounterWithCallback.builder().name("dgr_stage_busy_seconds").help("Time this stage's span computed (1 - its rate is the stage's bubble over a window)")
                     .callback(cb -> cb.call(stage.stats().busyNanos() / 1e9)).register(registry);
         } else {

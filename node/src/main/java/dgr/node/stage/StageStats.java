@@ -11,6 +11,7 @@ public final class StageStats {
     private final LongAdder batches = new LongAdder();
     private final LongAdder rows = new LongAdder();
     private final LongAdder busyNanos = new LongAdder();
+    private final LongAdder replayedRows = new LongAdder();
     private final long startedNanos = System.nanoTime();
     private volatile int sessions;
     private volatile long stateBytes, keptBytes;
@@ -21,6 +22,9 @@ public final class StageStats {
         rows.add(n);
         busyNanos.add(nanos);
     }
+
+    /** Rows recomputed from a replay after a failover (the dead span's work done again). */
+    void replayed(int n) { replayedRows.add(n); }
 
     void state(int sessions, long stateBytes, long keptBytes, List<String> downstream) {
         this.sessions = sessions;
@@ -37,6 +41,7 @@ public final class StageStats {
     public long batches() { return batches.sum(); }
     public long rows() { return rows.sum(); }
     public long busyNanos() { return busyNanos.sum(); }
+    public long replayedRows() { return replayedRows.sum(); }
 
     /** Fraction of the time since start the span was not computing: the stage's share of the pipeline's bubble. */
     public double idleFraction() {

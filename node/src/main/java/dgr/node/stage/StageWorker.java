@@ -262,6 +262,7 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
         for (Planned p : planned) {
             StageSession s = p.session();
             s.plannedRows = 0;
+            if (p.replay()) stats.replayed(p.count());
             if (last) {
                 if (p.outputRow() < 0) continue;
                 int row = p.row() + p.outputRow();

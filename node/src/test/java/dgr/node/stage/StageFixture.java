@@ -52,8 +52,10 @@ final class StageFixture {
         return EngineOptions.defaults().withKind(EngineOptions.Kind.SIMD).withThreads(1).withMaxRows(64);
     }
 
+    static final StepClock PATIENT = new StepClock(20_000_000_000L, 4, 50_000_000L, 30_000_000_000L);
+
     static StageServer.Options stageOptions(Duration orphanGrace) {
-        return new StageServer.Options("127.0.0.1", 0, ClusterToken.of(TOKEN), StepClock.defaults(), orphanGrace);
+        return new StageServer.Options("127.0.0.1", 0, ClusterToken.of(TOKEN), PATIENT, orphanGrace);
     }
 
     /** A session's request: greedy for even ids, seeded sampling (temperature 0.9, top-p 0.95) for odd. */
@@ -136,7 +138,8 @@ final class StageFixture {
                 if (i > 0) route.append(',');
                 route.append("127.0.0.1:").append(s.port());
             }
-            downstream = new HeadDownstream(head, RouteSpec.parse(route.toString()), ClusterToken.of(TOKEN), StepClock.defaults());
+            // A 20 s floor: these routes test bits, not detection, and a machine shared by many builds stalls for seconds.
+            downstream = new HeadDownstream(head, RouteSpec.parse(route.toString()), ClusterToken.of(TOKEN), PATIENT);
             scheduler = new Scheduler(head, SchedulerConfig.defaults().withBatch(16, 64), downstream);
             scheduler.start();
         }
