@@ -4,16 +4,16 @@ import dgr.engine.EngineOptions;
 import dgr.node.ModelSpec;
 import dgr.node.NodeConfig;
 import dgr.node.NodeServer;
+import dgr.node.ServingOptions;
+import dgr.node.http.ListenerLimits;
 import dgr.runtime.SchedulerConfig;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Callable;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code dgr serve}: an OpenAI-compatible node over one scheduler per model. */
@@ -21,7 +21,6 @@ import picocli.CommandLine.Option;
         description = "Serve models over an OpenAI-compatible HTTP API (/v1/completions, /v1/chat/completions,"
                 + " /v1/models, /v1/capabilities, /health, /metrics).")
 public final class ServeCommand implements Callable<Integer> {
-    private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)");
 
     @Option(names = {"-m", "--model"}, description = "GGUF model file; repeat to serve several (default: the built-in llama-tiny Q4_0)")
     List<Path> models = new ArrayList<>();
@@ -56,9 +55,39 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = {"-c", "--ctx-size"}, description = "context length per session (default: the model's, capped at 4096)")
     Integer contextLength;
 
-    @Option(names = "--max-batch-rows", description = "most sessions per batch and running at once, for every model"
+    @Option(names = {"-np", "--parallel", "--max-batch-rows"}, paramLabel = "N",
+            description = "most sessions running at once (each one row of every decode batch), for every model"
             + " (default: each model's recommended_max_concurrency from the loaded saturation.json, else the scheduler's 16)")
     Integer maxBatchSessions;
+
+    @Option(names = {"-b", "--batch-tokens"}, paramLabel = "N",
+            description = "most token positions in one forward pass: the prefill token budget, at least --parallel (default: 64)")
+    Integer batchTokens;
+
+    @Mixin
+    SamplingOptions sampling;
+
+    @Option(names = {"-n", "--n-predict"}, paramLabel = "N", defaultValue = "" + ServingOptions.DEFAULT_MAX_TOKENS,
+            description = "most tokens one request generates, and the default when it names none (completions keep"
+            + " OpenAI's 16) (default: ${DEFAULT-VALUE})")
+    int maxTokensCap;
+
+    @Option(names = "--chat-template", paramLabel = "NAME|JINJA",
+            description = "chat template for every model instead of its own: a built-in name (chatml) or Jinja text")
+    String chatTemplate;
+
+    @Option(names = "--chat-template-file", paramLabel = "FILE", description = "chat template for every model, read from a Jinja file")
+    Path chatTemplateFile;
+
+    @Option(names = "--allowed-origins", split = ",", paramLabel = "ORIGIN",
+            description = "browser origins allowed to call the API (CORS), comma separated; * = any (default: none)")
+    List<String> allowedOrigins = new ArrayList<>();
+
+    @Option(names = "--ssl-key-file", paramLabel = "FILE", description = "PEM private key: serve HTTPS (with --ssl-cert-file)")
+    Path sslKeyFile;
+
+    @Option(names = "--ssl-cert-file", paramLabel = "FILE", description = "PEM certificate chain for --ssl-key-file")
+    Path sslCertFile;
 
     @Option(names = "--max-waiting", description = "most sessions waiting for admission; beyond it HTTP 429 (default: the scheduler's)")
     Integer maxWaiting;
@@ -66,17 +95,46 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--max-body-bytes", description = "largest request body (default: 4 MiB)")
     Long maxBodyBytes;
 
-    @Option(names = "--node-token", description = "the cluster's node token: a tracker presents it to read this node's"
-            + " accounting (POST /v1/accounting); without it that endpoint refuses everyone")
+    @Option(names = "--tracker", description = "join the tracker at this URL (e.g. http://HOST:8000); needs --node-token")
+    java.net.URI tracker;
+
+    @Option(names = "--node-token", description = "the cluster's node token: presented to join a tracker (--tracker);"
+            + " requests carrying it are the tracker's (tenant, request id, resumed sessions, POST /v1/accounting)")
     String nodeToken;
+
+    @Option(names = "--max-connections", description = "most open client connections; beyond it new ones wait in the"
+            + " listen backlog (default: " + ListenerLimits.DEFAULT_MAX_CONNECTIONS + ", lowered to fit the file-descriptor limit)")
+    Integer maxConnections;
+
+    @Option(names = "--idle-timeout", description = "close a connection idle this long, e.g. 30s (default: 30s)")
+    String idleTimeout;
+
+    @Option(names = "--header-timeout", description = "a request's headers and body must arrive within this after its"
+            + " request line, e.g. 10s (default: 10s)")
+    String headerTimeout;
 
     @picocli.CommandLine.Mixin
     StageOptions stage = new StageOptions();
 
+    /** The listener's connection cap and timeouts from the flags. */
+    ListenerLimits listenerLimits() {
+        ListenerLimits l = ListenerLimits.defaults();
+        if (maxConnections != null) l = l.withMaxConnections(maxConnections);
+        if (idleTimeout != null) l = l.withIdleTimeout(DurationFlag.parse("--idle-timeout", idleTimeout));
+        if (headerTimeout != null) l = l.withHeaderTimeout(DurationFlag.parse("--header-timeout", headerTimeout));
+        return l;
+    }
+
     @Override
     public Integer call() throws Exception {
-        NodeServer node = NodeServer.start(config(), stage.plan());
-        System.err.println("dgr serve: listening on http://" + node.host() + ":" + node.port() + " serving "
+        if (tracker != null && nodeToken == null) {
+            throw new IllegalArgumentException("--tracker needs --node-token: the tracker refuses a node without its token");
+        }
+        NodeConfig config = config();
+        NodeServer node = NodeServer.start(config, listenerLimits(), stage.plan());
+        if (tracker != null) node.joinTracker(tracker);
+        System.err.println("dgr serve: listening on " + (config.serving().tls() ? "https" : "http") + "://" + node.host()
+                + ":" + node.port() + " serving "
                 + node.models().all().stream().map(m -> m.id()).toList() + StageOptions.describe(node));
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -103,30 +161,13 @@ public final class ServeCommand implements Callable<Integer> {
         eo = stage.span(eo, stage.plan(), paths.size());
         SchedulerConfig sc = SchedulerConfig.defaults();
         if (maxWaiting != null) sc = sc.withMaxWaitingSessions(maxWaiting);
+        if (batchTokens != null) sc = OperatorOptions.batchTokens(sc, batchTokens, maxBatchSessions);
         NodeConfig c = NodeConfig.of(specs).withAddress(host, stage.httpPort(stage.plan(), port)).withKeys(apiKeys, keysFile).withEngine(eo)
                 .withScheduler(sc).withSaturationFile(saturation).withMaxBatchSessions(maxBatchSessions);
-        if (requestTimeout != null) c = c.withRequestTimeout(parseDuration(requestTimeout));
+        if (requestTimeout != null) c = c.withRequestTimeout(DurationFlag.parse("--request-timeout", requestTimeout));
         if (maxBodyBytes != null) c = c.withMaxBodyBytes(maxBodyBytes);
         if (nodeToken != null) c = c.withNodeToken(nodeToken);
-        return c;
-    }
-
-    /** {@code 500ms}, {@code 30s}, {@code 2m}, {@code 1h}, or ISO-8601 ({@code PT30S}). */
-    static Duration parseDuration(String s) {
-        Matcher m = DURATION.matcher(s.trim());
-        if (m.matches()) {
-            long n = Long.parseLong(m.group(1));
-            return switch (m.group(2)) {
-                case "ms" -> Duration.ofMillis(n);
-                case "s" -> Duration.ofSeconds(n);
-                case "m" -> Duration.ofMinutes(n);
-                default -> Duration.ofHours(n);
-            };
-        }
-        try {
-            return Duration.parse(s.trim());
-        } catch (java.time.format.DateTimeParseException e) {
-            throw new IllegalArgumentException("--request-timeout: '" + s + "' is not a duration (e.g. 30s, 2m, 500ms)");
-        }
+        return c.withServing(new ServingOptions(sampling.config(), maxTokensCap,
+                OperatorOptions.chatTemplate(chatTemplate, chatTemplateFile), allowedOrigins, sslKeyFile, sslCertFile));
     }
 }

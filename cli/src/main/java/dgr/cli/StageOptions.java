@@ -48,8 +48,8 @@ public final class StageOptions {
             }
             return null;
         }
-        Duration grace = ServeCommand.parseDuration(orphanGrace);
-        return StagePlan.of(layers, route, stagePort, clusterToken, grace, ServeCommand.parseDuration(replyFloor));
+        Duration grace = DurationFlag.parse("--stage-orphan-grace", orphanGrace);
+        return StagePlan.of(layers, route, stagePort, clusterToken, grace, DurationFlag.parse("--stage-reply-floor", replyFloor));
     }
 
     /** The engine options with the plan's span. */

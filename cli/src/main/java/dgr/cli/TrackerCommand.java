@@ -86,11 +86,7 @@ public final class TrackerCommand implements Callable<Integer> {
     }
 
     private static java.time.Duration duration(String value, String flag) {
-        try {
-            return ServeCommand.parseDuration(value);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(flag + ": '" + value + "' is not a duration (e.g. 10s, 2m, 500ms)");
-        }
+        return DurationFlag.parse(flag, value);
     }
 
     /** The durable ledger: --db, else the default SQLite file (the tracker says which on stderr). */

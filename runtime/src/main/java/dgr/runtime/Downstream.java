@@ -2,6 +2,7 @@ package dgr.runtime;
 
 import dgr.engine.Batch;
 import dgr.engine.ForwardResult;
+import dgr.engine.sampler.TokenSampler;
 
 /**
  * The rest of a route behind a head: the stages that run the layers after the head's span and the

@@ -10,7 +10,12 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
-/** DESIGN.md contract 3: two engines and two recipes side by side; no batch ever held two keys. */
+/**
+ * DESIGN.md contract 3 on the rows themselves: two engines (one splitting prefill from decode, one
+ * mixing them) and two recipes side by side; every batch an engine received held one key. The same
+ * contract with real engines, both architectures and two recipes in one node:
+ * node's TwoArchitecturesInOneNodeTest.
+ */
 class CompatibilityTest {
 
     @Test

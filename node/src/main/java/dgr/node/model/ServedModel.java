@@ -4,7 +4,9 @@ import dgr.engine.Engine;
 import dgr.engine.EngineOptions;
 import dgr.engine.Engines;
 import dgr.engine.tokenizer.Tokenizer;
+import dgr.engine.sampler.SamplerConfig;
 import dgr.node.ModelSpec;
+import dgr.node.ServingOptions;
 import dgr.node.api.ApiError;
 import dgr.engine.chat.ChatMessage;
 import dgr.node.api.SamplingParams;
@@ -14,7 +16,7 @@ import dgr.runtime.Scheduler;
 import dgr.runtime.SchedulerConfig;
 import dgr.runtime.StopConditions;
 import dgr.runtime.TextDecoder;
-import dgr.runtime.TokenSampler;
+import dgr.engine.sampler.TokenSampler;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.IntStream;
@@ -34,11 +36,13 @@ public final class ServedModel implements AutoCloseable {
     private final int[] endTokenIds;
     private final long created;
     private final ConcurrencyLimit limit;
+    /** What a request's omitted sampling fields take. */
+    private final SamplerConfig samplingDefaults;
     /** The rest of the route when this node is a head, else null. */
     private final dgr.node.stage.HeadDownstream route;
 
     private ServedModel(String id, Path path, Engine engine, Scheduler scheduler, Tokenizer tokenizer,
-                        ConcurrencyLimit limit, dgr.node.stage.HeadDownstream route) {
+                        ConcurrencyLimit limit, ServingOptions serving, dgr.node.stage.HeadDownstream route) {
         this.limit = limit;
         this.route = route;
         this.id = id;
@@ -46,7 +50,8 @@ public final class ServedModel implements AutoCloseable {
         this.engine = engine;
         this.scheduler = scheduler;
         this.tokenizer = tokenizer;
-        this.chat = ChatFormatter.of(tokenizer);
+        this.chat = serving.chatTemplate() == null ? ChatFormatter.of(tokenizer) : ChatFormatter.of(tokenizer, serving.chatTemplate());
+        this.samplingDefaults = serving.sampling();
         this.endTokenIds = IntStream.range(0, tokenizer.vocabSize()).filter(tokenizer::isEndOfGeneration).toArray();
         this.created = System.currentTimeMillis() / 1000;
     }
@@ -76,12 +81,18 @@ public final class ServedModel implements AutoCloseable {
      */
     public static ServedModel start(ModelSpec spec, Engine engine, SchedulerConfig base, ConcurrencyLimit limit,
                                     NodeMetrics metrics) {
-        return start(spec, engine, base, limit, metrics, null);
+        return start(spec, engine, base, limit, metrics, ServingOptions.defaults());
+    }
+
+    /** @param serving the operator's sampling defaults and chat template (in place of the model's own, when set) */
+    public static ServedModel start(ModelSpec spec, Engine engine, SchedulerConfig base, ConcurrencyLimit limit,
+                                    NodeMetrics metrics, ServingOptions serving) {
+        return start(spec, engine, base, limit, metrics, serving, null);
     }
 
     /** As above; with {@code route} the engine runs a head's span and the route the rest (closed with the model). */
     public static ServedModel start(ModelSpec spec, Engine engine, SchedulerConfig base, ConcurrencyLimit limit,
-                                    NodeMetrics metrics, dgr.node.stage.HeadDownstream route) {
+                                    NodeMetrics metrics, ServingOptions serving, dgr.node.stage.HeadDownstream route) {
         try {
             // A batch must fit one decode row per running session in one forward pass.
             int rows = limit.maxRunningSessions();
@@ -93,7 +104,7 @@ public final class ServedModel implements AutoCloseable {
             }
             Tokenizer tokenizer = Tokenizer.fromMetadata(engine.info().metadata());
             Scheduler scheduler = new Scheduler(engine, config, route);
-            ServedModel m = new ServedModel(spec.id(), spec.path(), engine, scheduler, tokenizer, limit, route);
+            ServedModel m = new ServedModel(spec.id(), spec.path(), engine, scheduler, tokenizer, limit, serving, route);
             scheduler.addListener(metrics.register(spec.id(), config.maxBatchSessions(), m::load));
             scheduler.start();
             return m;
@@ -160,8 +171,14 @@ public final class ServedModel implements AutoCloseable {
         return tokenizer.detokenizer()::push;
     }
 
+    /** The request's sampler; what it leaves out comes from the server's defaults ({@code dgr serve --temp ...}). */
     public TokenSampler newSampler(SamplingParams p) {
-        return Samplers.of(p, engine.info().vocabSize(), contextLength());
+        return Samplers.of(p, samplingDefaults, engine.info().vocabSize(), contextLength());
+    }
+
+    /** A sampler continuing a session resumed from {@code generated} tokens, at draw {@code step}. */
+    public TokenSampler resumedSampler(SamplingParams p, int[] generated, long step) {
+        return Samplers.resumed(p, samplingDefaults, engine.info().vocabSize(), contextLength(), generated, step);
     }
 
     @Override

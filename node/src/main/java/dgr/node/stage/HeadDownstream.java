@@ -9,7 +9,7 @@ import dgr.node.stage.wire.Token;
 import dgr.runtime.Downstream;
 import dgr.runtime.Phase;
 import dgr.runtime.RouteUnavailableException;
-import dgr.runtime.TokenSampler;
+import dgr.engine.sampler.TokenSampler;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HexFormat;

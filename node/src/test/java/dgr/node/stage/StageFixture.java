@@ -14,7 +14,7 @@ import dgr.runtime.SessionEvent;
 import dgr.runtime.SessionRequest;
 import dgr.runtime.StopConditions;
 import dgr.runtime.Submission;
-import dgr.runtime.TokenSampler;
+import dgr.engine.sampler.TokenSampler;
 import dgr.runtime.TokenStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
