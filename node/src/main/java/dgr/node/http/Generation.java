@@ -94,7 +94,8 @@ final class Generation {
             case Submission.Rejected r -> throw rejection(r, params.maxTokens() != null
                     && ContextRule.mostNewTokens(prompt.length, model.contextLength()) >= 1 ? "max_tokens" : promptParam);
         };
-        RecentRequests.Tracked tracked = recent.track(requestId, model.id(), tenant, session);
+        RecentRequests.Tracked tracked = resumed == null ? recent.track(requestId, model.id(), tenant, session)
+                : recent.trackResumed(requestId, model.id(), tenant, session, resumed.promptLength(), resumed.generated());
         try {
             if (params.stream()) {
                 stream(session, stream, params, format, id, created, model.id(), tracked, new Relay(relay, resumed), res);
@@ -137,7 +138,7 @@ final class Generation {
                 case SessionEvent.TokenEvent t -> text.append(t.text());
                 case SessionEvent.Finished f -> {
                     if (gone.get() && f.reason() == FinishReason.CANCELLED) return; // nobody left to answer
-                    if (f.reason() == FinishReason.CANCELLED || f.reason() == FinishReason.ERROR) throw failure(f);
+                    if (f.reason() != FinishReason.STOP && f.reason() != FinishReason.LENGTH) throw failure(f);
                     JsonReply.send(res, mapper, Status.OK_200,
                             format.complete(id, created, model, text.toString(), f.reason().wireName(), Usage.of(f.accounting())));
                     tracked.delivered(f.accounting().generatedTokens());
@@ -167,7 +168,7 @@ final class Generation {
                         tracked.delivered(1);
                     }
                     case SessionEvent.Finished f -> {
-                        if (f.reason() == FinishReason.CANCELLED || f.reason() == FinishReason.ERROR) {
+                        if (f.reason() != FinishReason.STOP && f.reason() != FinishReason.LENGTH) {
                             // Headers are gone: the error travels as an event, as OpenAI streams do.
                             sse.event(ErrorBody.of(failure(f)));
                         } else {
@@ -247,6 +248,10 @@ final class Generation {
         if (f.reason() == FinishReason.CANCELLED) {
             return new ApiError(503, "server_error", "The request was cancelled: " + f.message() + ".", null,
                     "cancelled");
+        }
+        if (f.reason() == FinishReason.UNAVAILABLE) {
+            return new ApiError(503, "server_error", "A stage of the model's route is unavailable: " + f.message() + ".",
+                    null, "route_unavailable");
         }
         return new ApiError(500, "server_error", "The model failed while generating; the request was ended.",
                 null, "generation_failed");
