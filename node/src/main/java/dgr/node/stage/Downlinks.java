@@ -58,6 +58,8 @@ final class Downlinks implements Link.Owner, AutoCloseable {
     private final Map<String, Link> links = new HashMap<>();
     private final Map<String, Route> routes = new HashMap<>();
     private final Map<Link, List<Rows>> outgoing = new HashMap<>();
+    /** Per link, the replies the queued rows will bring (session@position). */
+    private final Map<Link, List<String>> awaited = new HashMap<>();
     private final ScheduledExecutorService watchdog;
 
     Downlinks(ClusterToken token, StepClock clock, int width, Listener listener) {
@@ -103,19 +105,19 @@ final class Downlinks implements Link.Owner, AutoCloseable {
             int out = outputRow >= done && outputRow < done + n ? outputRow - done : -1;
             q.add(Rows.newBuilder().setSession(session).setFirstPosition(from + done).setCount(n).setOutputRow(out)
                     .setReplay(replay).setData(RowCodec.encode(src, off + done * width, n * width)).build());
-            if (out >= 0) l.expect(key(session, from + outputRow), rowsAhead(q));
+            if (out >= 0) awaited.computeIfAbsent(l, k -> new ArrayList<>()).add(key(session, from + outputRow));
         }
-    }
-
-    private static int rowsAhead(List<Rows> q) {
-        int n = 0;
-        for (Rows r : q) n += r.getCount();
-        return n;
     }
 
     /** Sends every queued row, in messages under the size limit. */
     synchronized void flush() {
         for (var e : outgoing.entrySet()) {
+            // The next stage computes these rows as one batch: every awaited reply waits behind all of them
+            // (registering each with only the rows queued before it made the first ones' deadlines too short).
+            int rows = 0;
+            for (Rows r : e.getValue()) rows += r.getCount();
+            List<String> keys = awaited.get(e.getKey());
+            if (keys != null) e.getKey().expect(keys, rows);
             RowsBatch.Builder b = RowsBatch.newBuilder();
             int bytes = 0;
             for (Rows r : e.getValue()) {
@@ -130,6 +132,7 @@ final class Downlinks implements Link.Owner, AutoCloseable {
             if (b.getRowsCount() > 0) e.getKey().send(Down.newBuilder().setRows(b).build());
         }
         outgoing.clear();
+        awaited.clear();
     }
 
     /**
@@ -141,7 +144,7 @@ final class Downlinks implements Link.Owner, AutoCloseable {
         Route r = routes.get(session);
         if (r == null) throw new IllegalStateException("session " + session + " is not open downstream");
         Link old = links.get(r.address);
-        if (old != null) old.pending.keySet().removeIf(k -> k.startsWith(session + "@"));
+        if (old != null) old.forget(session);
         boolean moved = !address.equals(r.address) || old == null;
         r.address = address;
         Link l = link(address);
@@ -151,7 +154,7 @@ final class Downlinks implements Link.Owner, AutoCloseable {
             queue(l, session, 0, r.kept.array(), 0, r.kept.size(), out, true);
             flush();
         } else if (pendingPosition >= 0) {
-            l.expect(key(session, pendingPosition), r.kept.size());
+            l.expect(List.of(key(session, pendingPosition)), r.kept.size());
         }
     }
 
@@ -223,6 +226,7 @@ final class Downlinks implements Link.Owner, AutoCloseable {
         synchronized (this) {
             if (links.get(link.address) == link) links.remove(link.address);
             outgoing.remove(link);
+            awaited.remove(link);
             for (var e : routes.entrySet()) if (e.getValue().address.equals(link.address)) affected.add(e.getKey());
         }
         link.kill();

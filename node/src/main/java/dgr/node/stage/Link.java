@@ -18,8 +18,23 @@ import java.util.concurrent.TimeUnit;
  * stage as hung ({@link StepClock}).
  */
 final class Link {
-    /** A row whose reply is awaited: when it was sent and how many rows it waits behind. */
-    record Pending(long sentNanos, int rowsAhead) {}
+    /** A row whose reply is awaited: when it was sent, how many rows it waits behind, and the flush it came in. */
+    record Pending(long sentNanos, int rowsAhead, Sent sent) {}
+
+    /**
+     * The rows of one flush and how many of their awaited replies are still to come: the stage
+     * computes a flush's rows as one batch, so every reply of it waits behind all of them, and the
+     * rows stop counting as unanswered when the last reply has come.
+     */
+    static final class Sent {
+        final int rows;
+        int awaiting;
+
+        Sent(int rows, int awaiting) {
+            this.rows = rows;
+            this.awaiting = awaiting;
+        }
+    }
 
     interface Owner {
         void received(Link link, Up up);
@@ -78,12 +93,20 @@ final class Link {
         }
     }
 
-    synchronized void expect(String key, int rows) {
+    /**
+     * Awaits the replies {@code keys} to rows sent together ({@code rows} rows in all, in one flush).
+     * Each reply's deadline counts every row of the flush and every row still unanswered before it.
+     */
+    synchronized void expect(java.util.List<String> keys, int rows) {
+        java.util.List<String> waiting = new java.util.ArrayList<>(keys.size());
         // After a failover the last stage may re-send a token before this stage has replayed the row
         // it answers (the open travels ahead of the rows): that reply already counts.
-        if (early.remove(key)) return;
+        for (String k : keys) if (!early.remove(k)) waiting.add(k);
+        if (waiting.isEmpty()) return;
         unansweredRows += rows;
-        pending.put(key, new Pending(System.nanoTime(), unansweredRows));
+        Sent sent = new Sent(rows, waiting.size());
+        long now = System.nanoTime();
+        for (String k : waiting) pending.put(k, new Pending(now, unansweredRows, sent));
     }
 
     synchronized void answered(String key) {
@@ -95,7 +118,23 @@ final class Link {
         }
         nanosPerRow = StepClock.update(nanosPerRow, measured, System.nanoTime() - p.sentNanos(), p.rowsAhead());
         measured = true;
-        unansweredRows = Math.max(0, unansweredRows - p.rowsAhead());
+        release(p);
+    }
+
+    /** Stops awaiting a session's replies (it moved to another stage): its rows no longer count as unanswered. */
+    synchronized void forget(String session) {
+        var it = pending.entrySet().iterator();
+        while (it.hasNext()) {
+            var e = it.next();
+            if (e.getKey().startsWith(session + "@")) {
+                it.remove();
+                release(e.getValue());
+            }
+        }
+    }
+
+    private void release(Pending p) {
+        if (--p.sent().awaiting == 0) unansweredRows = Math.max(0, unansweredRows - p.sent().rows);
     }
 
     synchronized double nanosPerRow() { return nanosPerRow; }
