@@ -84,6 +84,7 @@ public final class LlamaEngine implements Engine {
     /** Repacked weight copies ({@link Kernels#prepare}); freed on close. */
     private final java.lang.foreign.Arena weightsArena;
     private final AttentionJob attentionJob = new AttentionJob();
+    private final TiledAttention tiled;
     private final Result result = new Result();
 
     public LlamaEngine(GgufArtifact artifact, String artifactSha256, EngineOptions opts) {
@@ -180,6 +181,7 @@ public final class LlamaEngine implements Engine {
         // Scores for every query head of one K/V head, 8 positions past the context for the last block.
         scoreStride = context + 8;
         for (int i = 0; i < threads; i++) scratch[i] = new Scratch(maxCols, cfg.nHead() / cfg.nHeadKv() * scoreStride);
+        tiled = new TiledAttention(cfg, kernels, threads, r);
         this.pool = new WorkerPool(threads, "dgr-" + id.name());
     }
 
@@ -260,6 +262,7 @@ public final class LlamaEngine implements Engine {
         attentionJob.layer = l;
         attentionJob.window = local ? cfg.slidingWindow() : null;
         attentionJob.layerSinks = L.sinks();
+        if (L.mla() == null) tiled.plan(rowSlot, rowPos, n);
         pool.run(attentionJob);
         if (L.mla() != null) {
             // Each head's latent output (the first kvLoraRank of its state-wide slice) lifted to its values.
@@ -1022,6 +1025,13 @@ public final class LlamaEngine implements Engine {
 
         @Override
         public void run(int worker, int workers) {
+            if (cfg.mla() == null) {
+                int items = tiled.items();
+                for (int it = WorkerPool.from(items, worker, workers), e = WorkerPool.from(items, worker + 1, workers); it < e; it++) {
+                    tiled.item(it, worker, layer, window, layerSinks, q, att, rowSlot, rowPos);
+                }
+                return;
+            }
             int items = nRows * cfg.nHeadKv();
             Scratch s = scratch[worker];
             for (int it = WorkerPool.from(items, worker, workers), e = WorkerPool.from(items, worker + 1, workers); it < e; it++) {
