@@ -80,7 +80,7 @@ class HttpSweepTest {
         JsonNode m = caps.at("/models/0");
         assertThat(m.get("max_batch_rows").asInt()).isEqualTo(recommended);
         assertThat(m.at("/concurrency_limit/source").asText()).isEqualTo("saturation");
-        assertThat(node.models().find(MODEL).orElseThrow().scheduler().config().maxBatchRows()).isEqualTo(recommended);
+        assertThat(node.models().find(MODEL).orElseThrow().scheduler().config().maxBatchSessions()).isEqualTo(recommended);
     }
 
     @Test
@@ -95,7 +95,7 @@ class HttpSweepTest {
             assertThat(caps.at("/saturation/ignored/0/reason").asText()).contains("0f".repeat(32)).contains("does not serve");
             assertThat(caps.at("/models/0/concurrency_limit/source").asText()).isEqualTo("default");
             assertThat(caps.at("/models/0/max_batch_rows").asInt()).isEqualTo(n.models().find(MODEL).orElseThrow()
-                    .scheduler().config().maxBatchRows()).isEqualTo(16);
+                    .scheduler().config().maxBatchSessions()).isEqualTo(16);
         }
     }
 

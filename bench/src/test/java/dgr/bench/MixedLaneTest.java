@@ -92,7 +92,7 @@ class MixedLaneTest {
             Engine e = m.engine();
             List<SchedulerEvent.IterationEvent> its = List.copyOf(iterations.get(m.id()));
             assertThat(its).as(m.id()).isNotEmpty();
-            assertThat(its.stream().mapToInt(SchedulerEvent.IterationEvent::rows).max().orElse(0))
+            assertThat(its.stream().mapToInt(SchedulerEvent.IterationEvent::sessions).max().orElse(0))
                     .as("some batch of %s held several sessions", m.id()).isGreaterThan(1);
             // Every batch this model's scheduler ran has exactly this model's key: its recipe, its
             // architecture's boundary schema and state layout.

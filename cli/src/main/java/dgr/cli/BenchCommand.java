@@ -10,7 +10,6 @@ import dgr.engine.EngineOptions;
 import dgr.runtime.SchedulerConfig;
 import dgr.runtime.SchedulingPolicy;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -100,7 +99,7 @@ public final class BenchCommand implements Callable<Integer> {
     double minFairShare;
 
     @Option(names = "--max-batch-rows", description = "in-process scheduler: sessions per batch (default: the scheduler's)")
-    Integer maxBatchRows;
+    Integer maxBatchSessions;
 
     @Option(names = "--policy", description = "in-process scheduler: decode-first or mixed (default: the scheduler's)")
     String policy;
@@ -127,7 +126,7 @@ public final class BenchCommand implements Callable<Integer> {
         List<Path> ms = models.isEmpty() && url == null ? List.of(DefaultModel.forLane(lane)) : models;
         BenchConfig.Builder b = BenchConfig.builder().models(ms).url(url).servedModel(servedModel).apiKey(apiKey)
                 .lane(lane).rates(rates).promptTokens(IntRange.parse(promptTokens)).maxTokens(IntRange.parse(maxTokens))
-                .prompts(prompts).requestsPerLevel(requestsPerLevel).duration(parseDuration(duration)).warmup(warmup)
+                .prompts(prompts).requestsPerLevel(requestsPerLevel).duration(DurationFlag.parse("--duration", duration)).warmup(warmup)
                 .seed(seed).probe(probe).slo(new Slo(sloTtft > 0 ? sloTtft : null, sloItl > 0 ? sloItl : null))
                 .kneeSlopeRatio(kneeSlopeRatio).recommendFactor(recommendFactor)
                 .thresholds(new Thresholds(minJain, minFairShare, Thresholds.defaults().serviceGapRequests()))
@@ -141,7 +140,7 @@ public final class BenchCommand implements Callable<Integer> {
         }
         if (concurrency != null) b.concurrency(concurrency);
         SchedulerConfig sc = SchedulerConfig.defaults();
-        if (maxBatchRows != null) sc = sc.withBatch(maxBatchRows, Math.max(maxBatchRows, sc.maxBatchTokens()));
+        if (maxBatchSessions != null) sc = sc.withBatch(maxBatchSessions, Math.max(maxBatchSessions, sc.maxBatchTokens()));
         if (policy != null) sc = sc.withPolicy(SchedulingPolicy.valueOf(policy.toUpperCase(Locale.ROOT).replace('-', '_')));
         if (noFairness) sc = sc.withFairness(false);
         EngineOptions eo = EngineOptions.defaults().withKind(EngineOptions.Kind.ofFlag(engine));
@@ -150,18 +149,5 @@ public final class BenchCommand implements Callable<Integer> {
         eo = eo.withMaxRows(Math.max(eo.maxRows(), sc.maxBatchTokens()));
         Bench.Outcome o = new Bench(b.scheduler(sc).engine(eo).build(), System.err).run();
         return o.exitCode();
-    }
-
-    /** {@code 90}, {@code 90s}, {@code 500ms}, {@code 2m}. */
-    static Duration parseDuration(String s) {
-        String t = s.strip().toLowerCase(Locale.ROOT);
-        try {
-            if (t.endsWith("ms")) return Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2)));
-            if (t.endsWith("s")) return Duration.ofMillis(Math.round(Double.parseDouble(t.substring(0, t.length() - 1)) * 1000));
-            if (t.endsWith("m")) return Duration.ofMillis(Math.round(Double.parseDouble(t.substring(0, t.length() - 1)) * 60000));
-            return Duration.ofMillis(Math.round(Double.parseDouble(t) * 1000));
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--duration expects e.g. 30s, 2m or 500ms, got '" + s + "'");
-        }
     }
 }

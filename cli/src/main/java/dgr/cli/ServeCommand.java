@@ -6,13 +6,10 @@ import dgr.node.NodeConfig;
 import dgr.node.NodeServer;
 import dgr.runtime.SchedulerConfig;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Callable;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -21,7 +18,6 @@ import picocli.CommandLine.Option;
         description = "Serve models over an OpenAI-compatible HTTP API (/v1/completions, /v1/chat/completions,"
                 + " /v1/models, /v1/capabilities, /health, /metrics).")
 public final class ServeCommand implements Callable<Integer> {
-    private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)");
 
     @Option(names = {"-m", "--model"}, description = "GGUF model file; repeat to serve several (default: the built-in llama-tiny Q4_0)")
     List<Path> models = new ArrayList<>();
@@ -58,13 +54,17 @@ public final class ServeCommand implements Callable<Integer> {
 
     @Option(names = "--max-batch-rows", description = "most sessions per batch and running at once, for every model"
             + " (default: each model's recommended_max_concurrency from the loaded saturation.json, else the scheduler's 16)")
-    Integer maxBatchRows;
+    Integer maxBatchSessions;
 
     @Option(names = "--max-waiting", description = "most sessions waiting for admission; beyond it HTTP 429 (default: the scheduler's)")
     Integer maxWaiting;
 
     @Option(names = "--max-body-bytes", description = "largest request body (default: 4 MiB)")
     Long maxBodyBytes;
+
+    @Option(names = "--node-token", description = "the cluster's node token: a tracker presents it to read this node's"
+            + " accounting (POST /v1/accounting); without it that endpoint refuses everyone")
+    String nodeToken;
 
     @Override
     public Integer call() throws Exception {
@@ -96,28 +96,10 @@ public final class ServeCommand implements Callable<Integer> {
         SchedulerConfig sc = SchedulerConfig.defaults();
         if (maxWaiting != null) sc = sc.withMaxWaitingSessions(maxWaiting);
         NodeConfig c = NodeConfig.of(specs).withAddress(host, port).withKeys(apiKeys, keysFile).withEngine(eo)
-                .withScheduler(sc).withSaturationFile(saturation).withMaxBatchRows(maxBatchRows);
-        if (requestTimeout != null) c = c.withRequestTimeout(parseDuration(requestTimeout));
+                .withScheduler(sc).withSaturationFile(saturation).withMaxBatchSessions(maxBatchSessions);
+        if (requestTimeout != null) c = c.withRequestTimeout(DurationFlag.parse("--request-timeout", requestTimeout));
         if (maxBodyBytes != null) c = c.withMaxBodyBytes(maxBodyBytes);
+        if (nodeToken != null) c = c.withNodeToken(nodeToken);
         return c;
-    }
-
-    /** {@code 500ms}, {@code 30s}, {@code 2m}, {@code 1h}, or ISO-8601 ({@code PT30S}). */
-    static Duration parseDuration(String s) {
-        Matcher m = DURATION.matcher(s.trim());
-        if (m.matches()) {
-            long n = Long.parseLong(m.group(1));
-            return switch (m.group(2)) {
-                case "ms" -> Duration.ofMillis(n);
-                case "s" -> Duration.ofSeconds(n);
-                case "m" -> Duration.ofMinutes(n);
-                default -> Duration.ofHours(n);
-            };
-        }
-        try {
-            return Duration.parse(s.trim());
-        } catch (java.time.format.DateTimeParseException e) {
-            throw new IllegalArgumentException("--request-timeout: '" + s + "' is not a duration (e.g. 30s, 2m, 500ms)");
-        }
     }
 }

@@ -58,7 +58,7 @@ public final class CapabilityReport {
             o.put("recipe_id", r.id());
             o.put("vocab_size", m.vocabSize());
             o.put("context_length", r.contextLength());
-            o.put("max_batch_rows", sc.maxBatchRows());
+            o.put("max_batch_rows", sc.maxBatchSessions());
             ConcurrencyLimit limit = m.concurrencyLimit();
             ObjectNode lim = o.putObject("concurrency_limit");
             lim.put("max_running_sessions", limit.maxRunningSessions());
@@ -74,7 +74,7 @@ public final class CapabilityReport {
             features.put("threads", e.features().threads());
             // What the SIMD kernels' memory access has on this machine (activation alignment, huge
             // pages, software prefetch): each moves batch-1 speed by up to a third.
-            engine.put("kernel_memory", dgr.engine.kernel.SimdKernels.memoryReport());
+            engine.put("kernel_memory", dgr.engine.Engines.kernelMemoryReport());
             // Working buffers beside weights and state (activations, scratch, a mixture of
             // experts' gathers, which grow with the batches run so far); null where uncounted.
             long ws = e.workspaceBytes();
@@ -109,7 +109,7 @@ public final class CapabilityReport {
             schema.put("version", b.version());
             ObjectNode sched = o.putObject("scheduler");
             sched.put("policy", sc.policy().name().toLowerCase(java.util.Locale.ROOT));
-            sched.put("max_batch_rows", sc.maxBatchRows());
+            sched.put("max_batch_rows", sc.maxBatchSessions());
             sched.put("max_batch_tokens", sc.maxBatchTokens());
             sched.put("max_waiting_sessions", sc.maxWaitingSessions());
             sched.put("state_budget_bytes", sc.stateBudgetBytes());

@@ -22,13 +22,15 @@ import java.util.List;
  * @param saturationFile the benchmark's {@code saturation.json}, or null to look for one beside the
  *                       first model
  * @param nodeId         id reported in the capability report, or null for {@code host:port}
- * @param maxBatchRows   the operator's explicit running-session cap for every model, or null: then a
+ * @param maxBatchSessions the operator's explicit running-session cap for every model, or null: then a
  *                       model uses the loaded saturation recommendation for its artifact and recipe
- *                       when one exists, else {@code scheduler.maxBatchRows()}
+ *                       when one exists, else {@code scheduler.maxBatchSessions()}
+ * @param nodeToken      the node token a tracker presents to read this node's accounting ({@code POST
+ *                       /v1/accounting}), or null
  */
 public record NodeConfig(String host, int port, List<ModelSpec> models, List<String> apiKeys, Path keysFile,
                          Duration requestTimeout, long maxBodyBytes, SchedulerConfig scheduler, EngineOptions engine,
-                         Path saturationFile, String nodeId, Integer maxBatchRows) {
+                         Path saturationFile, String nodeId, Integer maxBatchSessions, String nodeToken) {
     public static final long DEFAULT_MAX_BODY_BYTES = 4L << 20;
 
     public NodeConfig {
@@ -36,7 +38,8 @@ public record NodeConfig(String host, int port, List<ModelSpec> models, List<Str
         apiKeys = List.copyOf(apiKeys);
         if (models.isEmpty()) throw new IllegalArgumentException("at least one model is required");
         if (port < 0 || port > 65535) throw new IllegalArgumentException("port must be in [0, 65535], got " + port);
-        if (maxBatchRows != null && maxBatchRows < 1) throw new IllegalArgumentException("maxBatchRows must be >= 1");
+        if (maxBatchSessions != null && maxBatchSessions < 1) throw new IllegalArgumentException("maxBatchSessions must be >= 1");
+        if (nodeToken != null && nodeToken.isBlank()) throw new IllegalArgumentException("--node-token must not be blank");
         if (maxBodyBytes < 1) throw new IllegalArgumentException("maxBodyBytes must be >= 1");
         if (requestTimeout != null && (requestTimeout.isNegative() || requestTimeout.isZero())) {
             throw new IllegalArgumentException("request timeout must be positive, got " + requestTimeout);
@@ -46,52 +49,58 @@ public record NodeConfig(String host, int port, List<ModelSpec> models, List<Str
     /** Loopback on port 8080, no keys, no deadline, 4 MiB bodies, default scheduler and engine. */
     public static NodeConfig of(List<ModelSpec> models) {
         return new NodeConfig("127.0.0.1", 8080, models, List.of(), null, null, DEFAULT_MAX_BODY_BYTES,
-                SchedulerConfig.defaults(), EngineOptions.defaults(), null, null, null);
+                SchedulerConfig.defaults(), EngineOptions.defaults(), null, null, null, null);
     }
 
     public NodeConfig withAddress(String h, int p) {
         return new NodeConfig(h, p, models, apiKeys, keysFile, requestTimeout, maxBodyBytes, scheduler, engine,
-                saturationFile, nodeId, maxBatchRows);
+                saturationFile, nodeId, maxBatchSessions, nodeToken);
     }
 
     public NodeConfig withKeys(List<String> keys, Path file) {
         return new NodeConfig(host, port, models, keys, file, requestTimeout, maxBodyBytes, scheduler, engine,
-                saturationFile, nodeId, maxBatchRows);
+                saturationFile, nodeId, maxBatchSessions, nodeToken);
     }
 
     public NodeConfig withRequestTimeout(Duration t) {
         return new NodeConfig(host, port, models, apiKeys, keysFile, t, maxBodyBytes, scheduler, engine,
-                saturationFile, nodeId, maxBatchRows);
+                saturationFile, nodeId, maxBatchSessions, nodeToken);
     }
 
     public NodeConfig withMaxBodyBytes(long n) {
         return new NodeConfig(host, port, models, apiKeys, keysFile, requestTimeout, n, scheduler, engine,
-                saturationFile, nodeId, maxBatchRows);
+                saturationFile, nodeId, maxBatchSessions, nodeToken);
     }
 
     public NodeConfig withScheduler(SchedulerConfig s) {
         return new NodeConfig(host, port, models, apiKeys, keysFile, requestTimeout, maxBodyBytes, s, engine,
-                saturationFile, nodeId, maxBatchRows);
+                saturationFile, nodeId, maxBatchSessions, nodeToken);
     }
 
     public NodeConfig withEngine(EngineOptions e) {
         return new NodeConfig(host, port, models, apiKeys, keysFile, requestTimeout, maxBodyBytes, scheduler, e,
-                saturationFile, nodeId, maxBatchRows);
+                saturationFile, nodeId, maxBatchSessions, nodeToken);
     }
 
     public NodeConfig withSaturationFile(Path p) {
         return new NodeConfig(host, port, models, apiKeys, keysFile, requestTimeout, maxBodyBytes, scheduler, engine,
-                p, nodeId, maxBatchRows);
+                p, nodeId, maxBatchSessions, nodeToken);
     }
 
     public NodeConfig withNodeId(String id) {
         return new NodeConfig(host, port, models, apiKeys, keysFile, requestTimeout, maxBodyBytes, scheduler, engine,
-                saturationFile, id, maxBatchRows);
+                saturationFile, id, maxBatchSessions, nodeToken);
     }
 
     /** The operator's explicit running-session cap (wins over a saturation recommendation); null for none. */
-    public NodeConfig withMaxBatchRows(Integer rows) {
+    public NodeConfig withMaxBatchSessions(Integer rows) {
         return new NodeConfig(host, port, models, apiKeys, keysFile, requestTimeout, maxBodyBytes, scheduler, engine,
-                saturationFile, nodeId, rows);
+                saturationFile, nodeId, rows, nodeToken);
+    }
+
+    /** The node token a tracker presents to this node (its accounting endpoint); null for none. */
+    public NodeConfig withNodeToken(String token) {
+        return new NodeConfig(host, port, models, apiKeys, keysFile, requestTimeout, maxBodyBytes, scheduler, engine,
+                saturationFile, nodeId, maxBatchSessions, token);
     }
 }

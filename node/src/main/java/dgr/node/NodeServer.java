@@ -1,6 +1,7 @@
 package dgr.node;
 
 import dgr.engine.Engine;
+import dgr.node.accounting.RecentRequests;
 import dgr.node.http.NodeHttp;
 import dgr.node.metrics.NodeMetrics;
 import dgr.node.model.ConcurrencyLimit;
@@ -9,6 +10,7 @@ import dgr.node.model.ServedModel;
 import dgr.runtime.SchedulerConfig;
 import io.helidon.webserver.WebServer;
 import java.io.IOException;
+import java.time.Clock;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,7 +35,8 @@ public final class NodeServer implements AutoCloseable {
     private NodeServer(NodeConfig config, ApiKeys keys) {
         this.config = config;
         NodeHttp http = new NodeHttp(models, keys, metrics, () -> capabilities().build(), config.maxBodyBytes(),
-                config.requestTimeout());
+                config.requestTimeout(), new RecentRequests(RecentRequests.DEFAULT_CAPACITY, Clock.systemUTC()),
+                config.nodeToken());
         this.web = WebServer.builder()
                 .host(config.host())
                 .port(config.port())
@@ -98,22 +101,22 @@ public final class NodeServer implements AutoCloseable {
     /** The node's scheduler settings with the operator's cap applied (it may widen the token budget). */
     private SchedulerConfig baseScheduler() {
         SchedulerConfig sc = config.scheduler();
-        Integer rows = config.maxBatchRows();
+        Integer rows = config.maxBatchSessions();
         return rows == null ? sc : sc.withBatch(rows, Math.max(rows, sc.maxBatchTokens()));
     }
 
     /** Operator's flag, else the loaded recommendation for this model, else the configured default. */
     private ConcurrencyLimit limitFor(ModelSpec spec, Engine engine, SchedulerConfig base,
                                       Saturation.Loaded saturation) {
-        if (config.maxBatchRows() != null) {
-            return new ConcurrencyLimit(config.maxBatchRows(), ConcurrencyLimit.Source.OPERATOR,
-                    "--max-batch-rows " + config.maxBatchRows() + " given explicitly"
+        if (config.maxBatchSessions() != null) {
+            return new ConcurrencyLimit(config.maxBatchSessions(), ConcurrencyLimit.Source.OPERATOR,
+                    "--max-batch-rows " + config.maxBatchSessions() + " given explicitly"
                             + (saturation.forModel(spec.id()).isPresent() ? " (overrides the loaded recommendation)" : ""));
         }
         return saturation.forModel(spec.id())
                 .map(a -> fromRecommendation(a, engine, base))
-                .orElseGet(() -> new ConcurrencyLimit(base.maxBatchRows(), ConcurrencyLimit.Source.DEFAULT,
-                        "the scheduler's configured maxBatchRows: no saturation recommendation for this artifact and recipe"));
+                .orElseGet(() -> new ConcurrencyLimit(base.maxBatchSessions(), ConcurrencyLimit.Source.DEFAULT,
+                        "the scheduler's configured maxBatchSessions: no saturation recommendation for this artifact and recipe"));
     }
 
     private static ConcurrencyLimit fromRecommendation(Saturation.Applied a, Engine engine, SchedulerConfig base) {

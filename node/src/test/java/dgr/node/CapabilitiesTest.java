@@ -71,7 +71,7 @@ class CapabilitiesTest {
             assertThat(c.at("/load/running").asInt()).isZero();
 
             // The recommendation is the cap in force, and the report says where it came from.
-            assertThat(node.models().find("llama-tiny").orElseThrow().scheduler().config().maxBatchRows()).isEqualTo(3);
+            assertThat(node.models().find("llama-tiny").orElseThrow().scheduler().config().maxBatchSessions()).isEqualTo(3);
             assertThat(m.at("/scheduler/max_batch_rows").asInt()).isEqualTo(3);
             assertThat(m.at("/concurrency_limit/max_running_sessions").asInt()).isEqualTo(3);
             assertThat(m.at("/concurrency_limit/source").asText()).isEqualTo("saturation");
@@ -97,7 +97,7 @@ class CapabilitiesTest {
     void anOperatorFlagWinsOverTheRecommendationAndSaysSo(@TempDir Path dir) throws IOException {
         Path sat = dir.resolve("saturation.json");
         Files.writeString(sat, saturationJson(entry(ArtifactHash.sha256(TestNodes.modelPath()), recipeOfTheTestModel(), 3)));
-        try (NodeServer node = TestNodes.start(TestNodes.config().withSaturationFile(sat).withMaxBatchRows(5))) {
+        try (NodeServer node = TestNodes.start(TestNodes.config().withSaturationFile(sat).withMaxBatchSessions(5))) {
             JsonNode m = Http.json(new Http(node).get("/v1/capabilities")).get("models").get(0);
             assertThat(m.get("max_batch_rows").asInt()).isEqualTo(5);
             assertThat(m.at("/concurrency_limit/source").asText()).isEqualTo("operator");

@@ -7,7 +7,7 @@ import java.util.List;
  * Chooses one iteration's rows from the running sessions and writes them into the batch, allocating
  * nothing. The rules and the wait bounds they guarantee are in docs/scheduler.md:
  * <ul>
- *   <li>every running decode session gets a row whenever decode runs (running ≤ maxBatchRows);</li>
+ *   <li>every running decode session gets a row whenever decode runs (running ≤ maxBatchSessions);</li>
  *   <li>prefill chunks go to the sessions that waited longest (ties: earlier sequence id), each at
  *       most {@code maxPrefillChunk} tokens, until the token budget or the row limit is spent;</li>
  *   <li>mixed batches take all decode rows and then prefill chunks; decode-first runs prefill
@@ -34,10 +34,10 @@ final class BatchPlanner {
     BatchPlanner(SchedulerConfig config, boolean engineAcceptsMixed) {
         this.config = config;
         this.mixes = config.mixesOn(engineAcceptsMixed);
-        this.sessions = new Session[config.maxBatchRows()];
-        this.chunks = new int[config.maxBatchRows()];
-        this.outputRows = new int[config.maxBatchRows()];
-        this.prefillOrder = new Session[config.maxBatchRows()];
+        this.sessions = new Session[config.maxBatchSessions()];
+        this.chunks = new int[config.maxBatchSessions()];
+        this.outputRows = new int[config.maxBatchSessions()];
+        this.prefillOrder = new Session[config.maxBatchSessions()];
     }
 
     /** Fills {@code batch} (cleared first) from {@code running}; returns the kind, or null if nothing runs. */

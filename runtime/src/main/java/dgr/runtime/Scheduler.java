@@ -301,7 +301,7 @@ public final class Scheduler implements AutoCloseable {
     }
 
     private void admit(long now) {
-        while (running.size() < config.maxBatchRows()) {
+        while (running.size() < config.maxBatchSessions()) {
             Session s = tenants.peekNext();
             if (s == null) return;
             // Head of line: if the fairest next session does not fit, admit nobody behind it, so a

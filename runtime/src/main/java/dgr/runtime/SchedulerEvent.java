@@ -7,8 +7,8 @@ public sealed interface SchedulerEvent {
      *
      * @param iteration        0-based iteration number of this scheduler
      * @param key              the key every row of the batch shared
-     * @param rows             sessions with rows in the batch (prefill + decode)
-     * @param prefillRows      sessions contributing a prefill chunk
+     * @param sessions         sessions with rows in the batch (prefill + decode)
+     * @param prefillChunks    sessions contributing a prefill chunk (one chunk each)
      * @param decodeRows       sessions contributing a decode row
      * @param tokens           token positions in the forward pass
      * @param forwardNanos     the engine's forward call
@@ -22,11 +22,11 @@ public sealed interface SchedulerEvent {
      * @param prefillSessions  sequence ids of the prefill chunks, in batch order
      * @param decodeSessions   sequence ids of the decode rows, in batch order
      */
-    record IterationEvent(long iteration, CompatibilityKey key, int rows, int prefillRows, int decodeRows, int tokens,
+    record IterationEvent(long iteration, CompatibilityKey key, int sessions, int prefillChunks, int decodeRows, int tokens,
                           long forwardNanos, long overheadNanos, long stateBytesInUse, long reservedBytes,
                           long stateBudgetBytes, int running, int waiting, long[] prefillSessions,
                           long[] decodeSessions) implements SchedulerEvent {
-        public double occupancy(int maxBatchRows) { return (double) rows / maxBatchRows; }
+        public double occupancy(int maxBatchSessions) { return (double) sessions / maxBatchSessions; }
     }
 
     /** A session got its state reservation and joined the running set. */

@@ -67,7 +67,7 @@ class BatchInvarianceTest {
         assertThat(engine.openSlots()).isZero();
         if (n > 1 && chunk < 64) {
             // The test means something only if sessions really shared batches.
-            assertThat(log.iterations()).anySatisfy(e -> assertThat(e.rows()).isGreaterThan(1));
+            assertThat(log.iterations()).anySatisfy(e -> assertThat(e.sessions()).isGreaterThan(1));
         }
     }
 }

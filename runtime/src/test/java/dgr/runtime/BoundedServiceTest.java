@@ -47,7 +47,7 @@ class BoundedServiceTest {
         assertThat(gaps.maxPrefillWait).as("prefill wait").isLessThanOrEqualTo(config.prefillWaitBound(mixedEngine));
         // The bounds were exercised: long prompts were chunked many times while decoders ran.
         assertThat(gaps.prefillServices).isGreaterThan(30 * 12);
-        assertThat(log.iterations()).allSatisfy(e -> assertThat(e.rows()).isLessThanOrEqualTo(12));
+        assertThat(log.iterations()).allSatisfy(e -> assertThat(e.sessions()).isLessThanOrEqualTo(12));
         assertThat(log.iterations()).allSatisfy(e -> assertThat(e.tokens()).isLessThanOrEqualTo(32));
         if (!config.mixesOn(mixedEngine)) {
             assertThat(gaps.maxPrefillWait).as("decode-first makes prefills wait").isPositive();

@@ -10,7 +10,12 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
-/** DESIGN.md contract 3: two engines and two recipes side by side; no batch ever held two keys. */
+/**
+ * DESIGN.md contract 3 on the rows themselves: two engines (one splitting prefill from decode, one
+ * mixing them) and two recipes side by side; every batch an engine received held one key. The same
+ * contract with real engines, both architectures and two recipes in one node:
+ * node's TwoArchitecturesInOneNodeTest.
+ */
 class CompatibilityTest {
 
     @Test
@@ -56,7 +61,7 @@ class CompatibilityTest {
         assertThat(keys).extracting(CompatibilityKey::recipeId).containsOnly(split.recipe().id(), mixed.recipe().id());
         // The mixed path really mixed: some batch held a prefill chunk and decode rows together.
         assertThat(own.get(findScheduler(own, mixed)).iterations())
-                .anySatisfy(e -> assertThat(e.prefillRows() > 0 && e.decodeRows() > 0).isTrue());
+                .anySatisfy(e -> assertThat(e.prefillChunks() > 0 && e.decodeRows() > 0).isTrue());
         assertThat(split.openSlots()).isZero();
         assertThat(mixed.openSlots()).isZero();
     }

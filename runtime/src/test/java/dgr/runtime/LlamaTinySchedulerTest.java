@@ -98,7 +98,7 @@ class LlamaTinySchedulerTest {
                 assertThat(recorders.get(i).logits.get(k)).as("logits %d of session %d", k, i).isEqualTo(solo.logits.get(k));
             }
         }
-        if (n > 1) assertThat(log.iterations()).anySatisfy(e -> assertThat(e.rows()).isGreaterThan(1));
+        if (n > 1) assertThat(log.iterations()).anySatisfy(e -> assertThat(e.sessions()).isGreaterThan(1));
     }
 
     /**
@@ -124,7 +124,7 @@ class LlamaTinySchedulerTest {
                 for (Session s : sessions) s.completion().get();
                 t1 = System.nanoTime();
             }
-            List<IterationEvent> decode = log.iterations().stream().filter(e -> e.prefillRows() == 0).toList();
+            List<IterationEvent> decode = log.iterations().stream().filter(e -> e.prefillChunks() == 0).toList();
             double overheadUs = decode.stream().mapToLong(IterationEvent::overheadNanos).average().orElseThrow() / 1e3;
             double forwardUs = decode.stream().mapToLong(IterationEvent::forwardNanos).average().orElseThrow() / 1e3;
             long generated = sessions.stream().mapToLong(s -> s.completion().join().accounting().generatedTokens()).sum();

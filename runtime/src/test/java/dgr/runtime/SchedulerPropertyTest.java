@@ -96,7 +96,7 @@ class SchedulerPropertyTest {
             accepted.keySet().forEach(s -> promptLengths.put(s.sequenceId(), s.promptLength()));
             KeyCheck.oneKeyPerBatch(engine, log, promptLengths);
             for (IterationEvent e : log.iterations()) {
-                assertThat(e.rows()).isLessThanOrEqualTo(config.maxBatchRows());
+                assertThat(e.sessions()).isLessThanOrEqualTo(config.maxBatchSessions());
                 assertThat(e.tokens()).isLessThanOrEqualTo(config.maxBatchTokens());
                 assertThat(e.reservedBytes()).isLessThanOrEqualTo(config.stateBudgetBytes());
             }

@@ -24,7 +24,7 @@ public record Environment(String startedAt, String hostname, String cpuModel, in
                 memTotal(), System.getProperty("os.name") + " " + System.getProperty("os.version") + " "
                         + System.getProperty("os.arch"),
                 System.getProperty("java.vm.vendor") + " " + System.getProperty("java.vm.name") + " " + Runtime.version(),
-                String.join(" ", rt.getInputArguments()), dgr.engine.kernel.SimdKernels.memoryReport(), dgrVersion, commandLine);
+                String.join(" ", rt.getInputArguments()), dgr.engine.Engines.kernelMemoryReport(), dgrVersion, commandLine);
     }
 
     public Recommendation.Machine machine() {

@@ -13,7 +13,7 @@ import java.util.Map;
 
 /** Writes bench-result.json and saturation.json. */
 public final class ResultWriter {
-    private final ObjectMapper json = Json.mapper();
+    private final ObjectMapper json = ReportJson.mapper();
 
     public void writeResult(BenchResult r, Path file) {
         Map<String, Object> root = new LinkedHashMap<>();

@@ -55,7 +55,7 @@ public final class InProcessTarget implements Target {
         this.engine = engine;
         this.requestTimeout = requestTimeout;
         SchedulerConfig cfg = config.maxBatchTokens() > engine.features().maxRows()
-                ? config.withBatch(Math.min(config.maxBatchRows(), engine.features().maxRows()), engine.features().maxRows())
+                ? config.withBatch(Math.min(config.maxBatchSessions(), engine.features().maxRows()), engine.features().maxRows())
                 : config;
         this.scheduler = new Scheduler(engine, cfg);
         this.tokenizer = Tokenizer.fromMetadata(engine.info().metadata());
@@ -66,7 +66,7 @@ public final class InProcessTarget implements Target {
         StatePerToken perToken = StatePerToken.of(layout, length);
         this.info = new TargetInfo("in-process", endpoint, engine.info().name(), engine.info().architecture(),
                 TargetInfo.laneOf(engine.info().architecture()), recipe.id(), recipe.artifactSha256(),
-                engine.id().toString(), engine.info().vocabSize(), recipe.contextLength(), cfg.maxBatchRows(),
+                engine.id().toString(), engine.info().vocabSize(), recipe.contextLength(), cfg.maxBatchSessions(),
                 perToken.bytesPerToken(), cfg.stateBudgetBytes(), cfg.promptTokenWeight(),
                 cfg.generatedTokenWeight(), cfg.decodeWaitBound(mixed), cfg.prefillWaitBound(mixed), cfg.fairness(),
                 perToken.basis());
@@ -166,12 +166,12 @@ public final class InProcessTarget implements Target {
         for (Recorder.Seen s : seen) {
             var e = s.event;
             long end = s.nanos - origin;
-            samples.add(new IterationSample(e.iteration(), end, e.rows(), e.prefillRows(), e.decodeRows(), e.tokens(),
+            samples.add(new IterationSample(e.iteration(), end, e.sessions(), e.prefillChunks(), e.decodeRows(), e.tokens(),
                     e.forwardNanos(), e.overheadNanos(), e.stateBytesInUse(), e.running(), e.waiting()));
             traces.add(new StallAnalyzer.Trace(e.iteration(), end, e.forwardNanos() + e.overheadNanos(),
                     e.prefillSessions(), e.decodeSessions()));
-            rows += e.rows();
-            prefill += e.prefillRows();
+            rows += e.sessions();
+            prefill += e.prefillChunks();
             decode += e.decodeRows();
             bytes += e.stateBytesInUse();
             maxBytes = Math.max(maxBytes, e.stateBytesInUse());

@@ -14,7 +14,7 @@ package dgr.bench.target;
  * @param engine               engine id and version, or null
  * @param vocabSize            vocabulary size (random prompts draw ids below it)
  * @param contextLength        positions per session, or -1
- * @param rowLimit             sessions per batch (scheduler maxBatchRows), or -1
+ * @param rowLimit             sessions per batch (scheduler maxBatchSessions), or -1
  * @param stateBytesPerToken   state bytes per token of a workload-sized session (see {@code stateBytesBasis}),
  *                             or -1
  * @param stateBudgetBytes     the scheduler's state budget, or -1

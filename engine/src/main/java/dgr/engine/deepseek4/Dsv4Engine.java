@@ -29,7 +29,7 @@ public final class Dsv4Engine implements Engine {
     private final GgufArtifact file;
     private final Dsv4Config c;
     private final Dsv4Weights w;
-    private final Kernels k;
+    private final Dsv4Kernels k;
     private final EngineId id;
     private final EngineFeatures features;
     private final Recipe recipe;
@@ -37,7 +37,7 @@ public final class Dsv4Engine implements Engine {
     private final BoundarySchema boundary;
     private final ModelInfo info;
     private final int firstLayer, endLayer, contextLength, maxRows;
-    private final Rope ropeWindow, ropeCompressed;
+    private final Dsv4Rope ropeWindow, ropeCompressed;
     private final Dsv4Forward fwd;
 
     /** Builds the engine over an open artifact (closed by {@link #close()}); {@code sha256} is the artifact's hash. */
@@ -63,11 +63,11 @@ public final class Dsv4Engine implements Engine {
         this.w = new Dsv4Weights(file, c, firstLayer, endLayer);
         // AUTO: DeepSeek-V4 has no 8-bit activation kernels, so its best is java-simd.
         boolean simd = o.kind() == EngineOptions.Kind.SIMD || o.kind() == EngineOptions.Kind.AUTO;
-        this.k = new Kernels(simd, Math.max(1, o.threads()));
+        this.k = new Dsv4Kernels(simd, Math.max(1, o.threads()));
         this.id = simd ? EngineId.JAVA_SIMD : EngineId.JAVA_SCALAR;
         this.features = new EngineFeatures(true, maxRows, Math.max(1, o.threads()));
-        this.ropeWindow = new Rope(c.nRot(), c.ropeBase(), false, 1.0, c.nCtxOrig(), ctx);
-        this.ropeCompressed = new Rope(c.nRot(), c.compressRopeBase(), c.yarn(), c.freqScale(), c.nCtxOrig(), ctx);
+        this.ropeWindow = new Dsv4Rope(c.nRot(), c.ropeBase(), false, 1.0, c.nCtxOrig(), ctx);
+        this.ropeCompressed = new Dsv4Rope(c.nRot(), c.compressRopeBase(), c.yarn(), c.freqScale(), c.nCtxOrig(), ctx);
         int[] spanRatios = java.util.Arrays.copyOfRange(c.ratios(), firstLayer, endLayer);
         this.layout = new Dsv4StateLayout(firstLayer, spanRatios, c.nSwa(), c.headDim(), c.idxDim());
         this.boundary = new BoundarySchema(Dsv4Config.ARCH, c.residualWidth(), "f32", 1);

@@ -13,13 +13,13 @@ import java.util.List;
 final class Dsv4Forward {
     private final Dsv4Config c;
     private final Dsv4Weights w;
-    private final Kernels k;
-    private final Rope ropeWindow, ropeCompressed;
+    private final Dsv4Kernels k;
+    private final Dsv4Rope ropeWindow, ropeCompressed;
     private final int firstLayer, endLayer;
     private final int nEmbd, hcD, hc;
     private final Result result;
 
-    Dsv4Forward(Dsv4Config c, Dsv4Weights w, Kernels k, Rope ropeWindow, Rope ropeCompressed,
+    Dsv4Forward(Dsv4Config c, Dsv4Weights w, Dsv4Kernels k, Dsv4Rope ropeWindow, Dsv4Rope ropeCompressed,
                 int firstLayer, int endLayer, int maxRows) {
         this.c = c;
         this.w = w;
@@ -85,12 +85,12 @@ final class Dsv4Forward {
     private void layer(Batch b, int n, List<Run> runs, float[] x, Dsv4Weights.Layer L, int li) {
         float[] y = new float[n * nEmbd], post = new float[n * hc], comb = new float[n * hc * hc];
         hcPre(L.hcAttn(), x, n, y, post, comb);
-        for (int r = 0; r < n; r++) Kernels.rmsNorm(y, r * nEmbd, y, r * nEmbd, nEmbd, L.attnNorm(), c.eps());
+        for (int r = 0; r < n; r++) Dsv4Kernels.rmsNorm(y, r * nEmbd, y, r * nEmbd, nEmbd, L.attnNorm(), c.eps());
         float[] a = attention(b, n, runs, y, L, li);
         hcPost(a, x, n, post, comb);
 
         hcPre(L.hcFfn(), x, n, y, post, comb);
-        for (int r = 0; r < n; r++) Kernels.rmsNorm(y, r * nEmbd, y, r * nEmbd, nEmbd, L.ffnNorm(), c.eps());
+        for (int r = 0; r < n; r++) Dsv4Kernels.rmsNorm(y, r * nEmbd, y, r * nEmbd, nEmbd, L.ffnNorm(), c.eps());
         float[] f = ffn(b, n, y, L);
         hcPost(f, x, n, post, comb);
     }
@@ -100,15 +100,15 @@ final class Dsv4Forward {
     private void hcPre(Dsv4Weights.Hc h, float[] x, int n, float[] y, float[] post, float[] comb) {
         int m = c.hcMix();
         float[] z = new float[n * hcD];
-        for (int r = 0; r < n; r++) Kernels.rmsNorm(x, r * hcD, z, r * hcD, hcD, null, c.eps());
+        for (int r = 0; r < n; r++) Dsv4Kernels.rmsNorm(x, r * hcD, z, r * hcD, hcD, null, c.eps());
         float[] mix = new float[n * m];
         k.matmul(h.fn(), z, 0, hcD, mix, 0, m, n);
         float[] base = h.base(), scale = h.scale();
         float[] pre = new float[hc];
         for (int r = 0; r < n; r++) {
             int o = r * m;
-            for (int s = 0; s < hc; s++) pre[s] = Kernels.sigmoid(mix[o + s] * scale[0] + base[s]) + c.hcEps();
-            for (int s = 0; s < hc; s++) post[r * hc + s] = 2f * Kernels.sigmoid(mix[o + hc + s] * scale[1] + base[hc + s]);
+            for (int s = 0; s < hc; s++) pre[s] = Dsv4Kernels.sigmoid(mix[o + s] * scale[0] + base[s]) + c.hcEps();
+            for (int s = 0; s < hc; s++) post[r * hc + s] = 2f * Dsv4Kernels.sigmoid(mix[o + hc + s] * scale[1] + base[hc + s]);
             int co = r * hc * hc;
             for (int i = 0; i < hc * hc; i++) comb[co + i] = mix[o + 2 * hc + i] * scale[2] + base[2 * hc + i];
             sinkhorn(comb, co);
@@ -173,10 +173,10 @@ final class Dsv4Forward {
 
     private float[] attention(Batch b, int n, List<Run> runs, float[] x, Dsv4Weights.Layer L, int li) {
         int d = c.headDim(), nh = c.nHead(), hd = nh * d, rq = c.qLoraRank();
-        Rope rope = L.ratio() == 0 ? ropeWindow : ropeCompressed;
+        Dsv4Rope rope = L.ratio() == 0 ? ropeWindow : ropeCompressed;
         float[] qa = new float[n * rq];
         k.matmul(L.qa(), x, 0, nEmbd, qa, 0, rq, n);
-        for (int r = 0; r < n; r++) Kernels.rmsNorm(qa, r * rq, qa, r * rq, rq, L.qaNorm(), c.eps());
+        for (int r = 0; r < n; r++) Dsv4Kernels.rmsNorm(qa, r * rq, qa, r * rq, rq, L.qaNorm(), c.eps());
         float[] q = new float[n * hd];
         k.matmul(L.qb(), qa, 0, rq, q, 0, hd, n);
         float[] kv = new float[n * d];
@@ -185,10 +185,10 @@ final class Dsv4Forward {
             int p = b.position(r);
             for (int h = 0; h < nh; h++) {
                 int o = r * hd + h * d;
-                Kernels.rmsNorm(q, o, q, o, d, null, c.eps());
+                Dsv4Kernels.rmsNorm(q, o, q, o, d, null, c.eps());
                 rope.apply(q, o, d, p, false);
             }
-            Kernels.rmsNorm(kv, r * d, kv, r * d, d, L.kvNorm(), c.eps());
+            Dsv4Kernels.rmsNorm(kv, r * d, kv, r * d, d, L.kvNorm(), c.eps());
             rope.apply(kv, r * d, d, p, false);
         }
         Proj comp = L.compressor() == null ? null : compressorInputs(b, n, x, L.compressor());
@@ -296,7 +296,7 @@ final class Dsv4Forward {
             }
             out[e] = (float) (num / den);
         }
-        Kernels.rmsNorm(out, 0, out, 0, width, norm, c.eps());
+        Dsv4Kernels.rmsNorm(out, 0, out, 0, width, norm, c.eps());
         ropeCompressed.apply(out, 0, width, blk * ratio, false);
         return out;
     }
@@ -316,7 +316,7 @@ final class Dsv4Forward {
         float[] logit = new float[nk];
         float scale = (float) (1.0 / Math.sqrt(d));
         float[] sinks = L.sinks();
-        Rope rope = L.ratio() == 0 ? ropeWindow : ropeCompressed;
+        Dsv4Rope rope = L.ratio() == 0 ? ropeWindow : ropeCompressed;
         for (int h = 0; h < nh; h++) {
             int qo = r * hd + h * d;
             float mx = sinks[h];
@@ -457,7 +457,7 @@ final class Dsv4Forward {
                 a = Math.min(a, limit);
                 v = Math.max(-limit, Math.min(limit, v));
             }
-            g[i] = Kernels.silu(a) * v;
+            g[i] = Dsv4Kernels.silu(a) * v;
         }
         return g;
     }
@@ -474,13 +474,13 @@ final class Dsv4Forward {
         Dsv4Weights.Hc h = w.hcHead;
         for (int i = 0; i < m; i++) {
             int xo = rows[i] * hcD;
-            Kernels.rmsNorm(x, xo, z, 0, hcD, null, c.eps());
+            Dsv4Kernels.rmsNorm(x, xo, z, 0, hcD, null, c.eps());
             for (int s = 0; s < hc; s++) {
                 float mix = k.dot(h.fn().w(), h.fn().off() + s * hcD, z, 0, hcD);
-                float ws = Kernels.sigmoid(mix * h.scale()[0] + h.base()[s]) + c.hcEps();
+                float ws = Dsv4Kernels.sigmoid(mix * h.scale()[0] + h.base()[s]) + c.hcEps();
                 for (int e = 0; e < nEmbd; e++) y[i * nEmbd + e] += ws * x[xo + s * nEmbd + e];
             }
-            Kernels.rmsNorm(y, i * nEmbd, y, i * nEmbd, nEmbd, w.outputNorm, c.eps());
+            Dsv4Kernels.rmsNorm(y, i * nEmbd, y, i * nEmbd, nEmbd, w.outputNorm, c.eps());
         }
         int v = c.vocab();
         k.matmul(w.output, y, 0, nEmbd, result.outputArray, 0, v, m);

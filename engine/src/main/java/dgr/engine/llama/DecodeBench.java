@@ -65,7 +65,7 @@ public final class DecodeBench {
                 .withMaxRows(Math.max(maxB, chunk)).withContextLength(Math.max(1024, longest + 16));
         try (Engine e = Engines.load(model, o)) {
             System.out.printf("model %s, engine %s, threads %d, %d layers, n_embd %d, vocab %d; %s%n", model, e.id(), threads,
-                    e.info().nLayers(), e.info().nEmbd(), e.info().vocabSize(), dgr.engine.kernel.SimdKernels.memoryReport());
+                    e.info().nLayers(), e.info().nEmbd(), e.info().vocabSize(), dgr.engine.Engines.kernelMemoryReport());
             decode(e, 1, 8); // warm-up: JIT compiles the kernels
             decode(e, Math.min(4, maxB), 4);
             for (int b : batches) {

@@ -1,5 +1,6 @@
 package dgr.node.api;
 
+import dgr.engine.chat.ChatMessage;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;

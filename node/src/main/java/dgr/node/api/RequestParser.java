@@ -1,5 +1,6 @@
 package dgr.node.api;
 
+import dgr.engine.chat.ChatMessage;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;

@@ -2,6 +2,7 @@ package dgr.node.http;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dgr.node.accounting.RecentRequests;
 import dgr.node.api.ApiError;
 import dgr.node.api.ErrorBody;
 import dgr.node.api.GenerationParams;
@@ -33,18 +34,21 @@ final class Generation {
 
     private final ObjectMapper mapper;
     private final Duration timeout;
+    private final RecentRequests recent;
 
-    Generation(ObjectMapper mapper, Duration timeout) {
+    Generation(ObjectMapper mapper, Duration timeout, RecentRequests recent) {
         this.mapper = mapper;
         this.timeout = timeout;
+        this.recent = recent;
     }
 
     /**
      * @param defaultMaxTokens max_tokens when the request gives none, or -1 for "the rest of the context"
      * @param promptParam      the request field that held the prompt (for errors)
+     * @param requestId        the tracker's request id, under which this node keeps the request's accounting, or null
      */
     void run(ServedModel model, int[] prompt, GenerationParams params, ResponseFormat format, String tenant,
-             int defaultMaxTokens, String promptParam, ServerResponse res) throws InterruptedException {
+             int defaultMaxTokens, String promptParam, String requestId, ServerResponse res) throws InterruptedException {
         int context = model.contextLength();
         if (prompt.length >= context) {
             throw ApiError.invalid("This model's maximum context length is " + context + " tokens. However, your "
@@ -73,13 +77,15 @@ final class Generation {
         };
         String id = format.idPrefix() + HexFormat.of().formatHex(randomBytes());
         long created = System.currentTimeMillis() / 1000;
+        RecentRequests.Tracked tracked = recent.track(requestId, model.id(), tenant, session);
         try {
             if (params.stream()) {
-                stream(session, stream, params, format, id, created, model.id(), res);
+                stream(session, stream, params, format, id, created, model.id(), tracked, res);
             } else {
-                whole(stream, format, id, created, model.id(), res);
+                whole(stream, format, id, created, model.id(), tracked, res);
             }
         } finally {
+            tracked.ended();
             // Whatever ended this request (a gone client, an interrupt, a bug), the session must not
             // outlive it; cancelling an ended session does nothing.
             session.cancel("request ended");
@@ -87,15 +93,16 @@ final class Generation {
     }
 
     private void whole(TokenStream stream, ResponseFormat format, String id, long created, String model,
-                       ServerResponse res) throws InterruptedException {
+                       RecentRequests.Tracked tracked, ServerResponse res) throws InterruptedException {
         StringBuilder text = new StringBuilder();
         while (true) {
             switch (stream.take()) {
                 case SessionEvent.TokenEvent t -> text.append(t.text());
                 case SessionEvent.Finished f -> {
                     if (f.reason() == FinishReason.CANCELLED || f.reason() == FinishReason.ERROR) throw failure(f);
-                    Json.send(res, mapper, Status.OK_200,
+                    JsonReply.send(res, mapper, Status.OK_200,
                             format.complete(id, created, model, text.toString(), f.reason().wireName(), Usage.of(f.accounting())));
+                    tracked.delivered(f.accounting().generatedTokens());
                     return;
                 }
             }
@@ -103,7 +110,8 @@ final class Generation {
     }
 
     private void stream(Session session, TokenStream stream, GenerationParams params, ResponseFormat format,
-                        String id, long created, String model, ServerResponse res) throws InterruptedException {
+                        String id, long created, String model, RecentRequests.Tracked tracked, ServerResponse res)
+            throws InterruptedException {
         res.status(Status.OK_200);
         res.header(HeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
         res.header(HeaderNames.CACHE_CONTROL, "no-cache");
@@ -113,11 +121,13 @@ final class Generation {
             if (opening != null) sse.event(withUsageField(opening, params));
             while (true) {
                 switch (stream.take()) {
-                    case SessionEvent.TokenEvent t ->
+                    case SessionEvent.TokenEvent t -> {
                         // One chunk per generated token, even when its text is held back (an incomplete
                         // UTF-8 sequence, a possible stop string) and the delta is empty: clients then
                         // time every token and count chunks = completion_tokens, as with llama-server.
                         sse.event(withUsageField(format.delta(id, created, model, t.text()), params));
+                        tracked.delivered(1);
+                    }
                     case SessionEvent.Finished f -> {
                         if (f.reason() == FinishReason.CANCELLED || f.reason() == FinishReason.ERROR) {
                             // Headers are gone: the error travels as an event, as OpenAI streams do.

@@ -6,6 +6,8 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dgr.node.ApiKeys;
+import dgr.node.accounting.AccountingApi;
+import dgr.node.accounting.RecentRequests;
 import dgr.node.api.ApiError;
 import dgr.node.api.ChatRequest;
 import dgr.node.api.CompletionRequest;
@@ -39,11 +41,15 @@ public final class NodeHttp {
     private static final int COMPLETIONS_DEFAULT_MAX_TOKENS = 16;
     private static final String OPEN_TENANT = "default";
 
-    private enum Route { HEALTH, METRICS, MODELS, MODEL, CAPABILITIES, COMPLETIONS, CHAT }
+    /** The tracker's request id, under which the node keeps a request's accounting ({@link RecentRequests}). */
+    public static final String REQUEST_ID_HEADER = "X-Dgr-Request-Id";
+
+    private enum Route { HEALTH, METRICS, MODELS, MODEL, CAPABILITIES, COMPLETIONS, CHAT, ACCOUNTING }
 
     private static final Map<String, Method> METHODS = Map.of(
             "/health", Method.GET, "/metrics", Method.GET, "/v1/models", Method.GET,
-            "/v1/capabilities", Method.GET, "/v1/completions", Method.POST, "/v1/chat/completions", Method.POST);
+            "/v1/capabilities", Method.GET, "/v1/completions", Method.POST, "/v1/chat/completions", Method.POST,
+            "/v1/accounting", Method.POST);
 
     private final ObjectMapper mapper = new ObjectMapper();
     private final RequestParser parser = new RequestParser();
@@ -53,15 +59,27 @@ public final class NodeHttp {
     private final Supplier<JsonNode> capabilities;
     private final long maxBodyBytes;
     private final Generation generation;
+    private final AccountingApi accounting;
 
     public NodeHttp(ModelRegistry models, ApiKeys keys, NodeMetrics metrics, Supplier<JsonNode> capabilities,
                     long maxBodyBytes, Duration requestTimeout) {
+        this(models, keys, metrics, capabilities, maxBodyBytes, requestTimeout,
+                new RecentRequests(RecentRequests.DEFAULT_CAPACITY, java.time.Clock.systemUTC()), null);
+    }
+
+    /**
+     * @param recent    the accounting of the tracker's requests, served at {@code POST /v1/accounting}
+     * @param nodeToken the node token that endpoint requires, or null (then it refuses everyone)
+     */
+    public NodeHttp(ModelRegistry models, ApiKeys keys, NodeMetrics metrics, Supplier<JsonNode> capabilities,
+                    long maxBodyBytes, Duration requestTimeout, RecentRequests recent, String nodeToken) {
         this.models = models;
         this.keys = keys;
         this.metrics = metrics;
         this.capabilities = capabilities;
         this.maxBodyBytes = maxBodyBytes;
-        this.generation = new Generation(mapper, requestTimeout);
+        this.generation = new Generation(mapper, requestTimeout, recent);
+        this.accounting = new AccountingApi(recent, nodeToken, mapper);
     }
 
     /** The Helidon handler: every request of every route comes here on its own virtual thread. */
@@ -87,7 +105,7 @@ public final class NodeHttp {
         if (path.length() > 1 && path.endsWith("/")) path = path.substring(0, path.length() - 1);
         Method method = req.prologue().method();
         Route route = route(path, method);
-        if (route != Route.HEALTH && route != Route.METRICS) authenticate(req);
+        if (route != Route.HEALTH && route != Route.METRICS && route != Route.ACCOUNTING) authenticate(req);
         switch (route) {
             case HEALTH -> health(res);
             case METRICS -> {
@@ -95,11 +113,13 @@ public final class NodeHttp {
                 res.header(HeaderNames.CONTENT_TYPE, NodeMetrics.CONTENT_TYPE);
                 res.send(metrics.scrape());
             }
-            case MODELS -> Json.send(res, mapper, Status.OK_200, modelList());
-            case MODEL -> Json.send(res, mapper, Status.OK_200, modelCard(model(path.substring("/v1/models/".length()))));
-            case CAPABILITIES -> Json.send(res, mapper, Status.OK_200, capabilities.get());
+            case MODELS -> JsonReply.send(res, mapper, Status.OK_200, modelList());
+            case MODEL -> JsonReply.send(res, mapper, Status.OK_200, modelCard(model(path.substring("/v1/models/".length()))));
+            case CAPABILITIES -> JsonReply.send(res, mapper, Status.OK_200, capabilities.get());
             case COMPLETIONS -> completions(req, res);
             case CHAT -> chat(req, res);
+            case ACCOUNTING -> JsonReply.send(res, mapper, Status.OK_200,
+                    accounting.answer(req.headers().first(HeaderNames.AUTHORIZATION).orElse(null), body(req)));
         }
     }
 
@@ -119,6 +139,7 @@ public final class NodeHttp {
             case "/v1/models" -> Route.MODELS;
             case "/v1/capabilities" -> Route.CAPABILITIES;
             case "/v1/completions" -> Route.COMPLETIONS;
+            case "/v1/accounting" -> Route.ACCOUNTING;
             default -> Route.CHAT;
         };
     }
@@ -149,10 +170,10 @@ public final class NodeHttp {
         ObjectNode body = JsonNodeFactory.instance.objectNode();
         if (models.ready()) {
             body.put("status", "ok");
-            Json.send(res, mapper, Status.OK_200, body);
+            JsonReply.send(res, mapper, Status.OK_200, body);
         } else {
             body.put("status", "loading");
-            Json.send(res, mapper, Status.SERVICE_UNAVAILABLE_503, body);
+            JsonReply.send(res, mapper, Status.SERVICE_UNAVAILABLE_503, body);
         }
     }
 
@@ -168,7 +189,7 @@ public final class NodeHttp {
             }
         };
         generation.run(model, prompt, r.params(), new ResponseFormat.TextCompletion(), tenant(req, r.params()),
-                COMPLETIONS_DEFAULT_MAX_TOKENS, "prompt", res);
+                COMPLETIONS_DEFAULT_MAX_TOKENS, "prompt", requestId(req), res);
         metrics.observeE2e(model.id(), System.nanoTime() - arrival);
     }
 
@@ -178,8 +199,12 @@ public final class NodeHttp {
         ServedModel model = model(r.params().model());
         int[] prompt = model.encodeChat(r.messages(), r.templateKwargs());
         generation.run(model, prompt, r.params(), new ResponseFormat.ChatCompletion(), tenant(req, r.params()), -1,
-                "messages", res);
+                "messages", requestId(req), res);
         metrics.observeE2e(model.id(), System.nanoTime() - arrival);
+    }
+
+    private static String requestId(ServerRequest req) {
+        return req.headers().first(HeaderNames.create(REQUEST_ID_HEADER)).orElse(null);
     }
 
     private ServedModel model(String id) {
@@ -232,7 +257,7 @@ public final class NodeHttp {
         if (e.status() == 429) res.header(HeaderNames.RETRY_AFTER, "1");
         if (e instanceof MethodNotAllowed m) res.header(HeaderNames.ALLOW, m.allowed.text());
         if (e.status() == 401) res.header(HeaderNames.WWW_AUTHENTICATE, "Bearer");
-        Json.send(res, mapper, Status.create(e.status()), ErrorBody.of(e));
+        JsonReply.send(res, mapper, Status.create(e.status()), ErrorBody.of(e));
     }
 
     private static final class MethodNotAllowed extends ApiError {

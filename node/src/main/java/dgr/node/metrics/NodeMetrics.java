@@ -83,9 +83,9 @@ public final class NodeMetrics {
     /**
      * Registers a model: its live load for the gauges, and the listener to add to its scheduler.
      *
-     * @param maxBatchRows the scheduler's batch row limit (occupancy's denominator)
+     * @param maxBatchSessions the scheduler's batch row limit (occupancy's denominator)
      */
-    public SchedulerListener register(String model, int maxBatchRows, Supplier<Load> load) {
+    public SchedulerListener register(String model, int maxBatchSessions, Supplier<Load> load) {
         loads.put(model, load);
         // Series exist from the start, so a scrape before the first request shows zeros, not gaps.
         for (FinishReason r : FinishReason.values()) requests.labelValues(model, r.wireName());
@@ -93,14 +93,14 @@ public final class NodeMetrics {
         promptTokens.labelValues(model);
         generationTokens.labelValues(model);
         occupancy.labelValues(model).set(0);
-        return event -> onEvent(model, maxBatchRows, event);
+        return event -> onEvent(model, maxBatchSessions, event);
     }
 
-    private void onEvent(String model, int maxBatchRows, SchedulerEvent event) {
+    private void onEvent(String model, int maxBatchSessions, SchedulerEvent event) {
         switch (event) {
             case SchedulerEvent.IterationEvent it -> {
-                batchRows.labelValues(model).observe(it.rows());
-                occupancy.labelValues(model).set(it.occupancy(maxBatchRows));
+                batchRows.labelValues(model).observe(it.sessions());
+                occupancy.labelValues(model).set(it.occupancy(maxBatchSessions));
             }
             case SchedulerEvent.SessionEnded end -> sessionEnded(model, end.reason(), end.accounting());
             case SchedulerEvent.SessionRejected r -> requests.labelValues(model, "rejected").inc();

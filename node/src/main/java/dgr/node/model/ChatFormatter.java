@@ -1,10 +1,10 @@
 package dgr.node.model;
 
+import dgr.engine.chat.ChatMessage;
 import dgr.engine.chat.ChatTemplate;
 import dgr.engine.chat.ChatTemplateException;
 import dgr.engine.tokenizer.Tokenizer;
 import dgr.node.api.ApiError;
-import dgr.node.api.ChatMessage;
 import java.util.List;
 
 /**
@@ -42,11 +42,9 @@ final class ChatFormatter {
             throw new ApiError(500, "server_error", "This model's chat template is not supported: " + unusable, null,
                     "chat_template_unsupported");
         }
-        List<dgr.engine.chat.ChatMessage> msgs = messages.stream()
-                .map(m -> new dgr.engine.chat.ChatMessage(m.role(), m.content())).toList();
         String text;
         try {
-            text = template.render(msgs, true, bosText, eosText, templateKwargs);
+            text = template.render(messages, true, bosText, eosText, templateKwargs);
         } catch (ChatTemplateException e) {
             // Templates raise for conversations they do not accept (roles out of order, ...).
             throw ApiError.invalid("The model's chat template refused these messages: " + e.getMessage(), "messages");

@@ -1,7 +1,7 @@
 package dgr.node.model;
 
 /**
- * The running-session cap in force for one model (its scheduler's {@code maxBatchRows}) and where it
+ * The running-session cap in force for one model (its scheduler's {@code maxBatchSessions}) and where it
  * came from, so the capability report can say which limit applies and why.
  *
  * @param maxRunningSessions the cap

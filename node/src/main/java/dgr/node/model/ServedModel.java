@@ -6,7 +6,7 @@ import dgr.engine.Engines;
 import dgr.engine.tokenizer.Tokenizer;
 import dgr.node.ModelSpec;
 import dgr.node.api.ApiError;
-import dgr.node.api.ChatMessage;
+import dgr.engine.chat.ChatMessage;
 import dgr.node.api.SamplingParams;
 import dgr.node.metrics.Load;
 import dgr.node.metrics.NodeMetrics;
@@ -69,7 +69,7 @@ public final class ServedModel implements AutoCloseable {
      * metadata, and starts a scheduler whose running-session cap is {@code limit} with the metrics
      * listening.
      *
-     * @param base the node's scheduler settings; its {@code maxBatchRows} is replaced by the limit
+     * @param base the node's scheduler settings; its {@code maxBatchSessions} is replaced by the limit
      */
     public static ServedModel start(ModelSpec spec, Engine engine, SchedulerConfig base, ConcurrencyLimit limit,
                                     NodeMetrics metrics) {
@@ -85,7 +85,7 @@ public final class ServedModel implements AutoCloseable {
             Tokenizer tokenizer = Tokenizer.fromMetadata(engine.info().metadata());
             Scheduler scheduler = new Scheduler(engine, config);
             ServedModel m = new ServedModel(spec.id(), spec.path(), engine, scheduler, tokenizer, limit);
-            scheduler.addListener(metrics.register(spec.id(), config.maxBatchRows(), m::load));
+            scheduler.addListener(metrics.register(spec.id(), config.maxBatchSessions(), m::load));
             scheduler.start();
             return m;
         } catch (RuntimeException e) {

@@ -8,6 +8,10 @@ import java.util.Optional;
  * through JDBC to SQLite or PostgreSQL; every method that changes a row has committed it when it
  * returns, so a settled row is durable before the final usage chunk leaves the tracker.
  *
+ * <p>The request id travels to the node in the {@code X-Dgr-Request-Id} header; the node keeps its exact
+ * accounting of recently finished request ids under it ({@code POST /v1/accounting}, node token), from
+ * which open reservations are settled after a tracker crash.
+ *
  * <p>Thread-safe: the front door calls it from many request threads at once, and two trackers may
  * share one database; budgets never overshoot across either.
  */
@@ -32,11 +36,14 @@ public interface Ledger extends AutoCloseable {
      * Holds {@code start.reservedTokens()} (prompt bound + max_tokens) against the holder's budget before
      * routing, and writes the request's open row.
      *
-     * @throws BudgetExceededException when the tokens do not fit the budget left (the front door answers 429)
+     * @throws BudgetExceededException      when the tokens do not fit the budget left, or the key was revoked
+     *                                       meanwhile (the front door answers 429)
+     * @throws IdempotencyConflictException  when a request with this id is already in flight or ended (a
+     *                                       retry racing its first attempt; the front door answers 422)
      */
-    void reserve(RequestStart start) throws BudgetExceededException;
+    void reserve(RequestStart start) throws BudgetExceededException, IdempotencyConflictException;
 
-    /** Records when the first token reached the client (time to first token in the row). */
+    /** Records when the first token reached the client (time to first token in the row, written with the settlement). */
     void firstToken(String requestId, java.time.Instant at);
 
     /**
@@ -44,6 +51,14 @@ public interface Ledger extends AutoCloseable {
      * Idempotent per request id: settling a settled row changes nothing.
      */
     void settle(Settlement settlement);
+
+    /**
+     * Usage of one tenant's settled requests that arrived in {@code [from, to)} (either bound may be null),
+     * or empty when this ledger keeps no accounts.
+     */
+    default Optional<LedgerReports.Usage> usage(String tenant, java.time.Instant from, java.time.Instant to) {
+        return Optional.empty();
+    }
 
     @Override
     void close();

@@ -15,11 +15,12 @@ import java.util.List;
  * @param deliveredTokens  tokens the client received
  * @param recomputedTokens tokens computed again after a failover: recorded apart, not billed
  * @param outcome          how it ended
+ * @param httpStatus       the HTTP status the client got (200 for streams whose headers went out), replayed with resultJson
  * @param resultJson       the response body (non-streaming) or the final chunk's usage, for idempotent replay; may be null
  * @param end              when it ended
  */
 public record Settlement(String requestId, String recipeId, List<String> nodes, long promptTokens, long cachedTokens,
-                         long generatedTokens, long deliveredTokens, long recomputedTokens, Outcome outcome,
+                         long generatedTokens, long deliveredTokens, long recomputedTokens, Outcome outcome, int httpStatus,
                          String resultJson, Instant end) {
     /** How a request ended: finished by a stop sequence or EOS, by max_tokens, cancelled by the client or a deadline, failed, or cut (the client went away mid-stream). */
     public enum Outcome { STOP, LENGTH, CANCELLED, FAILED, CUT }

@@ -14,7 +14,7 @@ import jdk.incubator.vector.VectorSpecies;
  * interpreter's and C2's reductions need not add lanes in the same order, and a session's first
  * tokens run interpreted.
  */
-final class Kernels {
+final class Dsv4Kernels {
     private static final VectorSpecies<Float> S = FloatVector.SPECIES_256;
     private static final int L = S.length();
     /** Below this many multiply-adds a matmul stays on the calling thread. */
@@ -23,7 +23,7 @@ final class Kernels {
     private final boolean simd;
     private final ForkJoinPool pool; // null: single-threaded
 
-    Kernels(boolean simd, int threads) {
+    Dsv4Kernels(boolean simd, int threads) {
         this.simd = simd;
         this.pool = threads > 1 ? new ForkJoinPool(threads) : null;
     }

@@ -5,13 +5,13 @@ package dgr.engine.deepseek4;
  * (DSV4-SPEC 2.4). Angles are computed in double and tabulated per position; cos and sin are not
  * scaled (V4 passes an attention factor that cancels YaRN's magnitude term).
  */
-final class Rope {
+final class Dsv4Rope {
     private final int half;
     private final float[] cos;
     private final float[] sin;
     final String describe;
 
-    Rope(int nRot, double base, boolean yarn, double freqScale, int nCtxOrig, int positions) {
+    Dsv4Rope(int nRot, double base, boolean yarn, double freqScale, int nCtxOrig, int positions) {
         this.half = nRot / 2;
         this.cos = new float[positions * half];
         this.sin = new float[positions * half];

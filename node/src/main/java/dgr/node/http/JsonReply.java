@@ -8,8 +8,8 @@ import io.helidon.http.Status;
 import io.helidon.webserver.http.ServerResponse;
 
 /** Sends a JSON body. */
-final class Json {
-    private Json() {}
+final class JsonReply {
+    private JsonReply() {}
 
     static void send(ServerResponse res, ObjectMapper mapper, Status status, JsonNode body) {
         byte[] bytes;

@@ -10,8 +10,8 @@ import com.fasterxml.jackson.databind.module.SimpleModule;
 import java.io.IOException;
 
 /** The one JSON mapper of the reports: snake_case names (vLLM's style), NaN and infinities as null. */
-public final class Json {
-    private Json() {}
+public final class ReportJson {
+    private ReportJson() {}
 
     public static ObjectMapper mapper() {
         JsonSerializer<Double> finiteOrNull = new JsonSerializer<>() {

@@ -1,0 +1,114 @@
+package dgr.node.accounting;
+
+import dgr.runtime.Session;
+import dgr.runtime.SessionEvent;
+import java.time.Clock;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The node's accounting of the requests a tracker sent it, by the tracker's request id: those running
+ * and the most recently finished ones ({@link #capacity} of them, oldest dropped first). A tracker that
+ * crashed with streams in flight asks for them on restart ({@code POST /v1/accounting}) and settles its
+ * open reservations at exactly what this node computed, cut streams included.
+ *
+ * <p>A request id seen again replaces the earlier entry (a tracker resumes a stream on another node, so
+ * one id on one node is one session). Requests without a request id (clients talking to the node
+ * directly) are not kept.
+ */
+public final class RecentRequests {
+    /** Finished requests kept by default: several minutes of a busy node's traffic. */
+    public static final int DEFAULT_CAPACITY = 50_000;
+
+    private final int capacity;
+    private final Clock clock;
+    private final Map<String, Tracked> running = new ConcurrentHashMap<>();
+    private final LinkedHashMap<String, RequestRecord> finished = new LinkedHashMap<>();
+
+    public RecentRequests(int capacity, Clock clock) {
+        if (capacity < 1) throw new IllegalArgumentException("capacity must be >= 1");
+        this.capacity = capacity;
+        this.clock = clock;
+    }
+
+    /**
+     * Starts tracking a request's session; returns the handle the request path counts delivered tokens on,
+     * or {@link Tracked#NONE} when the request carries no id.
+     */
+    public Tracked track(String requestId, String model, String tenant, Session session) {
+        if (requestId == null || requestId.isBlank()) return Tracked.NONE;
+        Tracked t = new Tracked(this, requestId, model, tenant, clock.millis(), session);
+        running.put(requestId, t);
+        return t;
+    }
+
+    /** What this node knows of a request: its record if finished, a running snapshot, or empty. */
+    public Optional<RequestRecord> find(String requestId) {
+        synchronized (finished) {
+            RequestRecord r = finished.get(requestId);
+            if (r != null) return Optional.of(r);
+        }
+        Tracked t = running.get(requestId);
+        return t == null ? Optional.empty() : Optional.of(t.snapshot());
+    }
+
+    private void finish(Tracked t, SessionEvent.Finished f) {
+        RequestRecord r = new RequestRecord(t.requestId, t.model, t.tenant, f.accounting().promptTokens(),
+                f.accounting().cachedTokens(), f.accounting().generatedTokens(), t.delivered.get(),
+                f.reason().wireName(), f.message() == null || f.message().isEmpty() ? null : f.message(), t.startedMs,
+                clock.millis());
+        synchronized (finished) {
+            finished.remove(t.requestId);
+            finished.put(t.requestId, r);
+            while (finished.size() > capacity) finished.pollFirstEntry();
+        }
+        running.remove(t.requestId, t);
+    }
+
+    /** One tracked request: the request path counts delivered tokens, then ends it once nothing more is written. */
+    public static final class Tracked {
+        /** The handle of a request without an id: counts nothing. */
+        public static final Tracked NONE = new Tracked(null, null, null, null, 0, null);
+
+        private final RecentRequests owner;
+        private final String requestId;
+        private final String model;
+        private final String tenant;
+        private final long startedMs;
+        private final Session session;
+        private final AtomicInteger delivered = new AtomicInteger();
+
+        private Tracked(RecentRequests owner, String requestId, String model, String tenant, long startedMs,
+                        Session session) {
+            this.owner = owner;
+            this.requestId = requestId;
+            this.model = model;
+            this.tenant = tenant;
+            this.startedMs = startedMs;
+            this.session = session;
+        }
+
+        /** {@code n} more tokens reached the client (written and flushed). */
+        public void delivered(int n) {
+            if (owner != null) delivered.addAndGet(n);
+        }
+
+        /**
+         * The request wrote its last byte (or gave up): the record is kept once the session has ended, with
+         * the session's exact accounting (a cancelled session's ends at the next scheduler iteration).
+         */
+        public void ended() {
+            if (owner == null) return;
+            session.completion().thenAccept(f -> owner.finish(this, f));
+        }
+
+        RequestRecord snapshot() {
+            var a = session.accounting();
+            return new RequestRecord(requestId, model, tenant, a.promptTokens(), a.cachedTokens(), a.generatedTokens(),
+                    delivered.get(), null, null, startedMs, -1);
+        }
+    }
+}

@@ -1,0 +1,55 @@
+package dgr.tracker;
+
+import dgr.tracker.ledger.Ledger;
+import dgr.tracker.metrics.TrackerMetrics;
+import dgr.tracker.registry.BackendPoller;
+import dgr.tracker.registry.NodeRegistry;
+import dgr.tracker.relay.NodeClient;
+import dgr.tracker.routing.Router;
+import java.time.Clock;
+
+/**
+ * The parts behind the tracker's HTTP API, built once per tracker: the node registry, the router over
+ * it, the client that relays to nodes, the poller of OpenAI backends, the ledger and the metrics.
+ */
+public final class Tracker implements AutoCloseable {
+    private final TrackerConfig config;
+    private final NodeRegistry registry;
+    private final Router router;
+    private final TrackerMetrics metrics;
+    private final NodeClient nodes;
+    private final BackendPoller poller;
+    private final Ledger ledger;
+
+    Tracker(TrackerConfig config, Ledger ledger) {
+        this.config = config;
+        this.ledger = ledger;
+        this.registry = new NodeRegistry(config.heartbeatTimeout(), Clock.systemUTC());
+        this.router = new Router(registry, config.routing(), config.maxQueueWait(), config.maxQueuedRequests());
+        this.metrics = new TrackerMetrics(registry, router::queued);
+        this.nodes = new NodeClient(config.connectTimeout(), config.firstByteTimeout(), config.chunkTimeout(),
+                config.nodeToken());
+        this.poller = new BackendPoller(registry, nodes);
+    }
+
+    public TrackerConfig config() { return config; }
+
+    public NodeRegistry registry() { return registry; }
+
+    public Router router() { return router; }
+
+    public TrackerMetrics metrics() { return metrics; }
+
+    public NodeClient nodes() { return nodes; }
+
+    public BackendPoller poller() { return poller; }
+
+    public Ledger ledger() { return ledger; }
+
+    @Override
+    public void close() {
+        poller.close();
+        nodes.close();
+        ledger.close();
+    }
+}

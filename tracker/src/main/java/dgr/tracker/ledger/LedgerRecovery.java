@@ -1,0 +1,168 @@
+package dgr.tracker.ledger;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dgr.tracker.ledger.Settlement.Outcome;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * Settles the reservations a tracker left open when it died (kill -9 with streams in flight) from the
+ * nodes' own accounting ({@code POST /v1/accounting}, node token).
+ *
+ * <p>Only this tracker's rows that arrived before it started are orphans. Each round asks every known node
+ * for them; a request some node reports finished is settled at what the nodes computed. When several nodes
+ * report one id (a stream resumed on another node), they are taken in start order: the first node's prompt
+ * is billed, each later node's extra prompt tokens are the delivered tokens it re-processed
+ * ({@code recomputed}, not billed) and the billed completion is {@code prompt_last - prompt_first +
+ * generated_last}: every token the client received before the last node took over, plus what the last one
+ * generated. A request no node has reported by the end of the grace period (its node died too, or it never
+ * reached one) is settled FAILED at zero tokens: nothing exact is known of it, so nothing is billed.
+ */
+public final class LedgerRecovery {
+    private static final System.Logger LOG = System.getLogger(LedgerRecovery.class.getName());
+    private static final int IDS_PER_CALL = 1000;
+
+    /** A node to ask: its base URL ({@code http://host:port}) and the bearer token it accepts. */
+    public record NodeEndpoint(String id, String baseUrl, String bearer) {}
+
+    /** What one recovery pass did. */
+    public record Result(int settledFromNodes, int settledUnknown, int stillOpen) {}
+
+    private final JdbcLedger ledger;
+    private final Supplier<List<NodeEndpoint>> nodes;
+    private final Instant startedAt;
+    private final ObjectMapper mapper = new ObjectMapper();
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+    /** @param startedAt when this tracker process started: rows that arrived before it are orphans */
+    public LedgerRecovery(JdbcLedger ledger, Supplier<List<NodeEndpoint>> nodes, Instant startedAt) {
+        this.ledger = ledger;
+        this.nodes = nodes;
+        this.startedAt = startedAt;
+    }
+
+    /**
+     * Asks the nodes and settles what they report finished; with {@code giveUp}, also settles what no node
+     * reported as FAILED at zero tokens.
+     */
+    public Result pass(boolean giveUp) {
+        List<JdbcLedger.OpenRequest> orphans = new ArrayList<>();
+        for (JdbcLedger.OpenRequest r : ledger.openRequests()) if (r.arrival().isBefore(startedAt)) orphans.add(r);
+        if (orphans.isEmpty()) return new Result(0, 0, 0);
+        Map<String, List<NodeRecord>> reports = new HashMap<>();
+        for (NodeEndpoint node : nodes.get()) {
+            for (int i = 0; i < orphans.size(); i += IDS_PER_CALL) {
+                List<String> ids = orphans.subList(i, Math.min(orphans.size(), i + IDS_PER_CALL)).stream()
+                        .map(JdbcLedger.OpenRequest::requestId).toList();
+                for (NodeRecord rec : ask(node, ids)) reports.computeIfAbsent(rec.requestId, k -> new ArrayList<>()).add(rec);
+            }
+        }
+        int fromNodes = 0, unknown = 0, open = 0;
+        for (JdbcLedger.OpenRequest r : orphans) {
+            List<NodeRecord> recs = reports.getOrDefault(r.requestId(), List.of());
+            if (!recs.isEmpty() && recs.stream().allMatch(NodeRecord::finished)) {
+                ledger.settle(settlement(r.requestId(), recs));
+                fromNodes++;
+            } else if (recs.isEmpty() && giveUp) {
+                ledger.settle(new Settlement(r.requestId(), null, List.of(), 0, 0, 0, 0, 0, Outcome.FAILED, 502, null,
+                        Instant.now()));
+                unknown++;
+            } else {
+                open++;
+            }
+        }
+        if (fromNodes + unknown > 0) {
+            LOG.log(System.Logger.Level.INFO, "ledger recovery: settled " + fromNodes + " open requests from the nodes' "
+                    + "accounting, " + unknown + " that no node knew; " + open + " still open");
+        }
+        return new Result(fromNodes, unknown, open);
+    }
+
+    /**
+     * Passes every {@code every} until no orphan is left or {@code grace} has passed since the tracker
+     * started, then a last pass that gives up on the rest. Returns the totals.
+     */
+    public Result runUntilSettled(Duration every, Duration grace) throws InterruptedException {
+        int nodesSettled = 0, unknown = 0;
+        while (true) {
+            boolean last = Instant.now().isAfter(startedAt.plus(grace));
+            Result r = pass(last);
+            nodesSettled += r.settledFromNodes();
+            unknown += r.settledUnknown();
+            if (r.stillOpen() == 0 || last) return new Result(nodesSettled, unknown, r.stillOpen());
+            Thread.sleep(every.toMillis());
+        }
+    }
+
+    static Settlement settlement(String requestId, List<NodeRecord> recs) {
+        List<NodeRecord> byStart = new ArrayList<>(recs);
+        byStart.sort(Comparator.comparingLong(NodeRecord::startedMs));
+        NodeRecord first = byStart.getFirst();
+        NodeRecord last = byStart.getLast();
+        long recomputed = 0;
+        for (NodeRecord r : byStart.subList(1, byStart.size())) recomputed += Math.max(0, r.promptTokens - first.promptTokens);
+        long generated = Math.max(0, last.promptTokens - first.promptTokens) + last.generatedTokens;
+        long delivered = Math.max(0, last.promptTokens - first.promptTokens) + last.deliveredTokens;
+        Outcome outcome = switch (last.finishReason) {
+            case "stop" -> Outcome.STOP;
+            case "length" -> Outcome.LENGTH;
+            // The node's client was this tracker, which died: the stream was cut, billed at what was computed.
+            case "cancelled" -> Outcome.CUT;
+            default -> Outcome.FAILED;
+        };
+        return new Settlement(requestId, null, byStart.stream().map(NodeRecord::node).toList(), first.promptTokens,
+                first.cachedTokens, generated, delivered, recomputed, outcome, 200, null,
+                Instant.ofEpochMilli(last.endedMs));
+    }
+
+    /** One node's accounting of one request id. */
+    record NodeRecord(String node, String requestId, long promptTokens, long cachedTokens, long generatedTokens,
+                      long deliveredTokens, String finishReason, long startedMs, long endedMs) {
+        boolean finished() { return finishReason != null; }
+    }
+
+    private List<NodeRecord> ask(NodeEndpoint node, List<String> ids) {
+        try {
+            ObjectNode body = mapper.createObjectNode();
+            ids.forEach(body.putArray("request_ids")::add);
+            HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(node.baseUrl() + "/v1/accounting"))
+                    .timeout(Duration.ofSeconds(10)).header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(mapper.writeValueAsBytes(body)));
+            if (node.bearer() != null) b.header("Authorization", "Bearer " + node.bearer());
+            HttpResponse<byte[]> r = http.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
+            if (r.statusCode() != 200) {
+                LOG.log(System.Logger.Level.WARNING, "ledger recovery: node " + node.id() + " answered HTTP "
+                        + r.statusCode() + " to POST /v1/accounting");
+                return List.of();
+            }
+            List<NodeRecord> out = new ArrayList<>();
+            for (JsonNode rec : mapper.readTree(r.body()).path("requests")) {
+                out.add(new NodeRecord(node.id(), rec.path("request_id").asText(), rec.path("prompt_tokens").asLong(),
+                        rec.path("cached_tokens").asLong(), rec.path("generated_tokens").asLong(),
+                        rec.path("delivered_tokens").asLong(),
+                        rec.path("finish_reason").isNull() ? null : rec.path("finish_reason").asText(),
+                        rec.path("started_ms").asLong(), rec.path("ended_ms").asLong(-1)));
+            }
+            return out;
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "ledger recovery: node " + node.id() + " unreachable: " + e);
+            return List.of();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return List.of();
+        }
+    }
+}

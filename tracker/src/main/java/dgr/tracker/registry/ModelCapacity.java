@@ -1,0 +1,26 @@
+package dgr.tracker.registry;
+
+/**
+ * One model a node serves, as its last report said.
+ *
+ * @param model                     the id clients name
+ * @param recipeId                  the recipe that fixes its numbers (null for a backend that does not say);
+ *                                  a stream is only ever resumed on a node with the same recipe
+ * @param recommendedMaxConcurrency the running sessions the node measured it can sustain for this model
+ * @param measured                  true when that number comes from a saturation recommendation, false when
+ *                                  it is only the node's configured limit (marked so in /v1/nodes)
+ * @param limitSource               where the number comes from, in the node's words (saturation, operator, default)
+ * @param reportedRunning           running sessions the node reported
+ * @param reportedWaiting           sessions waiting for admission the node reported
+ * @param contextLength             the context length the node serves it with, or 0 when unknown
+ */
+public record ModelCapacity(String model, String recipeId, int recommendedMaxConcurrency, boolean measured,
+                            String limitSource, int reportedRunning, int reportedWaiting, int contextLength) {
+    public ModelCapacity {
+        if (model == null || model.isBlank()) throw new IllegalArgumentException("a model needs an id");
+        if (recommendedMaxConcurrency < 1) {
+            throw new IllegalArgumentException("model " + model + ": recommended_max_concurrency must be >= 1, got "
+                    + recommendedMaxConcurrency);
+        }
+    }
+}

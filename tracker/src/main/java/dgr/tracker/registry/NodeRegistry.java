@@ -1,0 +1,96 @@
+package dgr.tracker.registry;
+
+import java.net.URI;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * The nodes a tracker routes to. A node joins with its first report, stays while it reports (a dgr
+ * node's heartbeat, an OpenAI backend's polled {@code /v1/models}) and leaves when it says so or an
+ * operator removes it. Health is computed when asked, from the last report's age and broken
+ * connections, so no sweeper thread is needed and a dead node is out of routing the moment its
+ * heartbeat is late.
+ */
+public final class NodeRegistry {
+    private final Map<String, RegisteredNode> nodes = new ConcurrentHashMap<>();
+    private final Duration heartbeatTimeout;
+    private final Clock clock;
+    private final List<Runnable> onCapacityChange = new CopyOnWriteArrayList<>();
+
+    public NodeRegistry(Duration heartbeatTimeout, Clock clock) {
+        this.heartbeatTimeout = heartbeatTimeout;
+        this.clock = clock;
+    }
+
+    /** Called when capacity may have grown (a report, a lease ended), so waiting requests look again. */
+    public void onCapacityChange(Runnable r) { onCapacityChange.add(r); }
+
+    /** Records a report; the node joins if it is new. Returns whether it was new. */
+    public boolean report(String id, Backend backend, URI url, String bearer, Map<String, ModelCapacity> models) {
+        boolean[] joined = {false};
+        RegisteredNode n = nodes.computeIfAbsent(id, k -> {
+            joined[0] = true;
+            return new RegisteredNode(k, backend, url);
+        });
+        if (n.backend() != backend) {
+            throw new IllegalArgumentException("node id '" + id + "' is already registered as a " + n.backend().wireName()
+                    + " backend");
+        }
+        n.report(url, bearer, models, System.nanoTime(), clock.instant());
+        capacityChanged();
+        return joined[0];
+    }
+
+    public boolean remove(String id) {
+        boolean removed = nodes.remove(id) != null;
+        if (removed) capacityChanged();
+        return removed;
+    }
+
+    public void markBroken(RegisteredNode n, String reason) { n.markBroken(System.nanoTime(), reason); }
+
+    public Optional<RegisteredNode> find(String id) { return Optional.ofNullable(nodes.get(id)); }
+
+    /** Every node, by id. */
+    public List<RegisteredNode> all() {
+        List<RegisteredNode> list = new ArrayList<>(nodes.values());
+        list.sort(Comparator.comparing(RegisteredNode::id));
+        return list;
+    }
+
+    public boolean healthy(RegisteredNode n) { return n.healthy(System.nanoTime(), heartbeatTimeout); }
+
+    public String unhealthyReason(RegisteredNode n) { return n.unhealthyReason(System.nanoTime(), heartbeatTimeout); }
+
+    /** Healthy nodes serving the model (and, when given, the recipe), by id. */
+    public List<RegisteredNode> serving(String model, String recipeId) {
+        List<RegisteredNode> out = new ArrayList<>();
+        for (RegisteredNode n : all()) {
+            ModelCapacity m = n.models().get(model);
+            if (m == null || !healthy(n)) continue;
+            if (recipeId != null && !recipeId.equals(m.recipeId())) continue;
+            out.add(n);
+        }
+        return out;
+    }
+
+    public void leased(RegisteredNode n, String model) { n.leased(model); }
+
+    public void released(RegisteredNode n, String model) {
+        n.released(model);
+        capacityChanged();
+    }
+
+    public Duration heartbeatTimeout() { return heartbeatTimeout; }
+
+    private void capacityChanged() {
+        for (Runnable r : onCapacityChange) r.run();
+    }
+}
