@@ -66,6 +66,7 @@ public final class DecodeBench {
         try (Engine e = Engines.load(model, o)) {
             System.out.printf("model %s, engine %s, threads %d, %d layers, n_embd %d, vocab %d; %s%n", model, e.id(), threads,
                     e.info().nLayers(), e.info().nEmbd(), e.info().vocabSize(), dgr.engine.Engines.kernelMemoryReport());
+            System.out.println("resident after load: " + resident());
             decode(e, 1, 8); // warm-up: JIT compiles the kernels
             decode(e, Math.min(4, maxB), 4);
             for (int b : batches) {
@@ -138,6 +139,21 @@ public final class DecodeBench {
                 next = argmax(fr.outputArray(), fr.outputOffset(0), fr.outputWidth());
             }
             return new Rate(steps, System.nanoTime() - t0, cpuNanos() - c0, e.features().threads());
+        }
+    }
+
+    /** VmRSS, RssAnon and RssFile from /proc/self/status (Linux), or why not. */
+    static String resident() {
+        try {
+            StringBuilder b = new StringBuilder();
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("VmRSS") || line.startsWith("RssAnon") || line.startsWith("RssFile")) {
+                    b.append(line.replaceAll("\\s+", " ")).append("; ");
+                }
+            }
+            return b.toString();
+        } catch (java.io.IOException e) {
+            return e.toString();
         }
     }
 
