@@ -1,11 +1,13 @@
 #!/bin/sh
 # Rebuilds engine/src/main/resources/dgr/engine/kernel/q8-avx512vnni.bin and q8-avx2.bin from
-# q8.c and prints their SHA-256 (Q8Native checks them). Needs gcc and binutils; the engine never
-# runs this. Each image is the entry point dgr_q8 at offset 0, then the rest of its code and its
-# constants (flat.ld), so RIP-relative references resolve at link time and no relocation is left.
+# q8.c and prints their SHA-256 (Q8Native checks them). Needs the toolchain pinned in TOOLCHAIN
+# (other versions may give other bytes); the engine never runs this, NativeImagesFromSourceTest
+# does, into a scratch folder (DGR_Q8_OUT), and compares the bytes with the committed images.
+# Each image is the entry point dgr_q8 at offset 0, then the rest of its code and its constants
+# (flat.ld), so RIP-relative references resolve at link time and no relocation is left.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-res="$here/../../engine/src/main/resources/dgr/engine/kernel"
+res="${DGR_Q8_OUT:-$here/../../engine/src/main/resources/dgr/engine/kernel}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 common="-O2 -std=gnu11 -ffp-contract=off -fno-fast-math -fPIC -ffreestanding -fno-stack-protector

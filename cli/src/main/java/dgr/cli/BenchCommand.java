@@ -98,7 +98,7 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--min-fair-share", defaultValue = "0.5", description = "fairness check: least tenant share ÷ max-min fair share (default: ${DEFAULT-VALUE})")
     double minFairShare;
 
-    @Option(names = "--max-batch-rows", description = "in-process scheduler: sessions per batch (default: the scheduler's)")
+    @Option(names = {"-np", "--parallel", "--max-batch-rows"}, description = "in-process scheduler: most sessions running at once (default: the scheduler's)")
     Integer maxBatchSessions;
 
     @Option(names = "--policy", description = "in-process scheduler: decode-first or mixed (default: the scheduler's)")

@@ -44,23 +44,8 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = {"-n", "--n-predict"}, defaultValue = "128", description = "tokens to generate (default ${DEFAULT-VALUE})")
     int nPredict;
 
-    @Option(names = "--temp", defaultValue = "0.8", description = "temperature; 0 = greedy (default ${DEFAULT-VALUE})")
-    float temperature;
-
-    @Option(names = "--top-k", defaultValue = "40", description = "top-k, 0 = off (default ${DEFAULT-VALUE})")
-    int topK;
-
-    @Option(names = "--top-p", defaultValue = "0.95", description = "top-p, 1 = off (default ${DEFAULT-VALUE})")
-    float topP;
-
-    @Option(names = "--min-p", defaultValue = "0.05", description = "min-p, 0 = off (default ${DEFAULT-VALUE})")
-    float minP;
-
-    @Option(names = "--repeat-penalty", defaultValue = "1.0", description = "repetition penalty, 1 = off (default ${DEFAULT-VALUE})")
-    float repeatPenalty;
-
-    @Option(names = "--seed", defaultValue = "-1", description = "sampler seed; -1 = random (default ${DEFAULT-VALUE})")
-    long seed;
+    @Mixin
+    SamplingOptions sampling;
 
     @Option(names = "--chat", description = "wrap the prompt as a user message in the model's chat template")
     boolean chat;
@@ -84,9 +69,9 @@ final class RunCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("prompt (" + prompt.length + " tokens) + -n " + nPredict
                         + " exceeds the context length " + slot.capacity() + " (raise --ctx-size)");
             }
-            long s = seed >= 0 ? seed : System.nanoTime();
-            Sampler sampler = new Sampler(new SamplerConfig(temperature, topK, topP, minP, repeatPenalty, 0f, 0f, 64, s),
-                    engine.info().vocabSize());
+            SamplerConfig config = sampling.config();
+            if (config.seed() < 0) config = config.withSeed(System.nanoTime());
+            Sampler sampler = new Sampler(config, engine.info().vocabSize());
             for (int id : prompt) sampler.accept(id);
             Detokenizer detok = tok.detokenizer();
             int maxRows = engine.features().maxRows();

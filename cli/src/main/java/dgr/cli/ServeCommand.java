@@ -4,6 +4,7 @@ import dgr.engine.EngineOptions;
 import dgr.node.ModelSpec;
 import dgr.node.NodeConfig;
 import dgr.node.NodeServer;
+import dgr.node.ServingOptions;
 import dgr.runtime.SchedulerConfig;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -11,6 +12,7 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code dgr serve}: an OpenAI-compatible node over one scheduler per model. */
@@ -52,9 +54,39 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = {"-c", "--ctx-size"}, description = "context length per session (default: the model's, capped at 4096)")
     Integer contextLength;
 
-    @Option(names = "--max-batch-rows", description = "most sessions per batch and running at once, for every model"
+    @Option(names = {"-np", "--parallel", "--max-batch-rows"}, paramLabel = "N",
+            description = "most sessions running at once (each one row of every decode batch), for every model"
             + " (default: each model's recommended_max_concurrency from the loaded saturation.json, else the scheduler's 16)")
     Integer maxBatchSessions;
+
+    @Option(names = {"-b", "--batch-tokens"}, paramLabel = "N",
+            description = "most token positions in one forward pass: the prefill token budget, at least --parallel (default: 64)")
+    Integer batchTokens;
+
+    @Mixin
+    SamplingOptions sampling;
+
+    @Option(names = {"-n", "--n-predict"}, paramLabel = "N", defaultValue = "" + ServingOptions.DEFAULT_MAX_TOKENS,
+            description = "most tokens one request generates, and the default when it names none (completions keep"
+            + " OpenAI's 16) (default: ${DEFAULT-VALUE})")
+    int maxTokensCap;
+
+    @Option(names = "--chat-template", paramLabel = "NAME|JINJA",
+            description = "chat template for every model instead of its own: a built-in name (chatml) or Jinja text")
+    String chatTemplate;
+
+    @Option(names = "--chat-template-file", paramLabel = "FILE", description = "chat template for every model, read from a Jinja file")
+    Path chatTemplateFile;
+
+    @Option(names = "--allowed-origins", split = ",", paramLabel = "ORIGIN",
+            description = "browser origins allowed to call the API (CORS), comma separated; * = any (default: none)")
+    List<String> allowedOrigins = new ArrayList<>();
+
+    @Option(names = "--ssl-key-file", paramLabel = "FILE", description = "PEM private key: serve HTTPS (with --ssl-cert-file)")
+    Path sslKeyFile;
+
+    @Option(names = "--ssl-cert-file", paramLabel = "FILE", description = "PEM certificate chain for --ssl-key-file")
+    Path sslCertFile;
 
     @Option(names = "--max-waiting", description = "most sessions waiting for admission; beyond it HTTP 429 (default: the scheduler's)")
     Integer maxWaiting;
@@ -62,14 +94,23 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--max-body-bytes", description = "largest request body (default: 4 MiB)")
     Long maxBodyBytes;
 
-    @Option(names = "--node-token", description = "the cluster's node token: a tracker presents it to read this node's"
-            + " accounting (POST /v1/accounting); without it that endpoint refuses everyone")
+    @Option(names = "--tracker", description = "join the tracker at this URL (e.g. http://HOST:8000); needs --node-token")
+    java.net.URI tracker;
+
+    @Option(names = "--node-token", description = "the cluster's node token: presented to join a tracker (--tracker);"
+            + " requests carrying it are the tracker's (tenant, request id, resumed sessions, POST /v1/accounting)")
     String nodeToken;
 
     @Override
     public Integer call() throws Exception {
-        NodeServer node = NodeServer.start(config());
-        System.err.println("dgr serve: listening on http://" + node.host() + ":" + node.port() + " serving "
+        if (tracker != null && nodeToken == null) {
+            throw new IllegalArgumentException("--tracker needs --node-token: the tracker refuses a node without its token");
+        }
+        NodeConfig config = config();
+        NodeServer node = NodeServer.start(config);
+        if (tracker != null) node.joinTracker(tracker);
+        System.err.println("dgr serve: listening on " + (config.serving().tls() ? "https" : "http") + "://" + node.host()
+                + ":" + node.port() + " serving "
                 + node.models().all().stream().map(m -> m.id()).toList());
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -95,11 +136,13 @@ public final class ServeCommand implements Callable<Integer> {
         if (contextLength != null) eo = eo.withContextLength(contextLength);
         SchedulerConfig sc = SchedulerConfig.defaults();
         if (maxWaiting != null) sc = sc.withMaxWaitingSessions(maxWaiting);
+        if (batchTokens != null) sc = OperatorOptions.batchTokens(sc, batchTokens, maxBatchSessions);
         NodeConfig c = NodeConfig.of(specs).withAddress(host, port).withKeys(apiKeys, keysFile).withEngine(eo)
                 .withScheduler(sc).withSaturationFile(saturation).withMaxBatchSessions(maxBatchSessions);
         if (requestTimeout != null) c = c.withRequestTimeout(DurationFlag.parse("--request-timeout", requestTimeout));
         if (maxBodyBytes != null) c = c.withMaxBodyBytes(maxBodyBytes);
         if (nodeToken != null) c = c.withNodeToken(nodeToken);
-        return c;
+        return c.withServing(new ServingOptions(sampling.config(), maxTokensCap,
+                OperatorOptions.chatTemplate(chatTemplate, chatTemplateFile), allowedOrigins, sslKeyFile, sslCertFile));
     }
 }

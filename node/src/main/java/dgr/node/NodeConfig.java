@@ -27,14 +27,17 @@ import java.util.List;
  *                       when one exists, else {@code scheduler.maxBatchSessions()}
  * @param nodeToken      the node token a tracker presents to read this node's accounting ({@code POST
  *                       /v1/accounting}), or null
+ * @param serving        sampling defaults, the max_tokens cap, chat template, CORS and TLS ({@link ServingOptions})
  */
 public record NodeConfig(String host, int port, List<ModelSpec> models, List<String> apiKeys, Path keysFile,
                          Duration requestTimeout, long maxBodyBytes, SchedulerConfig scheduler, EngineOptions engine,
-                         Path saturationFile, String nodeId, Integer maxBatchSessions, String nodeToken) {
+                         Path saturationFile, String nodeId, Integer maxBatchSessions, String nodeToken,
+                         ServingOptions serving) {
     public static final long DEFAULT_MAX_BODY_BYTES = 4L << 20;
 
     public NodeConfig {
         models = List.copyOf(models);
+        java.util.Objects.requireNonNull(serving, "serving");
         apiKeys = List.copyOf(apiKeys);
         if (models.isEmpty()) throw new IllegalArgumentException("at least one model is required");
         if (port < 0 || port > 65535) throw new IllegalArgumentException("port must be in [0, 65535], got " + port);
@@ -49,58 +52,64 @@ public record NodeConfig(String host, int port, List<ModelSpec> models, List<Str
     /** Loopback on port 8080, no keys, no deadline, 4 MiB bodies, default scheduler and engine. */
     public static NodeConfig of(List<ModelSpec> models) {
         return new NodeConfig("127.0.0.1", 8080, models, List.of(), null, null, DEFAULT_MAX_BODY_BYTES,
-                SchedulerConfig.defaults(), EngineOptions.defaults(), null, null, null, null);
+                SchedulerConfig.defaults(), EngineOptions.defaults(), null, null, null, null, ServingOptions.defaults());
     }
 
     public NodeConfig withAddress(String h, int p) {
         return new NodeConfig(h, p, models, apiKeys, keysFile, requestTimeout, maxBodyBytes, scheduler, engine,
-                saturationFile, nodeId, maxBatchSessions, nodeToken);
+                saturationFile, nodeId, maxBatchSessions, nodeToken, serving);
     }
 
     public NodeConfig withKeys(List<String> keys, Path file) {
         return new NodeConfig(host, port, models, keys, file, requestTimeout, maxBodyBytes, scheduler, engine,
-                saturationFile, nodeId, maxBatchSessions, nodeToken);
+                saturationFile, nodeId, maxBatchSessions, nodeToken, serving);
     }
 
     public NodeConfig withRequestTimeout(Duration t) {
         return new NodeConfig(host, port, models, apiKeys, keysFile, t, maxBodyBytes, scheduler, engine,
-                saturationFile, nodeId, maxBatchSessions, nodeToken);
+                saturationFile, nodeId, maxBatchSessions, nodeToken, serving);
     }
 
     public NodeConfig withMaxBodyBytes(long n) {
         return new NodeConfig(host, port, models, apiKeys, keysFile, requestTimeout, n, scheduler, engine,
-                saturationFile, nodeId, maxBatchSessions, nodeToken);
+                saturationFile, nodeId, maxBatchSessions, nodeToken, serving);
     }
 
     public NodeConfig withScheduler(SchedulerConfig s) {
         return new NodeConfig(host, port, models, apiKeys, keysFile, requestTimeout, maxBodyBytes, s, engine,
-                saturationFile, nodeId, maxBatchSessions, nodeToken);
+                saturationFile, nodeId, maxBatchSessions, nodeToken, serving);
     }
 
     public NodeConfig withEngine(EngineOptions e) {
         return new NodeConfig(host, port, models, apiKeys, keysFile, requestTimeout, maxBodyBytes, scheduler, e,
-                saturationFile, nodeId, maxBatchSessions, nodeToken);
+                saturationFile, nodeId, maxBatchSessions, nodeToken, serving);
     }
 
     public NodeConfig withSaturationFile(Path p) {
         return new NodeConfig(host, port, models, apiKeys, keysFile, requestTimeout, maxBodyBytes, scheduler, engine,
-                p, nodeId, maxBatchSessions, nodeToken);
+                p, nodeId, maxBatchSessions, nodeToken, serving);
     }
 
     public NodeConfig withNodeId(String id) {
         return new NodeConfig(host, port, models, apiKeys, keysFile, requestTimeout, maxBodyBytes, scheduler, engine,
-                saturationFile, id, maxBatchSessions, nodeToken);
+                saturationFile, id, maxBatchSessions, nodeToken, serving);
     }
 
     /** The operator's explicit running-session cap (wins over a saturation recommendation); null for none. */
     public NodeConfig withMaxBatchSessions(Integer rows) {
         return new NodeConfig(host, port, models, apiKeys, keysFile, requestTimeout, maxBodyBytes, scheduler, engine,
-                saturationFile, nodeId, rows, nodeToken);
+                saturationFile, nodeId, rows, nodeToken, serving);
     }
 
     /** The node token a tracker presents to this node (its accounting endpoint); null for none. */
     public NodeConfig withNodeToken(String token) {
         return new NodeConfig(host, port, models, apiKeys, keysFile, requestTimeout, maxBodyBytes, scheduler, engine,
-                saturationFile, nodeId, maxBatchSessions, token);
+                saturationFile, nodeId, maxBatchSessions, token, serving);
+    }
+
+    /** Sampling defaults, the max_tokens cap, chat template, CORS and TLS. */
+    public NodeConfig withServing(ServingOptions s) {
+        return new NodeConfig(host, port, models, apiKeys, keysFile, requestTimeout, maxBodyBytes, scheduler, engine,
+                saturationFile, nodeId, maxBatchSessions, nodeToken, s);
     }
 }

@@ -3,13 +3,17 @@ package dgr.node;
 import dgr.engine.Engine;
 import dgr.node.accounting.RecentRequests;
 import dgr.node.http.NodeHttp;
+import dgr.node.http.NodeTls;
 import dgr.node.metrics.NodeMetrics;
 import dgr.node.model.ConcurrencyLimit;
 import dgr.node.model.ModelRegistry;
 import dgr.node.model.ServedModel;
+import dgr.node.tracker.TrackerLink;
+import dgr.node.tracker.TrackerTrust;
 import dgr.runtime.SchedulerConfig;
 import io.helidon.webserver.WebServer;
 import java.io.IOException;
+import java.net.URI;
 import java.time.Clock;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -31,17 +35,21 @@ public final class NodeServer implements AutoCloseable {
     private final NodeMetrics metrics = new NodeMetrics();
     private volatile CapabilityReport capabilities;
     private final WebServer web;
+    private final NodeHttp http;
+    private volatile TrackerLink trackerLink;
 
     private NodeServer(NodeConfig config, ApiKeys keys) {
         this.config = config;
-        NodeHttp http = new NodeHttp(models, keys, metrics, () -> capabilities().build(), config.maxBodyBytes(),
+        this.http = new NodeHttp(models, keys, metrics, () -> capabilities().build(), config.maxBodyBytes(),
                 config.requestTimeout(), new RecentRequests(RecentRequests.DEFAULT_CAPACITY, Clock.systemUTC()),
-                config.nodeToken());
-        this.web = WebServer.builder()
+                config.nodeToken(), config.serving());
+        if (config.nodeToken() != null) http.trustTracker(TrackerTrust.of(config.nodeToken()));
+        var web = WebServer.builder()
                 .host(config.host())
                 .port(config.port())
-                .routing(r -> r.any(http::handle))
-                .build();
+                .routing(r -> r.any(http::handle));
+        if (config.serving().tls()) web.tls(NodeTls.of(config.serving()));
+        this.web = web.build();
     }
 
     /** Binds, loads every model, then reports ready. Throws (and releases everything) when a model fails. */
@@ -84,7 +92,7 @@ public final class NodeServer implements AutoCloseable {
                 Engine e = engines.get(i);
                 ConcurrencyLimit limit = limitFor(spec, e, base, saturation);
                 engines.set(i, null); // owned by the model from here, closed by it on failure
-                ServedModel m = ServedModel.start(spec, e, base, limit, metrics);
+                ServedModel m = ServedModel.start(spec, e, base, limit, metrics, config.serving());
                 started.add(m);
                 LOG.log(System.Logger.Level.INFO, "model " + spec.id() + ": at most " + limit.maxRunningSessions()
                         + " running sessions (" + limit.sourceName() + ": " + limit.detail() + ")");
@@ -150,6 +158,25 @@ public final class NodeServer implements AutoCloseable {
         return config.nodeId() != null ? config.nodeId() : config.host() + ":" + port();
     }
 
+    /**
+     * Joins a tracker with the configured node token: the capability report goes to the tracker every
+     * second until {@link #close}. (Requests presenting the node token may name a tenant and use the relay
+     * extension, docs/node.md, whether or not the node joined.)
+     */
+    public void joinTracker(URI tracker) {
+        if (config.nodeToken() == null) throw new IllegalStateException("joining a tracker needs the node token (--node-token)");
+        String host = config.host();
+        if (host.equals("0.0.0.0") || host.equals("::")) {
+            try {
+                host = java.net.InetAddress.getLocalHost().getHostAddress();
+            } catch (java.net.UnknownHostException e) {
+                throw new IllegalStateException("cannot tell the tracker this node's address (bound to " + config.host() + ")", e);
+            }
+        }
+        URI self = URI.create("http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port() + "/");
+        trackerLink = TrackerLink.start(tracker, config.nodeToken(), self, () -> capabilities().build());
+    }
+
     /** The bound port (the one picked when the config said 0). */
     public int port() { return web.port(); }
 
@@ -161,7 +188,10 @@ public final class NodeServer implements AutoCloseable {
 
     @Override
     public void close() {
-        // Stop taking requests first, then cancel sessions and free engines.
+        // Leave the tracker first (no new requests routed here), stop taking requests, then cancel
+        // sessions and free engines.
+        TrackerLink link = trackerLink;
+        if (link != null) link.close();
         web.stop();
         models.close();
     }

@@ -89,6 +89,23 @@ class ErrorResponsesTest {
         assertThat(e.get("param").asText()).isEqualTo(param);
     }
 
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', quoteCharacter = '\'', value = {
+            "unclosed object   | {\"model\": \"llama-tiny\", \"prompt\":  | line 1, column 34 | ends before",
+            "unquoted key      | {model:1}                                  | line 1, column 2  | unexpected character 'm', expected double-quote",
+            "misspelled true   | {\"stream\":tru}                           | line 1, column    | 'tru' is not a JSON value",
+            "unclosed array    | [1,2                                       | line 1, column 5  | ends before",
+            "two values        | {} {}                                      | line 1            | more data follows",
+    })
+    void malformedJsonIsDescribedWithoutParserInternals(String name, String body, String where, String what) {
+        JsonNode e = assertOpenAiError(http.post("/v1/completions", body), 400);
+        String message = e.get("message").asText();
+        assertThat(message).startsWith("The request body is not valid JSON").contains(where).contains(what);
+        assertThat(message).doesNotContain("code ", "Source", "REDACTED", "StreamReadFeature", "DeserializationFeature",
+                "com.fasterxml", "JsonNode", "`");
+        assertThat(e.get("code").asText()).isEqualTo("invalid_json");
+    }
+
     @Test
     void promptLongerThanTheContextIs400AndHoldsNoState() {
         String ids = IntStream.range(0, 600).mapToObj(i -> Integer.toString(i % 1000)).collect(Collectors.joining(","));

@@ -134,13 +134,9 @@ public final class Scheduler implements AutoCloseable {
         if (!request.stop().stopStrings().isEmpty() && request.decoder() == null) {
             return reject(request, RejectReason.INVALID_REQUEST, "stop strings need a text decoder");
         }
-        // The last generated token is never fed back, so the slot holds at most prompt + maxTokens - 1.
-        long maxPositions = (long) n + request.stop().maxTokens() - 1;
-        if (maxPositions > contextLength) {
-            return reject(request, RejectReason.EXCEEDS_CONTEXT, "prompt (" + n + " tokens) plus max tokens ("
-                    + request.stop().maxTokens() + ") exceed the context length " + contextLength + " by "
-                    + (maxPositions - contextLength));
-        }
+        String tooLong = ContextRule.violation(n, request.stop().maxTokens(), contextLength);
+        if (tooLong != null) return reject(request, RejectReason.EXCEEDS_CONTEXT, tooLong);
+        long maxPositions = ContextRule.positions(n, request.stop().maxTokens());
         long reservation = layout.bytesForTokens((int) maxPositions);
         if (reservation > config.stateBudgetBytes()) {
             return reject(request, RejectReason.EXCEEDS_STATE_BUDGET, "the session needs " + reservation

@@ -1,5 +1,6 @@
 package dgr.runtime;
 
+import dgr.engine.sampler.TokenSampler;
 import dgr.engine.StateSlot;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;

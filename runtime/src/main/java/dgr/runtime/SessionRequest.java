@@ -1,5 +1,7 @@
 package dgr.runtime;
 
+import dgr.engine.sampler.GreedySampler;
+import dgr.engine.sampler.TokenSampler;
 import java.time.Duration;
 import java.util.Objects;
 

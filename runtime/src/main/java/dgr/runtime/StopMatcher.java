@@ -7,15 +7,15 @@ import java.util.List;
  * out to be the start of a stop string is held back until the next piece decides, so a client never
  * receives part of a stop string.
  */
-final class StopMatcher {
+public final class StopMatcher {
     private final List<String> stops;
     private final StringBuilder pending = new StringBuilder();
     private boolean stopped;
 
-    StopMatcher(List<String> stops) { this.stops = stops; }
+    public StopMatcher(List<String> stops) { this.stops = stops; }
 
     /** Appends a piece; returns the text that is safe to emit now. Check {@link #stopped()} after. */
-    String push(String piece) {
+    public String push(String piece) {
         if (stops.isEmpty()) return piece;
         pending.append(piece);
         int cut = -1;
@@ -36,13 +36,13 @@ final class StopMatcher {
     }
 
     /** Releases held-back text when generation ends for another reason. */
-    String flush() {
+    public String flush() {
         String out = pending.toString();
         pending.setLength(0);
         return out;
     }
 
-    boolean stopped() { return stopped; }
+    public boolean stopped() { return stopped; }
 
     private int longestSuffixThatPrefixesAStop() {
         int best = 0;

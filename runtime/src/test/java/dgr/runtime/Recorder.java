@@ -1,5 +1,7 @@
 package dgr.runtime;
 
+import dgr.engine.sampler.GreedySampler;
+import dgr.engine.sampler.TokenSampler;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

@@ -2,6 +2,7 @@ package dgr.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dgr.engine.sampler.GreedySampler;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

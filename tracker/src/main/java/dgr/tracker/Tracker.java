@@ -1,6 +1,7 @@
 package dgr.tracker;
 
 import dgr.tracker.ledger.Ledger;
+import dgr.tracker.ledger.NodeAccountingClient;
 import dgr.tracker.metrics.TrackerMetrics;
 import dgr.tracker.registry.BackendPoller;
 import dgr.tracker.registry.NodeRegistry;
@@ -20,6 +21,7 @@ public final class Tracker implements AutoCloseable {
     private final NodeClient nodes;
     private final BackendPoller poller;
     private final Ledger ledger;
+    private final NodeAccountingClient nodeAccounting = new NodeAccountingClient();
 
     Tracker(TrackerConfig config, Ledger ledger) {
         this.config = config;
@@ -45,6 +47,9 @@ public final class Tracker implements AutoCloseable {
     public BackendPoller poller() { return poller; }
 
     public Ledger ledger() { return ledger; }
+
+    /** Asks dgr nodes for their exact accounting of request ids (cut streams, recovery). */
+    public NodeAccountingClient nodeAccounting() { return nodeAccounting; }
 
     @Override
     public void close() {

@@ -47,6 +47,7 @@ public final class ReportWriter {
             batchTable(d, run.levels());
             checksTable(d, run.levels());
             tenantTable(d, run.levels());
+            servedByTable(d, run.requests());
             d.h(3, "Plots");
             for (String[] plot : Plots.write(run, prefix, dir)) d.image(plot[0], plot[1]);
         }
@@ -160,6 +161,25 @@ public final class ReportWriter {
         if (rows.isEmpty()) return;
         d.h(3, "Tenant service shares");
         d.table(List.of("level", "tenant", "clients", "service units", "share", "max-min fair share"), rows);
+    }
+
+    /** Through a tracker: how many requests each node served per level, and their TTFT there. */
+    private static void servedByTable(Doc d, List<dgr.bench.target.RequestRecord> requests) {
+        java.util.Map<String, java.util.Map<String, List<Double>>> byLevel = new java.util.LinkedHashMap<>();
+        for (var r : requests) {
+            if (r.servedBy() == null || r.probe()) continue;
+            byLevel.computeIfAbsent(r.level(), k -> new java.util.TreeMap<>())
+                    .computeIfAbsent(r.servedBy(), k -> new ArrayList<>()).add(r.ttftMs());
+        }
+        if (byLevel.isEmpty()) return;
+        List<List<String>> rows = new ArrayList<>();
+        byLevel.forEach((level, nodes) -> nodes.forEach((node, ttfts) -> {
+            double[] v = ttfts.stream().filter(x -> !Double.isNaN(x)).mapToDouble(Double::doubleValue).sorted().toArray();
+            rows.add(List.of(level, node, Integer.toString(ttfts.size()),
+                    v.length == 0 ? "—" : f(v[(v.length - 1) / 2]), v.length == 0 ? "—" : f(v[(int) Math.ceil(0.99 * v.length) - 1])));
+        }));
+        d.h(3, "Requests by serving node (tracker)");
+        d.table(List.of("level", "node", "requests", "ttft_ms p50", "ttft_ms p99"), rows);
     }
 
     static String f(double v) {

@@ -57,6 +57,7 @@ public final class ResultWriter {
         m.put("sequence_id", r.sequenceId() < 0 ? null : r.sequenceId());
         m.put("finish_reason", r.finishReason());
         m.put("error", r.error());
+        if (r.servedBy() != null) m.put("served_by", r.servedBy());
         m.put("itl_ms", r.itlMs());
         return m;
     }

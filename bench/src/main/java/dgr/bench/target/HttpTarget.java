@@ -188,8 +188,11 @@ public final class HttpTarget implements Target {
         int completion = -1;
         String finish = null;
         String error = null;
+        String servedBy = null;
         try {
             HttpResponse<Stream<String>> resp = http.send(b.build(), HttpResponse.BodyHandlers.ofLines());
+            // A dgr tracker names the node that served the request; a node or another server does not.
+            servedBy = resp.headers().firstValue("X-Dgr-Node").orElse(null);
             try (Stream<String> lines = resp.body()) {
                 if (resp.statusCode() != 200) {
                     error = "HTTP " + resp.statusCode() + ": " + SseEvents.abbreviate(String.join("\n", lines.toList()));
@@ -224,7 +227,7 @@ public final class HttpTarget implements Target {
         long[] t = Arrays.copyOf(times, n);
         return new RequestRecord(id, level, tenant, client, spec.probe(), start, end, t, promptTokens,
                 completion >= 0 ? completion : n, n, -1, -1, finish == null ? (error == null ? "unknown" : "error") : finish,
-                error);
+                error, servedBy);
     }
 
     @Override

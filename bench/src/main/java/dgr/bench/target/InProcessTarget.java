@@ -4,7 +4,7 @@ import dgr.bench.metrics.Summary;
 import dgr.bench.workload.RequestSpec;
 import dgr.engine.Engine;
 import dgr.engine.tokenizer.Tokenizer;
-import dgr.runtime.GreedySampler;
+import dgr.engine.sampler.GreedySampler;
 import dgr.runtime.Scheduler;
 import dgr.runtime.SchedulerConfig;
 import dgr.runtime.SchedulerEvent;

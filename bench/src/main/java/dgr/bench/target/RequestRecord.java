@@ -19,10 +19,19 @@ package dgr.bench.target;
  * @param sequenceId      the scheduler's sequence id (in-process only), -1 unavailable
  * @param finishReason    {@code stop}, {@code length}, {@code cancelled}, {@code error}, ...
  * @param error           why it failed, or null
+ * @param servedBy        the node that served it, when a tracker says so ({@code X-Dgr-Node}), else null
  */
 public record RequestRecord(long id, String level, String tenant, int client, boolean probe, long startNanos,
                             long endNanos, long[] tokenNanos, int promptTokens, int outputTokens, int countedTokens,
-                            long queueNanos, long sequenceId, String finishReason, String error) {
+                            long queueNanos, long sequenceId, String finishReason, String error, String servedBy) {
+
+    /** A request served by one known server (in-process, or a node addressed directly). */
+    public RequestRecord(long id, String level, String tenant, int client, boolean probe, long startNanos,
+                         long endNanos, long[] tokenNanos, int promptTokens, int outputTokens, int countedTokens,
+                         long queueNanos, long sequenceId, String finishReason, String error) {
+        this(id, level, tenant, client, probe, startNanos, endNanos, tokenNanos, promptTokens, outputTokens,
+                countedTokens, queueNanos, sequenceId, finishReason, error, null);
+    }
 
     public boolean ok() { return error == null; }
 

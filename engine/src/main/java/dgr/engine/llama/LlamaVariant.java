@@ -5,6 +5,8 @@ import dgr.engine.llama.LlamaConfig.SlidingWindow;
 import dgr.engine.llama.LlamaConfig.Softcaps;
 import dgr.gguf.GgufArtifact;
 import dgr.gguf.Metadata;
+import dgr.gguf.arch.Architecture;
+import dgr.gguf.arch.Architectures;
 import java.util.Arrays;
 import java.util.stream.Collectors;
 
@@ -16,20 +18,20 @@ import java.util.stream.Collectors;
  */
 public enum LlamaVariant {
     /** Llama 1–3, Mistral, TinyLlama, SmolLM 1–2, DeepSeek-R1-Distill-Llama; Mixtral (experts). */
-    LLAMA("llama", false, QkNorm.NONE, true, false, false, 0, Ffn.DENSE_OR_EXPERTS),
+    LLAMA(Architectures.LLAMA, Ffn.DENSE_OR_EXPERTS),
     /**
      * Mistral Small 3.x, Magistral, Devstral, Ministral 3 ({@code mistral3}): llama's blocks (normal
      * pairs, dense or Mixtral's experts) with, where {@code attention.temperature_scale} is given,
      * every layer's Q scaled by a position temperature after the rotation (floor: the original
      * context), and YaRN's magnitude factor cancelled as llama.cpp cancels it.
      */
-    MISTRAL3("mistral3", false, QkNorm.NONE, true, false, false, 0, Ffn.DENSE_OR_EXPERTS),
+    MISTRAL3(Architectures.MISTRAL3, Ffn.DENSE_OR_EXPERTS),
     /** Converters that name Mistral models: llama's tensors under {@code mistral.} keys. */
-    MISTRAL("mistral", false, QkNorm.NONE, true, false, false, 0, Ffn.DENSE_OR_EXPERTS),
+    MISTRAL(Architectures.MISTRAL, Ffn.DENSE_OR_EXPERTS),
     /** EXAONE 3.x: the llama graph under {@code exaone.} keys, NeoX pairs. */
-    EXAONE("exaone", true, QkNorm.NONE, true, false, false, 0),
+    EXAONE(Architectures.EXAONE),
     /** ERNIE 4.5 (dense): the llama graph under {@code ernie4_5.} keys. */
-    ERNIE4_5("ernie4_5", false, QkNorm.NONE, true, false, false, 0),
+    ERNIE4_5(Architectures.ERNIE4_5),
     /**
      * ERNIE 4.5 MoE (21B-A3B, 300B-A47B): ERNIE 4.5's blocks with experts on every
      * {@code interleave_moe_layer_step}-th layer after {@code leading_dense_block_count} dense ones:
@@ -37,12 +39,12 @@ public enum LlamaVariant {
      * renormalised to weigh, and a shared expert where {@code expert_shared_feed_forward_length} is
      * above 0.
      */
-    ERNIE4_5_MOE("ernie4_5-moe", false, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, true, SharedExpert.PLAIN,
+    ERNIE4_5_MOE(Architectures.ERNIE4_5_MOE, new Ffn(Ffn.Kind.EXPERTS, true, SharedExpert.PLAIN,
             new Routing(0, 1, false, KeyUse.REQUIRED, true, false, KeyUse.OPTIONAL, false))),
     /** XVERSE: the llama graph under {@code xverse.} keys. */
-    XVERSE("xverse", false, QkNorm.NONE, true, false, false, 0),
+    XVERSE(Architectures.XVERSE),
     /** InternLM2, InternLM2.5: the llama graph under {@code internlm2.} keys (the converter splits its fused wqkv). */
-    INTERNLM2("internlm2", false, QkNorm.NONE, true, false, false, 0),
+    INTERNLM2(Architectures.INTERNLM2),
     /**
      * EXAONE 4.0: no pre-norms, each head of Q and K RMS-normalised, a norm on each branch's output
      * (OLMo 2's layout with per-head Q/K norms), NeoX pairs. With 64 layers (the 32B) llama.cpp
@@ -50,7 +52,7 @@ public enum LlamaVariant {
      * default) and leaves the fourth, global, unrotated; other depths attend globally and rotate
      * everywhere.
      */
-    EXAONE4("exaone4", true, QkNorm.PER_HEAD, false, true, false, 0) {
+    EXAONE4(Architectures.EXAONE4) {
         @Override
         SlidingWindow slidingWindow(GgufArtifact a, Metadata md, String p, RopeConfig rope) {
             if (md.getInt(p + "block_count") != 64) return null;
@@ -67,19 +69,14 @@ public enum LlamaVariant {
      * one {@code attn_qkv} with its bias (or three tensors), gate and up in one {@code ffn_up} as
      * Phi-3's, normal pairs over part of each head ({@code rope.dimension_count}).
      */
-    GLM4("glm4", false, QkNorm.NONE, true, true, false, 0),
+    GLM4(Architectures.GLM4),
     /** Arcee (AFM-4.5B): llama with an ungated FFN, {@code down(relu(up·x)²)}. */
-    ARCEE("arcee", false, QkNorm.NONE, true, false, false, 0, Ffn.PLAIN),
+    ARCEE(Architectures.ARCEE),
     /**
      * Seed-OSS: the llama graph with Q/K/V biases and NeoX pairs, its FFN's pre-norm stored as
      * {@code post_attention_norm}.
      */
-    SEED_OSS("seed_oss", true, QkNorm.NONE, true, false, false, 0) {
-        @Override
-        String ffnNormTensor() {
-            return "post_attention_norm";
-        }
-    },
+    SEED_OSS(Architectures.SEED_OSS),
     /**
      * gpt-oss: Q/K/V and output biases, NeoX pairs, one learned sink logit per head in every
      * softmax ({@code attn_sinks}), every other layer (the even ones) attending to the last
@@ -88,48 +85,43 @@ public enum LlamaVariant {
      * picks the highest scores and weighs them by their softmax, each expert's gate, up and down
      * have biases, and the activation is OpenAI's clamped SwiGLU.
      */
-    GPT_OSS("gpt-oss", true, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.NONE,
+    GPT_OSS(Architectures.GPT_OSS, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.NONE,
             new Routing(3, 1, false, KeyUse.NONE, false, false, KeyUse.NONE, false))) {
-        @Override
-        String ffnNormTensor() {
-            return "post_attention_norm";
-        }
-
         @Override
         SlidingWindow slidingWindow(GgufArtifact a, Metadata md, String p, RopeConfig rope) {
             return new SlidingWindow(md.getInt(p + "attention.sliding_window"), 2, rope);
         }
     },
     /** SmolLM3: llama without rotation on every fourth layer (a constant in llama.cpp, no GGUF key). */
-    SMOLLM3("smollm3", false, QkNorm.NONE, true, false, false, 4),
+    SMOLLM3(Architectures.SMOLLM3),
     /** Qwen2, Qwen2.5, DeepSeek-R1-Distill-Qwen: Q/K/V biases (read wherever a file has them), NeoX pairs. */
-    QWEN2("qwen2", true, QkNorm.NONE, true, false, false, 0),
+    QWEN2(Architectures.QWEN2),
     /** Qwen3 (dense): each head of Q and K RMS-normalised before the rotation, no biases. */
-    QWEN3("qwen3", true, QkNorm.PER_HEAD, true, false, false, 0),
+    QWEN3(Architectures.QWEN3),
     /**
      * Qwen1.5-MoE, Qwen2-MoE: Qwen2's attention (biases, NeoX pairs); routed experts whose weights
      * are not renormalised, plus a shared expert every token runs, scaled by a sigmoid gate.
      */
-    QWEN2MOE("qwen2moe", true, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.GATED)),
+    QWEN2MOE(Architectures.QWEN2MOE, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.GATED)),
     /**
      * OLMoE: pre-norms as llama, all of Q and all of K normalised (OLMo 2's norms, no post-norms),
      * NeoX pairs, experts as wide as {@code feed_forward_length} whose weights are not
      * renormalised.
      */
-    OLMOE("olmoe", true, QkNorm.WHOLE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.NONE)),
+    OLMOE(Architectures.OLMOE, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.NONE)),
     /**
      * dots.llm1 ({@code dots1}): Qwen3's attention (per-head Q/K norms before NeoX pairs) with
      * DeepSeek-V3's FFN: dense leading layers, then experts chosen by the file's gating (sigmoid)
      * plus the {@code exp_probs_b} bias, renormalised where it says, scaled, with shared experts.
      */
-    DOTS1("dots1", true, QkNorm.PER_HEAD, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED, Routing.V3)),
+    DOTS1(Architectures.DOTS1, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED, Routing.V3)),
     /**
      * Hunyuan-A13B ({@code hunyuan-moe}): NeoX pairs, each head of Q and K RMS-normalised after the
      * rotation (Qwen3 normalises before it), and every FFN experts (softmax, renormalised, scaled
      * where the file says) plus an ungated shared expert as wide as
      * {@code expert_shared_feed_forward_length} or {@code feed_forward_length}.
      */
-    HUNYUAN_MOE("hunyuan-moe", true, QkNorm.PER_HEAD, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, true, SharedExpert.ALWAYS)) {
+    HUNYUAN_MOE(Architectures.HUNYUAN_MOE, new Ffn(Ffn.Kind.EXPERTS, true, SharedExpert.ALWAYS)) {
         @Override
         boolean qkNormAfterRope() {
             return true;
@@ -141,10 +133,10 @@ public enum LlamaVariant {
      * renormalised where {@code expert_weights_norm} says, × {@code expert_weights_scale}, plus
      * {@code expert_shared_count} shared experts in one ungated FFN.
      */
-    BAILINGMOE("bailingmoe", false, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED,
+    BAILINGMOE(Architectures.BAILINGMOE, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED,
             new Routing(0, 1, false, KeyUse.NONE, false, true, KeyUse.NONE, false))),
     /** Hunyuan dense (Hunyuan-0.5B … 7B, {@code hunyuan-dense}): Hunyuan-A13B's attention (Q/K norms after the rotation) with a dense FFN. */
-    HUNYUAN_DENSE("hunyuan-dense", true, QkNorm.PER_HEAD, true, false, false, 0) {
+    HUNYUAN_DENSE(Architectures.HUNYUAN_DENSE) {
         @Override
         boolean qkNormAfterRope() {
             return true;
@@ -155,7 +147,7 @@ public enum LlamaVariant {
      * {@code leading_dense_block_count} dense layers, then experts (softmax, not renormalised,
      * × {@code expert_weights_scale}) and {@code expert_shared_count} shared experts in one ungated FFN.
      */
-    DEEPSEEK("deepseek", false, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.DENSE_OR_EXPERTS, false, SharedExpert.COUNTED,
+    DEEPSEEK(Architectures.DEEPSEEK, new Ffn(Ffn.Kind.DENSE_OR_EXPERTS, false, SharedExpert.COUNTED,
             new Routing(0, 1, false, KeyUse.OPTIONAL, false, false, KeyUse.NONE, false))),
     /**
      * MiniMax-M2: all of Q and all of K RMS-normalised (OLMo 2's norms), NeoX pairs over
@@ -163,10 +155,10 @@ public enum LlamaVariant {
      * (sigmoid) plus the {@code exp_probs_b} bias, renormalised, × {@code expert_weights_scale}
      * (as llama.cpp applies it today; the build dgr is checked against, v0.4.0, ignores it).
      */
-    MINIMAX_M2("minimax-m2", true, QkNorm.WHOLE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, true, SharedExpert.NONE,
+    MINIMAX_M2(Architectures.MINIMAX_M2, new Ffn(Ffn.Kind.EXPERTS, true, SharedExpert.NONE,
             new Routing(0, 1, true, KeyUse.NONE, false, false, KeyUse.REQUIRED, false))),
     /** Qwen3-MoE: Qwen3's attention, every FFN a mixture of experts ({@link LlamaConfig.Experts}). */
-    QWEN3MOE("qwen3moe", true, QkNorm.PER_HEAD, true, false, false, 0, Ffn.EXPERTS),
+    QWEN3MOE(Architectures.QWEN3MOE, Ffn.EXPERTS),
     /**
      * Llama 4 (Scout, Maverick): llama's blocks with every fourth layer unrotated (and its Q scaled
      * by a position temperature), the other three attending within 8192-position chunks and their
@@ -175,8 +167,7 @@ public enum LlamaVariant {
      * {@code expert_used_count}, the weight applied to the expert's input, plus a shared expert as
      * wide as the experts; dense layers elsewhere.
      */
-    LLAMA4("llama4", false, QkNorm.NONE, true, false, false, 0,
-            new Ffn(Ffn.Kind.DENSE_OR_EXPERTS, false, SharedExpert.EXPERT_WIDE,
+    LLAMA4(Architectures.LLAMA4, new Ffn(Ffn.Kind.DENSE_OR_EXPERTS, false, SharedExpert.EXPERT_WIDE,
                     new Routing(2, 1, true, KeyUse.NONE, true, false, KeyUse.NONE, true))) {
         @Override
         SlidingWindow slidingWindow(GgufArtifact a, Metadata md, String p, RopeConfig rope) {
@@ -185,14 +176,14 @@ public enum LlamaVariant {
         }
     },
     /** Phi-3, Phi-3.5, Phi-4-mini: fused attn_qkv and gate+up (split by {@link LlamaWeights}), LongRoPE factors. */
-    PHI3("phi3", true, QkNorm.NONE, true, false, false, 0),
+    PHI3(Architectures.PHI3),
     /**
      * Phi-3.5-MoE: Phi-3's graph (NeoX pairs, LongRoPE factors) with a bias after every RMS norm
      * (both branches' and the output's), Q/K/V, attention-output and logit biases, and every FFN
      * a mixture of experts: softmax over the router's scores, the top {@code expert_used_count},
      * their weights renormalised (Mixtral's routing).
      */
-    PHIMOE("phimoe", true, QkNorm.NONE, true, false, false, 0, Ffn.EXPERTS) {
+    PHIMOE(Architectures.PHIMOE, Ffn.EXPERTS) {
         @Override
         boolean rmsNormBiases() {
             return true;
@@ -205,7 +196,7 @@ public enum LlamaVariant {
      * the file's scaling (llama.cpp: freq_scale 1, no YaRN, attention factor 1) at
      * {@code rope.freq_base_swa} or the file's base.
      */
-    OLMO2("olmo2", true, QkNorm.WHOLE, false, true, false, 0) {
+    OLMO2(Architectures.OLMO2) {
         @Override
         SlidingWindow slidingWindow(GgufArtifact a, Metadata md, String p, RopeConfig rope) {
             int window = md.getInt(p + "attention.sliding_window", 0);
@@ -224,14 +215,14 @@ public enum LlamaVariant {
      * {@code expert_shared_feed_forward_length} is above 0 a shared expert with no gate (Granite MoE
      * Shared, the same architecture name in llama.cpp).
      */
-    GRANITEMOE("granitemoe", false, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, true, SharedExpert.PLAIN)) {
+    GRANITEMOE(Architectures.GRANITEMOE, new Ffn(Ffn.Kind.EXPERTS, true, SharedExpert.PLAIN)) {
         @Override
         Multipliers multipliers(Metadata md, String p, int nLayers, int nEmbd, int nHead, int headDim) {
             return Multipliers.from(md, p);
         }
     },
     /** Granite 3.x (dense): the file's four multipliers on embeddings, residual branches, scores and logits. */
-    GRANITE("granite", false, QkNorm.NONE, true, false, false, 0) {
+    GRANITE(Architectures.GRANITE) {
         @Override
         Multipliers multipliers(Metadata md, String p, int nLayers, int nEmbd, int nHead, int headDim) {
             return Multipliers.from(md, p);
@@ -243,7 +234,7 @@ public enum LlamaVariant {
      * {@code logit_scale} = n_embd/dim_model_base, which the logits are divided by); tied
      * embeddings.
      */
-    MINICPM("minicpm", false, QkNorm.NONE, true, false, false, 0) {
+    MINICPM(Architectures.MINICPM) {
         @Override
         Multipliers multipliers(Metadata md, String p, int nLayers, int nEmbd, int nHead, int headDim) {
             return Multipliers.from(md, p);
@@ -259,7 +250,7 @@ public enum LlamaVariant {
      * shared experts in one ungated FFN. Scores are scaled by {@code 1/sqrt(key_length_mla)}, times
      * YaRN's {@code mscale²} where the rotation is YaRN-scaled.
      */
-    DEEPSEEK2("deepseek2", false, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED, Routing.V3)) {
+    DEEPSEEK2(Architectures.DEEPSEEK2, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED, Routing.V3)) {
         @Override
         Multipliers multipliers(Metadata md, String p, int nLayers, int nEmbd, int nHead, int headDim) {
             // Since llama.cpp's MLA layout the heads' width is key_length_mla; before it, key_length.
@@ -283,18 +274,13 @@ public enum LlamaVariant {
      * {@code expert_shared_count} shared experts; the last {@code nextn_predict_layers} blocks are
      * multi-token-prediction layers the main graph does not run (as llama.cpp).
      */
-    GLM4MOE("glm4moe", true, QkNorm.NONE, true, false, false, 0, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED,
-            Routing.V3.withDefaultGating(2).withChoiceBias(KeyUse.REQUIRED))) {
-        @Override
-        String ffnNormTensor() {
-            return "post_attention_norm";
-        }
-    },
+    GLM4MOE(Architectures.GLM4MOE, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED,
+            Routing.V3.withDefaultGating(2).withChoiceBias(KeyUse.REQUIRED))),
     /**
      * Gemma (1), CodeGemma: embeddings × sqrt(n_embd), queries × 1/sqrt(head_dim), NeoX pairs,
      * GELU; no branch-output norms, windows or soft caps.
      */
-    GEMMA("gemma", true, QkNorm.NONE, true, false, true, 0) {
+    GEMMA(Architectures.GEMMA) {
         @Override
         Multipliers multipliers(Metadata md, String p, int nLayers, int nEmbd, int nHead, int headDim) {
             return gemmaMultipliers(false, nEmbd, nHead, headDim);
@@ -304,7 +290,7 @@ public enum LlamaVariant {
      * Gemma 2: embeddings × sqrt(n_embd), branch-output norms, GELU, local and global layers
      * alternating at one base, soft caps on scores and logits (defaults as in llama.cpp).
      */
-    GEMMA2("gemma2", true, QkNorm.NONE, true, true, true, 0) {
+    GEMMA2(Architectures.GEMMA2) {
         @Override
         Multipliers multipliers(Metadata md, String p, int nLayers, int nEmbd, int nHead, int headDim) {
             return gemmaMultipliers(nLayers == 46, nEmbd, nHead, headDim);
@@ -324,7 +310,7 @@ public enum LlamaVariant {
      * Gemma 3 (text): Gemma 2's scales, norms and GELU plus per-head Q/K norms, five local layers
      * (base 10⁴, unscaled) to one global, no soft caps.
      */
-    GEMMA3("gemma3", true, QkNorm.PER_HEAD, true, true, true, 0) {
+    GEMMA3(Architectures.GEMMA3) {
         @Override
         Multipliers multipliers(Metadata md, String p, int nLayers, int nEmbd, int nHead, int headDim) {
             return gemmaMultipliers(nLayers == 62, nEmbd, nHead, headDim);
@@ -336,23 +322,23 @@ public enum LlamaVariant {
         }
     },
     /**
-     * StableLM 2 (1.6B, 3B): LayerNorm blocks ({@link LayerNormBlocks}), Q/K/V biases where the
+     * StableLM 2 (1.6B, 3B): LayerNorm blocks ({@link Architecture.LayerNorm}), Q/K/V biases where the
      * file has them, no output-projection bias, SwiGLU, NeoX pairs over the file's
      * {@code rope.dimension_count} (a quarter of each head).
      */
-    STABLELM("stablelm", true, QkNorm.NONE, true, false, false, 0, Ffn.DENSE, new LayerNormBlocks(true, false)),
+    STABLELM(Architectures.STABLELM),
     /**
      * StarCoder2: LayerNorm blocks with biases on every projection, an ungated GELU FFN
      * ({@code ffn_up}, {@code ffn_down} and their biases), NeoX pairs, tied or separate head.
      */
-    STARCODER2("starcoder2", true, QkNorm.NONE, true, false, true, 0, Ffn.PLAIN, new LayerNormBlocks(true, true)),
+    STARCODER2(Architectures.STARCODER2),
     /**
      * GPT-NeoX, Pythia: StarCoder2's blocks with Q, K and V in one {@code attn_qkv} (and its bias),
      * a rotated fraction of each head, and, where {@code use_parallel_residual} is true (its
      * default), attention and FFN side by side, each behind its own norm: {@code x + attn(ln1(x)) +
      * ffn(ln2(x))}.
      */
-    GPTNEOX("gptneox", true, QkNorm.NONE, true, false, true, 0, Ffn.PLAIN, new LayerNormBlocks(true, true)) {
+    GPTNEOX(Architectures.GPTNEOX) {
         @Override
         Parallel parallel(Metadata md, String p) {
             return md.getBool(p + "use_parallel_residual", true) ? Parallel.OWN_NORMS : Parallel.NONE;
@@ -363,23 +349,13 @@ public enum LlamaVariant {
      * learned position embedding ({@code position_embd}, one row per position up to
      * {@code context_length}) is added to the token's.
      */
-    GPT2("gpt2", false, QkNorm.NONE, true, false, true, 1, Ffn.PLAIN, new LayerNormBlocks(true, true)) {
-        @Override
-        boolean learnedPositions() {
-            return true;
-        }
-    },
+    GPT2(Architectures.GPT2),
     /**
      * Command R, Aya 23 / Expanse: LayerNorm without biases, attention and SwiGLU FFN side by side
      * from the one norm, Q/K/V biases where the file has them, normal pairs, tied embeddings, and
      * the logits multiplied by {@code logit_scale}.
      */
-    COMMAND_R("command-r", false, QkNorm.NONE, true, false, false, 0, Ffn.DENSE, new LayerNormBlocks(false, false)) {
-        @Override
-        Parallel parallel(Metadata md, String p) {
-            return Parallel.SHARED_NORM;
-        }
-
+    COMMAND_R(Architectures.COMMAND_R) {
         @Override
         Multipliers multipliers(Metadata md, String p, int nLayers, int nEmbd, int nHead, int headDim) {
             // The engine divides by Multipliers.logit (Granite's convention); Command R multiplies.
@@ -392,12 +368,7 @@ public enum LlamaVariant {
      * every four layers attending to the last {@code attention.sliding_window} positions and the
      * fourth global and unrotated.
      */
-    COHERE2("cohere2", false, QkNorm.NONE, true, false, false, 0, Ffn.DENSE, new LayerNormBlocks(false, false)) {
-        @Override
-        Parallel parallel(Metadata md, String p) {
-            return COMMAND_R.parallel(md, p);
-        }
-
+    COHERE2(Architectures.COHERE2) {
         @Override
         Multipliers multipliers(Metadata md, String p, int nLayers, int nEmbd, int nHead, int headDim) {
             return COMMAND_R.multipliers(md, p, nLayers, nEmbd, nHead, headDim);
@@ -419,27 +390,13 @@ public enum LlamaVariant {
      * head, Q/K/V and attention-output biases where present, and an ungated squared-ReLU FFN with
      * optional biases.
      */
-    NEMOTRON("nemotron", true, QkNorm.NONE, true, false, false, 0, Ffn.PLAIN, new LayerNormBlocks(true, true)),
+    NEMOTRON(Architectures.NEMOTRON),
     /**
      * Phi-2: one LayerNorm per block feeding attention and the ungated GELU FFN side by side
      * ({@code x + (attn + ffn)}), Q/K/V in one {@code attn_qkv} with its bias, NeoX pairs over
      * part of each head, an output bias on the logits.
      */
-    PHI2("phi2", true, QkNorm.NONE, true, false, true, 0, Ffn.PLAIN, new LayerNormBlocks(true, true)) {
-        @Override
-        Parallel parallel(Metadata md, String p) {
-            return Parallel.SHARED_NORM;
-        }
-    };
-
-    /**
-     * Blocks of the GPT lineage as llama.cpp builds them: LayerNorm ({@code x − mean}, scaled, times
-     * the weight, plus a bias with {@code normBias}; {@code attention.layer_norm_epsilon}) in place
-     * of RMSNorm, on both branches and before the head; with {@code outputBias}, the attention
-     * output and the ungated FFN carry biases where the file has them, and so do the logits
-     * ({@code output.bias}).
-     */
-    record LayerNormBlocks(boolean normBias, boolean outputBias) {}
+    PHI2(Architectures.PHI2);
 
     /**
      * How a block's two branches join the residual: one after the other ({@code NONE}); side by
@@ -449,9 +406,9 @@ public enum LlamaVariant {
      */
     public enum Parallel { NONE, SHARED_NORM, OWN_NORMS }
 
-    /** The tensor holding the FFN's pre-norm, {@code blk.N.NAME.weight}: {@code ffn_norm} but for Seed-OSS. */
+    /** The tensor holding the FFN's pre-norm, {@code blk.N.NAME.weight} ({@link Architecture#ffnNormTensor}). */
     String ffnNormTensor() {
-        return "ffn_norm";
+        return facts.ffnNormTensor();
     }
 
     /** Whether the global layers of a sliding-window model rotate Q and K (all but EXAONE 4's do). */
@@ -471,21 +428,20 @@ public enum LlamaVariant {
 
     /** Whether positions come from a learned {@code position_embd} table added to the embeddings (GPT-2) instead of rotation. */
     boolean learnedPositions() {
-        return false;
+        return facts.learnedPositions();
     }
 
-    /** This variant's {@link Parallel} for a file. */
+    /** This variant's {@link Parallel} for a file: one norm feeding both branches where the table says so. */
     Parallel parallel(Metadata md, String p) {
-        return Parallel.NONE;
+        return facts.oneNormBothBranches() ? Parallel.SHARED_NORM : Parallel.NONE;
     }
 
-    /** Where Q and K are RMS-normalised before the rotation, if at all. */
-    public enum QkNorm { NONE, PER_HEAD, WHOLE }
-
+    /** The table's facts about this architecture's blocks (gguf's {@link Architectures}: synth writes by the same table). */
+    final Architecture facts;
     private final String architecture;
     /** llama.cpp's rope type for the architecture: NeoX pairs {@code (i, i + n/2)}, else {@code (2i, 2i+1)}. */
     final boolean neox;
-    final QkNorm qkNorm;
+    final Architecture.QkNorm qkNorm;
     /** Whether each branch's input is RMS-normalised ({@code attn_norm}, {@code ffn_norm}). */
     final boolean preNorms;
     /** Whether each branch's output is ({@code post_attention_norm}, {@code post_ffw_norm}). */
@@ -497,7 +453,7 @@ public enum LlamaVariant {
     /** The FFN its files have. */
     final Ffn ffn;
     /** LayerNorm blocks (StableLM, StarCoder2, Phi-2), or null for RMSNorm ones. */
-    final LayerNormBlocks layerNorm;
+    final Architecture.LayerNorm layerNorm;
 
     /**
      * An architecture's FFN as llama.cpp builds it: dense, a mixture of experts
@@ -554,27 +510,22 @@ public enum LlamaVariant {
         }
     }
 
-    LlamaVariant(String architecture, boolean neox, QkNorm qkNorm, boolean preNorms, boolean postNorms, boolean gelu,
-                 int noRopeStep, Ffn ffn) {
-        this(architecture, neox, qkNorm, preNorms, postNorms, gelu, noRopeStep, ffn, null);
+    /** An architecture of the table with its dense FFN: gated, or ungated where the table says so. */
+    LlamaVariant(Architecture facts) {
+        this(facts, facts.ungatedFfn() ? Ffn.PLAIN : Ffn.DENSE);
     }
 
-    LlamaVariant(String architecture, boolean neox, QkNorm qkNorm, boolean preNorms, boolean postNorms, boolean gelu,
-                 int noRopeStep, Ffn ffn, LayerNormBlocks layerNorm) {
-        this.layerNorm = layerNorm;
-        this.architecture = architecture;
-        this.neox = neox;
-        this.qkNorm = qkNorm;
-        this.preNorms = preNorms;
-        this.postNorms = postNorms;
-        this.gelu = gelu;
-        this.noRopeStep = noRopeStep;
+    LlamaVariant(Architecture facts, Ffn ffn) {
+        this.facts = facts;
+        this.architecture = facts.name();
+        this.neox = facts.neox();
+        this.qkNorm = facts.qkNorm();
+        this.preNorms = facts.preNorms();
+        this.postNorms = facts.postNorms();
+        this.gelu = facts.gelu();
+        this.noRopeStep = facts.noRopeStep();
         this.ffn = ffn;
-    }
-
-    LlamaVariant(String architecture, boolean neox, QkNorm qkNorm, boolean preNorms, boolean postNorms, boolean gelu,
-                 int noRopeStep) {
-        this(architecture, neox, qkNorm, preNorms, postNorms, gelu, noRopeStep, Ffn.DENSE);
+        this.layerNorm = facts.layerNorm();
     }
 
     /** The {@code general.architecture} value. */

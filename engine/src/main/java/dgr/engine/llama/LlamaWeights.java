@@ -163,10 +163,10 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
         Layer[] layers = new Layer[end - first];
         LlamaVariant v = c.variant();
         // Q/K norms one head wide or as wide as Q and K; llama.cpp requires them where the variant has them.
-        int qNorm = v.qkNorm == LlamaVariant.QkNorm.PER_HEAD ? c.headDim() : c.qDim();
-        int kNorm = v.qkNorm == LlamaVariant.QkNorm.PER_HEAD ? c.headDim() : c.kvDim();
-        boolean qk = v.qkNorm != LlamaVariant.QkNorm.NONE;
-        LlamaVariant.LayerNormBlocks ln = v.layerNorm;
+        int qNorm = v.qkNorm == dgr.gguf.arch.Architecture.QkNorm.PER_HEAD ? c.headDim() : c.qDim();
+        int kNorm = v.qkNorm == dgr.gguf.arch.Architecture.QkNorm.PER_HEAD ? c.headDim() : c.kvDim();
+        boolean qk = v.qkNorm != dgr.gguf.arch.Architecture.QkNorm.NONE;
+        dgr.gguf.arch.Architecture.LayerNorm ln = v.layerNorm;
         boolean plain = v.ffn.kind() == LlamaVariant.Ffn.Kind.PLAIN, ffnNorm = v.preNorms && c.parallel() != LlamaVariant.Parallel.SHARED_NORM;
         for (int l = first; l < end; l++) {
             String p = "blk." + l + ".";
@@ -272,7 +272,7 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
      * A LayerNorm block's biases: its norms' (required where {@code ln.normBias()}; no FFN norm in
      * Phi-2's shared-norm blocks), the attention output's and the ungated FFN's (where the file has them).
      */
-    private static LayerBiases layerBiases(Reader r, LlamaConfig c, String p, LlamaVariant.LayerNormBlocks ln, boolean ffnNorm,
+    private static LayerBiases layerBiases(Reader r, LlamaConfig c, String p, dgr.gguf.arch.Architecture.LayerNorm ln, boolean ffnNorm,
                                            boolean plain) {
         return new LayerBiases(ln.normBias() ? r.vector(p + "attn_norm.bias", c.nEmbd()) : null,
                 ffnNorm && ln.normBias() ? r.vector(p + c.variant().ffnNormTensor() + ".bias", c.nEmbd()) : null,

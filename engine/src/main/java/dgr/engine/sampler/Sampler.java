@@ -4,7 +4,7 @@ import java.util.Arrays;
 
 /**
  * Picks the next token of one session from its logits, in llama.cpp's default order:
- * penalties → top-k → top-p → min-p → temperature → draw. Owns the session's draw counter and its
+ * logit bias → penalties → top-k → top-p → min-p → temperature → draw. Owns the session's draw counter and its
  * recent tokens, so a session's tokens do not depend on its neighbours in a batch.
  *
  * <p>The k-th draw is a pure function of the seed and k ({@link #uniform}): a session resumed on
@@ -16,12 +16,17 @@ import java.util.Arrays;
  * growing top slice until it holds the nucleus, and min-p alone is a single filtering pass.
  * Ties are broken by lower token id, so results never depend on sort stability.
  * Not thread-safe: one per session.
+ *
+ * <p>It reads the engine's output row in place ({@link TokenSampler}); the row is copied once into its
+ * own buffer only when something changes logits before the choice (bias, penalties) or the filters
+ * need room to work (any non-greedy draw). A greedy choice with neither reads the row and copies nothing.
  */
-public final class Sampler {
+public final class Sampler implements TokenSampler {
     /** First slice size tried when top-p must find its nucleus without top-k. */
     private static final int FIRST_SLICE = 64;
 
     private final SamplerConfig config;
+    private final LogitBias bias;
     private final int vocabSize;
     private long step;
 
@@ -37,8 +42,16 @@ public final class Sampler {
     private final double[] weights;
 
     public Sampler(SamplerConfig config, int vocabSize) {
+        this(config, LogitBias.none(), vocabSize);
+    }
+
+    public Sampler(SamplerConfig config, LogitBias bias, int vocabSize) {
         if (vocabSize <= 0) throw new IllegalArgumentException("vocabSize must be > 0: " + vocabSize);
+        if (bias.maxToken() >= vocabSize) {
+            throw new IllegalArgumentException("logit bias names token " + bias.maxToken() + ", outside the vocabulary of " + vocabSize);
+        }
         this.config = config;
+        this.bias = bias;
         this.vocabSize = vocabSize;
         this.history = new int[Math.max(1, config.penaltyLastN())];
         this.counts = new int[vocabSize];
@@ -62,13 +75,20 @@ public final class Sampler {
      * Same as {@link #sample(float[])} for the {@code width} logits at {@code logits[offset..]}, so a
      * row of an engine's output buffer is sampled in place (this is the runtime's TokenSampler shape).
      */
+    @Override
     public int sample(float[] logits, int offset, int width) {
         if (width != vocabSize) {
             throw new IllegalArgumentException("expected " + vocabSize + " logits, got " + width);
         }
-        System.arraycopy(logits, offset, work, 0, vocabSize);
-        penalize(work);
-        int token = config.isGreedy() ? argmax(work) : draw(filter());
+        int token;
+        if (config.isGreedy() && bias.isEmpty() && !penalizesNow()) {
+            token = GreedySampler.argmax(logits, offset, width);
+        } else {
+            System.arraycopy(logits, offset, work, 0, vocabSize);
+            bias.applyTo(work);
+            penalize(work);
+            token = config.isGreedy() ? GreedySampler.argmax(work, 0, vocabSize) : draw(filter());
+        }
         step++;
         accept(token);
         return token;
@@ -114,9 +134,13 @@ public final class Sampler {
         counts[token]++;
     }
 
+    private boolean penalizesNow() {
+        return config.penalizes() && historyCount > 0;
+    }
+
     /** llama.cpp's penalties on the last {@code penaltyLastN} accepted tokens, each distinct token once. */
     void penalize(float[] logits) {
-        if (!config.penalizes() || historyCount == 0) return;
+        if (!penalizesNow()) return;
         int round = ++penaltyRound;
         int lastN = config.penaltyLastN();
         for (int k = 0; k < historyCount; k++) {
@@ -271,15 +295,10 @@ public final class Sampler {
         return la > lb || (la == lb && a < b);
     }
 
-    private static int argmax(float[] logits) {
-        int best = 0;
-        for (int i = 1; i < logits.length; i++) if (logits[i] > logits[best]) best = i;
-        return best;
-    }
-
     /** The surviving candidates for these logits, ascending; for tests of the filter chain. */
     int[] candidatesFor(float[] logits) {
         System.arraycopy(logits, 0, work, 0, vocabSize);
+        bias.applyTo(work);
         penalize(work);
         int n = filter();
         int[] out = Arrays.copyOf(candidates, n);

@@ -23,6 +23,13 @@ public record SamplerConfig(
         float frequencyPenalty,
         int penaltyLastN,
         long seed) {
+    // llama.cpp's defaults (common_params_sampling), which dgr run and dgr serve both start from.
+    public static final float DEFAULT_TEMPERATURE = 0.8f;
+    public static final int DEFAULT_TOP_K = 40;
+    public static final float DEFAULT_TOP_P = 0.95f;
+    public static final float DEFAULT_MIN_P = 0.05f;
+    public static final float DEFAULT_REPEAT_PENALTY = 1f;
+    public static final int DEFAULT_PENALTY_LAST_N = 64;
 
     public SamplerConfig {
         if (!Float.isFinite(temperature)) throw new IllegalArgumentException("temperature must be finite: " + temperature);
@@ -42,7 +49,8 @@ public record SamplerConfig(
 
     /** llama.cpp's defaults: temperature 0.8, top-k 40, top-p 0.95, min-p 0.05, no penalties (last 64). */
     public static SamplerConfig llamaCppDefaults(long seed) {
-        return new SamplerConfig(0.8f, 40, 0.95f, 0.05f, 1f, 0f, 0f, 64, seed);
+        return new SamplerConfig(DEFAULT_TEMPERATURE, DEFAULT_TOP_K, DEFAULT_TOP_P, DEFAULT_MIN_P, DEFAULT_REPEAT_PENALTY,
+                0f, 0f, DEFAULT_PENALTY_LAST_N, seed);
     }
 
     public boolean isGreedy() { return temperature <= 0; }

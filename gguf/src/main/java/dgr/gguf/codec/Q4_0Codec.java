@@ -13,25 +13,12 @@ final class Q4_0Codec extends BlockLoop {
 
     @Override
     void decodeBlock(MemorySegment src, long off, float[] dst, int d) {
-        float scale = Le.f16(src, off);
-        for (int j = 0; j < 16; j++) {
-            int q = Le.u8(src, off + 2 + j);
-            dst[d + j] = ((q & 0x0f) - 8) * scale;
-            dst[d + j + 16] = ((q >>> 4) - 8) * scale;
-        }
+        Block32.decodeSymmetric(src, off + 2, 0, Le.f16(src, off), 8, dst, d);
     }
 
     @Override
     void encodeBlock(float[] src, int s, MemorySegment dst, long off) {
-        float amax = 0f, max = 0f;
-        for (int j = 0; j < 32; j++) {
-            float v = src[s + j];
-            if (amax < Math.abs(v)) {
-                amax = Math.abs(v);
-                max = v;
-            }
-        }
-        float d = max / -8;
+        float d = Block32.signedMax(src, s) / -8;
         float id = d != 0 ? 1.0f / d : 0.0f;
         Le.putF16(dst, off, d);
         for (int j = 0; j < 16; j++) {

@@ -12,23 +12,13 @@ final class Q4_1Codec extends BlockLoop {
 
     @Override
     void decodeBlock(MemorySegment src, long off, float[] dst, int d) {
-        float scale = Le.f16(src, off);
-        float m = Le.f16(src, off + 2);
-        for (int j = 0; j < 16; j++) {
-            int q = Le.u8(src, off + 4 + j);
-            dst[d + j] = (q & 0x0f) * scale + m;
-            dst[d + j + 16] = (q >>> 4) * scale + m;
-        }
+        Block32.decodeOffset(src, off + 4, 0, Le.f16(src, off), Le.f16(src, off + 2), dst, d);
     }
 
     @Override
     void encodeBlock(float[] src, int s, MemorySegment dst, long off) {
-        float min = Float.MAX_VALUE, max = -Float.MAX_VALUE;
-        for (int j = 0; j < 32; j++) {
-            float v = src[s + j];
-            if (v < min) min = v;
-            if (v > max) max = v;
-        }
+        float[] range = Block32.minMax(src, s);
+        float min = range[0], max = range[1];
         float d = (max - min) / 15;
         float id = d != 0 ? 1.0f / d : 0.0f;
         Le.putF16(dst, off, d);

@@ -12,38 +12,16 @@ final class Q5_0Codec extends BlockLoop {
 
     @Override
     void decodeBlock(MemorySegment src, long off, float[] dst, int d) {
-        float scale = Le.f16(src, off);
-        int qh = Le.i32(src, off + 2);
-        for (int j = 0; j < 16; j++) {
-            int q = Le.u8(src, off + 6 + j);
-            int h0 = ((qh >>> j) << 4) & 0x10;
-            int h1 = (qh >>> (j + 12)) & 0x10;
-            dst[d + j] = (((q & 0x0f) | h0) - 16) * scale;
-            dst[d + j + 16] = (((q >>> 4) | h1) - 16) * scale;
-        }
+        Block32.decodeSymmetric(src, off + 6, Le.i32(src, off + 2), Le.f16(src, off), 16, dst, d);
     }
 
     @Override
     void encodeBlock(float[] src, int s, MemorySegment dst, long off) {
-        float amax = 0f, max = 0f;
-        for (int j = 0; j < 32; j++) {
-            float v = src[s + j];
-            if (amax < Math.abs(v)) {
-                amax = Math.abs(v);
-                max = v;
-            }
-        }
-        float d = max / -16;
+        float d = Block32.signedMax(src, s) / -16;
         float id = d != 0 ? 1.0f / d : 0.0f;
         Le.putF16(dst, off, d);
-        int qh = 0;
-        for (int j = 0; j < 16; j++) {
-            int q0 = Math.min(31, CRound.truncToInt8(src[s + j] * id + 16.5f)) & 0xff;
-            int q1 = Math.min(31, CRound.truncToInt8(src[s + 16 + j] * id + 16.5f)) & 0xff;
-            Le.put8(dst, off + 6 + j, (q0 & 0x0f) | ((q1 & 0x0f) << 4));
-            qh |= ((q0 & 0x10) >>> 4) << j;
-            qh |= ((q1 & 0x10) >>> 4) << (j + 16);
-        }
-        Le.put32(dst, off + 2, qh);
+        int[] q = new int[32];
+        for (int j = 0; j < 32; j++) q[j] = Math.min(31, CRound.truncToInt8(src[s + j] * id + 16.5f)) & 0xff;
+        Le.put32(dst, off + 2, Block32.pack5(q, dst, off + 6));
     }
 }

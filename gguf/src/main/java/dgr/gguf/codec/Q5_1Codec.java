@@ -12,38 +12,19 @@ final class Q5_1Codec extends BlockLoop {
 
     @Override
     void decodeBlock(MemorySegment src, long off, float[] dst, int d) {
-        float scale = Le.f16(src, off);
-        float m = Le.f16(src, off + 2);
-        int qh = Le.i32(src, off + 4);
-        for (int j = 0; j < 16; j++) {
-            int q = Le.u8(src, off + 8 + j);
-            int h0 = ((qh >>> j) << 4) & 0x10;
-            int h1 = (qh >>> (j + 12)) & 0x10;
-            dst[d + j] = ((q & 0x0f) | h0) * scale + m;
-            dst[d + j + 16] = ((q >>> 4) | h1) * scale + m;
-        }
+        Block32.decodeOffset(src, off + 8, Le.i32(src, off + 4), Le.f16(src, off), Le.f16(src, off + 2), dst, d);
     }
 
     @Override
     void encodeBlock(float[] src, int s, MemorySegment dst, long off) {
-        float min = Float.MAX_VALUE, max = -Float.MAX_VALUE;
-        for (int j = 0; j < 32; j++) {
-            float v = src[s + j];
-            if (v < min) min = v;
-            if (v > max) max = v;
-        }
+        float[] range = Block32.minMax(src, s);
+        float min = range[0], max = range[1];
         float d = (max - min) / 31;
         float id = d != 0 ? 1.0f / d : 0.0f;
         Le.putF16(dst, off, d);
         Le.putF16(dst, off + 2, min);
-        int qh = 0;
-        for (int j = 0; j < 16; j++) {
-            int q0 = CRound.truncToUint8((src[s + j] - min) * id + 0.5f);
-            int q1 = CRound.truncToUint8((src[s + 16 + j] - min) * id + 0.5f);
-            Le.put8(dst, off + 8 + j, (q0 & 0x0f) | ((q1 & 0x0f) << 4));
-            qh |= ((q0 & 0x10) >>> 4) << j;
-            qh |= ((q1 & 0x10) >>> 4) << (j + 16);
-        }
-        Le.put32(dst, off + 4, qh);
+        int[] q = new int[32];
+        for (int j = 0; j < 32; j++) q[j] = CRound.truncToUint8((src[s + j] - min) * id + 0.5f);
+        Le.put32(dst, off + 4, Block32.pack5(q, dst, off + 8));
     }
 }

@@ -15,12 +15,7 @@ final class Q8_0Codec extends BlockLoop {
 
     @Override
     void encodeBlock(float[] src, int s, MemorySegment dst, long off) {
-        float amax = 0f;
-        for (int j = 0; j < 32; j++) {
-            float a = Math.abs(src[s + j]);
-            amax = amax > a ? amax : a; // ggml's MAX macro, kept for identical NaN behaviour
-        }
-        float d = amax / 127;
+        float d = Block32.amax(src, s) / 127;
         float id = d != 0 ? 1.0f / d : 0.0f;
         Le.putF16(dst, off, d);
         for (int j = 0; j < 32; j++) Le.put8(dst, off + 2 + j, CRound.roundf(src[s + j] * id));

@@ -3,6 +3,8 @@ package dgr.gguf.synth;
 import dgr.gguf.GgmlType;
 import dgr.gguf.GgufWriter;
 import dgr.gguf.MetaValue;
+import dgr.gguf.arch.Architecture;
+import dgr.gguf.arch.Architectures;
 import dgr.gguf.codec.BlockCodec;
 import dgr.gguf.codec.Codecs;
 import java.lang.foreign.MemorySegment;
@@ -44,6 +46,9 @@ public final class Synth {
         Map<String, MetaValue> tok = Vocabularies.tokenizerMetadata(p.vocab());
         int vocab = ((MetaValue.MetaArray) tok.get("tokenizer.ggml.tokens").value()).elements().size();
         String a = p.architecture();
+        // What the engine reads from such a file is what this writes: one table for both.
+        Architecture facts = Architectures.of(a);
+        if (facts == null) throw new IllegalArgumentException("preset " + p.name() + ": no architecture '" + a + "' in the table");
         GgufWriter w = new GgufWriter();
         w.put("general.architecture", MetaValue.of(a));
         w.put("general.name", MetaValue.of("dgr-synth " + p.name()));
@@ -59,10 +64,9 @@ public final class Synth {
         w.put(a + ".block_count", MetaValue.u32(p.nLayer()));
         w.put(a + ".feed_forward_length", MetaValue.u32(p.nFf()));
         // LayerNorm blocks (the GPT lineage llama.cpp runs), with biases on their norms but Command R's.
-        boolean commandR = a.equals("command-r") || a.equals("cohere2"); // LayerNorm without biases, parallel blocks, logit scale
-        boolean layerNorm = a.equals("phi2") || a.equals("starcoder2") || a.equals("stablelm") || a.equals("gptneox") || a.equals("gpt2")
-                || a.equals("nemotron") || commandR;
-        boolean normBias = layerNorm && !commandR;
+        boolean commandR = a.equals("command-r") || a.equals("cohere2"); // logit scale
+        boolean layerNorm = facts.layerNorm() != null;
+        boolean normBias = layerNorm && facts.layerNorm().normBias();
         // Partial rotation: Phi-2 and GLM-4 rotate half of each head, StableLM and GPT-NeoX a quarter.
         if (commandR) w.put(a + ".logit_scale", MetaValue.f32(0.5f));
         if (!a.equals("deepseek2")) w.put(a + ".rope.dimension_count", MetaValue.u32(a.equals("phi2") || a.startsWith("glm4") || a.equals("nemotron") || a.equals("minimax-m2") ? p.headDim() / 2
@@ -228,14 +232,13 @@ public final class Synth {
         boolean phi2 = a.equals("phi2"); // no ffn_norm (parallel blocks from one norm), output bias
         boolean glm4 = a.equals("glm4"); // fused attn_qkv with its bias, gate+up in ffn_up, branch-output norms
         boolean fusedQkvBias = phi2 || a.equals("gptneox") || a.equals("gpt2") || glm4; // one attn_qkv with its bias
-        // ungated GELU FFN with biases; output-projection bias
-        boolean plainFfn = phi2 || a.equals("gptneox") || a.equals("gpt2") || a.equals("starcoder2") || a.equals("nemotron");
-        boolean exaone4 = a.equals("exaone4"); // no pre-norms, per-head Q/K norms, branch-output norms
-        boolean noPreNorms = a.equals("olmo2") || exaone4;
-        boolean wholeQk = a.equals("olmo2") || a.equals("olmoe") || a.equals("minimax-m2"); // all of Q and all of K normed at once
-        boolean qkNorm = wholeQk || a.startsWith("qwen3") || a.equals("dots1") || a.startsWith("hunyuan") || a.equals("gemma3") || exaone4 // per head for qwen3(moe) and gemma3
-                || (glm4moe && p.name().contains("qknorm")); // GLM-4.5 (355B): per head
-        boolean postNorms = a.equals("gemma3") || a.equals("gemma2") || noPreNorms || a.equals("glm4");
+        // ungated FFN with biases (the LayerNorm blocks with output biases); output-projection bias
+        boolean plainFfn = facts.ungatedFfn() && layerNorm && facts.layerNorm().outputBias();
+        boolean noPreNorms = !facts.preNorms();
+        boolean wholeQk = facts.qkNorm() == Architecture.QkNorm.WHOLE; // all of Q and all of K normed at once
+        boolean qkNorm = facts.qkNorm() != Architecture.QkNorm.NONE
+                || (glm4moe && p.name().contains("qknorm")); // GLM-4.5 (355B): per head, where its file has them
+        boolean postNorms = facts.postNorms();
         boolean phi3 = a.equals("phi3"); // fused attn_qkv and gate+up in ffn_up, LongRoPE factors
         boolean fusedGateUp = phi3 || a.equals("glm4");
         // Phi-3.5-MoE: a bias after every RMS norm, on the attention output and on the logits; spread
@@ -244,7 +247,7 @@ public final class Synth {
         int kvDim = p.nHeadKv() * p.headDim(), qDim = p.nHead() * p.headDim();
         matrix.accept("token_embd.weight", new long[] {p.nEmbd(), vocab});
         // GPT-2's learned positions, one row per position of the context.
-        if (a.equals("gpt2")) matrix.accept("position_embd.weight", new long[] {p.nEmbd(), p.contextLength()});
+        if (facts.learnedPositions()) matrix.accept("position_embd.weight", new long[] {p.nEmbd(), p.contextLength()});
         vector.put("output_norm.weight", p.nEmbd(), 1f);
         if (normBias) vector.put("output_norm.bias", p.nEmbd(), 0f);
         if (!p.tiedEmbeddings()) matrix.accept("output.weight", new long[] {p.nEmbd(), vocab});
@@ -315,10 +318,10 @@ public final class Synth {
             if (rmsBias) spread.put(b + "attn_output.bias", p.nEmbd(), 1, 0.1f);
             if (gptOss) spread.put(b + "attn_sinks.weight", p.nHead(), 1, 0.5f);
             if (postNorms) vector.put(b + "post_attention_norm.weight", p.nEmbd(), 1f);
-            // Seed-OSS stores its FFN pre-norm under the post-attention name.
-            boolean ffnNorm = !noPreNorms && !phi2 && !commandR; // Phi-2 and Command R: one norm feeds both branches
-            if (ffnNorm) vector.put(b + (a.equals("seed_oss") || gptOss || glm4moe ? "post_attention_norm" : "ffn_norm") + ".weight", p.nEmbd(), 1f);
-            if (ffnNorm && normBias) vector.put(b + "ffn_norm.bias", p.nEmbd(), 0f);
+            // Seed-OSS stores its FFN pre-norm under the post-attention name; Phi-2 and Command R have none.
+            boolean ffnNorm = facts.preNorms() && !facts.oneNormBothBranches();
+            if (ffnNorm) vector.put(b + facts.ffnNormTensor() + ".weight", p.nEmbd(), 1f);
+            if (ffnNorm && normBias) vector.put(b + facts.ffnNormTensor() + ".bias", p.nEmbd(), 0f);
             if (rmsBias) spread.put(b + "ffn_norm.bias", p.nEmbd(), 1, 0.1f);
             boolean llama4Dense = a.equals("llama4") && (i + 1) % LLAMA4_MOE_STEP != 0;
             if (ex != null && !(DENSE_LEAD.contains(a) && i == 0) && !llama4Dense) {
@@ -355,7 +358,7 @@ public final class Synth {
                     matrix.accept(b + "ffn_up_shexp.weight", new long[] {p.nEmbd(), ex.sharedFf()});
                 }
             } else {
-                if (!fusedGateUp && !plainFfn && !a.equals("arcee")) matrix.accept(b + "ffn_gate.weight", new long[] {p.nEmbd(), p.nFf()});
+                if (!fusedGateUp && !facts.ungatedFfn()) matrix.accept(b + "ffn_gate.weight", new long[] {p.nEmbd(), p.nFf()});
                 matrix.accept(b + "ffn_down.weight", new long[] {p.nFf(), p.nEmbd()});
                 matrix.accept(b + "ffn_up.weight", new long[] {p.nEmbd(), (fusedGateUp ? 2L : 1L) * p.nFf()});
                 if (plainFfn) {

@@ -32,7 +32,6 @@ public final class RequestParser {
         refuseIfSet(root, "best_of", n -> !(n.isIntegralNumber() && n.asLong() == 1));
         refuseIfSet(root, "logprobs", n -> !(n.isIntegralNumber() && n.asLong() == 0));
         refuseIfSet(root, "suffix", n -> !(n.isTextual() && n.asText().isEmpty()));
-        refuseIfSet(root, "logit_bias", n -> !(n.isObject() && n.isEmpty()));
         return new CompletionRequest(params, prompt(root.get("prompt")));
     }
 
@@ -44,7 +43,6 @@ public final class RequestParser {
         refuseIfSet(root, "top_logprobs", n -> true);
         refuseIfSet(root, "tools", n -> !(n.isArray() && n.isEmpty()));
         refuseIfSet(root, "functions", n -> !(n.isArray() && n.isEmpty()));
-        refuseIfSet(root, "logit_bias", n -> !(n.isObject() && n.isEmpty()));
         refuseIfSet(root, "response_format", n -> !(n.isObject() && "text".equals(n.path("type").asText())));
         return new ChatRequest(params, messages(root.get("messages")), templateKwargs(root.get("chat_template_kwargs")));
     }
@@ -54,9 +52,7 @@ public final class RequestParser {
         try {
             root = mapper.readTree(body);
         } catch (JsonProcessingException e) {
-            // Jackson's original message names the line and column, which helps the caller.
-            throw ApiError.invalid("We could not parse the JSON body of your request: "
-                    + e.getOriginalMessage(), null, "invalid_json");
+            throw ApiError.invalid(JsonSyntax.describe(e), null, "invalid_json");
         } catch (java.io.IOException e) {
             throw ApiError.invalid("We could not read the body of your request.", null, "invalid_json");
         }
@@ -78,14 +74,7 @@ public final class RequestParser {
             if (v < 1) throw ApiError.invalid(maxTokensField + " must be at least 1, got " + v + ".", maxTokensField);
             maxTokens = (int) Math.min(v, Integer.MAX_VALUE);
         }
-        double temperature = number(root, "temperature", 1.0, 0.0, 2.0);
-        double topP = number(root, "top_p", 1.0, 0.0, 1.0);
-        if (topP == 0.0) throw ApiError.invalid("top_p must be greater than 0.", "top_p");
-        double presence = number(root, "presence_penalty", 0.0, -2.0, 2.0);
-        double frequency = number(root, "frequency_penalty", 0.0, -2.0, 2.0);
-        Long seed = null;
-        JsonNode s = root.get("seed");
-        if (s != null && !s.isNull()) seed = integer(s, "seed");
+        SamplingParams sampling = SamplingFields.parse(root);
         JsonNode n = root.get("n");
         if (n != null && !n.isNull()) {
             long v = integer(n, "n");
@@ -118,7 +107,7 @@ public final class RequestParser {
             if (!ie.isBoolean()) throw wrongType("ignore_eos", "a boolean", ie);
             ignoreEos = ie.asBoolean();
         }
-        return new GenerationParams(model, maxTokens, new SamplingParams(temperature, topP, seed, presence, frequency),
+        return new GenerationParams(model, maxTokens, sampling,
                 stop(root.get("stop")), stream, includeUsage, user, ignoreEos);
     }
 
@@ -238,24 +227,13 @@ public final class RequestParser {
         return n.asText();
     }
 
-    private static long integer(JsonNode n, String field) {
+    static long integer(JsonNode n, String field) {
         // 5.0 is accepted as 5, as Python-based servers do; 5.5 is not an integer.
         if (n.isIntegralNumber() && n.canConvertToLong()) return n.asLong();
         if (n.isFloatingPointNumber() && n.asDouble() == Math.rint(n.asDouble()) && Math.abs(n.asDouble()) < 1e15) {
             return (long) n.asDouble();
         }
         throw wrongType(field, "an integer", n);
-    }
-
-    private static double number(ObjectNode root, String field, double dflt, double min, double max) {
-        JsonNode n = root.get(field);
-        if (n == null || n.isNull()) return dflt;
-        if (!n.isNumber()) throw wrongType(field, "a number", n);
-        double v = n.asDouble();
-        if (!(v >= min && v <= max)) {
-            throw ApiError.invalid(field + " must be between " + min + " and " + max + ", got " + v + ".", field);
-        }
-        return v;
     }
 
     private static boolean bool(ObjectNode root, String field, boolean dflt) {
@@ -272,7 +250,7 @@ public final class RequestParser {
         }
     }
 
-    private static ApiError wrongType(String field, String expected, JsonNode got) {
+    static ApiError wrongType(String field, String expected, JsonNode got) {
         return ApiError.invalid("Invalid type for '" + field + "': expected " + expected + ", but got "
                 + describe(got) + ".", field, "invalid_type");
     }

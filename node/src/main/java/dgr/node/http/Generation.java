@@ -2,6 +2,7 @@ package dgr.node.http;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dgr.node.ServingOptions;
 import dgr.node.accounting.RecentRequests;
 import dgr.node.api.ApiError;
 import dgr.node.api.ErrorBody;
@@ -9,6 +10,9 @@ import dgr.node.api.GenerationParams;
 import dgr.node.api.ResponseFormat;
 import dgr.node.api.Usage;
 import dgr.node.model.ServedModel;
+import dgr.node.tracker.RelayExtension;
+import dgr.node.tracker.ResumedSession;
+import dgr.runtime.ContextRule;
 import dgr.runtime.FinishReason;
 import dgr.runtime.Session;
 import dgr.runtime.SessionEvent;
@@ -24,7 +28,7 @@ import java.util.HexFormat;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * Runs one API generation: checks the prompt against the context, submits a session, and writes its
+ * Runs one API generation: settles max_tokens, submits a session (the scheduler checks the context), and writes its
  * events as one JSON answer or as a server-sent event stream. The request's virtual thread blocks on
  * the session's {@link TokenStream}; a failed write means the client is gone and cancels the session.
  */
@@ -35,52 +39,57 @@ final class Generation {
     private final ObjectMapper mapper;
     private final Duration timeout;
     private final RecentRequests recent;
+    private final ServingOptions serving;
 
-    Generation(ObjectMapper mapper, Duration timeout, RecentRequests recent) {
+    Generation(ObjectMapper mapper, Duration timeout, RecentRequests recent, ServingOptions serving) {
         this.mapper = mapper;
         this.timeout = timeout;
         this.recent = recent;
+        this.serving = serving;
     }
 
     /**
-     * @param defaultMaxTokens max_tokens when the request gives none, or -1 for "the rest of the context"
+     * @param defaultMaxTokens max_tokens when the request gives none, or -1 for the server's cap; either way
+     *                         no more than the rest of the context. A request's own max_tokens is held to the cap.
      * @param promptParam      the request field that held the prompt (for errors)
      * @param requestId        the tracker's request id, under which this node keeps the request's accounting, or null
      */
     void run(ServedModel model, int[] prompt, GenerationParams params, ResponseFormat format, String tenant,
              int defaultMaxTokens, String promptParam, String requestId, ServerResponse res) throws InterruptedException {
-        int context = model.contextLength();
-        if (prompt.length >= context) {
-            throw ApiError.invalid("This model's maximum context length is " + context + " tokens. However, your "
-                    + "prompt has " + prompt.length + " tokens, leaving no room for completion.", promptParam,
-                    "context_length_exceeded");
-        }
-        int maxTokens;
-        if (params.maxTokens() != null) {
-            maxTokens = params.maxTokens();
-            if ((long) prompt.length + maxTokens > context) {
-                throw ApiError.invalid("This model's maximum context length is " + context + " tokens. However, you "
-                        + "requested " + ((long) prompt.length + maxTokens) + " tokens (" + prompt.length
-                        + " in the prompt, " + maxTokens + " for the completion). Please reduce the prompt or "
-                        + "max_tokens.", "max_tokens", "context_length_exceeded");
-            }
-        } else {
-            maxTokens = defaultMaxTokens < 0 ? context - prompt.length : Math.min(defaultMaxTokens, context - prompt.length);
-        }
+        run(model, prompt, params, format, tenant, defaultMaxTokens, promptParam, requestId, RelayExtension.NONE, res);
+    }
 
-        TokenStream stream = new TokenStream();
-        SessionRequest request = new SessionRequest(tenant, prompt, model.newSampler(params.sampling()),
-                model.stopConditions(maxTokens, params.stop(), params.ignoreEos()), model.newDecoder(), timeout, stream);
-        Session session = switch (model.scheduler().submit(request)) {
-            case Submission.Accepted a -> a.session();
-            case Submission.Rejected r -> throw rejection(r, promptParam);
-        };
+    /** @param relay what the tracker asked beyond OpenAI's API (token ids, a resumed session), or NONE */
+    void run(ServedModel model, int[] prompt, GenerationParams params, ResponseFormat format, String tenant,
+             int defaultMaxTokens, String promptParam, String requestId, RelayExtension relay, ServerResponse res)
+            throws InterruptedException {
+        // The scheduler alone checks the context (ContextRule); here only the length the request gets.
+        int maxTokens = params.maxTokens() != null ? Math.min(params.maxTokens(), serving.maxTokens())
+                : (int) Math.max(1, Math.min(defaultMaxTokens < 0 ? serving.maxTokens() : defaultMaxTokens,
+                        ContextRule.mostNewTokens(prompt.length, model.contextLength())));
+
+        ResumedSession resumed = relay.resume() == null ? null
+                : ResumedSession.prepare(model, prompt, params, maxTokens, relay.resume());
         String id = format.idPrefix() + HexFormat.of().formatHex(randomBytes());
         long created = System.currentTimeMillis() / 1000;
+        if (resumed != null && resumed.finishedReason() != null) {
+            finishOnly(resumed, relay, params, format, id, created, model.id(), res);
+            return;
+        }
+        TokenStream stream = new TokenStream();
+        SessionRequest request = resumed != null
+                ? new SessionRequest(tenant, resumed.prompt(), resumed.sampler(), resumed.stop(), resumed.decoder(), timeout, stream)
+                : new SessionRequest(tenant, prompt, model.newSampler(params.sampling()),
+                        model.stopConditions(maxTokens, params.stop(), params.ignoreEos()), model.newDecoder(), timeout, stream);
+        Session session = switch (model.scheduler().submit(request)) {
+            case Submission.Accepted a -> a.session();
+            case Submission.Rejected r -> throw rejection(r, params.maxTokens() != null
+                    && ContextRule.mostNewTokens(prompt.length, model.contextLength()) >= 1 ? "max_tokens" : promptParam);
+        };
         RecentRequests.Tracked tracked = recent.track(requestId, model.id(), tenant, session);
         try {
             if (params.stream()) {
-                stream(session, stream, params, format, id, created, model.id(), tracked, res);
+                stream(session, stream, params, format, id, created, model.id(), tracked, new Relay(relay, resumed), res);
             } else {
                 whole(stream, format, id, created, model.id(), tracked, res);
             }
@@ -110,14 +119,14 @@ final class Generation {
     }
 
     private void stream(Session session, TokenStream stream, GenerationParams params, ResponseFormat format,
-                        String id, long created, String model, RecentRequests.Tracked tracked, ServerResponse res)
-            throws InterruptedException {
+                        String id, long created, String model, RecentRequests.Tracked tracked, Relay relay,
+                        ServerResponse res) throws InterruptedException {
         res.status(Status.OK_200);
         res.header(HeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
         res.header(HeaderNames.CACHE_CONTROL, "no-cache");
         try (OutputStream out = res.outputStream()) {
             SseWriter sse = new SseWriter(out, mapper);
-            ObjectNode opening = format.opening(id, created, model);
+            ObjectNode opening = relay.resumed() == null ? format.opening(id, created, model) : null;
             if (opening != null) sse.event(withUsageField(opening, params));
             while (true) {
                 switch (stream.take()) {
@@ -125,7 +134,7 @@ final class Generation {
                         // One chunk per generated token, even when its text is held back (an incomplete
                         // UTF-8 sequence, a possible stop string) and the delta is empty: clients then
                         // time every token and count chunks = completion_tokens, as with llama-server.
-                        sse.event(withUsageField(format.delta(id, created, model, t.text()), params));
+                        sse.event(relay.tokenChunk(withUsageField(format.delta(id, created, model, t.text()), params), t.tokenId()));
                         tracked.delivered(1);
                     }
                     case SessionEvent.Finished f -> {
@@ -135,7 +144,7 @@ final class Generation {
                         } else {
                             sse.event(withUsageField(format.finish(id, created, model, f.reason().wireName()), params));
                             if (params.includeUsage()) {
-                                sse.event(format.usageChunk(id, created, model, Usage.of(f.accounting())));
+                                sse.event(relay.usageChunk(format.usageChunk(id, created, model, relay.usage(f.accounting()))));
                             }
                         }
                         sse.done();
@@ -148,6 +157,50 @@ final class Generation {
         } catch (java.io.IOException | java.io.UncheckedIOException closeFailed) {
             // Closing the stream writes the last chunk; a client gone by then has all it asked for.
             session.cancel("client disconnected");
+        }
+    }
+
+    /**
+     * A resumed session whose delivered tokens had already ended the generation (the first node died
+     * between its last token and its finish chunk): only the finish, usage and end of the stream.
+     */
+    private void finishOnly(ResumedSession resumed, RelayExtension relay, GenerationParams params, ResponseFormat format,
+                            String id, long created, String model, ServerResponse res) {
+        res.status(Status.OK_200);
+        res.header(HeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
+        res.header(HeaderNames.CACHE_CONTROL, "no-cache");
+        try (OutputStream out = res.outputStream()) {
+            SseWriter sse = new SseWriter(out, mapper);
+            Relay r = new Relay(relay, resumed);
+            sse.event(withUsageField(format.finish(id, created, model, resumed.finishedReason()), params));
+            if (params.includeUsage()) {
+                sse.event(r.usageChunk(format.usageChunk(id, created, model, resumed.usage(new Usage(0, 0, 0)))));
+            }
+            sse.done();
+        } catch (SseWriter.ClientGone | java.io.IOException | java.io.UncheckedIOException gone) {
+            // Nothing ran; nothing to cancel.
+        }
+    }
+
+    /** The relay extension's part of a stream: token ids on chunks, usage of a resumed session, request id. */
+    private record Relay(RelayExtension ext, ResumedSession resumed) {
+        ObjectNode tokenChunk(ObjectNode chunk, int tokenId) {
+            if (ext.tokenIds()) chunk.putObject("dgr").put("token_id", tokenId);
+            return chunk;
+        }
+
+        Usage usage(dgr.runtime.Accounting a) {
+            Usage u = Usage.of(a);
+            return resumed == null ? u : resumed.usage(u);
+        }
+
+        ObjectNode usageChunk(ObjectNode chunk) {
+            if (ext.requestId() == null && resumed == null) return chunk;
+            ObjectNode d = chunk.putObject("dgr");
+            if (ext.requestId() != null) d.put("request_id", ext.requestId());
+            if (ext.tenant() != null) d.put("tenant", ext.tenant());
+            d.put("recomputed_tokens", resumed == null ? 0 : resumed.recomputedTokens());
+            return chunk;
         }
     }
 

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dgr.node.ApiKeys;
 import dgr.node.accounting.AccountingApi;
+import dgr.node.ServingOptions;
 import dgr.node.accounting.RecentRequests;
 import dgr.node.api.ApiError;
 import dgr.node.api.ChatRequest;
@@ -19,6 +20,8 @@ import dgr.node.api.ResponseFormat;
 import dgr.node.metrics.NodeMetrics;
 import dgr.node.model.ModelRegistry;
 import dgr.node.model.ServedModel;
+import dgr.node.tracker.RelayExtension;
+import dgr.node.tracker.TrackerTrust;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.Method;
 import io.helidon.http.Status;
@@ -60,31 +63,42 @@ public final class NodeHttp {
     private final long maxBodyBytes;
     private final Generation generation;
     private final AccountingApi accounting;
+    private final Cors cors;
+    private volatile TrackerTrust tracker = TrackerTrust.NONE;
 
     public NodeHttp(ModelRegistry models, ApiKeys keys, NodeMetrics metrics, Supplier<JsonNode> capabilities,
                     long maxBodyBytes, Duration requestTimeout) {
         this(models, keys, metrics, capabilities, maxBodyBytes, requestTimeout,
-                new RecentRequests(RecentRequests.DEFAULT_CAPACITY, java.time.Clock.systemUTC()), null);
+                new RecentRequests(RecentRequests.DEFAULT_CAPACITY, java.time.Clock.systemUTC()), null,
+                ServingOptions.defaults());
     }
 
     /**
      * @param recent    the accounting of the tracker's requests, served at {@code POST /v1/accounting}
      * @param nodeToken the node token that endpoint requires, or null (then it refuses everyone)
+     * @param serving   sampling defaults, the max_tokens cap and CORS origins
      */
     public NodeHttp(ModelRegistry models, ApiKeys keys, NodeMetrics metrics, Supplier<JsonNode> capabilities,
-                    long maxBodyBytes, Duration requestTimeout, RecentRequests recent, String nodeToken) {
+                    long maxBodyBytes, Duration requestTimeout, RecentRequests recent, String nodeToken,
+                    ServingOptions serving) {
         this.models = models;
         this.keys = keys;
         this.metrics = metrics;
         this.capabilities = capabilities;
         this.maxBodyBytes = maxBodyBytes;
-        this.generation = new Generation(mapper, requestTimeout, recent);
+        this.generation = new Generation(mapper, requestTimeout, recent, serving);
+        this.cors = new Cors(serving.allowedOrigins());
         this.accounting = new AccountingApi(recent, nodeToken, mapper);
     }
+
+    /** Trusts the tracker this node joined: requests with its node token may use the relay extension. */
+    public void trustTracker(TrackerTrust trust) { this.tracker = trust; }
 
     /** The Helidon handler: every request of every route comes here on its own virtual thread. */
     public void handle(ServerRequest req, ServerResponse res) {
         try {
+            if (cors.answerPreflight(req, res)) return;
+            cors.decorate(req, res);
             dispatch(req, res);
         } catch (ApiError e) {
             sendError(res, e);
@@ -153,6 +167,7 @@ public final class NodeHttp {
     private void authenticate(ServerRequest req) {
         if (!keys.enabled()) return;
         String header = req.headers().first(HeaderNames.AUTHORIZATION).orElse(null);
+        if (tracker.fromTracker(header)) return;
         if (keys.tenantFor(header).isEmpty()) {
             throw ApiError.unauthorized(header == null
                     ? "You didn't provide an API key. Provide it in the Authorization header (Authorization: Bearer KEY)."
@@ -160,8 +175,11 @@ public final class NodeHttp {
         }
     }
 
-    private String tenant(ServerRequest req, GenerationParams params) {
-        if (keys.enabled()) return keys.tenantFor(req.headers().first(HeaderNames.AUTHORIZATION).orElse(null)).orElseThrow();
+    private String tenant(ServerRequest req, GenerationParams params, RelayExtension relay) {
+        // The tracker authenticated the client and names its tenant, so fairness spans the cluster's traffic.
+        if (relay.tenant() != null) return relay.tenant();
+        String header = req.headers().first(HeaderNames.AUTHORIZATION).orElse(null);
+        if (keys.enabled() && !tracker.fromTracker(header)) return keys.tenantFor(header).orElseThrow();
         // An open node has no accounts: OpenAI's end-user id is the closest thing to a tenant.
         return params.user() != null && !params.user().isBlank() ? params.user() : OPEN_TENANT;
     }
@@ -179,7 +197,9 @@ public final class NodeHttp {
 
     private void completions(ServerRequest req, ServerResponse res) throws InterruptedException {
         long arrival = System.nanoTime();
-        CompletionRequest r = parser.completion(body(req));
+        byte[] bytes = body(req);
+        CompletionRequest r = parser.completion(bytes);
+        RelayExtension relay = relay(req, bytes);
         ServedModel model = model(r.params().model());
         int[] prompt = switch (r.prompt()) {
             case PromptInput.Text t -> model.encodePrompt(t.text());
@@ -188,23 +208,31 @@ public final class NodeHttp {
                 yield t.ids();
             }
         };
-        generation.run(model, prompt, r.params(), new ResponseFormat.TextCompletion(), tenant(req, r.params()),
-                COMPLETIONS_DEFAULT_MAX_TOKENS, "prompt", requestId(req), res);
+        generation.run(model, prompt, r.params(), new ResponseFormat.TextCompletion(), tenant(req, r.params(), relay),
+                COMPLETIONS_DEFAULT_MAX_TOKENS, "prompt", requestId(req), relay, res);
         metrics.observeE2e(model.id(), System.nanoTime() - arrival);
     }
 
     private void chat(ServerRequest req, ServerResponse res) throws InterruptedException {
         long arrival = System.nanoTime();
-        ChatRequest r = parser.chat(body(req));
+        byte[] bytes = body(req);
+        ChatRequest r = parser.chat(bytes);
+        RelayExtension relay = relay(req, bytes);
         ServedModel model = model(r.params().model());
         int[] prompt = model.encodeChat(r.messages(), r.templateKwargs());
-        generation.run(model, prompt, r.params(), new ResponseFormat.ChatCompletion(), tenant(req, r.params()), -1,
-                "messages", requestId(req), res);
+        generation.run(model, prompt, r.params(), new ResponseFormat.ChatCompletion(), tenant(req, r.params(), relay), -1,
+                "messages", requestId(req), relay, res);
         metrics.observeE2e(model.id(), System.nanoTime() - arrival);
     }
 
     private static String requestId(ServerRequest req) {
         return req.headers().first(HeaderNames.create(REQUEST_ID_HEADER)).orElse(null);
+    }
+
+    /** The relay extension of a request from the tracker (node token); for anyone else, none. */
+    private RelayExtension relay(ServerRequest req, byte[] body) {
+        if (!tracker.fromTracker(req.headers().first(HeaderNames.AUTHORIZATION).orElse(null))) return RelayExtension.NONE;
+        return RelayExtension.parse(body, requestId(req), req.headers().first(HeaderNames.create("X-Dgr-Tenant")).orElse(null));
     }
 
     private ServedModel model(String id) {

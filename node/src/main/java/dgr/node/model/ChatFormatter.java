@@ -37,6 +37,15 @@ final class ChatFormatter {
         }
     }
 
+    /** The operator's template ({@code --chat-template}) in place of the model's: it must compile, or the node does not start. */
+    static ChatFormatter of(Tokenizer tokenizer, String operatorTemplate) {
+        try {
+            return new ChatFormatter(tokenizer, ChatTemplate.of(operatorTemplate), null);
+        } catch (ChatTemplateException e) {
+            throw new IllegalArgumentException("--chat-template: " + e.getMessage(), e);
+        }
+    }
+
     int[] encode(List<ChatMessage> messages, java.util.Map<String, Object> templateKwargs) {
         if (template == null) {
             throw new ApiError(500, "server_error", "This model's chat template is not supported: " + unusable, null,

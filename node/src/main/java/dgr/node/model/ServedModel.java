@@ -4,7 +4,9 @@ import dgr.engine.Engine;
 import dgr.engine.EngineOptions;
 import dgr.engine.Engines;
 import dgr.engine.tokenizer.Tokenizer;
+import dgr.engine.sampler.SamplerConfig;
 import dgr.node.ModelSpec;
+import dgr.node.ServingOptions;
 import dgr.node.api.ApiError;
 import dgr.engine.chat.ChatMessage;
 import dgr.node.api.SamplingParams;
@@ -14,7 +16,7 @@ import dgr.runtime.Scheduler;
 import dgr.runtime.SchedulerConfig;
 import dgr.runtime.StopConditions;
 import dgr.runtime.TextDecoder;
-import dgr.runtime.TokenSampler;
+import dgr.engine.sampler.TokenSampler;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.IntStream;
@@ -34,16 +36,19 @@ public final class ServedModel implements AutoCloseable {
     private final int[] endTokenIds;
     private final long created;
     private final ConcurrencyLimit limit;
+    /** What a request's omitted sampling fields take. */
+    private final SamplerConfig samplingDefaults;
 
     private ServedModel(String id, Path path, Engine engine, Scheduler scheduler, Tokenizer tokenizer,
-                        ConcurrencyLimit limit) {
+                        ConcurrencyLimit limit, ServingOptions serving) {
         this.limit = limit;
         this.id = id;
         this.path = path;
         this.engine = engine;
         this.scheduler = scheduler;
         this.tokenizer = tokenizer;
-        this.chat = ChatFormatter.of(tokenizer);
+        this.chat = serving.chatTemplate() == null ? ChatFormatter.of(tokenizer) : ChatFormatter.of(tokenizer, serving.chatTemplate());
+        this.samplingDefaults = serving.sampling();
         this.endTokenIds = IntStream.range(0, tokenizer.vocabSize()).filter(tokenizer::isEndOfGeneration).toArray();
         this.created = System.currentTimeMillis() / 1000;
     }
@@ -73,6 +78,12 @@ public final class ServedModel implements AutoCloseable {
      */
     public static ServedModel start(ModelSpec spec, Engine engine, SchedulerConfig base, ConcurrencyLimit limit,
                                     NodeMetrics metrics) {
+        return start(spec, engine, base, limit, metrics, ServingOptions.defaults());
+    }
+
+    /** @param serving the operator's sampling defaults and chat template (in place of the model's own, when set) */
+    public static ServedModel start(ModelSpec spec, Engine engine, SchedulerConfig base, ConcurrencyLimit limit,
+                                    NodeMetrics metrics, ServingOptions serving) {
         try {
             // A batch must fit one decode row per running session in one forward pass.
             int rows = limit.maxRunningSessions();
@@ -84,7 +95,7 @@ public final class ServedModel implements AutoCloseable {
             }
             Tokenizer tokenizer = Tokenizer.fromMetadata(engine.info().metadata());
             Scheduler scheduler = new Scheduler(engine, config);
-            ServedModel m = new ServedModel(spec.id(), spec.path(), engine, scheduler, tokenizer, limit);
+            ServedModel m = new ServedModel(spec.id(), spec.path(), engine, scheduler, tokenizer, limit, serving);
             scheduler.addListener(metrics.register(spec.id(), config.maxBatchSessions(), m::load));
             scheduler.start();
             return m;
@@ -150,8 +161,14 @@ public final class ServedModel implements AutoCloseable {
         return tokenizer.detokenizer()::push;
     }
 
+    /** The request's sampler; what it leaves out comes from the server's defaults ({@code dgr serve --temp ...}). */
     public TokenSampler newSampler(SamplingParams p) {
-        return Samplers.of(p, engine.info().vocabSize(), contextLength());
+        return Samplers.of(p, samplingDefaults, engine.info().vocabSize(), contextLength());
+    }
+
+    /** A sampler continuing a session resumed from {@code generated} tokens, at draw {@code step}. */
+    public TokenSampler resumedSampler(SamplingParams p, int[] generated, long step) {
+        return Samplers.resumed(p, samplingDefaults, engine.info().vocabSize(), contextLength(), generated, step);
     }
 
     @Override

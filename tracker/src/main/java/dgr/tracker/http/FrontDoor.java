@@ -92,9 +92,8 @@ final class FrontDoor {
         } catch (IdempotencyConflictException e) {
             throw new ApiFailure(422, "invalid_request_error", e.getMessage(), "Idempotency-Key", "idempotency_conflict");
         }
-        RelayedRequest relay = new RelayedRequest(tracker, mapper, requestId, holder == null ? null : holder.tenant(),
-                model, path, forwardBody(body, stream), stream, stream && includeUsage(body), res);
-        tracker.ledger().settle(relay.run());
+        new RelayedRequest(tracker, mapper, requestId, holder == null ? null : holder.tenant(),
+                model, path, forwardBody(body, stream), stream, stream && includeUsage(body), res).run();
     }
 
     /**

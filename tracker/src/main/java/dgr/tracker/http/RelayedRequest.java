@@ -49,6 +49,10 @@ final class RelayedRequest {
     /** Error codes of a node's stream that mean the node, not the request, gave up: resume elsewhere. */
     private static final Set<String> NODE_GAVE_UP = Set.of("cancelled", "unavailable");
     private static final int MAX_ERROR_BODY = 1 << 16;
+    /** How long a cut stream's settlement waits for the node to end the session and report it. */
+    private static final java.time.Duration CUT_ACCOUNTING_WAIT = java.time.Duration.ofSeconds(5);
+    /** The node that served (began serving, for a stream), so dgr bench --url can report it per request. */
+    static final io.helidon.http.HeaderName SERVED_BY = HeaderNames.create("X-Dgr-Node");
 
     private final Tracker tracker;
     private final ObjectMapper mapper;
@@ -78,12 +82,10 @@ final class RelayedRequest {
     private int resumes;
     private long resumedDelivered;
     private String resultJson;
+    private boolean settled;
     private boolean firstTokenRecorded;
     private int lastStatus;
     private ObjectNode lastError;
-    /** The client's usage chunk, held back until the settled row is committed; null when there is none to send. */
-    private byte[] heldUsage;
-    private Settlement settled;
 
     RelayedRequest(Tracker tracker, ObjectMapper mapper, String requestId, String tenant, String model, String path,
                    ObjectNode body, boolean stream, boolean clientWantsUsage, ServerResponse res) {
@@ -101,27 +103,29 @@ final class RelayedRequest {
 
     private enum Attempt { DONE, NODE_FAILED, CLIENT_GONE, REFUSED }
 
-    /** Routes and relays until the client has its answer (or an error); returns what the ledger settles. */
-    Settlement run() throws InterruptedException {
-        Settlement.Outcome outcome = Settlement.Outcome.FAILED;
-        int status = 200;
+    /**
+     * Routes and relays until the client has its answer (or an error). The request is settled in the
+     * ledger before the last bytes leave (the usage chunk, [DONE], the whole answer, the error), so a
+     * client that saw its usage can count on the row being written.
+     */
+    void run() throws InterruptedException {
         try {
             while (true) {
                 Decision d = tracker.router().route(model, resuming() ? recipeId : null, failed);
                 switch (d) {
                     case Decision.NoNode n -> {
                         tracker.metrics().decision("no_node");
-                        status = fail(noNode(n));
-                        return settle(outcome, status);
+                        fail(noNode(n));
+                        return;
                     }
                     case Decision.Full f -> {
                         tracker.metrics().decision("full");
                         tracker.metrics().queueWait(f.waitedNanos());
-                        status = fail(new ApiFailure(429, "rate_limit_error", "Every node serving '" + model
+                        fail(new ApiFailure(429, "rate_limit_error", "Every node serving '" + model
                                 + "' is at its recommended concurrency" + (f.queueFull() ? " and the tracker's queue is full"
                                 : "; waited " + f.waitedNanos() / 1_000_000 + " ms") + ". Retry after a moment.", null,
                                 "cluster_full"));
-                        return settle(outcome, status);
+                        return;
                     }
                     case Decision.Routed r -> {
                         tracker.metrics().decision(r.lease().reason());
@@ -132,17 +136,18 @@ final class RelayedRequest {
                         }
                         switch (a) {
                             case DONE -> {
-                                outcome = outcomeOf(finishReason);
-                                tracker.metrics().request(outcome.name().toLowerCase(java.util.Locale.ROOT), last());
-                                return settle(outcome, status);
+                                tracker.metrics().request(outcomeOf(finishReason).name().toLowerCase(java.util.Locale.ROOT), last());
+                                return;
                             }
                             case REFUSED -> {
                                 tracker.metrics().request("rejected", last());
-                                return settle(outcome, lastStatus);
+                                return;
                             }
                             case CLIENT_GONE -> {
                                 tracker.metrics().request("cut", last());
-                                return settle(Settlement.Outcome.CUT, status);
+                                usageOfCutStream(r.lease().node());
+                                settle(Settlement.Outcome.CUT, 200);
+                                return;
                             }
                             case NODE_FAILED -> {
                                 tracker.metrics().failover(resuming() ? "resume_mid_stream" : "retry_before_first_byte");
@@ -151,11 +156,11 @@ final class RelayedRequest {
                                     resumedDelivered += deliveredIds.size();
                                 }
                                 if (resuming() && (firstBackend != Backend.DGR || recipeId == null)) {
-                                    status = fail(new ApiFailure(502, "server_error", "The node serving this stream"
+                                    fail(new ApiFailure(502, "server_error", "The node serving this stream"
                                             + " failed and it cannot be resumed on another (a " + firstBackend.wireName()
                                             + " backend).", null, "node_failed"));
                                     tracker.metrics().request("failed", last());
-                                    return settle(outcome, status);
+                                    return;
                                 }
                             }
                         }
@@ -165,6 +170,10 @@ final class RelayedRequest {
         } catch (InterruptedException e) {
             settle(Settlement.Outcome.FAILED, 503);
             throw e;
+        } finally {
+            // Whatever ended the request without settling it (a bug, an unexpected exception): never
+            // leave the reservation open.
+            if (!settled) settle(out == null ? Settlement.Outcome.FAILED : Settlement.Outcome.CUT, 500);
         }
     }
 
@@ -190,12 +199,14 @@ final class RelayedRequest {
     }
 
     /** Ends the request with an error: an HTTP error before the stream started, an error event inside it. */
-    private int fail(ApiFailure e) {
+    private void fail(ApiFailure e) {
         if (e == null && out == null) { // relay the last node's refusal as it was
+            settle(Settlement.Outcome.FAILED, lastStatus);
             sendJson(lastStatus, lastError);
-            return lastStatus;
+            return;
         }
         if (out != null) {
+            settle(Settlement.Outcome.FAILED, 200);
             try {
                 writeEvent(mapper.writeValueAsBytes(e == null ? lastError : e.body()));
                 out.write("data: [DONE]\n\n".getBytes(StandardCharsets.US_ASCII));
@@ -203,11 +214,11 @@ final class RelayedRequest {
             } catch (IOException | ClientGone ignored) {
                 // The client is gone as well; nothing more to tell it.
             }
-            return 200;
+            return;
         }
+        settle(Settlement.Outcome.FAILED, e.status());
         if (e.status() == 429) res.header(HeaderNames.RETRY_AFTER, "1");
         sendJson(e.status(), e.body());
-        return e.status();
     }
 
     private void sendJson(int status, JsonNode json) {
@@ -277,6 +288,7 @@ final class RelayedRequest {
             if (status >= 500 && status != 503) tracker.registry().markBroken(node, "HTTP " + status);
             return Attempt.NODE_FAILED;
         }
+        settle(Settlement.Outcome.FAILED, status);
         sendJson(status, err);
         return Attempt.REFUSED;
     }
@@ -290,9 +302,10 @@ final class RelayedRequest {
         deliveredChunks = usage == null ? 0 : usage.path("completion_tokens").asLong(0);
         resultJson = new String(bytes, StandardCharsets.UTF_8);
         tracker.ledger().firstToken(requestId, Instant.now());
-        tracker.ledger().settle(settle(outcomeOf(finishReason), 200));   // committed before the answer leaves
+        settle(outcomeOf(finishReason), 200);
         res.status(Status.OK_200);
         res.header(HeaderNames.CONTENT_TYPE, "application/json");
+        res.header(SERVED_BY, last());
         res.send(bytes);
         return Attempt.DONE;
     }
@@ -312,9 +325,7 @@ final class RelayedRequest {
                 if (!line.startsWith("data:")) continue; // blank separators, comments
                 String data = line.substring(5).trim();
                 if (data.equals("[DONE]")) {
-                    // The ledger's row is committed before the final usage chunk leaves (durability).
-                    tracker.ledger().settle(settle(outcomeOf(finishReason), 200));
-                    if (heldUsage != null) writeEvent(heldUsage);
+                    settle(outcomeOf(finishReason), 200);
                     writeRaw("data: [DONE]\n\n");
                     out.close();
                     return Attempt.DONE;
@@ -364,8 +375,8 @@ final class RelayedRequest {
         if (choices.isArray() && choices.isEmpty() && chunk.hasNonNull("usage")) {
             if (!clientWantsUsage || usageSent) return null;
             usageSent = true;
-            heldUsage = mapper.writeValueAsBytes(chunk);
-            return null;
+            settle(outcomeOf(finishReason), 200); // before the usage the client bills by leaves
+            return mapper.writeValueAsBytes(chunk);
         }
         if (!clientWantsUsage) chunk.remove("usage");
         JsonNode finish = choices.path(0).path("finish_reason");
@@ -419,6 +430,7 @@ final class RelayedRequest {
             res.status(Status.OK_200);
             res.header(HeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
             res.header(HeaderNames.CACHE_CONTROL, "no-cache");
+            res.header(SERVED_BY, last());
             out = res.outputStream();
         }
         return out;
@@ -433,18 +445,34 @@ final class RelayedRequest {
         };
     }
 
-    /** What the ledger settles; computed once (the relay may settle before its last write, the front door after). */
-    private Settlement settle(Settlement.Outcome outcome, int status) {
-        if (settled != null) return settled;
+    /**
+     * A stream its client cut is billed at what the node computed for it, which is more than the relay saw
+     * and comes in no usage chunk: the node's own accounting of this request id, once its session has ended.
+     */
+    private void usageOfCutStream(RegisteredNode node) throws InterruptedException {
+        if (usage != null || node.backend() != Backend.DGR) return;
+        tracker.nodeAccounting().awaitFinished(node.id(), node.url().toString(), node.bearer(), requestId,
+                CUT_ACCOUNTING_WAIT).ifPresent(rec -> {
+                    ObjectNode u = mapper.createObjectNode();
+                    u.put("prompt_tokens", rec.promptTokens());
+                    u.put("completion_tokens", rec.generatedTokens());
+                    u.putObject("prompt_tokens_details").put("cached_tokens", rec.cachedTokens());
+                    usage = u;
+                });
+    }
+
+    /** Writes the request's row once; later calls change nothing. */
+    private void settle(Settlement.Outcome outcome, int status) {
+        if (settled) return;
+        settled = true;
         long prompt = usage == null ? 0 : usage.path("prompt_tokens").asLong(0);
         long cached = usage == null ? 0 : usage.path("prompt_tokens_details").path("cached_tokens").asLong(0);
         long generated = usage == null ? deliveredChunks : usage.path("completion_tokens").asLong(deliveredChunks);
         recomputed += resumes * prompt + resumedDelivered;
         if (resumes > 0) tracker.metrics().recomputed(recomputed);
         String result = stream ? (usage == null ? null : usage.toString()) : resultJson;
-        settled = new Settlement(requestId, recipeId, List.copyOf(servedBy), prompt, cached, generated, deliveredChunks,
-                recomputed, outcome, status, result, Instant.now());
-        return settled;
+        tracker.ledger().settle(new Settlement(requestId, recipeId, List.copyOf(servedBy), prompt, cached, generated,
+                deliveredChunks, recomputed, outcome, status, result, Instant.now()));
     }
 
     /** The client closed its connection: the node's stream is closed with it, so the node cancels the session. */

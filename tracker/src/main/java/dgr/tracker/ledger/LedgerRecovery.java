@@ -1,14 +1,7 @@
 package dgr.tracker.ledger;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import dgr.tracker.ledger.NodeAccountingClient.NodeRecord;
 import dgr.tracker.ledger.Settlement.Outcome;
-import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -44,8 +37,7 @@ public final class LedgerRecovery {
     private final JdbcLedger ledger;
     private final Supplier<List<NodeEndpoint>> nodes;
     private final Instant startedAt;
-    private final ObjectMapper mapper = new ObjectMapper();
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private final NodeAccountingClient client = new NodeAccountingClient();
 
     /** @param startedAt when this tracker process started: rows that arrived before it are orphans */
     public LedgerRecovery(JdbcLedger ledger, Supplier<List<NodeEndpoint>> nodes, Instant startedAt) {
@@ -67,7 +59,7 @@ public final class LedgerRecovery {
             for (int i = 0; i < orphans.size(); i += IDS_PER_CALL) {
                 List<String> ids = orphans.subList(i, Math.min(orphans.size(), i + IDS_PER_CALL)).stream()
                         .map(JdbcLedger.OpenRequest::requestId).toList();
-                for (NodeRecord rec : ask(node, ids)) reports.computeIfAbsent(rec.requestId, k -> new ArrayList<>()).add(rec);
+                for (NodeRecord rec : client.ask(node.id(), node.baseUrl(), node.bearer(), ids)) reports.computeIfAbsent(rec.requestId(), k -> new ArrayList<>()).add(rec);
             }
         }
         int fromNodes = 0, unknown = 0, open = 0;
@@ -113,56 +105,18 @@ public final class LedgerRecovery {
         NodeRecord first = byStart.getFirst();
         NodeRecord last = byStart.getLast();
         long recomputed = 0;
-        for (NodeRecord r : byStart.subList(1, byStart.size())) recomputed += Math.max(0, r.promptTokens - first.promptTokens);
-        long generated = Math.max(0, last.promptTokens - first.promptTokens) + last.generatedTokens;
-        long delivered = Math.max(0, last.promptTokens - first.promptTokens) + last.deliveredTokens;
-        Outcome outcome = switch (last.finishReason) {
+        for (NodeRecord r : byStart.subList(1, byStart.size())) recomputed += Math.max(0, r.promptTokens() - first.promptTokens());
+        long generated = Math.max(0, last.promptTokens() - first.promptTokens()) + last.generatedTokens();
+        long delivered = Math.max(0, last.promptTokens() - first.promptTokens()) + last.deliveredTokens();
+        Outcome outcome = switch (last.finishReason()) {
             case "stop" -> Outcome.STOP;
             case "length" -> Outcome.LENGTH;
             // The node's client was this tracker, which died: the stream was cut, billed at what was computed.
             case "cancelled" -> Outcome.CUT;
             default -> Outcome.FAILED;
         };
-        return new Settlement(requestId, null, byStart.stream().map(NodeRecord::node).toList(), first.promptTokens,
-                first.cachedTokens, generated, delivered, recomputed, outcome, 200, null,
-                Instant.ofEpochMilli(last.endedMs));
-    }
-
-    /** One node's accounting of one request id. */
-    record NodeRecord(String node, String requestId, long promptTokens, long cachedTokens, long generatedTokens,
-                      long deliveredTokens, String finishReason, long startedMs, long endedMs) {
-        boolean finished() { return finishReason != null; }
-    }
-
-    private List<NodeRecord> ask(NodeEndpoint node, List<String> ids) {
-        try {
-            ObjectNode body = mapper.createObjectNode();
-            ids.forEach(body.putArray("request_ids")::add);
-            HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(node.baseUrl() + "/v1/accounting"))
-                    .timeout(Duration.ofSeconds(10)).header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofByteArray(mapper.writeValueAsBytes(body)));
-            if (node.bearer() != null) b.header("Authorization", "Bearer " + node.bearer());
-            HttpResponse<byte[]> r = http.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
-            if (r.statusCode() != 200) {
-                LOG.log(System.Logger.Level.WARNING, "ledger recovery: node " + node.id() + " answered HTTP "
-                        + r.statusCode() + " to POST /v1/accounting");
-                return List.of();
-            }
-            List<NodeRecord> out = new ArrayList<>();
-            for (JsonNode rec : mapper.readTree(r.body()).path("requests")) {
-                out.add(new NodeRecord(node.id(), rec.path("request_id").asText(), rec.path("prompt_tokens").asLong(),
-                        rec.path("cached_tokens").asLong(), rec.path("generated_tokens").asLong(),
-                        rec.path("delivered_tokens").asLong(),
-                        rec.path("finish_reason").isNull() ? null : rec.path("finish_reason").asText(),
-                        rec.path("started_ms").asLong(), rec.path("ended_ms").asLong(-1)));
-            }
-            return out;
-        } catch (IOException e) {
-            LOG.log(System.Logger.Level.WARNING, "ledger recovery: node " + node.id() + " unreachable: " + e);
-            return List.of();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return List.of();
-        }
+        return new Settlement(requestId, null, byStart.stream().map(NodeRecord::node).toList(), first.promptTokens(),
+                first.cachedTokens(), generated, delivered, recomputed, outcome, 200, null,
+                Instant.ofEpochMilli(last.endedMs()));
     }
 }

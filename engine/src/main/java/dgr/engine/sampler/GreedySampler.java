@@ -1,4 +1,4 @@
-package dgr.runtime;
+package dgr.engine.sampler;
 
 /** Argmax; the lowest id wins ties, so greedy runs are reproducible to the token. */
 public final class GreedySampler implements TokenSampler {
@@ -8,6 +8,11 @@ public final class GreedySampler implements TokenSampler {
 
     @Override
     public int sample(float[] logits, int offset, int width) {
+        return argmax(logits, offset, width);
+    }
+
+    /** The index (from {@code offset}) of the largest of {@code width} logits; the lowest index on ties. */
+    public static int argmax(float[] logits, int offset, int width) {
         int best = 0;
         float bestValue = logits[offset];
         for (int i = 1; i < width; i++) {

@@ -1,0 +1,13 @@
+package dgr.engine.sampler;
+
+/**
+ * Chooses a session's next token from its logits, read in place from a row of the engine's output
+ * buffer (no copy on the way). Each session owns its sampler (and the sampler its seeded draws), so a
+ * session's tokens do not depend on its neighbours in a batch. The scheduler calls it on its own
+ * thread; implementations: {@link GreedySampler} (argmax, shared) and {@link Sampler} (one per session).
+ */
+@FunctionalInterface
+public interface TokenSampler {
+    /** The next token id, given {@code width} logits at {@code logits[offset..]} (valid only during the call). */
+    int sample(float[] logits, int offset, int width);
+}

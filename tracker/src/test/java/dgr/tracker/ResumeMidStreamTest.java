@@ -1,0 +1,126 @@
+package dgr.tracker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dgr.node.NodeServer;
+import dgr.tracker.cluster.Cluster;
+import dgr.tracker.cluster.CuttingProxy;
+import dgr.tracker.cluster.InMemoryLedger;
+import dgr.tracker.ledger.Settlement;
+import java.net.URI;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * A node that dies mid-stream: the tracker resumes the generation on another node serving the same
+ * recipe, and the client's stream is the one a failure-free run gives, chunk for chunk.
+ */
+class ResumeMidStreamTest {
+    private static final InMemoryLedger LEDGER = new InMemoryLedger();
+    private static Cluster cluster;
+    private static NodeServer survivor;
+
+    @BeforeAll
+    static void start() {
+        cluster = new Cluster(Cluster.config(), LEDGER);
+        survivor = cluster.join(Cluster.node("survivor", 2));
+    }
+
+    @AfterAll
+    static void stop() {
+        cluster.close();
+    }
+
+    static String completion(int maxTokens) {
+        return "{\"model\":\"llama-tiny\",\"prompt\":\"Once upon a time\",\"max_tokens\":" + maxTokens
+                + ",\"stream\":true,\"temperature\":0.9,\"seed\":7,\"presence_penalty\":0.5,\"frequency_penalty\":0.3,"
+                + "\"stream_options\":{\"include_usage\":true}}";
+    }
+
+    static String chat(int maxTokens) {
+        return "{\"model\":\"llama-tiny\",\"messages\":[{\"role\":\"user\",\"content\":\"Tell me a story\"}],"
+                + "\"max_tokens\":" + maxTokens + ",\"stream\":true,\"temperature\":0,\"stop\":[\"zz\"]}";
+    }
+
+    @ParameterizedTest(name = "{0} cut after {1} events")
+    @CsvSource({"completions, 6", "completions, 1", "chat, 1", "chat, 9"})
+    void aStreamCutMidwayContinuesOnAnotherNodeWithTheSameChunksNoErrorNoRepeat(String endpoint, int cutAfter)
+            throws Exception {
+        String path = endpoint.equals("chat") ? "v1/chat/completions" : "v1/completions";
+        String body = endpoint.equals("chat") ? chat(24) : completion(24);
+        String reference = cluster.post(cluster.trackerUrl(), path, body).body();
+
+        try (CuttingProxy proxy = new CuttingProxy(Cluster.nodeUrl(survivor), cutAfter)) {
+            String id = "cutting-" + endpoint + "-" + cutAfter;
+            heartbeatAs(id, proxy.url(), 8);
+            HttpResponse<String> run = cluster.post(cluster.trackerUrl(), path, body);
+            assertThat(proxy.cuts.get()).as("the proxy cut the stream").isEqualTo(1);
+            assertThat(run.statusCode()).isEqualTo(200);
+            assertThat(run.body()).doesNotContain("\"error\"");
+            assertThat(chunks(run.body())).isEqualTo(chunks(reference));
+            assertThat(Cluster.streamedText(run.body(), cluster.mapper)).isEqualTo(Cluster.streamedText(reference, cluster.mapper));
+            assertThat(ids(run.body())).as("one response id for every chunk").hasSize(1);
+            Settlement s = LEDGER.settled.getLast();
+            assertThat(s.nodes()).containsExactly(id, "survivor");
+            assertThat(s.recomputedTokens()).isPositive();
+            assertThat(cluster.tracker.tracker().registry().healthy(cluster.tracker.tracker().registry().find(id).orElseThrow()))
+                    .as("the failed node is out of routing at once").isFalse();
+            cluster.tracker.tracker().registry().remove(id);
+        }
+    }
+
+    @Test
+    void aClientThatDidNotAskForUsageGetsNoUsageChunkEvenThoughTheTrackerAskedTheNode() {
+        String body = completion(5).replace(",\"stream_options\":{\"include_usage\":true}", "");
+        String sse = cluster.post(cluster.trackerUrl(), "v1/completions", body).body();
+        assertThat(sse).doesNotContain("usage").doesNotContain("\"dgr\"").endsWith("data: [DONE]\n\n");
+        assertThat(LEDGER.settled.getLast().generatedTokens()).isEqualTo(5);
+    }
+
+    /** Registers a node the way a dgr node's heartbeat does, with the survivor's capabilities under another id. */
+    private static void heartbeatAs(String id, URI url, int maxRunning) {
+        JsonNode caps = cluster.json(cluster.get(Cluster.nodeUrl(survivor), "v1/capabilities").body());
+        ObjectNode c = caps.deepCopy();
+        c.put("node_id", id);
+        ((ObjectNode) c.get("models").get(0).get("concurrency_limit")).put("max_running_sessions", maxRunning);
+        ObjectNode hb = cluster.mapper.createObjectNode();
+        hb.put("url", url.toString());
+        hb.set("capabilities", c);
+        HttpResponse<String> r = cluster.post(cluster.trackerUrl(), "v1/nodes/heartbeat", hb.toString(),
+                "Authorization", "Bearer " + Cluster.NODE_TOKEN);
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    }
+
+    /** Each data event without the fields that differ between two requests (id, created). */
+    private static List<String> chunks(String sse) {
+        List<String> out = new ArrayList<>();
+        for (String line : sse.split("\n")) {
+            if (!line.startsWith("data: ")) continue;
+            if (line.equals("data: [DONE]")) {
+                out.add("[DONE]");
+                continue;
+            }
+            ObjectNode c = (ObjectNode) cluster.json(line.substring(6));
+            c.remove("id");
+            c.remove("created");
+            out.add(c.toString());
+        }
+        return out;
+    }
+
+    private static java.util.Set<String> ids(String sse) {
+        java.util.Set<String> out = new java.util.HashSet<>();
+        for (String line : sse.split("\n")) {
+            if (line.startsWith("data: {")) out.add(cluster.json(line.substring(6)).path("id").asText());
+        }
+        return out;
+    }
+}

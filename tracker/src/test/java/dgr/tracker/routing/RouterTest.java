@@ -1,0 +1,106 @@
+package dgr.tracker.routing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dgr.tracker.registry.Backend;
+import dgr.tracker.registry.ModelCapacity;
+import dgr.tracker.registry.NodeRegistry;
+import java.net.URI;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+class RouterTest {
+    private static final String M = "m";
+
+    private static NodeRegistry registry(int bigMax, int smallMax) {
+        NodeRegistry r = new NodeRegistry(Duration.ofSeconds(3), Clock.systemUTC());
+        r.report("big", Backend.DGR, URI.create("http://127.0.0.1:1/"), null, Map.of(M, cap(bigMax)));
+        r.report("small", Backend.DGR, URI.create("http://127.0.0.1:2/"), null, Map.of(M, cap(smallMax)));
+        return r;
+    }
+
+    private static ModelCapacity cap(int max) {
+        return new ModelCapacity(M, "recipe", max, true, "saturation", 0, 0, 4096);
+    }
+
+    private static String node(Decision d) {
+        return ((Decision.Routed) d).lease().node().id();
+    }
+
+    @Test
+    void capacityRoutingFillsTheNodeWithMostHeadroomAndRefusesWhenEveryNodeIsAtItsRecommendation() throws Exception {
+        Router router = new Router(registry(4, 1), RoutingPolicy.CAPACITY, Duration.ZERO, 8);
+        List<String> order = new ArrayList<>();
+        for (int i = 0; i < 5; i++) order.add(node(router.route(M, null, Set.of())));
+        // headroom big 4,3,2 then 1 = small's 1: a tie, the less loaded of the two (small) wins; then big's last slot.
+        assertThat(order).containsExactly("big", "big", "big", "small", "big");
+        assertThat(router.route(M, null, Set.of())).isInstanceOf(Decision.Full.class);
+    }
+
+    @Test
+    void blindPoliciesIgnoreTheRecommendation() throws Exception {
+        Router rr = new Router(registry(4, 1), RoutingPolicy.ROUND_ROBIN, Duration.ZERO, 8);
+        List<String> order = new ArrayList<>();
+        for (int i = 0; i < 6; i++) order.add(node(rr.route(M, null, Set.of())));
+        assertThat(order).containsExactly("big", "small", "big", "small", "big", "small");
+        Router least = new Router(registry(4, 1), RoutingPolicy.LEAST_LOAD, Duration.ZERO, 8);
+        int small = 0;
+        for (int i = 0; i < 6; i++) if (node(least.route(M, null, Set.of())).equals("small")) small++;
+        assertThat(small).as("least-load splits evenly, blind to capacity").isEqualTo(3);
+    }
+
+    @Test
+    void aQueuedRequestIsRoutedAsSoonAsALeaseEnds() throws Exception {
+        Router router = new Router(registry(1, 1), RoutingPolicy.CAPACITY, Duration.ofSeconds(20), 8);
+        Lease a = ((Decision.Routed) router.route(M, null, Set.of())).lease();
+        Lease b = ((Decision.Routed) router.route(M, null, Set.of())).lease();
+        CompletableFuture<Decision> waiting = CompletableFuture.supplyAsync(() -> {
+            try {
+                return router.route(M, null, Set.of());
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        dgr.tracker.cluster.Await.until("the request queued", Duration.ofSeconds(10), () -> router.queued() == 1);
+        b.close();
+        Decision d = waiting.get(10, TimeUnit.SECONDS);
+        assertThat(d).isInstanceOf(Decision.Routed.class);
+        assertThat(((Decision.Routed) d).lease().reason()).isEqualTo("queued_headroom");
+        assertThat(((Decision.Routed) d).lease().node().id()).isEqualTo(b.node().id());
+        assertThat(router.queued()).isZero();
+        a.close();
+    }
+
+    @Test
+    void theQueueIsBoundedAndItsWaitIsBounded() throws Exception {
+        Router router = new Router(registry(1, 1), RoutingPolicy.CAPACITY, Duration.ofMillis(100), 0);
+        router.route(M, null, Set.of());
+        router.route(M, null, Set.of());
+        Decision.Full full = (Decision.Full) router.route(M, null, Set.of());
+        assertThat(full.queueFull()).as("no queue: refused at once").isTrue();
+        Router waits = new Router(registry(1, 1), RoutingPolicy.CAPACITY, Duration.ofMillis(100), 4);
+        waits.route(M, null, Set.of());
+        waits.route(M, null, Set.of());
+        Decision.Full timedOut = (Decision.Full) waits.route(M, null, Set.of());
+        assertThat(timedOut.queueFull()).isFalse();
+        assertThat(timedOut.waitedNanos()).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(100));
+    }
+
+    @Test
+    void aResumedStreamOnlyGoesToANodeWithTheSameRecipeAndNeverBackToOneThatFailed() throws Exception {
+        NodeRegistry r = registry(4, 4);
+        r.report("other-recipe", Backend.DGR, URI.create("http://127.0.0.1:3/"), null,
+                Map.of(M, new ModelCapacity(M, "another", 64, true, "saturation", 0, 0, 4096)));
+        Router router = new Router(r, RoutingPolicy.CAPACITY, Duration.ZERO, 8);
+        assertThat(node(router.route(M, null, Set.of()))).isEqualTo("other-recipe");
+        assertThat(node(router.route(M, "recipe", Set.of("big")))).isEqualTo("small");
+        assertThat(router.route(M, "recipe", Set.of("big", "small"))).isInstanceOf(Decision.NoNode.class);
+    }
+}
