@@ -1,5 +1,6 @@
 package dgr.cli;
 
+import dgr.engine.ModelCheck;
 import dgr.gguf.GgmlType;
 import dgr.gguf.GgufArtifact;
 import dgr.gguf.MetaValue;
@@ -28,7 +29,7 @@ final class InspectCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintStream out = System.out;
-        try (GgufArtifact a = GgufArtifact.open(file)) {
+        try (GgufArtifact a = GgufArtifact.open(file, false)) {
             out.printf("file: %s%n", a.path());
             out.printf("parts: %d, bytes: %d, GGUF version %d, alignment %d%n", a.parts().size(), a.totalBytes(),
                     a.parts().getFirst().version(), a.parts().getFirst().alignment());
@@ -55,6 +56,9 @@ final class InspectCommand implements Callable<Integer> {
             perType.forEach((t, acc) -> out.printf("  %-6s %8d %16d %16d %8.3f%n", t, acc[0], acc[1], acc[2],
                     acc[2] * 8.0 / acc[1]));
             out.printf("%nparameters: %d (%s)%n", params, human(params));
+            // The checks that make `run` and `serve` refuse the file, reported here without refusing.
+            for (var part : a.parts()) for (String w : part.layoutWarnings()) out.printf("warning: %s: %s%n", part.path(), w);
+            for (ModelCheck.Problem problem : ModelCheck.problems(a)) out.printf("warning: %s%n", problem);
             String arch = a.metadata().getString("general.architecture", "?");
             int nextn = a.metadata().getInt(arch + ".nextn_predict_layers", 0);
             if (nextn > 0) {

@@ -5,6 +5,7 @@ import dgr.node.ModelSpec;
 import dgr.node.NodeConfig;
 import dgr.node.NodeServer;
 import dgr.node.ServingOptions;
+import dgr.node.http.ListenerLimits;
 import dgr.runtime.SchedulerConfig;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -101,17 +102,40 @@ public final class ServeCommand implements Callable<Integer> {
             + " requests carrying it are the tracker's (tenant, request id, resumed sessions, POST /v1/accounting)")
     String nodeToken;
 
+    @Option(names = "--max-connections", description = "most open client connections; beyond it new ones wait in the"
+            + " listen backlog (default: " + ListenerLimits.DEFAULT_MAX_CONNECTIONS + ", lowered to fit the file-descriptor limit)")
+    Integer maxConnections;
+
+    @Option(names = "--idle-timeout", description = "close a connection idle this long, e.g. 30s (default: 30s)")
+    String idleTimeout;
+
+    @Option(names = "--header-timeout", description = "a request's headers and body must arrive within this after its"
+            + " request line, e.g. 10s (default: 10s)")
+    String headerTimeout;
+
+    @picocli.CommandLine.Mixin
+    StageOptions stage = new StageOptions();
+
+    /** The listener's connection cap and timeouts from the flags. */
+    ListenerLimits listenerLimits() {
+        ListenerLimits l = ListenerLimits.defaults();
+        if (maxConnections != null) l = l.withMaxConnections(maxConnections);
+        if (idleTimeout != null) l = l.withIdleTimeout(DurationFlag.parse("--idle-timeout", idleTimeout));
+        if (headerTimeout != null) l = l.withHeaderTimeout(DurationFlag.parse("--header-timeout", headerTimeout));
+        return l;
+    }
+
     @Override
     public Integer call() throws Exception {
         if (tracker != null && nodeToken == null) {
             throw new IllegalArgumentException("--tracker needs --node-token: the tracker refuses a node without its token");
         }
         NodeConfig config = config();
-        NodeServer node = NodeServer.start(config);
+        NodeServer node = NodeServer.start(config, listenerLimits(), stage.plan());
         if (tracker != null) node.joinTracker(tracker);
         System.err.println("dgr serve: listening on " + (config.serving().tls() ? "https" : "http") + "://" + node.host()
                 + ":" + node.port() + " serving "
-                + node.models().all().stream().map(m -> m.id()).toList());
+                + node.models().all().stream().map(m -> m.id()).toList() + StageOptions.describe(node));
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             node.close();
@@ -134,10 +158,11 @@ public final class ServeCommand implements Callable<Integer> {
             eo = eo.withThreads(threads);
         }
         if (contextLength != null) eo = eo.withContextLength(contextLength);
+        eo = stage.span(eo, stage.plan(), paths.size());
         SchedulerConfig sc = SchedulerConfig.defaults();
         if (maxWaiting != null) sc = sc.withMaxWaitingSessions(maxWaiting);
         if (batchTokens != null) sc = OperatorOptions.batchTokens(sc, batchTokens, maxBatchSessions);
-        NodeConfig c = NodeConfig.of(specs).withAddress(host, port).withKeys(apiKeys, keysFile).withEngine(eo)
+        NodeConfig c = NodeConfig.of(specs).withAddress(host, stage.httpPort(stage.plan(), port)).withKeys(apiKeys, keysFile).withEngine(eo)
                 .withScheduler(sc).withSaturationFile(saturation).withMaxBatchSessions(maxBatchSessions);
         if (requestTimeout != null) c = c.withRequestTimeout(DurationFlag.parse("--request-timeout", requestTimeout));
         if (maxBodyBytes != null) c = c.withMaxBodyBytes(maxBodyBytes);

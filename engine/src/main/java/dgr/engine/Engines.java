@@ -14,12 +14,15 @@ public final class Engines {
         GgufArtifact a = GgufArtifact.open(gguf);
         try {
             String arch = a.metadata().getString("general.architecture", "");
+            boolean llama = LlamaVariant.of(arch) != null;
+            if (!llama && !arch.equals("deepseek4")) {
+                throw new IllegalArgumentException("unsupported architecture '" + arch + "' in " + gguf
+                        + "; dgr supports " + LlamaVariant.names() + ", deepseek4");
+            }
+            ModelCheck.require(a); // before anything is sized from the metadata
             String sha256 = ArtifactHash.sha256(a.parts().getFirst().path());
             // The llama graph and its variants (what each changes: LlamaVariant), or DeepSeek-V4.
-            if (LlamaVariant.of(arch) != null) return new LlamaEngine(a, sha256, opts);
-            if (arch.equals("deepseek4")) return new Dsv4Engine(a, sha256, opts);
-            throw new IllegalArgumentException("unsupported architecture '" + arch + "' in " + gguf
-                    + "; dgr supports " + LlamaVariant.names() + ", deepseek4");
+            return llama ? new LlamaEngine(a, sha256, opts) : new Dsv4Engine(a, sha256, opts);
         } catch (RuntimeException e) {
             a.close();
             throw e;

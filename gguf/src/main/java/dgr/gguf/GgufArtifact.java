@@ -38,8 +38,13 @@ public final class GgufArtifact implements AutoCloseable {
 
     /** Opens a file; when its name is part 1 of a split set, opens every part and checks the set. */
     public static GgufArtifact open(Path path) {
+        return open(path, true);
+    }
+
+    /** As {@link #open(Path)}; with {@code strictLayout} false, overlapping tensors are warnings ({@link GgufFile#layoutWarnings}). */
+    public static GgufArtifact open(Path path, boolean strictLayout) {
         Matcher m = SPLIT.matcher(path.getFileName().toString());
-        if (!m.matches()) return new GgufArtifact(List.of(GgufFile.open(path)));
+        if (!m.matches()) return new GgufArtifact(List.of(GgufFile.open(path, strictLayout)));
         int no = Integer.parseInt(m.group(2));
         int count = Integer.parseInt(m.group(3));
         if (no != 1) {
@@ -50,7 +55,7 @@ public final class GgufArtifact implements AutoCloseable {
             for (int i = 1; i <= count; i++) {
                 Path p = path.resolveSibling(String.format("%s-%05d-of-%05d.gguf", m.group(1), i, count));
                 if (!Files.exists(p)) throw new GgufFormatException(p + ": split part " + i + " of " + count + " is missing");
-                GgufFile f = GgufFile.open(p);
+                GgufFile f = GgufFile.open(p, strictLayout);
                 parts.add(f);
                 long sc = f.metadata().getLong("split.count", count);
                 long sn = f.metadata().getLong("split.no", i - 1);
@@ -70,6 +75,11 @@ public final class GgufArtifact implements AutoCloseable {
             parts.forEach(GgufFile::close);
             throw e;
         }
+    }
+
+    /** An artifact of one already opened (or parsed) file; closing the artifact closes it. */
+    public static GgufArtifact of(GgufFile file) {
+        return new GgufArtifact(List.of(file));
     }
 
     public List<GgufFile> parts() { return parts; }

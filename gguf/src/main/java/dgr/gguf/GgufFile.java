@@ -33,6 +33,10 @@ public final class GgufFile implements AutoCloseable {
     /** Deepest array nesting we follow; real files use 1, this only stops hostile recursion. */
     private static final int MAX_ARRAY_DEPTH = 8;
     private static final int MAX_DIMS = 4; // GGML_MAX_DIMS
+    /** The GGUF spec bounds keys to 2^16 − 1 bytes. */
+    private static final int MAX_KEY_BYTES = 65535;
+    /** llama.cpp refuses tensor names of GGML_MAX_NAME (64) bytes or more; so do we. */
+    private static final int MAX_NAME_BYTES = 63;
 
     private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfLong I64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -49,8 +53,9 @@ public final class GgufFile implements AutoCloseable {
     private final Map<String, TensorInfo> byName;
     private final long dataOffset;
     private final int alignment;
+    private final List<String> layoutWarnings;
 
-    private GgufFile(Path path, Arena arena, MemorySegment file) {
+    private GgufFile(Path path, Arena arena, MemorySegment file, boolean strictLayout) {
         this.path = path;
         this.arena = arena;
         this.file = file;
@@ -78,7 +83,7 @@ public final class GgufFile implements AutoCloseable {
 
         Map<String, MetaValue> kv = new LinkedHashMap<>();
         for (long i = 0; i < nKv; i++) {
-            String key = c.string("metadata key #" + i);
+            String key = c.string("metadata key #" + i, MAX_KEY_BYTES);
             if (kv.containsKey(key)) throw c.error("duplicate metadata key '" + key + "'");
             GgufValueType t = c.valueType("type of '" + key + "'", key);
             kv.put(key, new MetaValue(t, c.value(t, key, 0)));
@@ -94,7 +99,7 @@ public final class GgufFile implements AutoCloseable {
         List<Raw> raws = new ArrayList<>();
         Set<String> names = new HashSet<>();
         for (long i = 0; i < nTensors; i++) {
-            String name = c.string("tensor name #" + i);
+            String name = c.string("tensor name #" + i, MAX_NAME_BYTES);
             if (!names.add(name)) throw c.error("duplicate tensor name '" + name + "'");
             int nDims = c.i32("n_dims of '" + name + "'");
             if (nDims < 1 || nDims > MAX_DIMS) throw c.error("tensor '" + name + "' has " + nDims + " dimensions (1.." + MAX_DIMS + " allowed)");
@@ -128,6 +133,7 @@ public final class GgufFile implements AutoCloseable {
         if (nTensors > 0 && dataSize < 0) throw new GgufFormatException(path + ": truncated: tensor data section is missing");
         List<TensorInfo> list = new ArrayList<>();
         Map<String, TensorInfo> map = new LinkedHashMap<>();
+        List<TensorRanges.Range> ranges = new ArrayList<>();
         for (Raw r : raws) {
             long bytes;
             try {
@@ -144,11 +150,14 @@ public final class GgufFile implements AutoCloseable {
                         + (r.offset + bytes) + ") runs past the end of the file (data section holds "
                         + Math.max(0, dataSize) + " bytes; file truncated?)");
             }
+            ranges.add(new TensorRanges.Range(r.name, r.offset, r.offset + bytes));
             TensorInfo ti = new TensorInfo(r.name, r.type, r.shape, r.offset,
                     file.asSlice(dataOffset + r.offset, bytes).asReadOnly());
             list.add(ti);
             map.put(r.name, ti);
         }
+        if (strictLayout) TensorRanges.requireDisjoint(path, ranges);
+        layoutWarnings = strictLayout ? List.of() : List.copyOf(TensorRanges.overlaps(ranges));
         tensors = Collections.unmodifiableList(list);
         byName = Collections.unmodifiableMap(map);
     }
@@ -165,12 +174,20 @@ public final class GgufFile implements AutoCloseable {
 
     /** Opens and validates one file. The caller closes it. */
     public static GgufFile open(Path path) {
+        return open(path, true);
+    }
+
+    /**
+     * Opens one file; with {@code strictLayout} false, tensors whose data overlap are listed in
+     * {@link #layoutWarnings()} instead of refused (for {@code dgr inspect}, which shows a bad file).
+     */
+    public static GgufFile open(Path path, boolean strictLayout) {
         Arena arena = Arena.ofShared();
         try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
             long size = ch.size();
             MemorySegment seg = size == 0 ? MemorySegment.ofArray(new byte[0])
                     : ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
-            return new GgufFile(path, arena, seg);
+            return new GgufFile(path, arena, seg, strictLayout);
         } catch (NoSuchFileException e) {
             arena.close();
             throw new GgufFormatException(path + ": no such file");
@@ -183,6 +200,15 @@ public final class GgufFile implements AutoCloseable {
         }
     }
 
+    /**
+     * Parses GGUF bytes already in memory (an in-process fuzzer's mutated copy), with the same checks
+     * as {@link #open}; {@code label} stands for the file in messages. Closing it does nothing: the
+     * caller owns {@code bytes}.
+     */
+    public static GgufFile parse(Path label, MemorySegment bytes) {
+        return new GgufFile(label, null, bytes, true);
+    }
+
     public Path path() { return path; }
     public int version() { return version; }
     public Metadata metadata() { return metadata; }
@@ -190,6 +216,8 @@ public final class GgufFile implements AutoCloseable {
     public int alignment() { return alignment; }
     public long dataOffset() { return dataOffset; }
     public long fileSize() { return file.byteSize(); }
+    /** Layout problems an open with {@code strictLayout} false let through (tensor overlaps); empty otherwise. */
+    public List<String> layoutWarnings() { return layoutWarnings; }
 
     public TensorInfo tensor(String name) {
         TensorInfo t = byName.get(name);
@@ -201,13 +229,16 @@ public final class GgufFile implements AutoCloseable {
 
     @Override
     public void close() {
-        arena.close();
+        if (arena != null) arena.close();
     }
 
     /** Bounds-checked little-endian reader over the mapped header. */
     private static final class Cursor {
         final MemorySegment seg;
         final Path path;
+        /** One strict decoder for every string of the header (a vocabulary has 10^5 of them). */
+        final java.nio.charset.CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT);
         long pos;
 
         Cursor(MemorySegment seg, Path path) {
@@ -230,20 +261,38 @@ public final class GgufFile implements AutoCloseable {
         int i32(String what) { need(4, what); int v = seg.get(I32, pos); pos += 4; return v; }
         long i64(String what) { need(8, what); long v = seg.get(I64, pos); pos += 8; return v; }
 
+        /** A string no longer than {@code max} bytes (a key or a tensor name: bounded by the format). */
+        String string(String what, int max) {
+            long at = pos;
+            if (remaining() >= 8 && seg.get(I64, at) > max) {
+                throw error(what + " is " + seg.get(I64, at) + " bytes long; at most " + max + " allowed");
+            }
+            return string(what);
+        }
+
         String string(String what) {
-            long len = i64("length of " + what);
+            // need() inlined: the message is only built on failure (a vocabulary has 10^5 strings).
+            if (remaining() < 8) throw error("truncated: reading length of " + what + " needs 8 bytes, " + remaining() + " left");
+            long len = seg.get(I64, pos);
+            pos += 8;
             if (len < 0 || len > remaining()) throw error("absurd string length " + len + " for " + what);
             // A Java byte[] caps a single string at 2 GiB; only a corrupt multi-GiB file gets here.
             if (len > Integer.MAX_VALUE - 8) throw error("string of " + len + " bytes for " + what + " is too long");
-            byte[] b = seg.asSlice(pos, len).toArray(ValueLayout.JAVA_BYTE);
+            byte[] b = new byte[(int) len];
+            MemorySegment.copy(seg, ValueLayout.JAVA_BYTE, pos, b, 0, (int) len);
             pos += len;
+            if (ascii(b)) return new String(b, StandardCharsets.ISO_8859_1); // the common case, no decoder
             try {
-                return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                        .onUnmappableCharacter(CodingErrorAction.REPORT).decode(java.nio.ByteBuffer.wrap(b)).toString();
+                return utf8.reset().decode(java.nio.ByteBuffer.wrap(b)).toString();
             } catch (CharacterCodingException e) {
                 // Some vocabularies hold invalid UTF-8 pieces; keep them lossily rather than reject the file.
                 return new String(b, StandardCharsets.UTF_8);
             }
+        }
+
+        private static boolean ascii(byte[] b) {
+            for (byte x : b) if (x < 0) return false;
+            return true;
         }
 
         GgufValueType valueType(String what, String key) {
@@ -256,7 +305,11 @@ public final class GgufFile implements AutoCloseable {
         }
 
         Object value(GgufValueType t, String key, int depth) {
-            String what = "value of '" + key + "'";
+            return value(t, key, "value of '" + key + "'", depth);
+        }
+
+        /** {@code what} names the value in errors; built once per key, not once per array element. */
+        Object value(GgufValueType t, String key, String what, int depth) {
             return switch (t) {
                 case UINT8 -> { need(1, what); yield (int) (seg.get(ValueLayout.JAVA_BYTE, pos++) & 0xff); }
                 case INT8 -> { need(1, what); yield seg.get(ValueLayout.JAVA_BYTE, pos++); }
@@ -284,7 +337,7 @@ public final class GgufFile implements AutoCloseable {
                     // The length is only bounded by the file size; grow as elements really parse
                     // rather than trusting it for an up-front allocation (8 bytes per slot).
                     List<Object> els = new ArrayList<>((int) Math.min(n, 4096));
-                    for (long i = 0; i < n; i++) els.add(value(et, key, depth + 1));
+                    for (long i = 0; i < n; i++) els.add(value(et, key, what, depth + 1));
                     yield new MetaValue.MetaArray(et, Collections.unmodifiableList(els));
                 }
             };

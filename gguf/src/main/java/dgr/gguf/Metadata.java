@@ -38,7 +38,14 @@ public final class Metadata {
 
     public long getLong(String key, long dflt) { return has(key) ? getLong(key) : dflt; }
 
-    public int getInt(String key) { return Math.toIntExact(getLong(key)); }
+    /** The value as an int; one outside int's range is refused naming the key (never a bare overflow). */
+    public int getInt(String key) {
+        long v = getLong(key);
+        if (v != (int) v) {
+            throw new GgufFormatException("metadata key '" + key + "' = " + v + " does not fit a 32-bit integer");
+        }
+        return (int) v;
+    }
 
     public int getInt(String key, int dflt) { return has(key) ? getInt(key) : dflt; }
 

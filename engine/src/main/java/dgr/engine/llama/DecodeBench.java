@@ -186,24 +186,18 @@ public final class DecodeBench {
             batch.clear();
             for (int p = 0; p < 4; p++) batch.addToken(slots[s], p, 100 + 7 * s + p, p == 3);
             ForwardResult r = e.forward(batch);
-            next[s] = argmax(r.outputArray(), r.outputOffset(3), r.outputWidth());
+            next[s] = dgr.engine.sampler.GreedySampler.argmax(r.outputArray(), r.outputOffset(3), r.outputWidth());
         }
         long t0 = System.nanoTime(), c0 = cpuNanos();
         for (int i = 0; i < steps; i++) {
             batch.clear();
             for (int s = 0; s < b; s++) batch.addToken(slots[s], slots[s].length(), next[s], true);
             ForwardResult r = e.forward(batch);
-            for (int s = 0; s < b; s++) next[s] = argmax(r.outputArray(), r.outputOffset(s), r.outputWidth());
+            for (int s = 0; s < b; s++) next[s] = dgr.engine.sampler.GreedySampler.argmax(r.outputArray(), r.outputOffset(s), r.outputWidth());
         }
         long t1 = System.nanoTime(), c1 = cpuNanos();
         for (StateSlot s : slots) s.close();
         return new Rate(b * steps, t1 - t0, c1 - c0, e.features().threads());
-    }
-
-    static int argmax(float[] a, int off, int n) {
-        int best = 0;
-        for (int i = 1; i < n; i++) if (a[off + i] > a[off + best]) best = i;
-        return best;
     }
 
     static long gcCount() {

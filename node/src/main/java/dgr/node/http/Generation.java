@@ -35,17 +35,25 @@ import java.util.concurrent.ThreadLocalRandom;
 final class Generation {
     /** The scheduler's documented cancellation message for an expired deadline. */
     private static final String DEADLINE_MESSAGE = "deadline exceeded";
+    private static final String CLIENT_GONE = "client disconnected";
 
     private final ObjectMapper mapper;
     private final Duration timeout;
     private final RecentRequests recent;
     private final ServingOptions serving;
 
+    /** Watches the connection of a non-streaming generation, or null (then a gone client is noticed at the end). */
+    private ConnectionGuard guard;
+
     Generation(ObjectMapper mapper, Duration timeout, RecentRequests recent, ServingOptions serving) {
         this.mapper = mapper;
         this.timeout = timeout;
         this.recent = recent;
         this.serving = serving;
+    }
+
+    void watchConnections(ConnectionGuard guard) {
+        this.guard = guard;
     }
 
     /**
@@ -86,12 +94,13 @@ final class Generation {
             case Submission.Rejected r -> throw rejection(r, params.maxTokens() != null
                     && ContextRule.mostNewTokens(prompt.length, model.contextLength()) >= 1 ? "max_tokens" : promptParam);
         };
-        RecentRequests.Tracked tracked = recent.track(requestId, model.id(), tenant, session);
+        RecentRequests.Tracked tracked = resumed == null ? recent.track(requestId, model.id(), tenant, session)
+                : recent.trackResumed(requestId, model.id(), tenant, session, resumed.promptLength(), resumed.generated());
         try {
             if (params.stream()) {
                 stream(session, stream, params, format, id, created, model.id(), tracked, new Relay(relay, resumed), res);
             } else {
-                whole(stream, format, id, created, model.id(), tracked, res);
+                whole(session, stream, format, id, created, model.id(), tracked, res);
             }
         } finally {
             tracked.ended();
@@ -101,14 +110,35 @@ final class Generation {
         }
     }
 
-    private void whole(TokenStream stream, ResponseFormat format, String id, long created, String model,
+    /**
+     * One JSON answer at the end. Nothing is written while the session runs, so a client that leaves
+     * is only seen by watching the connection ({@link ConnectionGuard#watch}): it cancels the session
+     * within one iteration, as a failed write does for a stream. A watched answer closes the
+     * connection after it (the watching read cannot be taken back).
+     */
+    private void whole(Session session, TokenStream stream, ResponseFormat format, String id, long created, String model,
                        RecentRequests.Tracked tracked, ServerResponse res) throws InterruptedException {
+        java.util.concurrent.atomic.AtomicBoolean gone = new java.util.concurrent.atomic.AtomicBoolean();
+        ConnectionGuard.Watch watch = guard == null ? () -> {} : guard.watch(() -> {
+            gone.set(true);
+            session.cancel(CLIENT_GONE);
+        });
+        if (guard != null) res.header(io.helidon.http.HeaderValues.CONNECTION_CLOSE);
+        try (watch) {
+            wholeAnswer(stream, format, id, created, model, tracked, gone, res);
+        }
+    }
+
+    private void wholeAnswer(TokenStream stream, ResponseFormat format, String id, long created, String model,
+                             RecentRequests.Tracked tracked, java.util.concurrent.atomic.AtomicBoolean gone,
+                             ServerResponse res) throws InterruptedException {
         StringBuilder text = new StringBuilder();
         while (true) {
             switch (stream.take()) {
                 case SessionEvent.TokenEvent t -> text.append(t.text());
                 case SessionEvent.Finished f -> {
-                    if (f.reason() == FinishReason.CANCELLED || f.reason() == FinishReason.ERROR) throw failure(f);
+                    if (gone.get() && f.reason() == FinishReason.CANCELLED) return; // nobody left to answer
+                    if (f.reason() != FinishReason.STOP && f.reason() != FinishReason.LENGTH) throw failure(f);
                     JsonReply.send(res, mapper, Status.OK_200,
                             format.complete(id, created, model, text.toString(), f.reason().wireName(), Usage.of(f.accounting())));
                     tracked.delivered(f.accounting().generatedTokens());
@@ -138,7 +168,7 @@ final class Generation {
                         tracked.delivered(1);
                     }
                     case SessionEvent.Finished f -> {
-                        if (f.reason() == FinishReason.CANCELLED || f.reason() == FinishReason.ERROR) {
+                        if (f.reason() != FinishReason.STOP && f.reason() != FinishReason.LENGTH) {
                             // Headers are gone: the error travels as an event, as OpenAI streams do.
                             sse.event(ErrorBody.of(failure(f)));
                         } else {
@@ -153,10 +183,10 @@ final class Generation {
                 }
             }
         } catch (SseWriter.ClientGone gone) {
-            session.cancel("client disconnected");
+            session.cancel(CLIENT_GONE);
         } catch (java.io.IOException | java.io.UncheckedIOException closeFailed) {
             // Closing the stream writes the last chunk; a client gone by then has all it asked for.
-            session.cancel("client disconnected");
+            session.cancel(CLIENT_GONE);
         }
     }
 
@@ -218,6 +248,10 @@ final class Generation {
         if (f.reason() == FinishReason.CANCELLED) {
             return new ApiError(503, "server_error", "The request was cancelled: " + f.message() + ".", null,
                     "cancelled");
+        }
+        if (f.reason() == FinishReason.UNAVAILABLE) {
+            return new ApiError(503, "server_error", "A stage of the model's route is unavailable: " + f.message() + ".",
+                    null, "route_unavailable");
         }
         return new ApiError(500, "server_error", "The model failed while generating; the request was ended.",
                 null, "generation_failed");

@@ -65,6 +65,8 @@ public final class NodeHttp {
     private final AccountingApi accounting;
     private final Cors cors;
     private volatile TrackerTrust tracker = TrackerTrust.NONE;
+    private ConnectionGuard guard;
+    private ClientFaultLog faults = new ClientFaultLog(Duration.ofSeconds(1));
 
     public NodeHttp(ModelRegistry models, ApiKeys keys, NodeMetrics metrics, Supplier<JsonNode> capabilities,
                     long maxBodyBytes, Duration requestTimeout) {
@@ -106,12 +108,30 @@ public final class NodeHttp {
             Thread.currentThread().interrupt();
             sendError(res, new ApiError(503, "server_error", "The server is shutting down.", null, "unavailable"));
         } catch (RuntimeException e) {
-            // Logged here in full; the client gets a plain message, never a stack trace.
-            LOG.log(System.Logger.Level.ERROR, "request " + req.prologue().method() + " " + req.path().path()
-                    + " failed", e);
-            sendError(res, new ApiError(500, "server_error", "The server had an error while processing your request.",
-                    null, "internal_error"));
+            if (RequestFaults.clientGone(e)) { // nobody to answer: one line, no trace
+                faults.fault("client left " + req.prologue().method() + " " + req.path().path() + ": " + e);
+                return;
+            }
+            // A real fault: logged in full under an id the client is told, never a stack trace to the client.
+            String incident = RequestFaults.incidentId();
+            LOG.log(System.Logger.Level.ERROR, "request " + incident + " (" + req.prologue().method() + " "
+                    + req.path().path() + (requestId(req) != null ? ", " + REQUEST_ID_HEADER + " " + requestId(req) : "")
+                    + ") failed", e);
+            sendError(res, new ApiError(500, "server_error", "The server had an error while processing your request "
+                    + "(request id " + incident + ").", null, "internal_error"));
         }
+    }
+
+    /**
+     * The listener's guard and the client-fault log ({@link NodeServer} sets both before it starts):
+     * request bodies are read under the header timeout, and a non-streaming generation watches its
+     * connection so a client that leaves cancels it.
+     */
+    public NodeHttp guardedBy(ConnectionGuard guard, ClientFaultLog faults) {
+        this.guard = guard;
+        this.faults = faults;
+        generation.watchConnections(guard);
+        return this;
     }
 
     private void dispatch(ServerRequest req, ServerResponse res) throws InterruptedException {
@@ -266,12 +286,25 @@ public final class NodeHttp {
     private byte[] body(ServerRequest req) {
         long declared = req.headers().contentLength().orElse(-1);
         if (declared > maxBodyBytes) throw tooLarge();
+        return guard == null ? readBody(req) : guard.deadline(() -> readBody(req));
+    }
+
+    /**
+     * The body, or a 400 naming what was wrong with its framing: a chunk size that is not hex, a body
+     * shorter than its Content-Length, a connection closed mid-body (Helidon's decoder throws plain
+     * runtime exceptions for these, which are the client's fault, not a server error).
+     */
+    private byte[] readBody(ServerRequest req) {
         try (InputStream in = req.content().inputStream()) {
             byte[] bytes = in.readNBytes((int) Math.min(maxBodyBytes + 1, Integer.MAX_VALUE - 8));
             if (bytes.length > maxBodyBytes) throw tooLarge();
             return bytes;
-        } catch (IOException e) {
-            throw ApiError.invalid("We could not read the body of your request.", null, "invalid_body");
+        } catch (ApiError e) {
+            throw e;
+        } catch (IOException | RuntimeException e) {
+            String why = RequestFaults.bodyFault(e);
+            faults.fault("400 " + req.prologue().method() + " " + req.path().path() + ": " + why);
+            throw ApiError.invalid("We could not read the body of your request: " + why + ".", null, "invalid_body");
         }
     }
 
@@ -282,6 +315,15 @@ public final class NodeHttp {
 
     private void sendError(ServerResponse res, ApiError e) {
         if (res.isSent()) return;
+        try {
+            sendErrorBody(res, e);
+        } catch (RuntimeException gone) {
+            if (!RequestFaults.clientGone(gone)) throw gone;
+            faults.fault("client left before its " + e.status() + " was sent: " + e.getMessage());
+        }
+    }
+
+    private void sendErrorBody(ServerResponse res, ApiError e) {
         if (e.status() == 429) res.header(HeaderNames.RETRY_AFTER, "1");
         if (e instanceof MethodNotAllowed m) res.header(HeaderNames.ALLOW, m.allowed.text());
         if (e.status() == 401) res.header(HeaderNames.WWW_AUTHENTICATE, "Bearer");

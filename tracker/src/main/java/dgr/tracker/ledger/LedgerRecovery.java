@@ -17,11 +17,9 @@ import java.util.function.Supplier;
  *
  * <p>Only this tracker's rows that arrived before it started are orphans. Each round asks every known node
  * for them; a request some node reports finished is settled at what the nodes computed. When several nodes
- * report one id (a stream resumed on another node), they are taken in start order: the first node's prompt
- * is billed, each later node's extra prompt tokens are the delivered tokens it re-processed
- * ({@code recomputed}, not billed) and the billed completion is {@code prompt_last - prompt_first +
- * generated_last}: every token the client received before the last node took over, plus what the last one
- * generated. A request no node has reported by the end of the grace period (its node died too, or it never
+ * report one id (a stream resumed on another node), the last to start holds the request's usage (a node
+ * reports a resumed session's own prompt, and the resumed tokens as generated), and every node's
+ * re-processed prompt is {@code recomputed} (recorded, not billed). A request no node has reported by the end of the grace period (its node died too, or it never
  * reached one) is settled FAILED at zero tokens: nothing exact is known of it, so nothing is billed.
  */
 public final class LedgerRecovery {
@@ -55,12 +53,21 @@ public final class LedgerRecovery {
         for (JdbcLedger.OpenRequest r : ledger.openRequests()) if (r.arrival().isBefore(startedAt)) orphans.add(r);
         if (orphans.isEmpty()) return new Result(0, 0, 0);
         Map<String, List<NodeRecord>> reports = new HashMap<>();
-        for (NodeEndpoint node : nodes.get()) {
-            for (int i = 0; i < orphans.size(); i += IDS_PER_CALL) {
-                List<String> ids = orphans.subList(i, Math.min(orphans.size(), i + IDS_PER_CALL)).stream()
-                        .map(JdbcLedger.OpenRequest::requestId).toList();
-                for (NodeRecord rec : client.ask(node.id(), node.baseUrl(), node.bearer(), ids)) reports.computeIfAbsent(rec.requestId(), k -> new ArrayList<>()).add(rec);
+        // Every node at once: a slow node must not keep the others' answers waiting (one may die meanwhile,
+        // and its accounting with it).
+        List<java.util.concurrent.Future<List<NodeRecord>>> answers = new ArrayList<>();
+        try (var pool = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+            for (NodeEndpoint node : nodes.get()) {
+                for (int i = 0; i < orphans.size(); i += IDS_PER_CALL) {
+                    List<String> ids = orphans.subList(i, Math.min(orphans.size(), i + IDS_PER_CALL)).stream()
+                            .map(JdbcLedger.OpenRequest::requestId).toList();
+                    answers.add(pool.submit(() -> client.ask(node.id(), node.baseUrl(), node.bearer(), ids)));
+                }
             }
+        }
+        for (var answer : answers) {
+            if (answer.state() != java.util.concurrent.Future.State.SUCCESS) continue;   // that node tells nothing now
+            for (NodeRecord rec : answer.resultNow()) reports.computeIfAbsent(rec.requestId(), k -> new ArrayList<>()).add(rec);
         }
         int fromNodes = 0, unknown = 0, open = 0;
         for (JdbcLedger.OpenRequest r : orphans) {
@@ -102,12 +109,11 @@ public final class LedgerRecovery {
     static Settlement settlement(String requestId, List<NodeRecord> recs) {
         List<NodeRecord> byStart = new ArrayList<>(recs);
         byStart.sort(Comparator.comparingLong(NodeRecord::startedMs));
-        NodeRecord first = byStart.getFirst();
+        // The last node to serve the request holds its usage as the client would have seen it; every node's
+        // re-processed prompt is recomputation.
         NodeRecord last = byStart.getLast();
         long recomputed = 0;
-        for (NodeRecord r : byStart.subList(1, byStart.size())) recomputed += Math.max(0, r.promptTokens() - first.promptTokens());
-        long generated = Math.max(0, last.promptTokens() - first.promptTokens()) + last.generatedTokens();
-        long delivered = Math.max(0, last.promptTokens() - first.promptTokens()) + last.deliveredTokens();
+        for (NodeRecord r : byStart) recomputed += r.recomputedTokens();
         Outcome outcome = switch (last.finishReason()) {
             case "stop" -> Outcome.STOP;
             case "length" -> Outcome.LENGTH;
@@ -115,8 +121,8 @@ public final class LedgerRecovery {
             case "cancelled" -> Outcome.CUT;
             default -> Outcome.FAILED;
         };
-        return new Settlement(requestId, null, byStart.stream().map(NodeRecord::node).toList(), first.promptTokens(),
-                first.cachedTokens(), generated, delivered, recomputed, outcome, 200, null,
+        return new Settlement(requestId, null, byStart.stream().map(NodeRecord::node).toList(), last.promptTokens(),
+                last.cachedTokens(), last.generatedTokens(), last.deliveredTokens(), recomputed, outcome, 200, null,
                 Instant.ofEpochMilli(last.endedMs()));
     }
 }

@@ -1,0 +1,187 @@
+package dgr.node;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dgr.node.http.ListenerLimits;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * The listener's defences, over raw sockets: malformed HTTP framing is a 4xx in OpenAI's shape, idle
+ * and slow-head connections are cut off, the connection cap holds, and a non-streaming request
+ * whose client leaves is cancelled at once.
+ */
+class ListenerHardeningTest {
+    static NodeServer node;
+    static Http http;
+
+    @BeforeAll
+    static void start() throws IOException {
+        node = NodeServer.start(TestNodes.config(), ListenerLimits.defaults().withMaxConnections(8)
+                .withIdleTimeout(Duration.ofMillis(1500)).withHeaderTimeout(Duration.ofMillis(1000)));
+        http = new Http(node);
+    }
+
+    @AfterAll
+    static void stop() { node.close(); }
+
+    private static Socket connect() throws IOException {
+        Socket s = new Socket("127.0.0.1", node.port());
+        s.setSoTimeout(20_000);
+        return s;
+    }
+
+    /** Everything the server sends until it closes (or the read times out). */
+    private static String readAll(Socket s) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        InputStream in = s.getInputStream();
+        byte[] buf = new byte[4096];
+        try {
+            for (int n; (n = in.read(buf)) > 0; ) out.write(buf, 0, n);
+        } catch (SocketException reset) {
+            // a reset after the answer still leaves the answer read
+        }
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    private static void assertOpenAi4xx(String response, String what) throws IOException {
+        assertThat(response).as(what).startsWith("HTTP/1.1 4");
+        assertThat(response).as(what).containsIgnoringCase("content-type: application/json");
+        String body = response.substring(response.indexOf("\r\n\r\n") + 4);
+        JsonNode e = Http.JSON.readTree(body).get("error");
+        assertThat(e).as(what + ": " + body).isNotNull();
+        assertThat(e.get("message").asText()).isNotBlank();
+        assertThat(e.get("type").asText()).isEqualTo("invalid_request_error");
+        assertThat(body).doesNotContain("Exception", "\tat ");
+    }
+
+    private static final String POST = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n";
+    private static final String JSON = "{\"model\":\"llama-tiny\",\"prompt\":\"a\",\"max_tokens\":2}";
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+            "chunk size not hex      | TE  | ZZ\\r\\nabc\\r\\n0\\r\\n\\r\\n",
+            "chunk size overflowing  | TE  | FFFFFFFFFFFFFFFFFFFF\\r\\nabc\\r\\n0\\r\\n\\r\\n",
+            "body shorter than length| CL  | {\"model\":",
+            "chunked body cut short  | TE  | 40\\r\\n{\"model\":",
+            "garbage request line    | RAW | GARBAGE\\r\\n\\r\\n",
+            "header without colon    | RAW | POST /v1/completions HTTP/1.1\\r\\nHost: x\\r\\nNoColonHere\\r\\n\\r\\n",
+            "length not a number     | RAW | POST /v1/completions HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: abc\\r\\n\\r\\n",
+            "length and chunked      | RAW | POST /v1/completions HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: 3\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n0\\r\\n\\r\\n",
+            "head cut short then FIN | RAW | POST /v1/completions HTTP/1.1\\r\\nHost: x\\r\\nContent-Le",
+    })
+    void malformedFramingIsA4xxInOpenAiShapeNeverA500(String name, String mode, String payload) throws IOException {
+        String p = payload.replace("\\r\\n", "\r\n");
+        String request = switch (mode.trim()) {
+            case "TE" -> POST + "Transfer-Encoding: chunked\r\n\r\n" + p;
+            case "CL" -> POST + "Content-Length: 100\r\n\r\n" + p;
+            default -> p;
+        };
+        try (Socket s = connect()) {
+            OutputStream out = s.getOutputStream();
+            out.write(request.getBytes(StandardCharsets.UTF_8));
+            out.flush();
+            s.shutdownOutput(); // FIN: whatever was cut short stays short
+            assertOpenAi4xx(readAll(s), name);
+        }
+        assertThat(http.get("/health").statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void aConnectionThatSendsNothingIsClosedAfterTheIdleTimeout() throws IOException {
+        try (Socket s = connect()) {
+            long t0 = System.nanoTime();
+            assertThat(s.getInputStream().read()).isEqualTo(-1);
+            assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(10));
+        }
+    }
+
+    @Test
+    void aHeadTrickledSlowerThanTheHeaderTimeoutIsCutOff() throws Exception {
+        try (Socket s = connect()) {
+            OutputStream out = s.getOutputStream();
+            out.write(POST.getBytes(StandardCharsets.UTF_8));
+            long t0 = System.nanoTime();
+            boolean cut = false;
+            // One header byte every 200 ms: each read is quick, the head never ends.
+            for (int i = 0; i < 100 && !cut; i++) {
+                try {
+                    out.write('X');
+                    out.flush();
+                    Thread.sleep(200);
+                    cut = s.getInputStream().available() > 0 || isClosed(s);
+                } catch (IOException e) {
+                    cut = true;
+                }
+            }
+            assertThat(cut).isTrue();
+            assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(10));
+        }
+    }
+
+    private static boolean isClosed(Socket s) throws IOException {
+        s.setSoTimeout(1);
+        try {
+            return s.getInputStream().read() == -1;
+        } catch (java.net.SocketTimeoutException stillOpen) {
+            return false;
+        } finally {
+            s.setSoTimeout(20_000);
+        }
+    }
+
+    @Test
+    void connectionsBeyondTheCapWaitWithoutBreakingTheListener() throws IOException {
+        List<Socket> idle = new ArrayList<>();
+        try {
+            for (int i = 0; i < 20; i++) idle.add(connect()); // 8 served, 12 in the listen backlog
+        } finally {
+            for (Socket s : idle) s.close();
+        }
+        // The slots free as the idle sockets close; the listener keeps serving.
+        assertThat(http.get("/health").statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void anAbandonedNonStreamingRequestIsCancelledAtOnce() throws Exception {
+        double cancelledBefore = metric("dgr_requests_total", Map.of("model", "llama-tiny", "outcome", "cancelled"));
+        String body = "{\"model\":\"llama-tiny\",\"prompt\":\"Once\",\"max_tokens\":500,\"ignore_eos\":true}";
+        try (Socket s = connect()) {
+            s.getOutputStream().write((POST + "Content-Length: " + body.length() + "\r\n\r\n" + body)
+                    .getBytes(StandardCharsets.UTF_8));
+            s.getOutputStream().flush();
+            awaitUntil(() -> metric("dgr_num_requests_running", Map.of("model", "llama-tiny")) == 1);
+        } // the client leaves mid-generation
+        awaitUntil(() -> metric("dgr_num_requests_running", Map.of("model", "llama-tiny")) == 0);
+        // Cancelled, not run out to its 500 tokens (outcome "length").
+        assertThat(metric("dgr_requests_total", Map.of("model", "llama-tiny", "outcome", "cancelled")))
+                .isEqualTo(cancelledBefore + 1);
+    }
+
+    private static double metric(String name, Map<String, String> labels) {
+        return PromText.parse(http.get("/metrics").body()).value(name, labels);
+    }
+
+    private static void awaitUntil(java.util.function.BooleanSupplier c) throws InterruptedException {
+        long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (!c.getAsBoolean()) {
+            if (System.nanoTime() > end) throw new AssertionError("condition not met within 30 s");
+            Thread.sleep(5);
+        }
+    }
+}
