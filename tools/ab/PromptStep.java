@@ -16,7 +16,7 @@ public final class PromptStep {
             batch.clear();
             for (int r = 0; r < 32 && p < depth; r++, p++) batch.addToken(deep, p, 100 + (p * 31) % 1000, p == depth - 1);
             ForwardResult fr = e.forward(batch);
-            if (p == depth) next = DecodeBench.argmax(fr.outputArray(), fr.outputOffset(batch.size() - 1), fr.outputWidth());
+            if (p == depth) next = dgr.engine.sampler.GreedySampler.argmax(fr.outputArray(), fr.outputOffset(batch.size() - 1), fr.outputWidth());
         }
     }
     public long prefill(int n) {
@@ -36,7 +36,7 @@ public final class PromptStep {
         long t0 = System.nanoTime();
         ForwardResult r = e.forward(batch);
         long dt = System.nanoTime() - t0;
-        next = DecodeBench.argmax(r.outputArray(), r.outputOffset(0), r.outputWidth());
+        next = dgr.engine.sampler.GreedySampler.argmax(r.outputArray(), r.outputOffset(0), r.outputWidth());
         if (deep.length() > 4150) deep.truncate(4096);
         return dt;
     }

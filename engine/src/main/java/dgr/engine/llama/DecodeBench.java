@@ -129,14 +129,14 @@ public final class DecodeBench {
                 batch.clear();
                 for (int r = 0; r < chunk && p < depth; r++, p++) batch.addToken(slot, p, 100 + (p * 31) % 1000, p == depth - 1);
                 ForwardResult fr = e.forward(batch);
-                if (p == depth) next = argmax(fr.outputArray(), fr.outputOffset(batch.size() - 1), fr.outputWidth());
+                if (p == depth) next = dgr.engine.sampler.GreedySampler.argmax(fr.outputArray(), fr.outputOffset(batch.size() - 1), fr.outputWidth());
             }
             long t0 = System.nanoTime(), c0 = cpuNanos();
             for (int i = 0; i < steps; i++) {
                 batch.clear();
                 batch.addToken(slot, slot.length(), next, true);
                 ForwardResult fr = e.forward(batch);
-                next = argmax(fr.outputArray(), fr.outputOffset(0), fr.outputWidth());
+                next = dgr.engine.sampler.GreedySampler.argmax(fr.outputArray(), fr.outputOffset(0), fr.outputWidth());
             }
             return new Rate(steps, System.nanoTime() - t0, cpuNanos() - c0, e.features().threads());
         }
