@@ -97,6 +97,7 @@ public final class ServedModel implements AutoCloseable {
             Scheduler scheduler = new Scheduler(engine, config);
             ServedModel m = new ServedModel(spec.id(), spec.path(), engine, scheduler, tokenizer, limit, serving);
             scheduler.addListener(metrics.register(spec.id(), config.maxBatchSessions(), m::load));
+            metrics.registerPool(spec.id(), engine::pooledStateBytes);
             scheduler.start();
             return m;
         } catch (RuntimeException e) {
