@@ -15,6 +15,7 @@ import dgr.bench.report.SaturationFile;
 import dgr.bench.saturation.KneeDetector;
 import dgr.bench.saturation.Recommendation;
 import dgr.bench.saturation.SaturationAnalysis;
+import dgr.bench.saturation.SweepPlan;
 import dgr.bench.target.HttpTarget;
 import dgr.bench.target.InProcessTarget;
 import dgr.bench.target.IterationSample;
@@ -51,6 +52,8 @@ public final class Bench {
     private static final List<String> LANES = List.of("dense", "v4");
     /** Random prompt ids over HTTP stay below this when the server does not report its vocabulary. */
     private static final int HTTP_VOCAB_FALLBACK = 1000;
+    /** Closed levels send at least this many requests per client ({@link #requestsAt}). */
+    static final int ROUNDS_PER_LEVEL = 3;
 
     private final BenchConfig config;
     private final PrintStream log;
@@ -181,9 +184,15 @@ public final class Bench {
             }
         }
         List<Level> plan = new ArrayList<>();
-        for (int c : sweep) plan.add(Level.closed(c, config.requestsPerLevel(), config.duration()));
+        for (int c : sweep) plan.add(Level.closed(c, requestsAt(c), config.duration()));
         for (double r : config.rates()) plan.add(Level.open(r, config.requestsPerLevel(), config.duration()));
-        for (Level level : plan) {
+        SweepPlan extension = config.extendSweep() && !explicitTenants
+                ? new SweepPlan(new KneeDetector(config.kneeSlopeRatio()), config.slo(), info.rowLimit(), config.sweepBudget())
+                : null;
+        long sweepStart = System.nanoTime();
+        String sweepEnd = extension == null ? "the levels asked for (--concurrency)" : null;
+        for (int i = 0; i < plan.size(); i++) {
+            Level level = plan.get(i);
             int clients = level.closedLoop() ? level.concurrency() : Math.max(1, config.tenants().clients());
             List<String> tenants = config.tenants().assign(clients);
             Map<String, Integer> clientsByTenant = new LinkedHashMap<>();
@@ -202,7 +211,19 @@ public final class Bench {
                     m.itlMs() == null ? "-" : String.format("%.1f", m.itlMs().p95()),
                     m.batch().occupancy() == null ? "unavailable" : String.format("%.2f", m.batch().occupancy()),
                     m.fairness().checks().stream().anyMatch(c -> c.failed()) ? ", CHECK FAILED: "
-                            + m.fairness().checks().stream().filter(c -> c.failed()).map(c -> c.name()).toList() : ""));
+                            + m.fairness().checks().stream().filter(c -> c.failed()).map(c -> c.name()).toList() : "")
+                    + (m.outputThroughputSpread() == null ? "" : String.format(", spread %.0f%%", 100 * m.outputThroughputSpread().relative())));
+            // After the last closed level asked for: extend the sweep until it has said enough.
+            boolean lastClosed = level.closedLoop() && (i + 1 == plan.size() || !plan.get(i + 1).closedLoop());
+            if (extension != null && lastClosed) {
+                switch (extension.next(levels, Duration.ofNanos(System.nanoTime() - sweepStart))) {
+                    case SweepPlan.Next n -> plan.add(i + 1, Level.closed(n.concurrency(), requestsAt(n.concurrency()), config.duration()));
+                    case SweepPlan.Done d -> {
+                        sweepEnd = d.reason();
+                        note("sweep ends: " + sweepEnd);
+                    }
+                }
+            }
         }
         Recommendation rec = null;
         if (levels.stream().anyMatch(l -> l.mode().equals("closed"))) {
@@ -211,7 +232,16 @@ public final class Bench {
                     .analyze(info, levels, sessionTokens, env.startedAt(), env.machine());
             note("recommendation: max concurrency " + rec.recommendedMaxConcurrency() + " (" + rec.recommendationBasis() + ")");
         }
-        return new RunResult(info, levels, rec, all, iterations, idleProbe);
+        return new RunResult(info, levels, rec, all, iterations, idleProbe, sweepEnd);
+    }
+
+    /**
+     * Requests for a closed level of {@code c} clients: the configured count, and in the self-extending
+     * sweep at least {@link #ROUNDS_PER_LEVEL} per client, so every level runs several full rounds at its
+     * concurrency and its throughput is a steady state, not a ramp.
+     */
+    private int requestsAt(int c) {
+        return config.extendSweep() ? Math.max(config.requestsPerLevel(), ROUNDS_PER_LEVEL * c) : config.requestsPerLevel();
     }
 
     /** The settings as recorded in bench-result.json. */
@@ -221,6 +251,8 @@ public final class Bench {
         m.put("url", config.url());
         m.put("lane", config.lane());
         m.put("concurrency", config.concurrency());
+        m.put("extend_sweep", config.extendSweep());
+        m.put("sweep_budget_s", config.sweepBudget().toSeconds());
         m.put("rates", config.rates());
         m.put("prompt_tokens", config.promptTokens().toString());
         m.put("max_tokens", config.maxTokens().toString());

@@ -40,13 +40,17 @@ import java.util.List;
  * @param out              output directory
  * @param commandLine      the exact command, for the record
  * @param dgrVersion       dgr's version, for the record
+ * @param extendSweep      add closed levels past {@code concurrency} until the sweep has said enough ({@link
+ *                         dgr.bench.saturation.SweepPlan})
+ * @param sweepBudget      time the extension may bring the closed sweep to
  */
 public record BenchConfig(List<Path> models, String url, String servedModel, String apiKey, String lane,
                           List<Integer> concurrency, List<Double> rates, IntRange promptTokens, IntRange maxTokens,
                           Path prompts, int requestsPerLevel, Duration duration, int warmup, long seed,
                           TenantMix tenants, boolean probe, Duration probeEvery, Slo slo, double kneeSlopeRatio,
                           double recommendFactor, Thresholds thresholds, SchedulerConfig scheduler,
-                          EngineOptions engine, boolean ignoreEos, Path out, String commandLine, String dgrVersion) {
+                          EngineOptions engine, boolean ignoreEos, Path out, String commandLine, String dgrVersion,
+                          boolean extendSweep, Duration sweepBudget) {
     public BenchConfig {
         models = List.copyOf(models);
         concurrency = List.copyOf(concurrency);
@@ -85,7 +89,7 @@ public record BenchConfig(List<Path> models, String url, String servedModel, Str
         Duration probeEvery = Duration.ofMillis(200);
         Slo slo = new Slo(2000.0, 200.0);
         double kneeSlopeRatio = 0.5;
-        double recommendFactor = 0.8;
+        double recommendFactor = 1.0;
         Thresholds thresholds = Thresholds.defaults();
         SchedulerConfig scheduler = SchedulerConfig.defaults();
         EngineOptions engine = EngineOptions.defaults();
@@ -93,6 +97,8 @@ public record BenchConfig(List<Path> models, String url, String servedModel, Str
         Path out = Path.of("bench-out");
         String commandLine = "dgr bench";
         String dgrVersion = "dev";
+        boolean extendSweep;
+        Duration sweepBudget = Duration.ofSeconds(100);
 
         public Builder models(List<Path> v) { models = v; return this; }
         public Builder model(Path v) { models = List.of(v); return this; }
@@ -122,11 +128,15 @@ public record BenchConfig(List<Path> models, String url, String servedModel, Str
         public Builder out(Path v) { out = v; return this; }
         public Builder commandLine(String v) { commandLine = v; return this; }
         public Builder dgrVersion(String v) { dgrVersion = v; return this; }
+        /** Levels beyond {@code concurrency} until a knee, the row limit, the SLO or {@code sweepBudget}. */
+        public Builder extendSweep(boolean v) { extendSweep = v; return this; }
+        public Builder sweepBudget(Duration v) { sweepBudget = v; return this; }
 
         public BenchConfig build() {
             return new BenchConfig(models, url, servedModel, apiKey, lane, concurrency, rates, promptTokens, maxTokens,
                     prompts, requestsPerLevel, duration, warmup, seed, tenants, probe, probeEvery, slo, kneeSlopeRatio,
-                    recommendFactor, thresholds, scheduler, engine, ignoreEos, out, commandLine, dgrVersion);
+                    recommendFactor, thresholds, scheduler, engine, ignoreEos, out, commandLine, dgrVersion,
+                    extendSweep, sweepBudget);
         }
     }
 }

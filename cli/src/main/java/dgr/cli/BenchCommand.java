@@ -32,7 +32,7 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--in-process", description = "run engine + scheduler in this process (the default without --url)")
     boolean inProcess;
 
-    @Option(names = {"-m", "--model"}, description = "GGUF model; repeat to measure several (default: the built-in llama-tiny Q4_0, or dsv4-tiny Q4_0 with --lane v4). With --url: the served artifact, for its sha256")
+    @Option(names = {"-m", "--model"}, description = "GGUF model; repeat to measure several (default: the built-in llama-110m Q4_0, made on first use, or dsv4-tiny Q4_0 with --lane v4). With --url: the served artifact, for its sha256")
     List<Path> models = new ArrayList<>();
 
     @Option(names = "--url", description = "OpenAI-compatible server base URL (dgr node or tracker, llama-server, vLLM)")
@@ -47,28 +47,33 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--lane", description = "dense or v4: measure and report only this lane")
     String lane;
 
-    @Option(names = "--concurrency", split = ",", description = "closed-loop levels (default: 1,2,4,8)")
+    @Option(names = "--concurrency", split = ",", description = "closed-loop levels, exactly these (default: 1,2,4,8, then"
+            + " more until a knee, the row limit, a level missing the SLO, or --sweep-budget)")
     List<Integer> concurrency;
 
     @Option(names = "--rates", split = ",", description = "open-loop levels in requests/s, Poisson arrivals (default: none)")
     List<Double> rates = new ArrayList<>();
 
-    @Option(names = "--prompt-tokens", defaultValue = "64:128", description = "random prompt length N or A:B (default: ${DEFAULT-VALUE})")
+    @Option(names = "--sweep-budget", defaultValue = "100s", description = "time the sweep may extend itself to (default: ${DEFAULT-VALUE})")
+    String sweepBudget;
+
+    @Option(names = "--prompt-tokens", defaultValue = "32:64", description = "random prompt length N or A:B (default: ${DEFAULT-VALUE})")
     String promptTokens;
 
-    @Option(names = "--max-tokens", defaultValue = "64", description = "tokens to generate, N or A:B (default: ${DEFAULT-VALUE})")
+    @Option(names = "--max-tokens", defaultValue = "32", description = "tokens to generate, N or A:B (default: ${DEFAULT-VALUE})")
     String maxTokens;
 
     @Option(names = "--prompts", description = "JSONL prompts: {\"prompt\": \"...\"} or {\"prompt_token_ids\": [...]}, optional \"max_tokens\"")
     Path prompts;
 
-    @Option(names = "--requests-per-level", defaultValue = "32", description = "requests per level (default: ${DEFAULT-VALUE})")
+    @Option(names = "--requests-per-level", defaultValue = "16",
+            description = "requests per level, and at least 3 per client of a closed level (default: ${DEFAULT-VALUE})")
     int requestsPerLevel;
 
     @Option(names = "--duration", defaultValue = "60s", description = "most time a level keeps sending, e.g. 30s, 2m (default: ${DEFAULT-VALUE})")
     String duration;
 
-    @Option(names = "--warmup", defaultValue = "16", description = "warm-up requests, left out of the results (default: ${DEFAULT-VALUE})")
+    @Option(names = "--warmup", defaultValue = "8", description = "warm-up requests, left out of the results (default: ${DEFAULT-VALUE})")
     int warmup;
 
     @Option(names = "--seed", defaultValue = "42", description = "workload seed (default: ${DEFAULT-VALUE})")
@@ -89,7 +94,8 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--knee-slope-ratio", defaultValue = "0.5", description = "knee when the second segment's slope < this × the first's (default: ${DEFAULT-VALUE})")
     double kneeSlopeRatio;
 
-    @Option(names = "--recommend-factor", defaultValue = "0.8", description = "recommended max = factor × saturation (default: ${DEFAULT-VALUE})")
+    @Option(names = "--recommend-factor", defaultValue = "1.0", description = "recommended max = factor × saturation,"
+            + " never below the largest level measured within the SLO up to saturation (default: ${DEFAULT-VALUE})")
     double recommendFactor;
 
     @Option(names = "--min-jain", defaultValue = "0.8", description = "fairness check: least Jain's index (default: ${DEFAULT-VALUE})")
@@ -139,6 +145,8 @@ public final class BenchCommand implements Callable<Integer> {
             if (concurrency == null) b.concurrency(List.of(mix.clients()));
         }
         if (concurrency != null) b.concurrency(concurrency);
+        // Levels given explicitly are exactly what runs; the default sweep extends itself.
+        b.extendSweep(concurrency == null && tenants == null).sweepBudget(DurationFlag.parse("--sweep-budget", sweepBudget));
         SchedulerConfig sc = SchedulerConfig.defaults();
         if (maxBatchSessions != null) sc = sc.withBatch(maxBatchSessions, Math.max(maxBatchSessions, sc.maxBatchTokens()));
         if (policy != null) sc = sc.withPolicy(SchedulingPolicy.valueOf(policy.toUpperCase(Locale.ROOT).replace('-', '_')));

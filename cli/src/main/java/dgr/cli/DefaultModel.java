@@ -18,6 +18,12 @@ public final class DefaultModel {
     public static final long SEED = 42;
     /** The default model of the benchmark's {@code v4} (deepseek4) lane. */
     public static final SynthPreset V4_PRESET = SynthPreset.DSV4_TINY;
+    /**
+     * The benchmark's dense default: llama-110m Q4_0 (12 layers, 768 wide, 134 M parameters, 76 MB). A
+     * token's forward pass costs enough that batching pays and then stops paying on a laptop's cores, so
+     * the sweep finds a real knee; llama-tiny's 2 layers measure per-request overhead, not batching.
+     */
+    public static final SynthPreset BENCH_PRESET = SynthPreset.LLAMA_110M;
 
     private DefaultModel() {}
 
@@ -37,9 +43,9 @@ public final class DefaultModel {
         return cached(V4_PRESET);
     }
 
-    /** The default model of a benchmark lane: {@code dense} or {@code v4}. */
+    /** The default model of a benchmark lane: {@code dense} (llama-110m) or {@code v4} (dsv4-tiny). */
     public static Path forLane(String lane) {
-        return "v4".equals(lane) ? v4Path() : path();
+        return "v4".equals(lane) ? v4Path() : cached(BENCH_PRESET);
     }
 
     private static synchronized Path cached(SynthPreset preset) {

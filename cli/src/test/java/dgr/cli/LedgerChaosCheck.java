@@ -53,7 +53,7 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  *
  * <p>Run (about 2-4 minutes): {@code tools/ledger-chaos} or
  * {@code mvn -B -q -pl cli -am verify -Dtest=LedgerChaosCheck -Dsurefire.failIfNoSpecifiedTests=false -Ddgr.chaos=true
- * [-Ddgr.chaos.requests=1000] [-Ddgr.chaos.seed=1]}. The report is also written to
+ * [-Ddgr.chaos.requests=1000] [-Ddgr.chaos.seed=1] [-Ddgr.chaos.db=jdbc:postgresql://...]}. The report is also written to
  * {@code cli/target/ledger-chaos/report.json} with every process's log beside it.
  */
 @EnabledIfSystemProperty(named = "dgr.chaos", matches = "true")
@@ -64,6 +64,10 @@ class LedgerChaosCheck {
     private static final String[] PROMPTS = {"The quick brown fox", "Once upon a time", "Hello world", "In the beginning",
             "A B C D E F", "lazy dog jumps over"};
     private static final int CONCURRENCY = 8;
+    /** Generous: on a loaded machine a JVM with a model can take a minute to answer /health. */
+    private static final Duration READY = Duration.ofSeconds(240);
+    /** Streams that have received a chunk and not ended: a node is killed only while some are, so resumes happen. */
+    private final AtomicInteger midStream = new AtomicInteger();
 
     enum Mode { FULL, CANCEL, DEADLINE }
 
@@ -83,7 +87,8 @@ class LedgerChaosCheck {
             files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         }
         Files.createDirectories(dir);
-        String db = LedgerDatabase.sqliteUrl(dir.resolve("ledger.db"));
+        // SQLite by default; -Ddgr.chaos.db=jdbc:postgresql://... runs the same check on an (empty) PostgreSQL database.
+        String db = System.getProperty("dgr.chaos.db", LedgerDatabase.sqliteUrl(dir.resolve("ledger.db")));
         String key;
         try (LedgerDatabase d = LedgerDatabase.open(db)) {
             key = new ApiKeyStore(d, Clock.systemUTC()).add("chaos", null).key();
@@ -115,7 +120,9 @@ class LedgerChaosCheck {
                             procs.tracker = startTracker(dir, trackerPort, db, generation.incrementAndGet());
                         } else {
                             int n = victim < 7 ? 0 : 1;
-                            events.add("kill -9 node " + n);
+                            long until = System.nanoTime() + 5_000_000_000L;
+                            while (midStream.get() < 2 && System.nanoTime() < until) Thread.sleep(5);
+                            events.add("kill -9 node " + n + " (" + midStream.get() + " streams mid-way)");
                             procs.nodes[n].kill9();
                             Thread.sleep(200 + rnd.nextInt(800));
                             procs.nodes[n] = startNode(dir, n, nodePorts[n], tracker, generation.incrementAndGet());
@@ -124,7 +131,7 @@ class LedgerChaosCheck {
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 } catch (RuntimeException e) {
-                    events.add("chaos thread failed: " + e);
+                    events.add("chaos thread failed: " + e.getMessage().lines().findFirst().orElse(""));
                 }
             });
 
@@ -184,14 +191,14 @@ class LedgerChaosCheck {
     private static DgrProcess startTracker(Path dir, int port, String db, int gen) {
         return DgrProcess.start("tracker-" + gen, dir, List.of("tracker", "--port", Integer.toString(port),
                 "--node-token", NODE_TOKEN, "--admin-token", ADMIN_TOKEN, "--db", db, "--tracker-id", "chaos"))
-                .awaitHealthy("http://127.0.0.1:" + port, Duration.ofSeconds(60));
+                .awaitHealthy("http://127.0.0.1:" + port, READY);
     }
 
     private static DgrProcess startNode(Path dir, int i, int port, String tracker, int gen) {
         return DgrProcess.start("node" + i + "-" + gen, dir, List.of("serve", "-m", DefaultModel.path().toString(), "-a", "llama-tiny",
                 "--port", Integer.toString(port),
                 "--tracker", tracker, "--node-token", NODE_TOKEN, "--threads", "1"))
-                .awaitHealthy("http://127.0.0.1:" + port, Duration.ofSeconds(60));
+                .awaitHealthy("http://127.0.0.1:" + port, READY);
     }
 
     private void awaitNodesUp(String tracker, int n) throws Exception {
@@ -217,7 +224,8 @@ class LedgerChaosCheck {
         boolean stream = rnd.nextInt(10) < 7;
         int m = rnd.nextInt(10);
         Mode mode = !stream ? (m < 8 ? Mode.FULL : Mode.DEADLINE) : m < 6 ? Mode.FULL : m < 8 ? Mode.CANCEL : Mode.DEADLINE;
-        int maxTokens = 4 + rnd.nextInt(60);
+        // Most short; some long, so that a node's kill -9 finds streams in the middle (resumed elsewhere).
+        int maxTokens = rnd.nextInt(10) < 7 ? 4 + rnd.nextInt(60) : 100 + rnd.nextInt(250);
         int cancelAfter = 1 + rnd.nextInt(Math.max(1, maxTokens / 2));
         long deadlineMs = 20 + rnd.nextInt(400);
         String body = "{\"model\":\"llama-tiny\",\"prompt\":" + JSON.valueToTree(PROMPTS[prompt]) + ",\"max_tokens\":"
@@ -259,25 +267,34 @@ class LedgerChaosCheck {
                 }
                 BufferedReader lines = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
                 boolean finished = false;
-                for (String line; (line = lines.readLine()) != null; ) {
-                    if (!line.startsWith("data: ")) continue;
-                    if (line.equals("data: [DONE]")) {
-                        complete = finished && up >= 0;
-                        break;
+                boolean counted = false;
+                try {
+                    for (String line; (line = lines.readLine()) != null; ) {
+                        if (!line.startsWith("data: ")) continue;
+                        if (line.equals("data: [DONE]")) {
+                            complete = finished && up >= 0;
+                            break;
+                        }
+                        JsonNode chunk = JSON.readTree(line.substring(6));
+                        if (chunk.has("error")) break;
+                        JsonNode choices = chunk.path("choices");
+                        if (choices.size() > 0) {
+                            if (choices.get(0).path("finish_reason").isNull()) received++;
+                            else finished = true;
+                        }
+                        if (!counted && received > 0) {
+                            counted = true;
+                            midStream.incrementAndGet();
+                        }
+                        if (chunk.hasNonNull("usage")) {
+                            up = chunk.get("usage").path("prompt_tokens").asLong();
+                            uc = chunk.get("usage").path("completion_tokens").asLong();
+                        }
+                        if (mode == Mode.CANCEL && received >= cancelAfter) break;
+                        if (mode == Mode.DEADLINE && System.nanoTime() - start > deadlineMs * 1_000_000) break;
                     }
-                    JsonNode chunk = JSON.readTree(line.substring(6));
-                    if (chunk.has("error")) break;
-                    JsonNode choices = chunk.path("choices");
-                    if (choices.size() > 0) {
-                        if (choices.get(0).path("finish_reason").isNull()) received++;
-                        else finished = true;
-                    }
-                    if (chunk.hasNonNull("usage")) {
-                        up = chunk.get("usage").path("prompt_tokens").asLong();
-                        uc = chunk.get("usage").path("completion_tokens").asLong();
-                    }
-                    if (mode == Mode.CANCEL && received >= cancelAfter) break;
-                    if (mode == Mode.DEADLINE && System.nanoTime() - start > deadlineMs * 1_000_000) break;
+                } finally {
+                    if (counted) midStream.decrementAndGet();
                 }
             }
             return new Seen(id, prompt, stream, mode, maxTokens, status, complete, received, up, uc, null);
@@ -414,6 +431,12 @@ class LedgerChaosCheck {
             }
             if (over) doubled++;
         }
+        int resumed = 0, movedBeforeFirstByte = 0;
+        for (Row row : rows.values()) {
+            if (row.nodes() == null || !row.nodes().contains(",")) continue;
+            if (row.recomputed() > 0) resumed++;
+            else movedBeforeFirstByte++;
+        }
         int unknownRows = 0;
         for (String id : rows.keySet()) if (!seen.containsKey(id)) unknownRows++;
         ObjectNode r = JSON.createObjectNode();
@@ -423,6 +446,8 @@ class LedgerChaosCheck {
         r.put("refused_or_failed", refused);
         r.put("ledger_rows", rows.size());
         r.put("verified_against_a_node", verifiedByNode);
+        r.put("resumed_mid_stream", resumed);
+        r.put("moved_before_first_byte", movedBeforeFirstByte);
         r.put("rows_lost", lost);
         r.put("rows_double_counted", doubled + unknownRows);
         r.put("rows_with_tokens_off", off);

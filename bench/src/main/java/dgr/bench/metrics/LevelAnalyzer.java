@@ -68,7 +68,7 @@ public final class LevelAnalyzer {
         return new LevelMetrics(level.label(), level.closedLoop() ? "closed" : "open", level.concurrency(), level.rate(),
                 ok.size(), load.size() - ok.size(), dur, in, out, ok.size() / dur, goodput, out / dur, (in + out) / dur,
                 perSession, ttft, tpot, itl, e2el, server.queueTimeMs(), server.queueTimeNote(), batch, memory,
-                consistency(all, server), fairness, probe);
+                consistency(all, server), fairness, probe, ThroughputSpread.of(ok));
     }
 
     private LevelMetrics.Consistency consistency(List<RequestRecord> all, ServerObservation server) {

@@ -6,14 +6,15 @@ import java.util.List;
  * Everything measured at one level, with vLLM's metric names and definitions where vLLM has one:
  * throughputs over the level's duration (first request sent to last one ended), TTFT, TPOT
  * ({@code (e2el - ttft) / (output tokens - 1)} per request), ITL (every gap between streamed
- * tokens, pooled) and E2EL. Probe requests are excluded here and reported in {@link #probe}.
+ * tokens, pooled) and E2EL. Probe requests are excluded here and reported in {@link #probe}. How steady the
+ * output throughput was within the level is {@link #outputThroughputSpread} (null when too few tokens).
  */
 public record LevelMetrics(String label, String mode, int concurrency, double rate, int completed, int failed,
                            double durationS, long totalInputTokens, long totalOutputTokens, double requestThroughput,
                            Double requestGoodput, double outputThroughput, double totalTokenThroughput,
                            double perSessionOutputThroughput, Summary ttftMs, Summary tpotMs, Summary itlMs,
                            Summary e2elMs, Summary queueTimeMs, String queueTimeSource, Batch batch, Memory memory,
-                           Consistency consistency, Fairness fairness, Probe probe) {
+                           Consistency consistency, Fairness fairness, Probe probe, ThroughputSpread outputThroughputSpread) {
 
     /**
      * @param occupancy mean rows per iteration ÷ row limit

@@ -33,8 +33,10 @@ public final class Plots {
         if (!closed.isEmpty()) {
             double[] x = closed.stream().mapToDouble(LevelMetrics::concurrency).toArray();
             XYChart t = chart("Throughput vs concurrency", "concurrency (clients)", "tokens / s");
-            line(t, "output_throughput", x, closed.stream().mapToDouble(LevelMetrics::outputThroughput).toArray());
+            double[] output = closed.stream().mapToDouble(LevelMetrics::outputThroughput).toArray();
+            line(t, "output_throughput", x, output);
             line(t, "total_token_throughput", x, closed.stream().mapToDouble(LevelMetrics::totalTokenThroughput).toArray());
+            mark(t, run, x, closed.stream().mapToDouble(LevelMetrics::totalTokenThroughput).max().orElse(0));
             out.add(save(t, "Throughput vs concurrency", dir, prefix + "throughput.png"));
 
             XYChart l = chart("p95 latency vs concurrency", "concurrency (clients)", "ms");
@@ -82,7 +84,26 @@ public final class Plots {
     private static XYChart chart(String title, String x, String y) {
         XYChart c = new XYChartBuilder().width(W).height(H).title(title).xAxisTitle(x).yAxisTitle(y).build();
         c.getStyler().setLegendPosition(org.knowm.xchart.style.Styler.LegendPosition.InsideNW);
+        // Without patterns XChart prints every digit of a double (15-digit tick labels).
+        c.getStyler().setXAxisDecimalPattern(x.startsWith("concurrency") ? "0" : "#,##0.#");
+        c.getStyler().setYAxisDecimalPattern("#,##0.##");
         return c;
+    }
+
+    /** The knee and the recommendation as vertical lines, so the reader sees where batching stops paying. */
+    private static void mark(XYChart c, RunResult run, double[] x, double top) {
+        var rec = run.recommendation();
+        if (rec == null || top <= 0) return;
+        if (rec.kneeConcurrency() != null) vertical(c, "knee (" + rec.kneeConcurrency() + ")", rec.kneeConcurrency(), top);
+        if (rec.kneeConcurrency() == null || rec.recommendedMaxConcurrency() != rec.kneeConcurrency()) {
+            vertical(c, "recommended (" + rec.recommendedMaxConcurrency() + ")", rec.recommendedMaxConcurrency(), top);
+        }
+    }
+
+    private static void vertical(XYChart c, String name, double at, double top) {
+        XYSeries s = c.addSeries(name, new double[] {at, at}, new double[] {0, top * 1.05});
+        s.setMarker(SeriesMarkers.NONE);
+        s.setLineStyle(org.knowm.xchart.style.lines.SeriesLines.DASH_DASH);
     }
 
     private static void line(XYChart c, String name, double[] x, double[] y) {

@@ -19,6 +19,7 @@ public final class ReportWriter {
         Doc d = new Doc();
         Environment e = r.environment();
         d.h(1, "dgr bench report");
+        for (RunResult run : r.runs()) Summary3.lines(run, dir).forEach(d::p);
         d.p("Command: `" + e.commandLine() + "`");
         d.p("Measured " + e.startedAt() + " on " + e.hostname() + ": " + e.cpuModel() + ", " + e.cores() + " cores, "
                 + (e.memoryBytes() == null ? "memory unknown" : gib(e.memoryBytes()) + " memory") + ", " + e.os() + ", "
@@ -42,6 +43,7 @@ public final class ReportWriter {
                     + (t.rowLimit() > 0 ? t.rowLimit() : "unknown") + ", fairness counters "
                     + (t.fairness() == null ? "unknown" : t.fairness() ? "on" : "off") + ".");
             recommendation(d, run.recommendation());
+            if (run.sweepEnd() != null) d.p("Sweep: ended because of " + run.sweepEnd() + ".");
             throughputTable(d, run.levels());
             latencyTable(d, run.levels());
             batchTable(d, run.levels());

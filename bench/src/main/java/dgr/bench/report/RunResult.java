@@ -11,7 +11,7 @@ import java.util.Map;
 /** Everything measured on one target (one recipe, one lane). */
 public record RunResult(TargetInfo target, List<LevelMetrics> levels, Recommendation recommendation,
                         List<RequestRecord> requests, Map<String, List<IterationSample>> iterations,
-                        Double idleProbeE2elMs) {
+                        Double idleProbeE2elMs, String sweepEnd) {
     public long failedChecks() {
         return levels.stream().flatMap(l -> l.fairness().checks().stream()).filter(c -> c.failed()).count();
     }

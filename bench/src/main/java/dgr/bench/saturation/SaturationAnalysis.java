@@ -10,7 +10,8 @@ import java.util.List;
 /**
  * From a closed-loop sweep to a recommendation: knee by {@link KneeDetector}, the largest tested
  * concurrency meeting the SLO, and {@code factor} × saturation (the knee, or the largest level
- * tested when there is none) capped by that SLO bound.
+ * tested when there is none) capped by that SLO bound, but never below the largest level that was
+ * measured sustainable (SLO met) up to saturation.
  */
 public final class SaturationAnalysis {
     private final KneeDetector knee;
@@ -43,18 +44,28 @@ public final class SaturationAnalysis {
             for (LevelMetrics l : sorted) if (l.completed() > 0 && slo.met(l.ttftMs(), l.itlMs())) sloBound = l.concurrency();
         }
         int saturation = k.knee() != null ? k.knee() : x[x.length - 1];
-        int rec = Math.max(1, (int) Math.floor(factor * saturation));
-        String basis = k.knee() != null
-                ? String.format("%.2f × knee %d", factor, k.knee())
-                : String.format("%.2f × largest tested %d (no knee: saturation not reached, so this is a lower bound)", factor, saturation);
-        if (slo.isSet()) {
-            if (sloBound == null) {
-                rec = 1;
-                basis += "; no tested level met the SLO, so the floor of 1 session";
-            } else if (sloBound < rec) {
-                rec = sloBound;
-                basis += "; capped by the SLO bound " + sloBound;
+        // Sustainable: the largest level measured up to saturation that met the SLO (every level when none is set).
+        Integer sustainable = null;
+        for (LevelMetrics l : sorted) {
+            if (l.concurrency() <= saturation && l.completed() > 0 && (!slo.isSet() || slo.met(l.ttftMs(), l.itlMs()))) {
+                sustainable = l.concurrency();
             }
+        }
+        int rec = Math.max(1, (int) Math.floor(factor * saturation));
+        String basis = (factor == 1.0 ? "" : String.format("%.2f × ", factor)) + (k.knee() != null
+                ? "knee " + k.knee()
+                : "largest tested " + saturation + " (no knee: saturation not reached up to there, so this is a lower bound)");
+        if (slo.isSet() && sloBound != null && sloBound < rec) {
+            rec = sloBound;
+            basis += "; capped by the SLO bound " + sloBound;
+        }
+        if (sustainable == null) {
+            rec = 1;
+            basis += "; no tested level met the SLO, so the floor of 1 session";
+        } else if (rec < sustainable) {
+            // A node applying the recommendation must never be held below what it was measured to sustain.
+            rec = sustainable;
+            basis += "; raised to " + sustainable + ", the largest level measured sustainable (SLO met) up to saturation";
         }
         Long perToken = info.stateBytesPerToken() > 0 ? info.stateBytesPerToken() : null;
         Long budget = info.stateBudgetBytes() > 0 ? info.stateBudgetBytes() : null;

@@ -91,6 +91,53 @@ final class PreTokenizer {
             "'(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}"
             + "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]|\\s+(?!\\S)|\\s+";
 
+    /** Qwen 3.5: Qwen 2's split with combining marks kept inside words and out of punctuation runs. */
+    private static final String QWEN35 =
+            "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}"
+            + "| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    /** Jais 2: Llama 3's split, with runs of spaces cut into power-of-two pieces (512 down to 1). */
+    private static final String JAIS2 =
+            "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}"
+            + "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s{512}(?!\\S)|\\s{256}(?!\\S)|\\s{128}(?!\\S)"
+            + "|\\s{64}(?!\\S)|\\s{32}(?!\\S)|\\s{16}(?!\\S)|\\s{8}(?!\\S)|\\s{4}(?!\\S)|\\s{1,2}(?!\\S)|\\s{1}";
+    /** EXAONE MoE: words may hold single spaces between letters (with their marks); punctuation keeps one line end or slash. */
+    private static final String EXAONE_MOE =
+            "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?(?:\\p{L}\\p{M}*(?: \\p{L}\\p{M}*)*)+"
+            + "|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]?|\\s*[\\r\\n]|\\s+(?!\\S)|\\s+";
+    /** Cohere's Tiny Aya / Command A MoE: digits grouped by three from the right, then o200k-style case-aware words. */
+    private static final String[] TINY_AYA = {
+        "\\d{1,3}(?=(?:\\d{3})*\\b)",
+        "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+"
+            + "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
+            + "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*"
+            + "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
+            + "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+    };
+    /** Laguna: lines first, then Qwen 2's split inside each. */
+    private static final String[] LAGUNA = {"[^\\n]+|[\\n]+", QWEN2};
+
+    /**
+     * Names llama.cpp knows whose splitting dgr does not implement, with why: refused by name at load
+     * rather than tokenized differently from llama.cpp.
+     */
+    static final java.util.Map<String, String> REFUSED = java.util.Map.ofEntries(
+            java.util.Map.entry("kimi-k2", "llama.cpp splits it in custom code (Han runs handled apart)"),
+            java.util.Map.entry("afmoe", "llama.cpp groups its digits in custom code"),
+            java.util.Map.entry("superbpe", "its digit split is a zero-width lookahead llama.cpp handles in custom code"),
+            java.util.Map.entry("chameleon", "its image and sentinel tokens need Chameleon's image tokenizer"),
+            java.util.Map.entry("gemma4", "SentencePiece-style BPE over raw UTF-8 (no byte-level alphabet)"),
+            java.util.Map.entry("granite-embed-multi-311m", "SentencePiece-style BPE over raw UTF-8, an embedding model"),
+            java.util.Map.entry("sarvam-moe", "SentencePiece-style BPE over raw UTF-8 (no byte-level alphabet)"),
+            java.util.Map.entry("whitespace", "an embedding model's whitespace split over raw UTF-8"),
+            java.util.Map.entry("jina-v1-en", "an encoder (embedding) vocabulary that appends SEP"),
+            java.util.Map.entry("jina-v2-code", "an encoder (embedding) vocabulary that appends SEP"),
+            java.util.Map.entry("roberta-bpe", "an encoder (embedding) vocabulary that appends SEP"),
+            java.util.Map.entry("granite-embed-multi-97m", "an embedding model's vocabulary"),
+            java.util.Map.entry("jina-v5-nano", "an embedding model's vocabulary"),
+            java.util.Map.entry("minicpm5", "llama.cpp ignores merges for whole-word tokens without adding BOS; not modelled"),
+            java.util.Map.entry("youtu", "llama.cpp ignores merges for whole-word tokens without adding BOS; not modelled"),
+            java.util.Map.entry("k2-horizon", "not in a released llama.cpp"));
+
     private final String name;
     private final Pattern[] patterns;
 
@@ -102,8 +149,8 @@ final class PreTokenizer {
 
     /**
      * The pre-tokenizer llama.cpp picks for {@code tokenizer.ggml.pre} (its name groups in
-     * llama-vocab.cpp), or a precise error for the few whose splitting llama.cpp does in custom
-     * code (kimi-k2, afmoe, superbpe) or that need more than a regex (chameleon, chatglm).
+     * llama-vocab.cpp), or a precise error naming the pre-tokenizer: {@link #REFUSED} says why for the
+     * ones llama.cpp splits in custom code or that are not byte-level BPE for text generation.
      */
     static PreTokenizer forName(String pre) {
         return switch (pre) {
@@ -125,10 +172,27 @@ final class PreTokenizer {
             case "gpt-4o", "llama4", "kanana2", "minimax-m2" -> new PreTokenizer(pre, GPT4O);
             case "seed-coder" -> new PreTokenizer(pre, SEED_CODER);
             case "bailingmoe", "bailingmoe2", "llada-moe" -> new PreTokenizer(pre, BAILINGMOE);
-            default -> throw new TokenizerException("unsupported tokenizer.ggml.pre '" + pre
-                    + "' (supported: default, llama-bpe/llama3, qwen2, deepseek-llm, deepseek-v3, deepseek-coder, gpt-2, "
-                    + "smollm/starcoder/refact/command-r, falcon, bloom, tekken, gpt-4o/llama4, seed-coder, bailingmoe "
-                    + "and their aliases)");
+            // Current families (llama.cpp's list after its first releases):
+            case "glm4", "chatglm-bpe" -> new PreTokenizer(pre, LLAMA3); // same regex; no merge skipping, no BOS
+            case "qwen35" -> new PreTokenizer(pre, QWEN35);
+            case "solar-open", "f2llmv2" -> new PreTokenizer(pre, QWEN2);
+            case "joyai-llm" -> new PreTokenizer(pre, DEEPSEEK_V3);
+            case "modern-bert" -> new PreTokenizer(pre, GPT2);
+            case "mellum2" -> new PreTokenizer(pre, DIGITS_THEN_GPT2);
+            case "talkie" -> new PreTokenizer(pre, GPT4O);
+            case "jais-2" -> new PreTokenizer(pre, JAIS2);
+            case "exaone-moe" -> new PreTokenizer(pre, EXAONE_MOE);
+            case "tiny_aya", "cohere2moe" -> new PreTokenizer(pre, TINY_AYA);
+            case "laguna" -> new PreTokenizer(pre, LAGUNA);
+            default -> {
+                String why = REFUSED.get(pre);
+                throw new TokenizerException(why != null
+                        ? "tokenizer.ggml.pre '" + pre + "' is not supported: " + why
+                        : "unknown tokenizer.ggml.pre '" + pre + "' (llama.cpp does not know it either, or it is newer"
+                        + " than this build; supported: default, llama-bpe/llama3, qwen2, qwen35, deepseek-llm, deepseek-v3,"
+                        + " deepseek-coder, gpt-2, smollm/starcoder/refact/command-r, falcon, bloom, tekken, gpt-4o/llama4,"
+                        + " seed-coder, bailingmoe, glm4, jais-2, exaone-moe, tiny_aya, laguna and their aliases)");
+            }
         };
     }
 
@@ -141,6 +205,11 @@ final class PreTokenizer {
             case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "tekken" -> true;
             default -> false;
         };
+    }
+
+    /** Whether llama.cpp has no BOS token for this vocabulary (GLM-4: {@code special_bos_id = LLAMA_TOKEN_NULL}). */
+    static boolean hasNoBos(String pre) {
+        return pre.equals("glm4") || pre.equals("chatglm-bpe");
     }
 
     String name() { return name; }

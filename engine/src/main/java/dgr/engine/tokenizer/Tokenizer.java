@@ -121,6 +121,11 @@ public final class Tokenizer {
         b.eom = tokenId(md, "tokenizer.ggml.eom_token_id", n, -1);
         b.addBos = md.getBool("tokenizer.ggml.add_bos_token", b.addBos);
         b.addEos = md.getBool("tokenizer.ggml.add_eos_token", false);
+        if (b.model == Model.BYTE_LEVEL_BPE && PreTokenizer.hasNoBos(b.preName)) {
+            // llama.cpp drops the BOS id of GLM-4 vocabularies whatever the file says: their templates write [gMASK]<sop>.
+            b.bos = -1;
+            b.addBos = false;
+        }
         return new Tokenizer(b);
     }
 

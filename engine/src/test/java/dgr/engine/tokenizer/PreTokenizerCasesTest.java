@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The pre-tokenizers without a fixture vocabulary (SmolLM, Falcon, DeepSeek Coder, BLOOM, Viking,
- * tekken, GPT-4o, Seed-Coder, Bailing) against splits made by a second regex engine from
+ * tekken, GPT-4o, Seed-Coder, Bailing, Qwen 3.5, Jais 2, EXAONE MoE, Tiny Aya, Laguna) against splits made by a second regex engine from
  * llama.cpp's regex lists ({@code tools/tokenizer/pretok_cases.py}, Python's {@code regex}
  * module): eight texts each, with case changes, contractions, digit runs, CJK, Hangul,
  * Devanagari, Arabic, emoji, CR LF and runs of spaces.
@@ -64,11 +64,46 @@ class PreTokenizerCasesTest {
     }
 
     @Test
-    void preTokenizersThatNeedLlamaCppsCustomCodeAreRefusedByName() {
-        for (String pre : new String[] {"kimi-k2", "afmoe", "superbpe", "chameleon", "chatglm-bpe", "no-such-pre"}) {
+    void preTokenizersThatNeedLlamaCppsCustomCodeAreRefusedByNameWithTheReason() {
+        for (String pre : PreTokenizer.REFUSED.keySet()) {
             assertThatThrownBy(() -> PreTokenizer.forName(pre)).isInstanceOf(TokenizerException.class)
-                    .hasMessageContaining("unsupported tokenizer.ggml.pre '" + pre + "'");
+                    .hasMessageContaining("tokenizer.ggml.pre '" + pre + "' is not supported: " + PreTokenizer.REFUSED.get(pre));
         }
+        assertThatThrownBy(() -> PreTokenizer.forName("no-such-pre")).isInstanceOf(TokenizerException.class)
+                .hasMessageContaining("unknown tokenizer.ggml.pre 'no-such-pre'");
+    }
+
+    /**
+     * Every name llama.cpp's llama-vocab.cpp maps (its whole list, read 2026-12; the first releases' names
+     * are a subset) is either split here or refused by name: none falls through to "unknown".
+     */
+    @Test
+    void everyNameLlamaCppKnowsIsSupportedOrRefusedByName() {
+        String[] llamaCpp = {"default", "minicpm5", "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral",
+            "midm-2.0", "lfm2", "jina-v5-nano", "deepseek-llm", "deepseek-coder", "deepseek-v3", "youtu", "falcon", "mpt",
+            "starcoder", "gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de", "a.x-4.0", "mellum",
+            "modern-bert", "jais-2", "gemma4", "granite-embed-multi-311m", "sarvam-moe", "jina-v1-en", "jina-v2-code",
+            "roberta-bpe", "whitespace", "refact", "command-r", "qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "qwen35",
+            "stablelm2", "olmo", "dbrx", "smaug-bpe", "poro-chat", "glm4", "chatglm-bpe", "viking", "jais", "tekken",
+            "smollm", "codeshell", "bloom", "gpt3-finnish", "exaone", "exaone4", "exaone-moe", "chameleon", "minerva-7b",
+            "megrez", "gpt-4o", "llama4", "kanana2", "talkie", "granite-embed-multi-97m", "tiny_aya", "cohere2moe",
+            "superbpe", "trillion", "granite-docling", "bailingmoe", "bailingmoe2", "llada-moe", "seed-coder", "hunyuan",
+            "hunyuan-dense", "joyai-llm", "kimi-k2", "grok-2", "afmoe", "laguna", "minimax-m2", "solar-open", "mellum2",
+            "k2-horizon"};
+        for (String pre : llamaCpp) {
+            if (PreTokenizer.REFUSED.containsKey(pre)) {
+                assertThatThrownBy(() -> PreTokenizer.forName(pre)).as(pre).hasMessageContaining("'" + pre + "' is not supported");
+            } else {
+                assertThat(PreTokenizer.forName(pre).split("Hello world 123")).as(pre).isNotEmpty();
+            }
+        }
+    }
+
+    @Test
+    void glmFourVocabulariesHaveNoBosAsInLlamaCpp() {
+        assertThat(PreTokenizer.hasNoBos("glm4")).isTrue();
+        assertThat(PreTokenizer.hasNoBos("chatglm-bpe")).isTrue();
+        assertThat(PreTokenizer.hasNoBos("llama-bpe")).isFalse();
     }
 
     /** The script's escapes: {@code \\}, {@code \t}, {@code \r}, {@code \n}, {@code \}{@code uXXXX}. */

@@ -79,6 +79,7 @@ public final class AccountingApi {
         o.put("cached_tokens", r.cachedTokens());
         o.put("generated_tokens", r.generatedTokens());
         o.put("delivered_tokens", r.deliveredTokens());
+        o.put("recomputed_tokens", r.recomputedTokens());
         if (r.finishReason() == null) o.putNull("finish_reason");
         else o.put("finish_reason", r.finishReason());
         if (r.message() != null) o.put("message", r.message());

@@ -39,8 +39,20 @@ public final class RecentRequests {
      * or {@link Tracked#NONE} when the request carries no id.
      */
     public Tracked track(String requestId, String model, String tenant, Session session) {
+        return trackResumed(requestId, model, tenant, session, -1, 0);
+    }
+
+    /**
+     * Tracks a session resumed from another node's stream: its prompt is the request's prompt
+     * ({@code ownPrompt} tokens) followed by the {@code resumedTokens} already generated and delivered. The
+     * record reads as the request's usage (as the node's usage chunk does): prompt at most {@code ownPrompt},
+     * generated and delivered counting the resumed tokens, and every prompt token this node processed again
+     * as recomputed.
+     */
+    public Tracked trackResumed(String requestId, String model, String tenant, Session session, int ownPrompt,
+                                int resumedTokens) {
         if (requestId == null || requestId.isBlank()) return Tracked.NONE;
-        Tracked t = new Tracked(this, requestId, model, tenant, clock.millis(), session);
+        Tracked t = new Tracked(this, requestId, model, tenant, clock.millis(), session, ownPrompt, resumedTokens);
         running.put(requestId, t);
         return t;
     }
@@ -56,10 +68,8 @@ public final class RecentRequests {
     }
 
     private void finish(Tracked t, SessionEvent.Finished f) {
-        RequestRecord r = new RequestRecord(t.requestId, t.model, t.tenant, f.accounting().promptTokens(),
-                f.accounting().cachedTokens(), f.accounting().generatedTokens(), t.delivered.get(),
-                f.reason().wireName(), f.message() == null || f.message().isEmpty() ? null : f.message(), t.startedMs,
-                clock.millis());
+        RequestRecord r = t.record(f.accounting(),
+                f.reason().wireName(), f.message() == null || f.message().isEmpty() ? null : f.message(), clock.millis());
         synchronized (finished) {
             finished.remove(t.requestId);
             finished.put(t.requestId, r);
@@ -71,7 +81,7 @@ public final class RecentRequests {
     /** One tracked request: the request path counts delivered tokens, then ends it once nothing more is written. */
     public static final class Tracked {
         /** The handle of a request without an id: counts nothing. */
-        public static final Tracked NONE = new Tracked(null, null, null, null, 0, null);
+        public static final Tracked NONE = new Tracked(null, null, null, null, 0, null, -1, 0);
 
         private final RecentRequests owner;
         private final String requestId;
@@ -80,9 +90,14 @@ public final class RecentRequests {
         private final long startedMs;
         private final Session session;
         private final AtomicInteger delivered = new AtomicInteger();
+        /** The request's own prompt length when resumed, else -1. */
+        private final int ownPrompt;
+        private final int resumedTokens;
 
         private Tracked(RecentRequests owner, String requestId, String model, String tenant, long startedMs,
-                        Session session) {
+                        Session session, int ownPrompt, int resumedTokens) {
+            this.ownPrompt = ownPrompt;
+            this.resumedTokens = resumedTokens;
             this.owner = owner;
             this.requestId = requestId;
             this.model = model;
@@ -105,10 +120,15 @@ public final class RecentRequests {
             session.completion().thenAccept(f -> owner.finish(this, f));
         }
 
-        RequestRecord snapshot() {
-            var a = session.accounting();
-            return new RequestRecord(requestId, model, tenant, a.promptTokens(), a.cachedTokens(), a.generatedTokens(),
-                    delivered.get(), null, null, startedMs, -1);
+        RequestRecord snapshot() { return record(session.accounting(), null, null, -1); }
+
+        /** The request's view of this session's accounting (a resumed session's counts its resumed tokens). */
+        RequestRecord record(dgr.runtime.Accounting a, String finishReason, String message, long endedMs) {
+            int processed = a.promptTokens();
+            boolean resumed = ownPrompt >= 0;
+            return new RequestRecord(requestId, model, tenant, resumed ? Math.min(processed, ownPrompt) : processed,
+                    a.cachedTokens(), resumedTokens + a.generatedTokens(), resumedTokens + delivered.get(),
+                    resumed ? processed : 0, finishReason, message, startedMs, endedMs);
         }
     }
 }

@@ -94,7 +94,8 @@ final class Generation {
             case Submission.Rejected r -> throw rejection(r, params.maxTokens() != null
                     && ContextRule.mostNewTokens(prompt.length, model.contextLength()) >= 1 ? "max_tokens" : promptParam);
         };
-        RecentRequests.Tracked tracked = recent.track(requestId, model.id(), tenant, session);
+        RecentRequests.Tracked tracked = resumed == null ? recent.track(requestId, model.id(), tenant, session)
+                : recent.trackResumed(requestId, model.id(), tenant, session, resumed.promptLength(), resumed.generated());
         try {
             if (params.stream()) {
                 stream(session, stream, params, format, id, created, model.id(), tracked, new Relay(relay, resumed), res);

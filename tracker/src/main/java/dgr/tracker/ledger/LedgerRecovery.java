@@ -17,11 +17,9 @@ import java.util.function.Supplier;
  *
  * <p>Only this tracker's rows that arrived before it started are orphans. Each round asks every known node
  * for them; a request some node reports finished is settled at what the nodes computed. When several nodes
- * report one id (a stream resumed on another node), they are taken in start order: the first node's prompt
- * is billed, each later node's extra prompt tokens are the delivered tokens it re-processed
- * ({@code recomputed}, not billed) and the billed completion is {@code prompt_last - prompt_first +
- * generated_last}: every token the client received before the last node took over, plus what the last one
- * generated. A request no node has reported by the end of the grace period (its node died too, or it never
+ * report one id (a stream resumed on another node), the last to start holds the request's usage (a node
+ * reports a resumed session's own prompt, and the resumed tokens as generated), and every node's
+ * re-processed prompt is {@code recomputed} (recorded, not billed). A request no node has reported by the end of the grace period (its node died too, or it never
  * reached one) is settled FAILED at zero tokens: nothing exact is known of it, so nothing is billed.
  */
 public final class LedgerRecovery {
@@ -102,12 +100,11 @@ public final class LedgerRecovery {
     static Settlement settlement(String requestId, List<NodeRecord> recs) {
         List<NodeRecord> byStart = new ArrayList<>(recs);
         byStart.sort(Comparator.comparingLong(NodeRecord::startedMs));
-        NodeRecord first = byStart.getFirst();
+        // The last node to serve the request holds its usage as the client would have seen it; every node's
+        // re-processed prompt is recomputation.
         NodeRecord last = byStart.getLast();
         long recomputed = 0;
-        for (NodeRecord r : byStart.subList(1, byStart.size())) recomputed += Math.max(0, r.promptTokens() - first.promptTokens());
-        long generated = Math.max(0, last.promptTokens() - first.promptTokens()) + last.generatedTokens();
-        long delivered = Math.max(0, last.promptTokens() - first.promptTokens()) + last.deliveredTokens();
+        for (NodeRecord r : byStart) recomputed += r.recomputedTokens();
         Outcome outcome = switch (last.finishReason()) {
             case "stop" -> Outcome.STOP;
             case "length" -> Outcome.LENGTH;
@@ -115,8 +112,8 @@ public final class LedgerRecovery {
             case "cancelled" -> Outcome.CUT;
             default -> Outcome.FAILED;
         };
-        return new Settlement(requestId, null, byStart.stream().map(NodeRecord::node).toList(), first.promptTokens(),
-                first.cachedTokens(), generated, delivered, recomputed, outcome, 200, null,
+        return new Settlement(requestId, null, byStart.stream().map(NodeRecord::node).toList(), last.promptTokens(),
+                last.cachedTokens(), last.generatedTokens(), last.deliveredTokens(), recomputed, outcome, 200, null,
                 Instant.ofEpochMilli(last.endedMs()));
     }
 }

@@ -21,9 +21,14 @@ import java.util.Optional;
 public final class NodeAccountingClient {
     private static final System.Logger LOG = System.getLogger(NodeAccountingClient.class.getName());
 
-    /** One node's accounting of one request id; {@code finishReason} null while it still runs. */
+    /**
+     * One node's accounting of one request id, as the request's usage (a resumed session counts the tokens it
+     * resumed from as generated, and the prompt it processed again as recomputed); {@code finishReason} null
+     * while it still runs.
+     */
     public record NodeRecord(String node, String requestId, long promptTokens, long cachedTokens, long generatedTokens,
-                             long deliveredTokens, String finishReason, long startedMs, long endedMs) {
+                             long deliveredTokens, long recomputedTokens, String finishReason, long startedMs,
+                             long endedMs) {
         public boolean finished() { return finishReason != null; }
     }
 
@@ -51,7 +56,7 @@ public final class NodeAccountingClient {
             for (JsonNode rec : mapper.readTree(r.body()).path("requests")) {
                 out.add(new NodeRecord(nodeId, rec.path("request_id").asText(), rec.path("prompt_tokens").asLong(),
                         rec.path("cached_tokens").asLong(), rec.path("generated_tokens").asLong(),
-                        rec.path("delivered_tokens").asLong(),
+                        rec.path("delivered_tokens").asLong(), rec.path("recomputed_tokens").asLong(),
                         rec.path("finish_reason").isNull() ? null : rec.path("finish_reason").asText(),
                         rec.path("started_ms").asLong(), rec.path("ended_ms").asLong(-1)));
             }

@@ -1,0 +1,250 @@
+package dgr.engine.kernel;
+
+import dgr.gguf.GgmlType;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * How each GGML block type becomes {@link Q8Rows}' interleaved layout: sixteen file rows per group,
+ * per 32-value block their scales (and mins) first, then the quants as the layout states
+ * ({@link Q8Rows#nibbleAt}). Runs once per matrix at load ({@link Q8Rows#repack}).
+ */
+final class Q8RowPackers {
+    private Q8RowPackers() {}
+
+    /** Sixteen Q4_0 file rows (per block an f16 d and 16 bytes, value i low nibble, i+16 high; missing rows zero) into one group. */
+    static void packQ4_0(byte[] in, int nb, byte[] out) {
+        java.util.Arrays.fill(out, (byte) 0);
+        for (int b = 0; b < nb; b++) {
+            int at = 288 * b;
+            for (int r = 0; r < Q8Rows.GROUP; r++) {
+                int src = 18 * (r * nb + b);
+                out[at + 2 * r] = in[src];
+                out[at + 2 * r + 1] = in[src + 1];
+                for (int i = 0; i < 32; i++) {
+                    int v = in[src + 2 + (i & 15)] & 0xFF, quant = i < 16 ? v & 15 : v >>> 4;
+                    out[at + 32 + Q8Rows.nibbleAt(r, i)] |= (byte) (quant << Q8Rows.nibbleShift(i));
+                }
+            }
+        }
+    }
+
+    /**
+     * Sixteen MXFP4 file rows (per block an E8M0 exponent byte and 16 bytes, code i low nibble,
+     * i+16 high) into one group: per block the 16 exponent bytes, then the codes as Q4_0's quants.
+     */
+    static void packMXFP4(byte[] in, int nb, byte[] out) {
+        java.util.Arrays.fill(out, (byte) 0);
+        for (int b = 0; b < nb; b++) {
+            int at = 272 * b;
+            for (int r = 0; r < Q8Rows.GROUP; r++) {
+                int src = 17 * (r * nb + b);
+                out[at + r] = in[src];
+                for (int i = 0; i < 32; i++) {
+                    int v = in[src + 1 + (i & 15)] & 0xFF, code = i < 16 ? v & 15 : v >>> 4;
+                    out[at + 16 + Q8Rows.nibbleAt(r, i)] |= (byte) (code << Q8Rows.nibbleShift(i));
+                }
+            }
+        }
+    }
+
+    /**
+     * Sixteen Q4_1, Q5_0 or Q5_1 file rows into one group (Q4_1: per block f16 d, f16 m, 16 bytes
+     * of nibbles; Q5_0: f16 d, u32 qh, nibbles; Q5_1: d, m, qh, nibbles; value i's low four bits in
+     * the low (i < 16) or high nibble of byte i % 16, its fifth bit bit i of qh): per block the 16
+     * d, the 16 m (Q4_1, Q5_1), the nibbles as Q4_0's quants, and (Q5_0, Q5_1) a 64-byte stretch
+     * whose bit {@code u} of byte {@code 4r + i} is the fifth bit of row {@code r}'s value {@code 4u + i}.
+     */
+    static void packLegacy(GgmlType type, byte[] in, int nb, byte[] out) {
+        java.util.Arrays.fill(out, (byte) 0);
+        boolean mins = type != GgmlType.Q5_0, five = type != GgmlType.Q4_1;
+        int block = type == GgmlType.Q4_1 ? 20 : type == GgmlType.Q5_0 ? 22 : 24, head = mins ? 64 : 32;
+        int stride = head + (five ? 320 : 256), qh = mins ? 4 : 2, qs = qh + (five ? 4 : 0);
+        for (int b = 0; b < nb; b++) {
+            int at = stride * b;
+            for (int r = 0; r < Q8Rows.GROUP; r++) {
+                int src = block * (r * nb + b);
+                for (int k = 0; k < 2; k++) {
+                    out[at + 2 * r + k] = in[src + k];
+                    if (mins) out[at + 32 + 2 * r + k] = in[src + 2 + k];
+                }
+                int high = five ? (in[src + qh] & 0xFF) | (in[src + qh + 1] & 0xFF) << 8 | (in[src + qh + 2] & 0xFF) << 16 | (in[src + qh + 3] & 0xFF) << 24 : 0;
+                for (int i = 0; i < 32; i++) {
+                    int v = in[src + qs + (i & 15)] & 0xFF, nib = i < 16 ? v & 15 : v >>> 4;
+                    out[at + head + Q8Rows.nibbleAt(r, i)] |= (byte) (nib << Q8Rows.nibbleShift(i));
+                    if (five) out[at + head + 256 + 4 * r + (i & 3)] |= (byte) (((high >>> i) & 1) << (i / 4));
+                }
+            }
+        }
+    }
+
+    /** Sixteen Q8_0 file rows (per block an f16 d and 32 int8) into one group. */
+    static void packQ8_0(byte[] in, int nb, byte[] out) {
+        for (int b = 0; b < nb; b++) {
+            int at = 544 * b;
+            for (int r = 0; r < Q8Rows.GROUP; r++) {
+                int src = 34 * (r * nb + b);
+                out[at + 2 * r] = in[src];
+                out[at + 2 * r + 1] = in[src + 1];
+                for (int i = 0; i < 32; i++) out[at + 32 + 64 * (i / 4) + 4 * r + (i & 3)] = in[src + 2 + i];
+            }
+        }
+    }
+
+    /**
+     * Sixteen Q4_K file rows (per 256 values: f16 d, f16 dmin, 12 bytes of 6-bit scales and mins,
+     * 128 bytes of nibbles) into one group: per super-block the 16 d, the 16 dmin, a byte per
+     * row and 32-value sub-block of scale (16 per sub-block), of min, then per sub-block the
+     * quants as Q4_0's.
+     */
+    static void packQ4_K(byte[] in, int nsb, byte[] out) {
+        java.util.Arrays.fill(out, (byte) 0);
+        MemorySegment m = MemorySegment.ofArray(in);
+        for (int sb = 0; sb < nsb; sb++) {
+            int at = 2368 * sb;
+            for (int r = 0; r < Q8Rows.GROUP; r++) {
+                int src = 144 * (r * nsb + sb);
+                out[at + 2 * r] = in[src];
+                out[at + 2 * r + 1] = in[src + 1];
+                out[at + 32 + 2 * r] = in[src + 2];
+                out[at + 32 + 2 * r + 1] = in[src + 3];
+                for (int j = 0; j < 8; j++) {
+                    out[at + 64 + 16 * j + r] = (byte) RowDecoder.scaleMinK4(m, src + 4, j, 0);
+                    out[at + 192 + 16 * j + r] = (byte) RowDecoder.scaleMinK4(m, src + 4, j, 1);
+                    for (int i = 0; i < 32; i++) {
+                        int v = in[src + 16 + 32 * (j / 2) + i] & 0xFF, quant = (j & 1) == 0 ? v & 15 : v >>> 4;
+                        out[at + 320 + 256 * j + Q8Rows.nibbleAt(r, i)] |= (byte) (quant << Q8Rows.nibbleShift(i));
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Sixteen IQ4_XS file rows (per 256 values: f16 d, u16 scales_h, u8 scales_l[4], 128 bytes of
+     * indices, 16 per 32-value sub-block as Q4_0's nibbles) into one group: per super-block the 16
+     * d, an int8 {@code ls − 32} per row and sub-block (16 per sub-block), then per sub-block the
+     * indices as Q4_0's quants.
+     */
+    static void packIQ4_XS(byte[] in, int nsb, byte[] out) {
+        java.util.Arrays.fill(out, (byte) 0);
+        for (int sb = 0; sb < nsb; sb++) {
+            int at = 2208 * sb;
+            for (int r = 0; r < Q8Rows.GROUP; r++) {
+                int src = 136 * (r * nsb + sb), sh = (in[src + 2] & 0xFF) | (in[src + 3] & 0xFF) << 8;
+                out[at + 2 * r] = in[src];
+                out[at + 2 * r + 1] = in[src + 1];
+                for (int j = 0; j < 8; j++) {
+                    int ls = (((in[src + 4 + j / 2] & 0xFF) >>> (4 * (j % 2))) & 0xF) | (((sh >>> (2 * j)) & 3) << 4);
+                    out[at + 32 + 16 * j + r] = (byte) (ls - 32);
+                    for (int i = 0; i < 32; i++) {
+                        int v = in[src + 8 + 16 * j + (i & 15)] & 0xFF, index = i < 16 ? v & 15 : v >>> 4;
+                        out[at + 160 + 256 * j + Q8Rows.nibbleAt(r, i)] |= (byte) (index << Q8Rows.nibbleShift(i));
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Sixteen Q2_K or Q3_K file rows into one group. Q2_K (84 bytes per 256 values: 16 bytes of
+     * scale and min nibbles, qs[64], f16 d, f16 dmin): per super-block the 16 d, the 16 dmin, the
+     * scale-and-min byte per row and 16-value sub-block (16 per sub-block), then per 32 values two
+     * 64-byte stretches where bits {@code 2u..2u+1} of byte {@code 4r + i} of stretch {@code t} hold
+     * row {@code r}'s value {@code 16t + 4u + i}. Q3_K (110 bytes: hmask[32], qs[64], 12 bytes of
+     * 6-bit scales, f16 d): the 16 d, an int8 {@code sc − 32} per row and sub-block, then per 32
+     * values the same two stretches of low bits and one whose bit {@code c} of byte {@code 4r + i}
+     * is the third bit of value {@code 4c + i}. (File value {@code v = 16·g + l} of group
+     * {@code g = 8n + 2j + h} takes its low bits from {@code qs[32n + 16h + l] >> 2j}, Q3_K its third
+     * from bit {@code 4n + j} of {@code hmask[16h + l]}, as ggml's dequantization reads them.)
+     */
+    static void packQ2Q3_K(GgmlType type, byte[] in, int nsb, byte[] out) {
+        java.util.Arrays.fill(out, (byte) 0);
+        boolean three = type == GgmlType.Q3_K;
+        int block = three ? 110 : 84, bytes = three ? 1824 : 1344, quants = three ? 288 : 320, per32 = three ? 192 : 128;
+        MemorySegment m = MemorySegment.ofArray(in);
+        for (int sb = 0; sb < nsb; sb++) {
+            int at = bytes * sb;
+            for (int r = 0; r < Q8Rows.GROUP; r++) {
+                int src = block * (r * nsb + sb);
+                for (int k = 0; k < 2; k++) {
+                    out[at + 2 * r + k] = in[src + (three ? 108 : 80) + k];
+                    if (!three) out[at + 32 + 2 * r + k] = in[src + 82 + k];
+                }
+                for (int g = 0; g < 16; g++) {
+                    out[at + (three ? 32 : 64) + 16 * g + r] = three ? (byte) (RowDecoder.q3Scale(m, src + 96, g) - 32) : in[src + g];
+                    int n = g / 8, j = (g % 8) / 2, h = g % 2;
+                    for (int l = 0; l < 16; l++) {
+                        int v = 16 * g + l, i = v % 32, c = i / 4, base = at + quants + per32 * (v / 32) + 4 * r + (i & 3);
+                        int low = ((in[src + (three ? 32 : 16) + 32 * n + 16 * h + l] & 0xFF) >>> (2 * j)) & 3;
+                        out[base + 64 * (c / 4)] |= (byte) (low << (2 * (c % 4)));
+                        if (three) out[base + 128] |= (byte) ((((in[src + 16 * h + l] & 0xFF) >>> (4 * n + j)) & 1) << c);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Sixteen Q5_K file rows (per 256 values: f16 d, f16 dmin, 12 bytes of 6-bit scales and mins,
+     * qh[32], 128 bytes of nibbles) into one group: as Q4_K, each sub-block's nibbles followed by a
+     * 64-byte stretch whose bit {@code u} of byte {@code 4r + i} is the fifth bit of row {@code r}'s
+     * value {@code 4u + i}.
+     */
+    static void packQ5_K(byte[] in, int nsb, byte[] out) {
+        java.util.Arrays.fill(out, (byte) 0);
+        MemorySegment m = MemorySegment.ofArray(in);
+        for (int sb = 0; sb < nsb; sb++) {
+            int at = 2880 * sb;
+            for (int r = 0; r < Q8Rows.GROUP; r++) {
+                int src = 176 * (r * nsb + sb);
+                for (int k = 0; k < 2; k++) {
+                    out[at + 2 * r + k] = in[src + k];
+                    out[at + 32 + 2 * r + k] = in[src + 2 + k];
+                }
+                for (int j = 0; j < 8; j++) {
+                    out[at + 64 + 16 * j + r] = (byte) RowDecoder.scaleMinK4(m, src + 4, j, 0);
+                    out[at + 192 + 16 * j + r] = (byte) RowDecoder.scaleMinK4(m, src + 4, j, 1);
+                    int sub = at + 320 + 320 * j;
+                    for (int i = 0; i < 32; i++) {
+                        int v = in[src + 48 + 32 * (j / 2) + i] & 0xFF, nib = (j & 1) == 0 ? v & 15 : v >>> 4;
+                        int high = ((in[src + 16 + i] & 0xFF) >>> j) & 1;
+                        out[sub + Q8Rows.nibbleAt(r, i)] |= (byte) (nib << Q8Rows.nibbleShift(i));
+                        out[sub + 256 + 4 * r + (i & 3)] |= (byte) (high << (i / 4));
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Sixteen Q6_K file rows (per 256 values: ql[128], qh[64], 16 int8 scales, f16 d) into one
+     * group: per super-block the 16 d, a byte per row and 16-value sub-block of scale (16 per
+     * sub-block), then per 32 values four 64-byte stretches of low nibbles (as Q4_0's) and two of
+     * high bits: byte {@code 4r + i} of stretch {@code t} holds, in bits {@code 2u..2u+1}, the top
+     * two bits of row {@code r}'s value {@code 16t + 4u + i}.
+     */
+    static void packQ6_K(byte[] in, int nsb, byte[] out) {
+        java.util.Arrays.fill(out, (byte) 0);
+        for (int sb = 0; sb < nsb; sb++) {
+            int at = 3360 * sb;
+            for (int r = 0; r < Q8Rows.GROUP; r++) {
+                int src = 210 * (r * nsb + sb);
+                out[at + 2 * r] = in[src + 208];
+                out[at + 2 * r + 1] = in[src + 209];
+                for (int k = 0; k < 16; k++) out[at + 32 + 16 * k + r] = in[src + 192 + k];
+                for (int v = 0; v < 256; v++) {
+                    int q = q6(in, src, v), j = v / 32, i = v % 32, blk = at + 288 + 384 * j;
+                    out[blk + Q8Rows.nibbleAt(r, i)] |= (byte) ((q & 15) << Q8Rows.nibbleShift(i));
+                    out[blk + 256 + 64 * (i / 16) + 4 * r + (i & 3)] |= (byte) ((q >> 4) << (2 * ((i / 4) % 4)));
+                }
+            }
+        }
+    }
+
+    /** Value {@code v} (0..255) of the Q6_K block at {@code src} as its unsigned 6-bit quant (ggml's layout). */
+    private static int q6(byte[] in, int src, int v) {
+        int n = v / 128, t = (v % 128) / 32, l = v % 32;
+        int ql = in[src + 64 * n + l + (t % 2 == 1 ? 32 : 0)] & 0xFF, qh = in[src + 128 + 32 * n + l] & 0xFF;
+        return (t < 2 ? ql & 15 : ql >>> 4) | (((qh >>> (2 * t)) & 3) << 4);
+    }
+}
