@@ -113,6 +113,9 @@ public final class ServeCommand implements Callable<Integer> {
             + " request line, e.g. 10s (default: 10s)")
     String headerTimeout;
 
+    @picocli.CommandLine.Mixin
+    StageOptions stage = new StageOptions();
+
     /** The listener's connection cap and timeouts from the flags. */
     ListenerLimits listenerLimits() {
         ListenerLimits l = ListenerLimits.defaults();
@@ -128,11 +131,11 @@ public final class ServeCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--tracker needs --node-token: the tracker refuses a node without its token");
         }
         NodeConfig config = config();
-        NodeServer node = NodeServer.start(config, listenerLimits());
+        NodeServer node = NodeServer.start(config, listenerLimits(), stage.plan());
         if (tracker != null) node.joinTracker(tracker);
         System.err.println("dgr serve: listening on " + (config.serving().tls() ? "https" : "http") + "://" + node.host()
                 + ":" + node.port() + " serving "
-                + node.models().all().stream().map(m -> m.id()).toList());
+                + node.models().all().stream().map(m -> m.id()).toList() + StageOptions.describe(node));
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             node.close();
@@ -155,10 +158,11 @@ public final class ServeCommand implements Callable<Integer> {
             eo = eo.withThreads(threads);
         }
         if (contextLength != null) eo = eo.withContextLength(contextLength);
+        eo = stage.span(eo, stage.plan(), paths.size());
         SchedulerConfig sc = SchedulerConfig.defaults();
         if (maxWaiting != null) sc = sc.withMaxWaitingSessions(maxWaiting);
         if (batchTokens != null) sc = OperatorOptions.batchTokens(sc, batchTokens, maxBatchSessions);
-        NodeConfig c = NodeConfig.of(specs).withAddress(host, port).withKeys(apiKeys, keysFile).withEngine(eo)
+        NodeConfig c = NodeConfig.of(specs).withAddress(host, stage.httpPort(stage.plan(), port)).withKeys(apiKeys, keysFile).withEngine(eo)
                 .withScheduler(sc).withSaturationFile(saturation).withMaxBatchSessions(maxBatchSessions);
         if (requestTimeout != null) c = c.withRequestTimeout(DurationFlag.parse("--request-timeout", requestTimeout));
         if (maxBodyBytes != null) c = c.withMaxBodyBytes(maxBodyBytes);

@@ -41,12 +41,16 @@ public final class NodeServer implements AutoCloseable {
     private final NodeHttp http;
     private volatile TrackerLink trackerLink;
     private final ConnectionGuard guard;
+    /** This node's place in a route (docs/stages.md), or null for whole models. */
+    private final dgr.node.stage.StagePlan stagePlan;
+    private final dgr.node.stage.StageRole stage = new dgr.node.stage.StageRole();
 
-    private NodeServer(NodeConfig config, ApiKeys keys, ListenerLimits limits) {
+    private NodeServer(NodeConfig config, ApiKeys keys, ListenerLimits limits, dgr.node.stage.StagePlan stagePlan) {
         this.config = config;
+        this.stagePlan = stagePlan;
         ClientFaultLog faults = new ClientFaultLog(java.time.Duration.ofSeconds(1));
         this.guard = new ConnectionGuard(limits, faults);
-        this.http = new NodeHttp(models, keys, metrics, () -> capabilities().build(), config.maxBodyBytes(),
+        this.http = new NodeHttp(models, keys, metrics, () -> stage.addTo(capabilities().build()), config.maxBodyBytes(),
                 config.requestTimeout(), new RecentRequests(RecentRequests.DEFAULT_CAPACITY, Clock.systemUTC()),
                 config.nodeToken(), config.serving()).guardedBy(guard, faults);
         if (config.nodeToken() != null) http.trustTracker(TrackerTrust.of(config.nodeToken()));
@@ -60,7 +64,12 @@ public final class NodeServer implements AutoCloseable {
 
     /** As {@link #start(NodeConfig)}, with the listener's connection cap and timeouts given. */
     public static NodeServer start(NodeConfig config, ListenerLimits limits) throws IOException {
-        NodeServer s = new NodeServer(config, ApiKeys.of(config.apiKeys(), config.keysFile()), limits);
+        return start(config, limits, null);
+    }
+
+    /** As above, for a node that serves one span of a route ({@code stagePlan}), or whole models when it is null. */
+    public static NodeServer start(NodeConfig config, ListenerLimits limits, dgr.node.stage.StagePlan stagePlan) throws IOException {
+        NodeServer s = new NodeServer(config, ApiKeys.of(config.apiKeys(), config.keysFile()), limits, stagePlan);
         s.web.start();
         LOG.log(System.Logger.Level.INFO, "at most " + s.guard.maxConnections() + " open connections"
                 + (s.guard.maxConnections() < limits.maxConnections() ? " (lowered from " + limits.maxConnections()
@@ -101,13 +110,21 @@ public final class NodeServer implements AutoCloseable {
                 LOG.log(System.Logger.Level.INFO, "loaded model " + spec.id() + " (" + e.id() + ", recipe "
                         + e.recipe().id() + ") in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
             }
+            if (stagePlan != null && !stagePlan.isHead()) {
+                // A later stage serves no model over HTTP: its span answers on the stage port.
+                stage.startStage(engines, config, stagePlan, metrics.registry());
+                capabilities = new CapabilityReport(nodeId(), VERSION, models, absent());
+                models.publish(List.of());
+                return;
+            }
             Saturation.Loaded saturation = Saturation.load(saturationPath(), served);
             for (int i = 0; i < engines.size(); i++) {
                 ModelSpec spec = config.models().get(i);
                 Engine e = engines.get(i);
                 ConcurrencyLimit limit = limitFor(spec, e, base, saturation);
                 engines.set(i, null); // owned by the model from here, closed by it on failure
-                ServedModel m = ServedModel.start(spec, e, base, limit, metrics, config.serving());
+                ServedModel m = ServedModel.start(spec, e, base, limit, metrics, config.serving(),
+                        stage.head(e, stagePlan, metrics.registry()));
                 started.add(m);
                 LOG.log(System.Logger.Level.INFO, "model " + spec.id() + ": at most " + limit.maxRunningSessions()
                         + " running sessions (" + limit.sourceName() + ": " + limit.detail() + ")");
@@ -199,6 +216,9 @@ public final class NodeServer implements AutoCloseable {
 
     public NodeMetrics metrics() { return metrics; }
 
+    /** The gRPC port of a later stage of a route, or -1. */
+    public int stagePort() { return stage.stagePort(); }
+
     public ModelRegistry models() { return models; }
 
     @Override
@@ -210,5 +230,6 @@ public final class NodeServer implements AutoCloseable {
         web.stop();
         guard.close();
         models.close();
+        stage.close();
     }
 }

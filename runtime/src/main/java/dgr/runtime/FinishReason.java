@@ -9,7 +9,9 @@ public enum FinishReason {
     /** Cancelled by its owner, by its deadline, or by the scheduler closing. */
     CANCELLED,
     /** The engine or the session's sampler failed; the message says how. */
-    ERROR;
+    ERROR,
+    /** A stage of the session's route died or hung and no alternate serves its span; the message names it. */
+    UNAVAILABLE;
 
     public String wireName() { return name().toLowerCase(); }
 }

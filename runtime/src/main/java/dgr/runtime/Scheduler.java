@@ -58,6 +58,8 @@ public final class Scheduler implements AutoCloseable {
     private final LongAdder cancelled = new LongAdder();
     private final LongAdder failed = new LongAdder();
     private final Runnable onCancel = this::onCancel;
+    /** The stages after this head's span, or null when the engine runs the whole model. */
+    private final HeadRoute route;
 
     private volatile boolean closed;
     /** Set by {@link Session#cancel}; taken with getAndSet so a cancel arriving during a scan is never lost. */
@@ -69,14 +71,21 @@ public final class Scheduler implements AutoCloseable {
     private volatile int runningCount;
     private long nextWaitingDeadline = Long.MAX_VALUE;
 
-    public Scheduler(Engine engine, SchedulerConfig config) {
+    public Scheduler(Engine engine, SchedulerConfig config) { this(engine, config, null); }
+
+    /**
+     * A head's scheduler when {@code downstream} is given: the engine runs the route's first span,
+     * the downstream the rest and the sampling. Without it the engine must run the whole model.
+     */
+    public Scheduler(Engine engine, SchedulerConfig config, Downstream downstream) {
         var recipe = engine.recipe();
-        if (!recipe.isFirstStage() || !recipe.isLastStage()) {
-            // Sessions here take token ids in and sample logits out; a partial span is driven by the
-            // stage transport with boundary rows instead.
-            throw new IllegalArgumentException("the scheduler drives whole-model engines; " + engine.id()
-                    + " runs layers [" + recipe.firstLayer() + ", " + recipe.endLayer() + ") of " + recipe.nLayers());
+        if (!recipe.isFirstStage() || recipe.isLastStage() == (downstream != null)) {
+            // Sessions here take token ids in; later spans are driven by the stage transport.
+            throw new IllegalArgumentException("the scheduler drives a whole model, or a head with the rest of its route; "
+                    + engine.id() + " runs layers [" + recipe.firstLayer() + ", " + recipe.endLayer() + ") of "
+                    + recipe.nLayers() + (downstream == null ? " and has no route" : " and was given a route"));
         }
+        this.route = downstream == null ? null : new HeadRoute(downstream, config.maxBatchTokens());
         if (config.maxBatchTokens() > engine.features().maxRows()) {
             throw new IllegalArgumentException("maxBatchTokens " + config.maxBatchTokens() + " exceeds engine "
                     + engine.id() + " maxRows " + engine.features().maxRows());
@@ -96,11 +105,9 @@ public final class Scheduler implements AutoCloseable {
     }
 
     public Engine engine() { return engine; }
-
     public SchedulerConfig config() { return config; }
 
     public void addListener(SchedulerListener l) { listeners.add(l); }
-
     public void removeListener(SchedulerListener l) { listeners.remove(l); }
 
     /** Starts the loop on its own platform thread (the forward pass is CPU-bound; no virtual thread). */
@@ -247,6 +254,7 @@ public final class Scheduler implements AutoCloseable {
         ForwardResult result;
         try {
             result = engine.forward(batch);
+            if (route != null) route.send(planner, batch, result);
         } catch (RuntimeException | Error e) {
             long t2 = System.nanoTime();
             failBatch(e);
@@ -303,17 +311,19 @@ public final class Scheduler implements AutoCloseable {
             // Head of line: if the fairest next session does not fit, admit nobody behind it, so a
             // large session cannot be starved by a stream of small ones.
             if (reservedBytes + s.reservationBytes() > config.stateBudgetBytes()) return;
-            StateSlot slot;
+            StateSlot slot = null;
             try {
                 slot = engine.openSlot();
+                if (route != null) route.open(s);
             } catch (RuntimeException | Error e) {
                 // The session leaves the queue all the same, ending FAILED: its owner hears why, it
                 // holds nothing, and the sessions behind it get their turn.
                 tenants.dropNext(s);
                 queued.decrementAndGet();
-                String message = "admission failed: engine " + engine.id() + " could not open a state slot: " + e;
+                if (slot != null) slot.close();
+                String message = "admission failed: engine " + engine.id() + " could not open the session: " + e;
                 LOG.log(System.Logger.Level.WARNING, message + " (session " + s.sequenceId() + ")", e);
-                end(s, Phase.FAILED, FinishReason.ERROR, message);
+                end(s, Phase.FAILED, e instanceof RouteUnavailableException ? FinishReason.UNAVAILABLE : FinishReason.ERROR, message);
                 continue;
             }
             tenants.admit(s);
@@ -350,7 +360,8 @@ public final class Scheduler implements AutoCloseable {
             }
             int token;
             try {
-                token = s.sampler().sample(out, result.outputOffset(planner.outputRow(i)), width);
+                token = route != null ? route.token(planner.outputRow(i))
+                        : s.sampler().sample(out, result.outputOffset(planner.outputRow(i)), width);
             } catch (RuntimeException e) {
                 s.syncPosition();
                 end(s, Phase.FAILED, FinishReason.ERROR, "sampler failed: " + e);
@@ -410,13 +421,14 @@ public final class Scheduler implements AutoCloseable {
     }
 
     private void failBatch(Throwable e) {
-        String message = "engine " + engine.id() + " failed: " + e;
-        LOG.log(System.Logger.Level.WARNING, message, e);
+        boolean routeLost = e instanceof RouteUnavailableException;
+        String message = routeLost ? e.getMessage() : "engine " + engine.id() + " failed: " + e;
+        LOG.log(System.Logger.Level.WARNING, message, routeLost ? null : e);
         for (int i = 0; i < planner.count(); i++) {
             Session s = planner.session(i);
             s.servedIteration = iteration;
             // The engine may have written part of the batch: the slot is not trusted again.
-            end(s, Phase.FAILED, FinishReason.ERROR, message);
+            end(s, Phase.FAILED, routeLost ? FinishReason.UNAVAILABLE : FinishReason.ERROR, message);
         }
         removeEnded();
         countWaits();
@@ -437,6 +449,7 @@ public final class Scheduler implements AutoCloseable {
             }
         }
         if (s.admitted) reservedBytes -= s.reservationBytes();
+        if (s.admitted && route != null) route.close(s, phase, message);
         tenants.ended(s);
         // Before the owner hears of the end, so whoever awaits it sees the freed bytes.
         publishGauges();
@@ -517,7 +530,6 @@ public final class Scheduler implements AutoCloseable {
 
     /** Iterations run so far. */
     public long iteration() { return iteration; }
-
     /** Bytes held by running sessions' state slots (as of the last iteration). */
     public long stateBytesInUse() { return stateBytesInUse; }
 
@@ -572,11 +584,7 @@ public final class Scheduler implements AutoCloseable {
         cancelInbox();
     }
 
-    /**
-     * Ends sessions still in the inbox of a closed scheduler. They were never ingested, so they hold
-     * nothing and touch no scheduler-thread state: safe from the closing thread and from a submit
-     * that raced with close, since each poll hands a session to exactly one caller.
-     */
+    /** Ends a closed scheduler's inbox: never ingested, they hold nothing; each poll hands one to one caller. */
     private void cancelInbox() {
         Session s;
         while ((s = inbox.poll()) != null) {

@@ -29,8 +29,9 @@ final class Summary3 {
         }
         String why = r.kneeConcurrency() != null ? r.recommendationBasis()
                 : r.recommendationBasis() + "; knee rule: " + r.kneeRule().reason();
-        String recommended = String.format(Locale.ROOT, "**Recommendation:** at most %d concurrent sessions, about %.0f tok/s "
-                + "(%s).", r.recommendedMaxConcurrency(), r.expectedOutputThroughput(), why);
+        String recommended = String.format(Locale.ROOT, "**Recommendation:** at most %d concurrent session%s, about %.0f tok/s "
+                + "(%s).", r.recommendedMaxConcurrency(), r.recommendedMaxConcurrency() == 1 ? "" : "s",
+                r.expectedOutputThroughput(), why);
         String model = t.kind().equals("in-process") ? t.endpoint() : "MODEL.gguf";
         String apply = "**Apply:** `dgr serve -m " + model + " --saturation " + out.resolve("saturation.json")
                 + "` (the node matches it by artifact and recipe), or `dgr serve -np " + r.recommendedMaxConcurrency() + "`.";

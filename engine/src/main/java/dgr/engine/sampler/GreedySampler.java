@@ -7,6 +7,9 @@ public final class GreedySampler implements TokenSampler {
     private GreedySampler() {}
 
     @Override
+    public SamplerConfig portableConfig() { return SamplerConfig.greedy(); }
+
+    @Override
     public int sample(float[] logits, int offset, int width) {
         return argmax(logits, offset, width);
     }

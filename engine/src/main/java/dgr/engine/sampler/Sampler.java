@@ -61,6 +61,10 @@ public final class Sampler implements TokenSampler {
         this.weights = new double[vocabSize];
     }
 
+    /** A fresh sampler without a logit bias travels as its settings; one with draws already made or a bias does not (yet). */
+    @Override
+    public SamplerConfig portableConfig() { return bias.isEmpty() && step == 0 ? config : null; }
+
     public SamplerConfig config() { return config; }
 
     /**

@@ -10,4 +10,10 @@ package dgr.engine.sampler;
 public interface TokenSampler {
     /** The next token id, given {@code width} logits at {@code logits[offset..]} (valid only during the call). */
     int sample(float[] logits, int offset, int width);
+
+    /**
+     * The settings that rebuild this sampler on a route's last stage, which samples for the head, or
+     * null when it cannot travel (a logit bias, draws already made).
+     */
+    default SamplerConfig portableConfig() { return null; }
 }

@@ -153,7 +153,7 @@ final class Generation {
             switch (stream.take()) {
                 case SessionEvent.TokenEvent t -> text.append(t.text());
                 case SessionEvent.Finished f -> {
-                    if (f.reason() == FinishReason.CANCELLED || f.reason() == FinishReason.ERROR) throw failure(f);
+                    if (f.reason() != FinishReason.STOP && f.reason() != FinishReason.LENGTH) throw failure(f);
                     JsonReply.send(res, mapper, Status.OK_200,
                             format.complete(id, created, model, text.toString(), f.reason().wireName(), Usage.of(f.accounting())));
                     tracked.delivered(f.accounting().generatedTokens());
@@ -183,7 +183,7 @@ final class Generation {
                         tracked.delivered(1);
                     }
                     case SessionEvent.Finished f -> {
-                        if (f.reason() == FinishReason.CANCELLED || f.reason() == FinishReason.ERROR) {
+                        if (f.reason() != FinishReason.STOP && f.reason() != FinishReason.LENGTH) {
                             // Headers are gone: the error travels as an event, as OpenAI streams do.
                             sse.event(ErrorBody.of(failure(f)));
                         } else {
@@ -263,6 +263,10 @@ final class Generation {
         if (f.reason() == FinishReason.CANCELLED) {
             return new ApiError(503, "server_error", "The request was cancelled: " + f.message() + ".", null,
                     "cancelled");
+        }
+        if (f.reason() == FinishReason.UNAVAILABLE) {
+            return new ApiError(503, "server_error", "A stage of the model's route is unavailable: " + f.message() + ".",
+                    null, "route_unavailable");
         }
         return new ApiError(500, "server_error", "The model failed while generating; the request was ended.",
                 null, "generation_failed");

@@ -156,6 +156,9 @@ public final class NodeMetrics {
         e2e.labelValues(model).observe(nanos / 1e9);
     }
 
+    /** The registry, for parts that add their own metrics (a stage's route gauges). */
+    public PrometheusRegistry registry() { return registry; }
+
     /** The Prometheus text exposition (format 0.0.4). */
     public byte[] scrape() {
         ByteArrayOutputStream out = new ByteArrayOutputStream();

@@ -13,6 +13,8 @@ import java.util.Optional;
  */
 public final class ModelRegistry implements AutoCloseable {
     private volatile Map<String, ServedModel> models = Map.of();
+    /** Set by {@link #publish}: a later stage of a route publishes no model and is ready all the same. */
+    private volatile boolean published;
 
     /** Publishes the loaded models at once, so no request sees half of them. */
     public void publish(List<ServedModel> loaded) {
@@ -23,9 +25,10 @@ public final class ModelRegistry implements AutoCloseable {
             }
         }
         models = java.util.Collections.unmodifiableMap(m);
+        published = true;
     }
 
-    public boolean ready() { return !models.isEmpty(); }
+    public boolean ready() { return published; }
 
     public Optional<ServedModel> find(String id) { return Optional.ofNullable(models.get(id)); }
 

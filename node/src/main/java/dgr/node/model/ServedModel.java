@@ -38,10 +38,13 @@ public final class ServedModel implements AutoCloseable {
     private final ConcurrencyLimit limit;
     /** What a request's omitted sampling fields take. */
     private final SamplerConfig samplingDefaults;
+    /** The rest of the route when this node is a head, else null. */
+    private final dgr.node.stage.HeadDownstream route;
 
     private ServedModel(String id, Path path, Engine engine, Scheduler scheduler, Tokenizer tokenizer,
-                        ConcurrencyLimit limit, ServingOptions serving) {
+                        ConcurrencyLimit limit, ServingOptions serving, dgr.node.stage.HeadDownstream route) {
         this.limit = limit;
+        this.route = route;
         this.id = id;
         this.path = path;
         this.engine = engine;
@@ -84,6 +87,12 @@ public final class ServedModel implements AutoCloseable {
     /** @param serving the operator's sampling defaults and chat template (in place of the model's own, when set) */
     public static ServedModel start(ModelSpec spec, Engine engine, SchedulerConfig base, ConcurrencyLimit limit,
                                     NodeMetrics metrics, ServingOptions serving) {
+        return start(spec, engine, base, limit, metrics, serving, null);
+    }
+
+    /** As above; with {@code route} the engine runs a head's span and the route the rest (closed with the model). */
+    public static ServedModel start(ModelSpec spec, Engine engine, SchedulerConfig base, ConcurrencyLimit limit,
+                                    NodeMetrics metrics, ServingOptions serving, dgr.node.stage.HeadDownstream route) {
         try {
             // A batch must fit one decode row per running session in one forward pass.
             int rows = limit.maxRunningSessions();
@@ -94,13 +103,14 @@ public final class ServedModel implements AutoCloseable {
                         + engine.features().maxRows());
             }
             Tokenizer tokenizer = Tokenizer.fromMetadata(engine.info().metadata());
-            Scheduler scheduler = new Scheduler(engine, config);
-            ServedModel m = new ServedModel(spec.id(), spec.path(), engine, scheduler, tokenizer, limit, serving);
+            Scheduler scheduler = new Scheduler(engine, config, route);
+            ServedModel m = new ServedModel(spec.id(), spec.path(), engine, scheduler, tokenizer, limit, serving, route);
             scheduler.addListener(metrics.register(spec.id(), config.maxBatchSessions(), m::load));
             metrics.registerPool(spec.id(), engine::pooledStateBytes);
             scheduler.start();
             return m;
         } catch (RuntimeException e) {
+            if (route != null) route.close();
             engine.close();
             throw e;
         }
@@ -174,6 +184,8 @@ public final class ServedModel implements AutoCloseable {
 
     @Override
     public void close() {
+        // The route first: a scheduler blocked on a reply from it is released and can stop.
+        if (route != null) route.close();
         scheduler.close();
         engine.close();
     }

@@ -53,12 +53,21 @@ public final class LedgerRecovery {
         for (JdbcLedger.OpenRequest r : ledger.openRequests()) if (r.arrival().isBefore(startedAt)) orphans.add(r);
         if (orphans.isEmpty()) return new Result(0, 0, 0);
         Map<String, List<NodeRecord>> reports = new HashMap<>();
-        for (NodeEndpoint node : nodes.get()) {
-            for (int i = 0; i < orphans.size(); i += IDS_PER_CALL) {
-                List<String> ids = orphans.subList(i, Math.min(orphans.size(), i + IDS_PER_CALL)).stream()
-                        .map(JdbcLedger.OpenRequest::requestId).toList();
-                for (NodeRecord rec : client.ask(node.id(), node.baseUrl(), node.bearer(), ids)) reports.computeIfAbsent(rec.requestId(), k -> new ArrayList<>()).add(rec);
+        // Every node at once: a slow node must not keep the others' answers waiting (one may die meanwhile,
+        // and its accounting with it).
+        List<java.util.concurrent.Future<List<NodeRecord>>> answers = new ArrayList<>();
+        try (var pool = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+            for (NodeEndpoint node : nodes.get()) {
+                for (int i = 0; i < orphans.size(); i += IDS_PER_CALL) {
+                    List<String> ids = orphans.subList(i, Math.min(orphans.size(), i + IDS_PER_CALL)).stream()
+                            .map(JdbcLedger.OpenRequest::requestId).toList();
+                    answers.add(pool.submit(() -> client.ask(node.id(), node.baseUrl(), node.bearer(), ids)));
+                }
             }
+        }
+        for (var answer : answers) {
+            if (answer.state() != java.util.concurrent.Future.State.SUCCESS) continue;   // that node tells nothing now
+            for (NodeRecord rec : answer.resultNow()) reports.computeIfAbsent(rec.requestId(), k -> new ArrayList<>()).add(rec);
         }
         int fromNodes = 0, unknown = 0, open = 0;
         for (JdbcLedger.OpenRequest r : orphans) {

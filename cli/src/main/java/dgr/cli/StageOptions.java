@@ -1,0 +1,72 @@
+package dgr.cli;
+
+import dgr.engine.EngineOptions;
+import dgr.node.NodeServer;
+import dgr.node.stage.StagePlan;
+import java.time.Duration;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code serve}'s flags for one model across several nodes (docs/stages.md). A later stage:
+ * {@code --layers A:B --stage-port P --cluster-token T}; the head:
+ * {@code --layers 0:A --route HOST:P[|ALT_HOST:ALT_P...],HOST:P... --cluster-token T}.
+ */
+public final class StageOptions {
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec spec;
+
+    @Option(names = "--layers", paramLabel = "A:B", description = "serve only layers [A, B) of the model: 0:A makes this node the head of a route"
+            + " (give --route), A>0 a later stage (give --stage-port)")
+    String layers;
+
+    @Option(names = "--stage-port", paramLabel = "P", description = "a later stage's gRPC port for boundary rows from upstream (0 picks a free one)")
+    Integer stagePort;
+
+    @Option(names = "--route", paramLabel = "HOST:P[|ALT:P...],...", description = "the head's route: the stages after its span in order,"
+            + " each hop's alternates after '|' (they take the hop's sessions if it dies or hangs)")
+    String route;
+
+    @Option(names = "--cluster-token", paramLabel = "T", description = "shared secret every stage stream carries; a peer without it is refused")
+    String clusterToken;
+
+    @Option(names = "--stage-orphan-grace", paramLabel = "DURATION", defaultValue = "10s",
+            description = "how long a later stage keeps a session whose upstream stream broke, for a failover to re-attach it (default: ${DEFAULT-VALUE})")
+    String orphanGrace;
+
+    @Option(names = "--stage-reply-floor", paramLabel = "DURATION", defaultValue = "250ms",
+            description = "least time a stage waits for a reply from downstream before it calls the stage hung; the deadline adds"
+                    + " 4 x the step time measured on that link (default: ${DEFAULT-VALUE})")
+    String replyFloor;
+
+    /** The plan, or null when no stage flag was given. */
+    StagePlan plan() {
+        if (layers == null) {
+            if (stagePort != null || route != null || clusterToken != null) {
+                throw new IllegalArgumentException("--stage-port, --route and --cluster-token need --layers A:B (the span this node serves)");
+            }
+            return null;
+        }
+        Duration grace = DurationFlag.parse("--stage-orphan-grace", orphanGrace);
+        return StagePlan.of(layers, route, stagePort, clusterToken, grace, DurationFlag.parse("--stage-reply-floor", replyFloor));
+    }
+
+    /** The engine options with the plan's span. */
+    EngineOptions span(EngineOptions eo, StagePlan plan, int models) {
+        if (plan == null) return eo;
+        if (models != 1) throw new IllegalArgumentException("--layers serves a span of one model; " + models + " were given");
+        return eo.withSpan(plan.firstLayer(), plan.endLayer());
+    }
+
+    /** A later stage answers HTTP (health, capabilities, metrics) on a free port unless --port is given. */
+    int httpPort(StagePlan plan, int port) {
+        boolean given = spec != null && spec.commandLine() != null && spec.commandLine().getParseResult() != null
+                && spec.commandLine().getParseResult().hasMatchedOption("--port");
+        return plan != null && !plan.isHead() && !given ? 0 : port;
+    }
+
+    static String describe(NodeServer node) {
+        return node.stagePort() < 0 ? "" : "; stage listening for boundary rows on " + node.host() + ":" + node.stagePort();
+    }
+}

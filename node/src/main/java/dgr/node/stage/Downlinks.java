@@ -1,0 +1,269 @@
+package dgr.node.stage;
+
+import dgr.node.stage.wire.Cancel;
+import dgr.node.stage.wire.Close;
+import dgr.node.stage.wire.Down;
+import dgr.node.stage.wire.Open;
+import dgr.node.stage.wire.Rows;
+import dgr.node.stage.wire.RowsBatch;
+import dgr.node.stage.wire.StageFailed;
+import dgr.node.stage.wire.Token;
+import dgr.node.stage.wire.Up;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A stage's side of its downstream neighbours (the head's too): one {@link Link} per next-hop
+ * address, each live session's route and the boundary rows sent for it ({@link KeptRows}).
+ *
+ * <p>When a link breaks, or a reply misses its {@link StepClock} deadline (a hung stage), the link is
+ * dropped and the owner hears which sessions went through it. When the head moves a session to an
+ * alternate, {@link #resume} opens it there and replays the kept rows, so only the dead span is
+ * recomputed. Sends happen on the owner's thread; replies and failures come on gRPC's threads and the
+ * watchdog's.
+ */
+final class Downlinks implements Link.Owner, AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(Downlinks.class.getName());
+    private static final long WATCH_MILLIS = 20;
+    /** Rows per wire entry and bytes per message: well under gRPC's limits, a prefill goes in chunks. */
+    private static final int MAX_ENTRY_BYTES = 256 << 10, MAX_MESSAGE_BYTES = 1 << 20;
+
+    interface Listener {
+        void tokens(List<Token> tokens);
+
+        /** The stage at {@code address} (here or further down) died or hung; these sessions went through it. */
+        void failed(String address, String reason, List<String> sessions);
+    }
+
+    private static final class Route {
+        String address;
+        final KeptRows kept;
+
+        Route(String address, int width) {
+            this.address = address;
+            this.kept = new KeptRows(width);
+        }
+    }
+
+    private final ClusterToken token;
+    private final StepClock clock;
+    private final int width;
+    private final int rowsPerEntry;
+    private final Listener listener;
+    private final Map<String, Link> links = new HashMap<>();
+    private final Map<String, Route> routes = new HashMap<>();
+    private final Map<Link, List<Rows>> outgoing = new HashMap<>();
+    private final ScheduledExecutorService watchdog;
+
+    Downlinks(ClusterToken token, StepClock clock, int width, Listener listener) {
+        this.token = token;
+        this.clock = clock;
+        this.width = width;
+        this.rowsPerEntry = Math.max(1, MAX_ENTRY_BYTES / (width * Float.BYTES));
+        this.listener = listener;
+        this.watchdog = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon(true).name("dgr-stage-watchdog").unstarted(r));
+        watchdog.scheduleAtFixedRate(this::watch, WATCH_MILLIS, WATCH_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    /** Opens a session on {@code address} ({@code open} already names the hops after it). */
+    synchronized void open(String session, String address, Open open) {
+        Route r = new Route(address, width);
+        routes.put(session, r);
+        link(address).send(Down.newBuilder().setOpen(open).build());
+    }
+
+    /** Opens the stream to {@code address} ahead of the first session, so its connection and classes are ready. */
+    synchronized void connect(String address) { link(address); }
+
+    /** Whether this session is routed from here (it has kept rows). */
+    synchronized boolean has(String session) { return routes.containsKey(session); }
+
+    /**
+     * Keeps and queues rows {@code from..from+count-1} of a session ({@code count × width} floats at
+     * {@code src[off..]}); {@code outputRow} (or -1) is the row whose token is awaited. Sent by {@link #flush}.
+     */
+    synchronized void send(String session, int from, float[] src, int off, int count, int outputRow, boolean replay) {
+        Route r = routes.get(session);
+        if (r == null) throw new IllegalStateException("session " + session + " is not open downstream");
+        r.kept.put(from, src, off, count);
+        Link l = links.get(r.address);
+        if (l == null || l.isDead()) return;
+        queue(l, session, from, src, off, count, outputRow, replay);
+    }
+
+    private void queue(Link l, String session, int from, float[] src, int off, int count, int outputRow, boolean replay) {
+        List<Rows> q = outgoing.computeIfAbsent(l, k -> new ArrayList<>());
+        for (int done = 0; done < count; done += rowsPerEntry) {
+            int n = Math.min(rowsPerEntry, count - done);
+            int out = outputRow >= done && outputRow < done + n ? outputRow - done : -1;
+            q.add(Rows.newBuilder().setSession(session).setFirstPosition(from + done).setCount(n).setOutputRow(out)
+                    .setReplay(replay).setData(RowCodec.encode(src, off + done * width, n * width)).build());
+            if (out >= 0) l.expect(key(session, from + outputRow), rowsAhead(q));
+        }
+    }
+
+    private static int rowsAhead(List<Rows> q) {
+        int n = 0;
+        for (Rows r : q) n += r.getCount();
+        return n;
+    }
+
+    /** Sends every queued row, in messages under the size limit. */
+    synchronized void flush() {
+        for (var e : outgoing.entrySet()) {
+            RowsBatch.Builder b = RowsBatch.newBuilder();
+            int bytes = 0;
+            for (Rows r : e.getValue()) {
+                if (bytes > 0 && bytes + r.getData().size() > MAX_MESSAGE_BYTES) {
+                    e.getKey().send(Down.newBuilder().setRows(b).build());
+                    b = RowsBatch.newBuilder();
+                    bytes = 0;
+                }
+                b.addRows(r);
+                bytes += r.getData().size();
+            }
+            if (b.getRowsCount() > 0) e.getKey().send(Down.newBuilder().setRows(b).build());
+        }
+        outgoing.clear();
+    }
+
+    /**
+     * Re-opens a session after a failover with the route in {@code open}: when its next hop is now
+     * {@code address} (another stage than before), the kept rows are replayed there, the row at
+     * {@code pendingPosition} marked as the one whose token is awaited; otherwise the open is passed on.
+     */
+    synchronized void resume(String session, String address, Open open, int pendingPosition) {
+        Route r = routes.get(session);
+        if (r == null) throw new IllegalStateException("session " + session + " is not open downstream");
+        Link old = links.get(r.address);
+        if (old != null) old.pending.keySet().removeIf(k -> k.startsWith(session + "@"));
+        boolean moved = !address.equals(r.address) || old == null;
+        r.address = address;
+        Link l = link(address);
+        l.send(Down.newBuilder().setOpen(open).build());
+        if (moved && r.kept.size() > 0) {
+            int out = pendingPosition >= 0 && pendingPosition < r.kept.size() ? pendingPosition : -1;
+            queue(l, session, 0, r.kept.array(), 0, r.kept.size(), out, true);
+            flush();
+        } else if (pendingPosition >= 0) {
+            l.expect(key(session, pendingPosition), r.kept.size());
+        }
+    }
+
+    synchronized void close(String session) {
+        Route r = routes.remove(session);
+        if (r != null) sendTo(r.address, Down.newBuilder().setClose(Close.newBuilder().setSession(session)).build());
+    }
+
+    synchronized void cancel(String session, String reason) {
+        Route r = routes.remove(session);
+        if (r != null) {
+            sendTo(r.address, Down.newBuilder().setCancel(Cancel.newBuilder().setSession(session).setReason(reason)).build());
+        }
+    }
+
+    private void sendTo(String address, Down message) {
+        Link l = links.get(address);
+        if (l != null) l.send(message);
+    }
+
+    synchronized long keptBytes() {
+        long b = 0;
+        for (Route r : routes.values()) b += r.kept.bytes();
+        return b;
+    }
+
+    synchronized int sessions() { return routes.size(); }
+
+    /** Addresses of the downstream stages this stage has live streams to. */
+    synchronized List<String> neighbours() {
+        return links.values().stream().filter(l -> !l.isDead()).map(l -> l.address).sorted().toList();
+    }
+
+    private Link link(String address) {
+        Link l = links.get(address);
+        if (l == null || l.isDead()) {
+            l = new Link(address, token, clock, this);
+            links.put(address, l);
+        }
+        return l;
+    }
+
+    private static String key(String session, int position) { return session + "@" + position; }
+
+    @Override
+    public void received(Link link, Up up) {
+        switch (up.getKindCase()) {
+            case TOKENS -> {
+                List<Token> tokens = up.getTokens().getTokensList();
+                for (Token t : tokens) link.answered(key(t.getSession(), t.getPosition()));
+                listener.tokens(tokens);
+            }
+            case FAILED -> {
+                StageFailed f = up.getFailed();
+                listener.failed(f.getAddress(), f.getReason(), f.getSessionsList());
+            }
+            default -> LOG.log(System.Logger.Level.WARNING, "stage " + link.address + " sent an empty reply");
+        }
+    }
+
+    @Override
+    public void ended(Link link, String reason) {
+        drop(link, reason);
+    }
+
+    /** Declares the link's stage dead: kills the stream, tells the owner which sessions went through it. */
+    private void drop(Link link, String reason) {
+        List<String> affected = new ArrayList<>();
+        synchronized (this) {
+            if (links.get(link.address) == link) links.remove(link.address);
+            outgoing.remove(link);
+            for (var e : routes.entrySet()) if (e.getValue().address.equals(link.address)) affected.add(e.getKey());
+        }
+        link.kill();
+        LOG.log(System.Logger.Level.WARNING, "stage " + link.address + " " + reason + "; " + affected.size() + " sessions affected");
+        if (!affected.isEmpty()) listener.failed(link.address, reason, affected);
+    }
+
+    private void watch() {
+        try {
+            List<Link> live;
+            synchronized (this) {
+                live = new ArrayList<>(links.values());
+            }
+            long now = System.nanoTime();
+            for (Link l : live) {
+                double perRow = l.nanosPerRow();
+                boolean measured = l.measured();
+                for (Link.Pending p : l.pending.values()) {
+                    long deadline = clock.deadline(p.sentNanos(), measured, perRow, p.rowsAhead());
+                    if (now - deadline > 0) {
+                        drop(l, "hung: no reply within " + (deadline - p.sentNanos()) / 1_000_000 + " ms (deadline from "
+                                + (measured ? String.format("%.2f ms per row measured, ", perRow / 1e6) : "no reply measured yet, ")
+                                + p.rowsAhead() + " rows ahead)");
+                        break;
+                    }
+                }
+            }
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "stage watchdog failed", e);
+        }
+    }
+
+    @Override
+    public void close() {
+        watchdog.shutdownNow();
+        List<Link> all;
+        synchronized (this) {
+            all = new ArrayList<>(links.values());
+            links.clear();
+            routes.clear();
+        }
+        for (Link l : all) l.finish();
+    }
+}

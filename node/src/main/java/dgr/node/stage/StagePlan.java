@@ -1,0 +1,53 @@
+package dgr.node.stage;
+
+import java.time.Duration;
+
+/**
+ * A node's place in a route, from {@code serve}'s flags: a head ({@code --layers 0:A --route ...})
+ * or a later stage ({@code --layers A:B --stage-port P}); both with the cluster token.
+ *
+ * @param firstLayer  first layer of this node's span
+ * @param endLayer    end of the span (exclusive)
+ * @param route       the hops after the head, or null on a later stage
+ * @param stagePort   the gRPC port of a later stage (0 picks a free one); unused by a head
+ * @param token       the cluster's shared token
+ * @param clock       reply deadlines downstream
+ * @param orphanGrace how long a later stage keeps a session whose upstream stream broke
+ */
+public record StagePlan(int firstLayer, int endLayer, RouteSpec route, int stagePort, ClusterToken token, StepClock clock,
+                        Duration orphanGrace) {
+
+    public boolean isHead() { return route != null; }
+
+    /**
+     * From the flags; every wrong combination is named. {@code layers} is {@code A:B}.
+     *
+     * @param stagePort null when {@code --stage-port} was not given
+     */
+    public static StagePlan of(String layers, String route, Integer stagePort, String clusterToken, Duration orphanGrace,
+                               Duration replyFloor) {
+        int colon = layers.indexOf(':');
+        int a, b;
+        try {
+            if (colon < 0) throw new NumberFormatException();
+            a = Integer.parseInt(layers.substring(0, colon).trim());
+            b = Integer.parseInt(layers.substring(colon + 1).trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--layers '" + layers + "' is not A:B (first layer : end layer, e.g. 0:8)");
+        }
+        if (a < 0 || b <= a) throw new IllegalArgumentException("--layers " + layers + ": need 0 <= A < B");
+        ClusterToken token = ClusterToken.of(clusterToken);
+        StepClock d = StepClock.defaults();
+        if (replyFloor.isNegative() || replyFloor.isZero()) throw new IllegalArgumentException("--stage-reply-floor must be positive");
+        StepClock clock = new StepClock(replyFloor.toNanos(), d.factor(), d.initialNanosPerRow(), d.firstReplyNanos());
+        if (a == 0) {
+            if (route == null) throw new IllegalArgumentException("--layers 0:" + b + " makes this node a head: give --route HOST:PORT,... for the stages after layer " + b);
+            if (stagePort != null) throw new IllegalArgumentException("--stage-port is for stages after the head; a head (--layers 0:" + b + ") sends with --route");
+            return new StagePlan(a, b, RouteSpec.parse(route), 0, token, clock, orphanGrace);
+        }
+        if (route != null) throw new IllegalArgumentException("--route belongs to the head (--layers 0:A); this stage (--layers " + layers + ") learns its route from the head");
+        if (stagePort == null) throw new IllegalArgumentException("--layers " + layers + " is a later stage: give --stage-port P to listen for boundary rows");
+        if (stagePort < 0 || stagePort > 65535) throw new IllegalArgumentException("--stage-port must be in [0, 65535], got " + stagePort);
+        return new StagePlan(a, b, null, stagePort, token, clock, orphanGrace);
+    }
+}

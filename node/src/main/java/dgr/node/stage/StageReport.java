@@ -1,0 +1,91 @@
+package dgr.node.stage;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dgr.engine.BoundarySchema;
+import dgr.engine.Engine;
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.util.List;
+import java.util.function.Supplier;
+
+/**
+ * A node's route facts for {@code /v1/capabilities} (its span, boundary schema and neighbours) and
+ * {@code /metrics} (sessions, state and kept bytes, the pipeline bubble, failovers). One of the two
+ * sources is set: a later stage's server or a head's downstream.
+ */
+public final class StageReport {
+    private final Engine engine;
+    private final StageServer stage;
+    private final HeadDownstream head;
+
+    private StageReport(Engine engine, StageServer stage, HeadDownstream head) {
+        this.engine = engine;
+        this.stage = stage;
+        this.head = head;
+    }
+
+    public static StageReport of(StageServer stage) { return new StageReport(stage.engine(), stage, null); }
+
+    public static StageReport of(Engine headEngine, HeadDownstream head) { return new StageReport(headEngine, null, head); }
+
+    /** Adds {@code "stage": {...}} to a capability report. */
+    public ObjectNode addTo(ObjectNode report) {
+        ObjectNode o = report.putObject("stage");
+        var r = engine.recipe();
+        o.put("role", head != null ? "head" : r.isLastStage() ? "last" : "middle");
+        o.putArray("span").add(r.firstLayer()).add(r.endLayer());
+        o.put("n_layers", r.nLayers());
+        o.put("recipe_id", r.id());
+        o.put("model_recipe_id", Wire.modelRecipeId(engine));
+        BoundarySchema b = engine.boundarySchema();
+        ObjectNode bs = o.putObject("boundary_schema");
+        bs.put("id", b.id()).put("architecture", b.architecture()).put("row_width", b.rowWidth()).put("dtype", b.dtype()).put("version", b.version());
+        o.put("protocol", "dgr.stage.v" + Wire.PROTOCOL);
+        ObjectNode n = o.putObject("neighbours");
+        if (stage != null) {
+            o.put("stage_port", stage.port());
+            stage.upstream().forEach(n.putArray("upstream")::add);
+            stage.stats().downstream().forEach(n.putArray("downstream")::add);
+            o.put("sessions", stage.stats().sessions());
+            o.put("state_bytes", stage.stats().stateBytes());
+            o.put("kept_row_bytes", stage.stats().keptBytes());
+        } else {
+            var hops = n.putArray("route");
+            for (RouteSpec.Hop h : head.route().hops()) hops.add(String.join("|", h.addresses()));
+            head.neighbours().forEach(n.putArray("downstream")::add);
+            o.put("kept_row_bytes", head.keptBytes());
+            o.put("recovered_sessions", head.recoveredSessions());
+        }
+        return report;
+    }
+
+    /** Registers the route gauges on the node's registry. */
+    public void register(PrometheusRegistry registry) {
+        gauge(registry, "dgr_stage_bubble_fraction", "Fraction of time this stage's span waited instead of computing (the pipeline's bubble)",
+                () -> stage != null ? stage.stats().idleFraction() : head.waitFraction());
+        gauge(registry, "dgr_stage_kept_row_bytes", "Bytes of boundary rows kept for replay to a replacement stage",
+                () -> (double) (stage != null ? stage.stats().keptBytes() : head.keptBytes()));
+        if (stage != null) {
+            gauge(registry, "dgr_stage_sessions", "Sessions held by this stage", () -> (double) stage.stats().sessions());
+            gauge(registry, "dgr_stage_state_bytes", "State bytes of the sessions held by this stage", () -> (double) stage.stats().stateBytes());
+            CounterWithCallback.builder().name("dgr_stage_rows").help("Boundary rows this stage computed")
+                    .callback(cb -> cb.call(stage.stats().rows())).register(registry);
+            CounterWithCallback.builder().name("dgr_stage_replayed_rows").help("Rows recomputed from kept rows replayed after a failover")
+                    .callback(cb -> cb.call(stage.stats().replayedRows())).register(registry);
+            CounterWithCallback.builder().name("dgr_stage_busy_seconds").help("Time this stage's span computed (1 - its rate is the stage's bubble over a window)")
+                    .callback(cb -> cb.call(stage.stats().busyNanos() / 1e9)).register(registry);
+        } else {
+            CounterWithCallback.builder().name("dgr_route_recovered_sessions").help("Sessions moved to an alternate stage after a failure")
+                    .callback(cb -> cb.call(head.recoveredSessions())).register(registry);
+            CounterWithCallback.builder().name("dgr_route_wait_seconds").help("Time the head waited for its route's tokens (its rate is the head's bubble over a window)")
+                    .callback(cb -> cb.call(head.waitedNanos() / 1e9)).register(registry);
+        }
+    }
+
+    private static void gauge(PrometheusRegistry registry, String name, String help, Supplier<Double> value) {
+        GaugeWithCallback.builder().name(name).help(help).callback(cb -> cb.call(value.get())).register(registry);
+    }
+
+    List<String> downstream() { return stage != null ? stage.stats().downstream() : head.neighbours(); }
+}

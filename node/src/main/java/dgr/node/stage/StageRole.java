@@ -1,0 +1,54 @@
+package dgr.node.stage;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dgr.engine.Engine;
+import dgr.node.NodeConfig;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.util.List;
+
+/**
+ * What a node that serves a span of a route holds beside its models: a later stage's server or a
+ * head's downstream, and their report. Built by {@code NodeServer} while it loads; empty otherwise.
+ */
+public final class StageRole implements AutoCloseable {
+    private volatile StageReport report;
+    private StageServer server;
+
+    /** A later stage: serves the one loaded engine on the plan's stage port (the role owns the engine from here). */
+    public void startStage(List<Engine> engines, NodeConfig config, StagePlan plan, PrometheusRegistry registry) {
+        if (engines.size() != 1) throw new IllegalArgumentException("a stage serves one model's span; " + engines.size() + " models were given");
+        Engine e = engines.getFirst();
+        server = StageServer.start(e, new StageServer.Options(config.host(), plan.stagePort(), plan.token(), plan.clock(), plan.orphanGrace()));
+        engines.set(0, null);
+        report = StageReport.of(server);
+        report.register(registry);
+        System.Logger log = System.getLogger(StageRole.class.getName());
+        log.log(System.Logger.Level.INFO, "stage layers [" + e.recipe().firstLayer() + ", " + e.recipe().endLayer() + ") of "
+                + e.recipe().nLayers() + " listening for boundary rows on " + config.host() + ":" + server.port());
+    }
+
+    /** A head's downstream for its engine, or null when the plan is not a head's. */
+    public HeadDownstream head(Engine engine, StagePlan plan, PrometheusRegistry registry) {
+        if (plan == null || !plan.isHead()) return null;
+        HeadDownstream d = new HeadDownstream(engine, plan.route(), plan.token(), plan.clock());
+        report = StageReport.of(engine, d);
+        report.register(registry);
+        return d;
+    }
+
+    /** The bound stage port of a later stage, or -1. */
+    public int stagePort() { return server == null ? -1 : server.port(); }
+
+    public ObjectNode addTo(ObjectNode capabilities) {
+        StageReport r = report;
+        return r == null ? capabilities : r.addTo(capabilities);
+    }
+
+    @Override
+    public void close() {
+        if (server != null) {
+            server.close();
+            server.engine().close();
+        }
+    }
+}

@@ -1,0 +1,336 @@
+package dgr.node.stage;
+
+import dgr.engine.Batch;
+import dgr.engine.Engine;
+import dgr.engine.ForwardResult;
+import dgr.engine.StateSlot;
+import dgr.engine.sampler.Sampler;
+import dgr.node.stage.wire.Down;
+import dgr.node.stage.wire.Open;
+import dgr.node.stage.wire.Rows;
+import dgr.node.stage.wire.StageFailed;
+import dgr.node.stage.wire.Token;
+import dgr.node.stage.wire.Tokens;
+import dgr.node.stage.wire.Up;
+import io.grpc.Status;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The loop of a stage that is not first: takes what upstream neighbours send (in arrival order),
+ * batches the rows that have arrived from every session and link into one forward pass over the
+ * span, then samples (last stage) or sends the boundary rows on (others). One platform thread owns
+ * every session's state; replies from downstream are relayed up from gRPC's threads.
+ *
+ * <p>A message that breaks the protocol (unknown session, wrong row length, positions out of order,
+ * a different recipe or boundary schema) refuses its stream with a status naming the fault; the
+ * stage keeps serving the others. Sessions whose upstream stream broke are kept for
+ * {@code orphanGrace} so a failover can re-attach them, then freed.
+ */
+final class StageWorker implements Downlinks.Listener, AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(StageWorker.class.getName());
+
+    sealed interface Op {}
+    record Message(UpLink link, Down down) implements Op {}
+    record Gone(UpLink link, String why) implements Op {}
+
+    private final Engine engine;
+    private final boolean last;
+    private final int width, maxRows;
+    private final String modelRecipeId, schemaId;
+    private final long orphanGraceNanos;
+    private final Downlinks down;
+    private final Batch batch;
+    private final float[] rowScratch;
+    private final LinkedBlockingQueue<Op> ops = new LinkedBlockingQueue<>();
+    private final Map<String, StageSession> sessions = new HashMap<>();
+    private final Map<String, UpLink> upOf = new ConcurrentHashMap<>();
+    private final List<Planned> planned = new ArrayList<>();
+    private final StageStats stats;
+    private final Thread thread;
+    private volatile boolean closed;
+
+    /** Rows of one session in the batch being formed. */
+    private record Planned(StageSession session, int from, int count, int outputRow, boolean replay, int row) {}
+
+    StageWorker(Engine engine, ClusterToken token, StepClock clock, long orphanGraceNanos, StageStats stats) {
+        this.engine = engine;
+        this.last = engine.recipe().isLastStage();
+        this.width = engine.boundarySchema().rowWidth();
+        this.maxRows = engine.features().maxRows();
+        this.modelRecipeId = Wire.modelRecipeId(engine);
+        this.schemaId = engine.boundarySchema().id();
+        this.orphanGraceNanos = orphanGraceNanos;
+        this.stats = stats;
+        this.down = last ? null : new Downlinks(token, clock, width, this);
+        this.batch = new Batch(maxRows, width);
+        this.rowScratch = new float[width];
+        this.thread = Thread.ofPlatform().name("dgr-stage-" + engine.recipe().firstLayer() + "-" + engine.recipe().endLayer())
+                .daemon(true).start(this::loop);
+    }
+
+    void submit(Op op) { ops.add(op); }
+
+    private void loop() {
+        while (!closed) {
+            try {
+                Op op = ops.poll(50, TimeUnit.MILLISECONDS);
+                expireOrphans(System.nanoTime());
+                while (op != null && !closed) {
+                    handle(op);
+                    op = ops.poll();
+                }
+                runBatch();
+                publish();
+            } catch (InterruptedException e) {
+                return;
+            } catch (RuntimeException | Error e) {
+                LOG.log(System.Logger.Level.ERROR, "stage loop failed; the batch's sessions are dropped", e);
+                for (Planned p : planned) refuse(p.session().up, Status.INTERNAL.withDescription("stage failed: " + e));
+                planned.clear();
+                batch.clear();
+            }
+        }
+    }
+
+    private void handle(Op op) {
+        switch (op) {
+            case Gone g -> { runBatch(); orphan(g.link(), g.why()); }
+            case Message m -> {
+                if (m.link().ended()) return;
+                switch (m.down().getKindCase()) {
+                    case ROWS -> { for (Rows r : m.down().getRows().getRowsList()) if (!plan(m.link(), r)) return; }
+                    case OPEN -> { runBatch(); open(m.link(), m.down().getOpen()); }
+                    case CLOSE -> { runBatch(); end(m.link(), m.down().getClose().getSession(), null); }
+                    case CANCEL -> { runBatch(); end(m.link(), m.down().getCancel().getSession(), m.down().getCancel().getReason()); }
+                    default -> refuse(m.link(), Status.INVALID_ARGUMENT.withDescription("empty message: expected open, rows, close or cancel"));
+                }
+            }
+        }
+    }
+
+    // ---- open / close ----
+
+    private void open(UpLink link, Open o) {
+        String fault = checkOpen(o);
+        if (fault != null) {
+            refuse(link, Status.FAILED_PRECONDITION.withDescription("open of session " + o.getSession() + " refused: " + fault));
+            return;
+        }
+        StageSession s = sessions.get(o.getSession());
+        if (s != null && !o.getResume()) {
+            refuse(link, Status.INVALID_ARGUMENT.withDescription("session " + o.getSession() + " is already open on this stage"));
+            return;
+        }
+        if (s == null) {
+            s = new StageSession(o.getSession(), engine.openSlot());
+            sessions.put(s.id, s);
+        }
+        s.up = link;
+        s.orphanedAt = -1;
+        upOf.put(s.id, link);
+        if (last) {
+            s.resetSampler(Wire.samplerConfig(o.getSampling()), engine.info().vocabSize(), o.getGeneratedList());
+            if (o.getResume() && o.getPendingPosition() >= 0 && s.cachedPosition == o.getPendingPosition()) {
+                // The token went up before the failure but never reached the head: send it again.
+                s.sampler.accept(s.cachedToken);
+                s.sampler.skipTo(o.getGeneratedCount() + 1);
+                reply(link, s, s.cachedPosition, s.cachedToken);
+            }
+            return;
+        }
+        String next = o.getNextHops(0);
+        Open onward = o.toBuilder().setFirstLayer(engine.recipe().endLayer()).clearNextHops()
+                .addAllNextHops(o.getNextHopsList().subList(1, o.getNextHopsCount())).build();
+        if (down.has(s.id)) down.resume(s.id, next, onward, o.getPendingPosition());
+        else down.open(s.id, next, onward);
+    }
+
+    private String checkOpen(Open o) {
+        if (o.getSession().isEmpty()) return "no session id";
+        if (o.getProtocol() != Wire.PROTOCOL) return "protocol " + o.getProtocol() + " (sender) differs from " + Wire.PROTOCOL + " (this stage)";
+        if (!o.getModelRecipeId().equals(modelRecipeId)) {
+            return "recipe " + o.getModelRecipeId() + " (sender) differs from " + modelRecipeId + " (this stage: " + engine.recipe().artifactSha256().substring(0, 12)
+                    + ", context " + engine.recipe().contextLength() + ")";
+        }
+        if (!o.getBoundarySchemaId().equals(schemaId)) return "boundary schema " + o.getBoundarySchemaId() + " (sender) differs from " + schemaId + " (this stage)";
+        if (o.getFirstLayer() != engine.recipe().firstLayer()) {
+            return "the sender expects layer " + o.getFirstLayer() + " next, this stage serves [" + engine.recipe().firstLayer() + ", " + engine.recipe().endLayer() + ")";
+        }
+        if (last && o.getNextHopsCount() > 0) return "the route goes on to " + o.getNextHops(0) + " after this stage, which ends the model";
+        if (!last && o.getNextHopsCount() == 0) {
+            return "the route ends at this stage, which serves layers [" + engine.recipe().firstLayer() + ", " + engine.recipe().endLayer()
+                    + ") of " + engine.recipe().nLayers();
+        }
+        return null;
+    }
+
+    private void end(UpLink link, String id, String cancelReason) {
+        StageSession s = sessions.get(id);
+        if (s == null) return;  // ended here already (a close racing a cancel): nothing to free
+        if (s.up != link) return;
+        free(s, cancelReason == null ? null : cancelReason);
+    }
+
+    private void free(StageSession s, String cancelReason) {
+        sessions.remove(s.id);
+        upOf.remove(s.id);
+        s.slot.close();
+        if (down != null) {
+            if (cancelReason == null) down.close(s.id);
+            else down.cancel(s.id, cancelReason);
+        }
+    }
+
+    private void orphan(UpLink link, String why) {
+        long now = System.nanoTime();
+        for (StageSession s : sessions.values()) if (s.up == link && s.orphanedAt < 0) s.orphanedAt = now;
+        LOG.log(System.Logger.Level.INFO, link + " ended (" + why + ")");
+    }
+
+    private void expireOrphans(long now) {
+        List<StageSession> expired = new ArrayList<>();
+        for (StageSession s : sessions.values()) if (s.orphanedAt >= 0 && now - s.orphanedAt > orphanGraceNanos) expired.add(s);
+        for (StageSession s : expired) free(s, "upstream stream ended");
+    }
+
+    private void refuse(UpLink link, Status status) {
+        if (link == null) return;
+        LOG.log(System.Logger.Level.WARNING, "refusing " + link + ": " + status.getCode() + " " + status.getDescription());
+        link.fail(status);
+        orphan(link, status.getDescription());
+    }
+
+    // ---- rows ----
+
+    /** Adds one wire entry to the batch being formed; false when it refused the link. */
+    private boolean plan(UpLink link, Rows r) {
+        StageSession s = sessions.get(r.getSession());
+        String fault = null;
+        if (s == null) fault = "rows for unknown session " + r.getSession();
+        else if (s.up != link) return true;  // stale rows from a link the session has left
+        else if (r.getCount() < 1 || r.getCount() > maxRows) fault = "row count " + r.getCount() + " is outside 1.." + maxRows;
+        else if ((long) r.getData().size() != (long) r.getCount() * width * Float.BYTES) {
+            fault = "session " + s.id + ": " + r.getData().size() + " row bytes for " + r.getCount() + " rows; schema " + schemaId
+                    + " needs " + (long) r.getCount() * width * Float.BYTES;
+        } else if (r.getOutputRow() < -1 || r.getOutputRow() >= r.getCount()) fault = "output row " + r.getOutputRow() + " is outside -1.." + (r.getCount() - 1);
+        if (fault != null) {
+            refuse(link, Status.INVALID_ARGUMENT.withDescription(fault));
+            return false;
+        }
+        int expected = s.slot.length() + s.plannedRows;
+        int skip = 0;
+        if (r.getFirstPosition() != expected) {
+            if (r.getReplay() && r.getFirstPosition() < expected) skip = Math.min(r.getCount(), expected - r.getFirstPosition());
+            else {
+                refuse(link, Status.INVALID_ARGUMENT.withDescription("session " + s.id + ": rows start at position " + r.getFirstPosition()
+                        + ", expected " + expected + " (positions out of order)"));
+                return false;
+            }
+        }
+        int count = r.getCount() - skip;
+        if (count == 0) return true;  // a replay of rows this stage holds already
+        if (s.plannedRows > 0 || batch.size() + count > maxRows) runBatch();
+        if (expected + count > s.slot.capacity()) {
+            refuse(link, Status.OUT_OF_RANGE.withDescription("session " + s.id + ": position " + (expected + count - 1) + " is past the context " + s.slot.capacity()));
+            return false;
+        }
+        int out = r.getOutputRow() - skip;
+        int row0 = batch.size();
+        var data = r.getData().asReadOnlyByteBuffer().order(java.nio.ByteOrder.LITTLE_ENDIAN).asFloatBuffer();
+        for (int i = 0; i < count; i++) {
+            data.get((skip + i) * width, rowScratch, 0, width);
+            batch.addBoundary(s.slot, expected + i, rowScratch, 0, last ? i == out : true);
+        }
+        s.plannedRows = count;
+        planned.add(new Planned(s, expected, count, out, r.getReplay(), row0));
+        return true;
+    }
+
+    private void runBatch() {
+        if (batch.size() == 0) return;
+        long t0 = System.nanoTime();
+        ForwardResult result = engine.forward(batch);
+        Map<UpLink, Tokens.Builder> replies = new LinkedHashMap<>();
+        for (Planned p : planned) {
+            StageSession s = p.session();
+            s.plannedRows = 0;
+            if (p.replay()) stats.replayed(p.count());
+            if (last) {
+                if (p.outputRow() < 0) continue;
+                int row = p.row() + p.outputRow();
+                int token = s.sampler.sample(result.outputArray(), result.outputOffset(row), result.outputWidth());
+                s.cachedPosition = p.from() + p.outputRow();
+                s.cachedToken = token;
+                replies.computeIfAbsent(s.up, k -> Tokens.newBuilder())
+                        .addTokens(Token.newBuilder().setSession(s.id).setPosition(s.cachedPosition).setToken(token));
+            } else {
+                down.send(s.id, p.from(), result.outputArray(), result.outputOffset(p.row()), p.count(), p.outputRow(), p.replay());
+            }
+        }
+        if (down != null) down.flush();
+        for (var e : replies.entrySet()) e.getKey().send(Up.newBuilder().setTokens(e.getValue()).build());
+        stats.batch(batch.size(), System.nanoTime() - t0);
+        planned.clear();
+        batch.clear();
+    }
+
+    private void reply(UpLink link, StageSession s, int position, int token) {
+        link.send(Up.newBuilder().setTokens(Tokens.newBuilder().addTokens(Token.newBuilder().setSession(s.id).setPosition(position).setToken(token))).build());
+    }
+
+    private void publish() {
+        long bytes = 0;
+        for (StageSession s : sessions.values()) bytes += s.slot.bytes();
+        stats.state(sessions.size(), bytes, down == null ? 0 : down.keptBytes(), down == null ? List.of() : down.neighbours());
+    }
+
+    // ---- replies from further down, relayed up (gRPC threads) ----
+
+    @Override
+    public void tokens(List<Token> tokens) {
+        Map<UpLink, Tokens.Builder> byLink = new LinkedHashMap<>();
+        for (Token t : tokens) {
+            UpLink l = upOf.get(t.getSession());
+            if (l != null) byLink.computeIfAbsent(l, k -> Tokens.newBuilder()).addTokens(t);
+        }
+        for (var e : byLink.entrySet()) e.getKey().send(Up.newBuilder().setTokens(e.getValue()).build());
+    }
+
+    @Override
+    public void failed(String address, String reason, List<String> affected) {
+        Map<UpLink, List<String>> byLink = new LinkedHashMap<>();
+        for (String id : affected) {
+            UpLink l = upOf.get(id);
+            if (l != null) byLink.computeIfAbsent(l, k -> new ArrayList<>()).add(id);
+        }
+        for (var e : byLink.entrySet()) {
+            e.getKey().send(Up.newBuilder().setFailed(StageFailed.newBuilder().setAddress(address).setReason(reason).addAllSessions(e.getValue())).build());
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        thread.interrupt();
+        try {
+            thread.join(5000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        for (Iterator<StageSession> it = sessions.values().iterator(); it.hasNext(); ) {
+            it.next().slot.close();
+            it.remove();
+        }
+        upOf.clear();
+        if (down != null) down.close();
+        stats.state(0, 0, 0, List.of());
+    }
+}

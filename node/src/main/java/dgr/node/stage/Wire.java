@@ -1,0 +1,36 @@
+package dgr.node.stage;
+
+import dgr.engine.Engine;
+import dgr.engine.Recipe;
+import dgr.engine.sampler.SamplerConfig;
+import dgr.node.stage.wire.Sampling;
+
+/** Facts both ends of a stage stream agree on, and the conversions between wire and engine types. */
+final class Wire {
+    /** The protocol version in {@code Open.protocol} (the proto package is {@code dgr.stage.v1}). */
+    static final int PROTOCOL = 1;
+
+    private Wire() {}
+
+    /**
+     * The recipe id of the whole model the span belongs to (same artifact, context, state dtype,
+     * rope; span {@code [0, n_layers)}): equal on every stage of a route.
+     */
+    static String modelRecipeId(Engine engine) {
+        Recipe r = engine.recipe();
+        return new Recipe(r.artifactSha256(), r.architecture(), 0, r.nLayers(), r.nLayers(), r.contextLength(),
+                r.stateDtype(), r.rope()).id();
+    }
+
+    static Sampling sampling(SamplerConfig c) {
+        return Sampling.newBuilder().setTemperature(c.temperature()).setTopK(c.topK()).setTopP(c.topP()).setMinP(c.minP())
+                .setRepeatPenalty(c.repeatPenalty()).setPresencePenalty(c.presencePenalty())
+                .setFrequencyPenalty(c.frequencyPenalty()).setPenaltyLastN(c.penaltyLastN()).setSeed(c.seed()).build();
+    }
+
+    /** The sampler settings of an open; their own checks name a bad value. */
+    static SamplerConfig samplerConfig(Sampling s) {
+        return new SamplerConfig(s.getTemperature(), s.getTopK(), s.getTopP(), s.getMinP(), s.getRepeatPenalty(),
+                s.getPresencePenalty(), s.getFrequencyPenalty(), s.getPenaltyLastN(), s.getSeed());
+    }
+}

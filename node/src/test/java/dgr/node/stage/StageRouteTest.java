@@ -1,0 +1,58 @@
+package dgr.node.stage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.IntStream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * DESIGN.md contract 1 across processes' wire: a session's tokens through a route of real gRPC
+ * stages on 127.0.0.1 are the tokens of the whole model on one scheduler, bit for bit, greedy and
+ * seeded, alone and among 8 concurrent sessions, for 2 and 3 stages at every split point.
+ */
+class StageRouteTest {
+    static final int MAX_TOKENS = 10;
+    static final int[] EIGHT = IntStream.range(0, 8).toArray();
+
+    @ParameterizedTest(name = "{0} split {1}")
+    @CsvSource({"llama, 1", "llama, 2", "llama, 3", "llama, 1:2", "llama, 1:3", "llama, 2:3", "deepseek4, 1", "deepseek4, 2:3"})
+    void routeTokensEqualOneNodeAloneAndAmongEightSessions(String arch, String split) throws Exception {
+        Path model = arch.equals("llama") ? StageFixture.llamaTiny4() : StageFixture.dsv4Tiny();
+        int[] splits = java.util.Arrays.stream(split.split(":")).mapToInt(Integer::parseInt).toArray();
+        List<List<Integer>> reference = StageFixture.single(model, EIGHT, MAX_TOKENS);
+        try (var route = new StageFixture.Route(model, splits, Duration.ofSeconds(5))) {
+            // Alone: one greedy and one seeded session, each on its own.
+            assertThat(route.run(new int[] {0}, MAX_TOKENS)).containsExactly(reference.get(0));
+            assertThat(route.run(new int[] {5}, MAX_TOKENS)).containsExactly(reference.get(5));
+            // Among 8 concurrent sessions with prompts of 3 to 38 tokens.
+            assertThat(route.run(EIGHT, MAX_TOKENS)).isEqualTo(reference);
+            // Every stage freed every session's state once they finished.
+            for (StageServer s : route.stages) {
+                Await.until(Duration.ofSeconds(5), "stage sessions freed", () -> s.stats().sessions() == 0);
+            }
+        }
+    }
+
+    @org.junit.jupiter.api.Test
+    void cancellingAtTheHeadTravelsDownTheRouteAndFreesEveryStagesState() throws Exception {
+        try (var route = new StageFixture.Route(StageFixture.llamaTiny4(), new int[] {1, 3}, Duration.ofMinutes(5))) {
+            var stream = new dgr.runtime.TokenStream();
+            var req = new dgr.runtime.SessionRequest("t", StageFixture.prompt(3), StageFixture.sampler(3, route.head.info().vocabSize()),
+                    dgr.runtime.StopConditions.maxTokens(1500), null, null, stream);
+            var session = ((dgr.runtime.Submission.Accepted) route.scheduler.submit(req)).session();
+            for (int i = 0; i < 3; i++) assertThat(stream.take()).isInstanceOf(dgr.runtime.SessionEvent.TokenEvent.class);
+            for (StageServer s : route.stages) Await.until(Duration.ofSeconds(5), "the session open on every stage", () -> s.stats().sessions() == 1);
+            session.cancel("client disconnected");
+            assertThat(session.completion().get(10, java.util.concurrent.TimeUnit.SECONDS).reason()).isEqualTo(dgr.runtime.FinishReason.CANCELLED);
+            // The orphan grace is 5 minutes here: only the cancel travelling down can free them this soon.
+            for (StageServer s : route.stages) {
+                Await.until(Duration.ofSeconds(5), "stage sessions freed by the cancel", () -> s.stats().sessions() == 0 && s.stats().stateBytes() == 0);
+            }
+            assertThat(route.downstream.keptBytes()).isZero();
+        }
+    }
+}
