@@ -78,6 +78,22 @@ class ResumeMidStreamTest {
     }
 
     @Test
+    void aNodeThatHangsMidStreamWithItsSocketOpenIsResumedAfterTheChunkTimeout() throws Exception {
+        InMemoryLedger ledger = new InMemoryLedger();
+        try (Cluster c = new Cluster(Cluster.config().withChunkTimeout(java.time.Duration.ofMillis(800)), ledger)) {
+            NodeServer n = c.join(Cluster.node("steady", 2));
+            String reference = c.post(c.trackerUrl(), "v1/completions", completion(16)).body();
+            try (CuttingProxy hung = new CuttingProxy(Cluster.nodeUrl(n), 4, true)) {
+                heartbeatAs(c, n, "hung", hung.url(), 8);
+                HttpResponse<String> run = c.post(c.trackerUrl(), "v1/completions", completion(16));
+                assertThat(hung.cuts.get()).isEqualTo(1);
+                assertThat(chunks(run.body())).isEqualTo(chunks(reference));
+                assertThat(ledger.settled.getLast().nodes()).containsExactly("hung", "steady");
+            }
+        }
+    }
+
+    @Test
     void aClientThatDidNotAskForUsageGetsNoUsageChunkEvenThoughTheTrackerAskedTheNode() {
         String body = completion(5).replace(",\"stream_options\":{\"include_usage\":true}", "");
         String sse = cluster.post(cluster.trackerUrl(), "v1/completions", body).body();
@@ -87,7 +103,11 @@ class ResumeMidStreamTest {
 
     /** Registers a node the way a dgr node's heartbeat does, with the survivor's capabilities under another id. */
     private static void heartbeatAs(String id, URI url, int maxRunning) {
-        JsonNode caps = cluster.json(cluster.get(Cluster.nodeUrl(survivor), "v1/capabilities").body());
+        heartbeatAs(cluster, survivor, id, url, maxRunning);
+    }
+
+    private static void heartbeatAs(Cluster cluster, NodeServer like, String id, URI url, int maxRunning) {
+        JsonNode caps = cluster.json(cluster.get(Cluster.nodeUrl(like), "v1/capabilities").body());
         ObjectNode c = caps.deepCopy();
         c.put("node_id", id);
         ((ObjectNode) c.get("models").get(0).get("concurrency_limit")).put("max_running_sessions", maxRunning);

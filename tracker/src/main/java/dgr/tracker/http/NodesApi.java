@@ -49,7 +49,7 @@ final class NodesApi {
         Map<String, ModelCapacity> models = new LinkedHashMap<>();
         if (caps.path("ready").asBoolean(false)) {
             for (JsonNode m : caps.path("models")) {
-                ModelCapacity c = capacity(m);
+                ModelCapacity c = capacity(m, caps.path("saturation"));
                 models.put(c.model(), c);
             }
         }
@@ -67,7 +67,7 @@ final class NodesApi {
         HttpIo.sendJson(res, mapper, 200, out);
     }
 
-    private static ModelCapacity capacity(JsonNode m) {
+    private static ModelCapacity capacity(JsonNode m, JsonNode saturation) {
         String id = text(m.path("id"), "capabilities.models[].id");
         JsonNode limit = m.path("concurrency_limit");
         int max = limit.path("max_running_sessions").asInt(0);
@@ -78,7 +78,16 @@ final class NodesApi {
         String source = limit.path("source").asText("default");
         return new ModelCapacity(id, m.path("recipe_id").asText(null), max, "saturation".equals(source), source,
                 m.path("load").path("running").asInt(0), m.path("load").path("waiting").asInt(0),
-                m.path("context_length").asInt(0));
+                m.path("context_length").asInt(0), m.path("engine").path("id").asText(null),
+                "saturation".equals(source) ? sessionThroughput(saturation, m.path("recipe_id").asText("")) : 0);
+    }
+
+    /** The recommendation's measured tokens/s per session for this recipe, from the report's saturation section. */
+    private static double sessionThroughput(JsonNode saturation, String recipeId) {
+        for (JsonNode r : saturation.path("recommendations")) {
+            if (recipeId.equals(r.path("recipe_id").asText())) return r.path("expected_per_session_output_throughput").asDouble(0);
+        }
+        return 0;
     }
 
     /** A node removes itself (node token), or an operator removes any node (admin token). */
@@ -133,6 +142,8 @@ final class NodesApi {
                 ObjectNode d = detail.addObject();
                 d.put("model", m.model());
                 d.put("recipe_id", m.recipeId());
+                d.put("engine", m.engine());
+                d.put("expected_session_tokens_per_second", m.sessionThroughput());
                 d.put("recommended_max_concurrency", m.recommendedMaxConcurrency());
                 d.put("source", m.limitSource());
                 d.put("measured", m.measured());
@@ -167,7 +178,7 @@ final class NodesApi {
         }
         Map<String, BackendPoller.Capacity> byModel = new HashMap<>();
         BackendPoller.Capacity fallback = new BackendPoller.Capacity(fallbackMax, false,
-                body.has("max_concurrency") ? "operator" : "default");
+                body.has("max_concurrency") ? "operator" : "default", 0);
         JsonNode sat = body.path("saturation");
         if (!sat.isMissingNode() && !sat.isNull()) {
             if (!sat.isObject() || sat.path("schema_version").asInt(-1) != 1 || !sat.path("recommendations").isArray()) {
@@ -181,7 +192,8 @@ final class NodesApi {
                     throw ApiFailure.invalid("'saturation': a recommendation's recommended_max_concurrency must be >= 1, got "
                             + r.path("recommended_max_concurrency") + ".", "saturation");
                 }
-                BackendPoller.Capacity c = new BackendPoller.Capacity(max, true, "saturation");
+                BackendPoller.Capacity c = new BackendPoller.Capacity(max, true, "saturation",
+                        r.path("expected_per_session_output_throughput").asDouble(0));
                 if (r.hasNonNull("model_name")) byModel.put(r.get("model_name").asText(), c);
                 if (recs.size() == 1) fallback = c;
             }

@@ -70,6 +70,8 @@ final class RelayedRequest {
     private final List<Integer> deliveredIds = new ArrayList<>();
     private long deliveredChunks;
     private String recipeId;
+    /** The first node's recipe and engine: a stream resumes only where both are the same. */
+    private String resumeKey;
     private Backend firstBackend;
     private OutputStream out;
     private String chunkId;
@@ -83,6 +85,8 @@ final class RelayedRequest {
     private long resumedDelivered;
     private String resultJson;
     private boolean settled;
+    /** The current node's session slot: freed when the node has finished, before the client's last bytes. */
+    private Lease lease;
     private boolean firstTokenRecorded;
     private int lastStatus;
     private ObjectNode lastError;
@@ -111,7 +115,7 @@ final class RelayedRequest {
     void run() throws InterruptedException {
         try {
             while (true) {
-                Decision d = tracker.router().route(model, resuming() ? recipeId : null, failed);
+                Decision d = tracker.router().route(model, resuming() ? resumeKey : null, failed);
                 switch (d) {
                     case Decision.NoNode n -> {
                         tracker.metrics().decision("no_node");
@@ -132,6 +136,7 @@ final class RelayedRequest {
                         tracker.metrics().queueWait(r.waitedNanos());
                         Attempt a;
                         try (Lease lease = r.lease()) {
+                            this.lease = lease;
                             a = attempt(lease.node());
                         }
                         switch (a) {
@@ -155,7 +160,7 @@ final class RelayedRequest {
                                     resumes++;
                                     resumedDelivered += deliveredIds.size();
                                 }
-                                if (resuming() && (firstBackend != Backend.DGR || recipeId == null)) {
+                                if (resuming() && (firstBackend != Backend.DGR || resumeKey == null)) {
                                     fail(new ApiFailure(502, "server_error", "The node serving this stream"
                                             + " failed and it cannot be resumed on another (a " + firstBackend.wireName()
                                             + " backend).", null, "node_failed"));
@@ -188,7 +193,7 @@ final class RelayedRequest {
                     + String.join(", ", servedModels()) + ".", "model", "model_not_found");
         }
         return ApiFailure.unavailable("No healthy node serves '" + model + "'" + (resuming()
-                ? " with recipe " + recipeId + " to resume this stream on" : failed.isEmpty() ? "" : " besides the "
+                ? " with recipe and engine " + resumeKey + " to resume this stream on" : failed.isEmpty() ? "" : " besides the "
                 + failed.size() + " that failed this request") + ".", "no_node");
     }
 
@@ -230,6 +235,7 @@ final class RelayedRequest {
         if (recipeId == null) {
             ModelCapacity m = node.models().get(model);
             recipeId = m == null ? null : m.recipeId();
+            resumeKey = m == null ? null : m.resumeKey();
             firstBackend = node.backend();
         }
         ObjectNode b = body.deepCopy();
@@ -303,6 +309,7 @@ final class RelayedRequest {
         resultJson = new String(bytes, StandardCharsets.UTF_8);
         tracker.ledger().firstToken(requestId, Instant.now());
         settle(outcomeOf(finishReason), 200);
+        lease.close(); // the node is done: a client's next request may take this slot at once
         res.status(Status.OK_200);
         res.header(HeaderNames.CONTENT_TYPE, "application/json");
         res.header(SERVED_BY, last());
@@ -326,6 +333,7 @@ final class RelayedRequest {
                 String data = line.substring(5).trim();
                 if (data.equals("[DONE]")) {
                     settle(outcomeOf(finishReason), 200);
+                    lease.close(); // the node is done: a client's next request may take this slot at once
                     writeRaw("data: [DONE]\n\n");
                     out.close();
                     return Attempt.DONE;

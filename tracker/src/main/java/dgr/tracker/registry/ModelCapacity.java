@@ -13,14 +13,26 @@ package dgr.tracker.registry;
  * @param reportedRunning           running sessions the node reported
  * @param reportedWaiting           sessions waiting for admission the node reported
  * @param contextLength             the context length the node serves it with, or 0 when unknown
+ * @param engine                    the engine id and version that runs it ({@code java-q8/1}), or null when unknown
+ * @param sessionThroughput         tokens/s one session gets at the recommendation, as measured
+ *                                  ({@code expected_per_session_output_throughput}), or 0 when unknown
  */
 public record ModelCapacity(String model, String recipeId, int recommendedMaxConcurrency, boolean measured,
-                            String limitSource, int reportedRunning, int reportedWaiting, int contextLength) {
+                            String limitSource, int reportedRunning, int reportedWaiting, int contextLength,
+                            String engine, double sessionThroughput) {
     public ModelCapacity {
         if (model == null || model.isBlank()) throw new IllegalArgumentException("a model needs an id");
         if (recommendedMaxConcurrency < 1) {
             throw new IllegalArgumentException("model " + model + ": recommended_max_concurrency must be >= 1, got "
                     + recommendedMaxConcurrency);
         }
+    }
+
+    /**
+     * What must be equal for a stream to resume here bit-identically: the recipe and the engine (their pair
+     * is what a compatibility key fixes); null when the node does not say, so nothing resumes on it.
+     */
+    public String resumeKey() {
+        return recipeId == null || engine == null ? null : recipeId + " " + engine;
     }
 }

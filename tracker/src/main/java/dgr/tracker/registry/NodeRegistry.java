@@ -69,13 +69,13 @@ public final class NodeRegistry {
 
     public String unhealthyReason(RegisteredNode n) { return n.unhealthyReason(System.nanoTime(), heartbeatTimeout); }
 
-    /** Healthy nodes serving the model (and, when given, the recipe), by id. */
-    public List<RegisteredNode> serving(String model, String recipeId) {
+    /** Healthy nodes serving the model (and, when given, with this {@link ModelCapacity#resumeKey}), by id. */
+    public List<RegisteredNode> serving(String model, String resumeKey) {
         List<RegisteredNode> out = new ArrayList<>();
         for (RegisteredNode n : all()) {
             ModelCapacity m = n.models().get(model);
             if (m == null || !healthy(n)) continue;
-            if (recipeId != null && !recipeId.equals(m.recipeId())) continue;
+            if (resumeKey != null && !resumeKey.equals(m.resumeKey())) continue;
             out.add(n);
         }
         return out;

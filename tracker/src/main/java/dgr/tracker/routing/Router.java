@@ -17,8 +17,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * resumed stream), under the configured {@link RoutingPolicy}.
  *
  * <p>Capacity routing: a node can take a session while its headroom (recommended_max_concurrency −
- * running) is positive; the node with the most headroom wins, ties go to the less loaded of two picked
- * at random (power of two choices). When every eligible node is at its recommendation the request waits
+ * running) is positive; the node with the most headroom wins. Among equal headroom the node whose
+ * measurement promises a session more tokens/s wins (an idle fast node before an idle slow one); what is
+ * still tied goes to the less loaded of two picked at random (power of two choices). When every eligible node is at its recommendation the request waits
  * in a bounded queue ({@code maxQueued} requests, {@code maxQueueWait} each) for a lease to end or a
  * report to raise capacity, then gets {@link Decision.Full} (HTTP 429 with Retry-After). Choosing and
  * counting the lease happen under one lock, so two requests never both take a node's last slot.
@@ -57,20 +58,25 @@ public final class Router {
     }
 
     /**
-     * Routes a request for {@code model}; with {@code recipeId} only nodes serving that recipe (a resumed
-     * stream); never one of {@code exclude} (nodes that already failed this request).
+     * Routes a request for {@code model}; with {@code resumeKey} only nodes serving that recipe on that
+     * engine (a resumed stream); never one of {@code exclude} (nodes that already failed this request).
+     * A resumed stream never waits for headroom: its client is already being served, so it goes to the
+     * eligible node with the most headroom even when that is none, and that node's scheduler queues it.
      */
-    public Decision route(String model, String recipeId, Set<String> exclude) throws InterruptedException {
+    public Decision route(String model, String resumeKey, Set<String> exclude) throws InterruptedException {
         long start = System.nanoTime();
         boolean counted = false;
         lock.lockInterruptibly();
         try {
             while (true) {
-                List<RegisteredNode> eligible = eligibleOf(model, recipeId, exclude);
+                List<RegisteredNode> eligible = eligibleOf(model, resumeKey, exclude);
                 if (eligible.isEmpty()) {
                     return new Decision.NoNode(model, registry.all().stream().anyMatch(n -> n.models().containsKey(model)));
                 }
                 Pick pick = choose(eligible, model);
+                if (pick == null && resumeKey != null) {
+                    pick = new Pick(best(eligible, n -> n.headroom(model)).getFirst(), "resume_over_capacity");
+                }
                 if (pick != null) {
                     String reason = counted ? "queued_" + pick.reason : pick.reason;
                     return new Decision.Routed(new Lease(registry, pick.node, model, reason), System.nanoTime() - start);
@@ -91,9 +97,9 @@ public final class Router {
         }
     }
 
-    private List<RegisteredNode> eligibleOf(String model, String recipeId, Set<String> exclude) {
+    private List<RegisteredNode> eligibleOf(String model, String resumeKey, Set<String> exclude) {
         List<RegisteredNode> eligible = new ArrayList<>();
-        for (RegisteredNode n : registry.serving(model, recipeId)) if (!exclude.contains(n.id())) eligible.add(n);
+        for (RegisteredNode n : registry.serving(model, resumeKey)) if (!exclude.contains(n.id())) eligible.add(n);
         return eligible;
     }
 
@@ -113,6 +119,9 @@ public final class Router {
                 List<RegisteredNode> most = best(eligible, n -> n.headroom(model));
                 if (most.getFirst().headroom(model) <= 0) yield null;
                 if (most.size() == 1) yield new Pick(most.getFirst(), "headroom");
+                List<RegisteredNode> fastest = best(most, n -> (int) Math.round(1000 * n.models().get(model).sessionThroughput()));
+                if (fastest.size() == 1) yield new Pick(fastest.getFirst(), "headroom_tie_measured_speed");
+                most = fastest;
                 // Power of two choices among the ties: two at random, the less loaded wins.
                 ThreadLocalRandom r = ThreadLocalRandom.current();
                 int a = r.nextInt(most.size());

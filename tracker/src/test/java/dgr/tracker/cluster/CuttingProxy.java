@@ -30,14 +30,22 @@ public final class CuttingProxy implements AutoCloseable {
     private final ServerSocket server;
     private final URI target;
     private final int cutAfter;
+    private final boolean hang;
+    private final java.util.concurrent.CountDownLatch closed = new java.util.concurrent.CountDownLatch(1);
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private final Thread acceptor;
     public final AtomicInteger cuts = new AtomicInteger();
 
     public CuttingProxy(URI target, int cutAfter) throws IOException {
+        this(target, cutAfter, false);
+    }
+
+    /** With {@code hang}, the proxy stops sending after {@code cutAfter} events but keeps the socket open (a hung node). */
+    public CuttingProxy(URI target, int cutAfter, boolean hang) throws IOException {
         this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         this.target = target;
         this.cutAfter = cutAfter;
+        this.hang = hang;
         this.acceptor = Thread.ofVirtual().start(this::acceptLoop);
     }
 
@@ -80,6 +88,7 @@ public final class CuttingProxy implements AutoCloseable {
                 for (String l = lines.readLine(); l != null; l = lines.readLine()) {
                     if (l.startsWith("data:") && events == cutAfter) {
                         cuts.incrementAndGet();
+                        if (hang) closed.await(); // silent, socket open, until the test ends
                         return; // the socket closes here, mid-stream
                     }
                     out.write((l + "\n").getBytes(StandardCharsets.UTF_8));
@@ -102,6 +111,7 @@ public final class CuttingProxy implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
+        closed.countDown();
         server.close();
         acceptor.interrupt();
         http.shutdownNow();

@@ -27,7 +27,7 @@ class RouterTest {
     }
 
     private static ModelCapacity cap(int max) {
-        return new ModelCapacity(M, "recipe", max, true, "saturation", 0, 0, 4096);
+        return new ModelCapacity(M, "recipe", max, true, "saturation", 0, 0, 4096, "java-q8/1", 0);
     }
 
     private static String node(Decision d) {
@@ -42,6 +42,31 @@ class RouterTest {
         // headroom big 4,3,2 then 1 = small's 1: a tie, the less loaded of the two (small) wins; then big's last slot.
         assertThat(order).containsExactly("big", "big", "big", "small", "big");
         assertThat(router.route(M, null, Set.of())).isInstanceOf(Decision.Full.class);
+    }
+
+    @Test
+    void aResumedStreamNeverWaitsForHeadroom() throws Exception {
+        Router router = new Router(registry(1, 1), RoutingPolicy.CAPACITY, Duration.ofSeconds(30), 8);
+        router.route(M, null, Set.of());
+        router.route(M, null, Set.of());
+        Decision d = router.route(M, "recipe java-q8/1", Set.of("small"));
+        assertThat(node(d)).isEqualTo("big");
+        assertThat(((Decision.Routed) d).lease().reason()).isEqualTo("resume_over_capacity");
+        assertThat(((Decision.Routed) d).waitedNanos()).isLessThan(TimeUnit.SECONDS.toNanos(5));
+    }
+
+    @Test
+    void amongEqualHeadroomTheNodeMeasuredFasterPerSessionWins() throws Exception {
+        NodeRegistry r = new NodeRegistry(Duration.ofSeconds(3), Clock.systemUTC());
+        r.report("slow", Backend.DGR, URI.create("http://127.0.0.1:1/"), null,
+                Map.of(M, new ModelCapacity(M, "recipe", 1, true, "saturation", 0, 0, 4096, "java-simd/1", 4.8)));
+        r.report("fast", Backend.DGR, URI.create("http://127.0.0.1:2/"), null,
+                Map.of(M, new ModelCapacity(M, "recipe", 1, true, "saturation", 0, 0, 4096, "java-q8/1", 36.2)));
+        Router router = new Router(r, RoutingPolicy.CAPACITY, Duration.ZERO, 8);
+        Lease first = ((Decision.Routed) router.route(M, null, Set.of())).lease();
+        assertThat(first.node().id()).isEqualTo("fast");
+        assertThat(first.reason()).isEqualTo("headroom_tie_measured_speed");
+        assertThat(node(router.route(M, null, Set.of()))).as("then the slow one, which still has headroom").isEqualTo("slow");
     }
 
     @Test
@@ -94,13 +119,15 @@ class RouterTest {
     }
 
     @Test
-    void aResumedStreamOnlyGoesToANodeWithTheSameRecipeAndNeverBackToOneThatFailed() throws Exception {
+    void aResumedStreamOnlyGoesToANodeWithTheSameRecipeAndEngineAndNeverBackToOneThatFailed() throws Exception {
         NodeRegistry r = registry(4, 4);
         r.report("other-recipe", Backend.DGR, URI.create("http://127.0.0.1:3/"), null,
-                Map.of(M, new ModelCapacity(M, "another", 64, true, "saturation", 0, 0, 4096)));
+                Map.of(M, new ModelCapacity(M, "another", 64, true, "saturation", 0, 0, 4096, "java-q8/1", 0)));
+        r.report("other-engine", Backend.DGR, URI.create("http://127.0.0.1:4/"), null,
+                Map.of(M, new ModelCapacity(M, "recipe", 32, true, "saturation", 0, 0, 4096, "java-simd/1", 0)));
         Router router = new Router(r, RoutingPolicy.CAPACITY, Duration.ZERO, 8);
         assertThat(node(router.route(M, null, Set.of()))).isEqualTo("other-recipe");
-        assertThat(node(router.route(M, "recipe", Set.of("big")))).isEqualTo("small");
-        assertThat(router.route(M, "recipe", Set.of("big", "small"))).isInstanceOf(Decision.NoNode.class);
+        assertThat(node(router.route(M, "recipe java-q8/1", Set.of("big")))).isEqualTo("small");
+        assertThat(router.route(M, "recipe java-q8/1", Set.of("big", "small"))).isInstanceOf(Decision.NoNode.class);
     }
 }
