@@ -34,6 +34,8 @@ const USAGE = `usage: node compare.mjs -m MODEL.gguf [options]
   --ctx N             context size (default 512)
   --kv TYPE           llama.cpp's K/V cache type (default F16, llama.cpp's; F32 as dgr keeps it)
   --bench N           decode N tokens at batch 1 and report tok/s
+  --prompt-len L      bench only, on a prompt of L synthetic ids (100 + 31p mod 1000, as dgr's
+                      DecodeBench feeds): its prefill time gives prompt tok/s, decode runs at depth L
   --bench-reps R      repeat the batch-1 benchmark R times (default 1)
   --bench-seqs S      also decode S sequences in parallel, N tokens each
   --dgr "CMD"         dgr launcher (e.g. "./dgr"); enables the dgr-side comparison
@@ -62,6 +64,7 @@ function parseArgs(argv) {
             case "--kv": o.kv = next().toUpperCase(); break;
             case "--no-tf": o.noTf = true; break;
             case "--bench": o.bench = Number(next()); break;
+            case "--prompt-len": o.promptLen = Number(next()); break;
             case "--bench-reps": o.benchReps = Number(next()); break;
             case "--bench-seqs": o.benchSeqs = Number(next()); break;
             case "--dgr": o.dgr = next().split(/\s+/).filter(Boolean); break;
@@ -295,7 +298,8 @@ async function bench(model, opts, report) {
                 loadAvgBefore: before, loadAvgAfter: loadAvg()};
             report.bench.batch1.push(entry);
             console.log(`bench batch=1 threads=${opts.threads}: ${run.decoded} tokens in ${run.decodeMs.toFixed(0)} ms = ` +
-                `${tps.toFixed(2)} tok/s (prompt ${prompt.length} tok + first token ${run.prefillMs.toFixed(0)} ms) ` +
+                `${tps.toFixed(2)} tok/s (prompt ${prompt.length} tok + first token ${run.prefillMs.toFixed(0)} ms = ` +
+                `${(prompt.length / (run.prefillMs / 1000)).toFixed(1)} prompt tok/s) ` +
                 `[loadavg before ${before}, after ${entry.loadAvgAfter}]`);
             seq.dispose();
         }
@@ -342,7 +346,8 @@ async function main() {
     let exit = 0;
     if (model) {
         if (opts.texts.length) tokenizeTexts(model, opts, report);
-        if (opts.tokens) await greedy(model, opts, report);
+        if (opts.promptLen) opts.tokens = Array.from({length: opts.promptLen}, (_, p) => 100 + (p * 31) % 1000);
+        else if (opts.tokens) await greedy(model, opts, report);
         if (opts.bench > 0) await bench(model, opts, report);
         await model.dispose();
     } else {

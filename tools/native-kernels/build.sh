@@ -25,5 +25,5 @@ build() { # name, target flags
   sha256sum "$res/q8-$1.bin"
 }
 mkdir -p "$res"
-build avx512vnni "-march=x86-64-v3 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -mf16c -mfma"
+build avx512vnni "-march=x86-64-v3 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -mf16c -mfma -mamx-tile -mamx-int8"
 build avx2 "-march=x86-64-v3 -mno-avx512f"

@@ -51,6 +51,42 @@ INLINE __m512i isum_from(const __m512i w[8], const int32_t *a, int32_t init) {
     return _mm512_add_epi32(s0, s1);
 }
 
+#ifdef __AMX_INT8__
+/*
+ * AMX (prompt chunks, 16 batch rows at a time): one tile multiply gives the exact sums of one
+ * 32-value block for 16 batch rows against the group's 16 weight rows. The unpacked operands are
+ * already the B tile's rows (row c: values 4c..4c+3 of each weight row, 4 bytes per row), the
+ * batch rows' int8 activations of the block are the A tile's rows, and C[k][r] is the same integer
+ * sum of a * w that vpdpbusd forms (tdpbsud: signed activations, unsigned weights), so the float
+ * steps after it, and every bit of the result, are those of the VNNI path.
+ */
+INLINE void amx_configure(void) {
+    uint8_t cfg[64] __attribute__((aligned(64)));
+    _mm512_store_si512(cfg, _mm512_setzero_si512());
+    cfg[0] = 1;                                          /* palette 1 */
+    cfg[16] = 64; cfg[48] = 16;                          /* tile 0: C, 16 rows of 16 int32 */
+    cfg[18] = 32; cfg[49] = 16;                          /* tile 1: A, 16 rows of 32 int8 */
+    cfg[20] = 64; cfg[50] = 8;                           /* tile 2: B, 8 rows of 16 x 4 bytes */
+    _tile_loadconfig(cfg);
+}
+
+INLINE void amx_block(const __m512i w[8], const int8_t *a, long aStride, uint8_t *bt, int32_t *ct) {
+    #pragma GCC unroll 16
+    for (int c = 0; c < 8; c++) _mm512_store_si512(bt + 64 * c, w[c]);
+    _tile_loadd(2, bt, 64);
+    _tile_loadd(1, a, aStride);
+    _tile_zero(0);
+    _tile_dpbsud(0, 1, 2);
+    _tile_stored(0, ct, 64);
+}
+#define AMX_SCRATCH uint8_t bt[512] __attribute__((aligned(64))); int32_t ct[256] __attribute__((aligned(64)))
+#define AMX_PREP(G, w, a, aStride) do { if ((G) == 16) amx_block(w, a, aStride, bt, ct); } while (0)
+#define ISUM(G, w, a, init, k) ((G) == 16 ? _mm512_add_epi32(_mm512_load_si512(ct + 16 * (k)), _mm512_set1_epi32(init)) : isum_from(w, a, init))
+#else
+#define AMX_PREP(G, w, a, aStride) do { } while (0)
+#define ISUM(G, w, a, init, k) isum_from(w, a, init)
+#endif
+
 INLINE void unpack_q4(const uint8_t *q, __m512i w[8]) {
     const __m512i mask = _mm512_set1_epi8(15);
     #pragma GCC unroll 16
@@ -110,12 +146,13 @@ INLINE void unpack_mxfp4(const uint8_t *q, __m512i w[8]) {
         else if (KIND == 3) unpack_mxfp4(blk + HEAD, w);                                                \
         else if (KIND == 5 || KIND == 6) unpack_q5(blk + HEAD, w);                                      \
         else unpack_q4(blk + HEAD, w);                                                                  \
+        AMX_PREP(G, w, aq + 32 * (b0 * nb + b), 32 * nb);                                              \
         _Pragma("GCC unroll 16")                                                                        \
         for (int k = 0; k < G; k++) {                                                                   \
             long ab = (b0 + k) * nb + b;                                                                \
             const int32_t *a = (const int32_t *) (aq + 32 * ab);                                        \
             int off = KIND == 1 || KIND == 2 || KIND == 3 ? 128 : KIND == 0 ? 8 : KIND == 5 ? 16 : 0;   \
-            __m512i is = isum_from(w, a, -off * asum[ab]);                                              \
+            __m512i is = ISUM(G, w, a, -off * asum[ab], k);                                             \
             __m512 da = _mm512_set1_ps(ad[ab]);                                                         \
             acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(d, da), acc[k]);             \
             if (KIND == 4 || KIND == 6)                                                                 \
@@ -192,7 +229,8 @@ INLINE __m512i isum16(const __m512i *w, const int32_t *a, __m512i init) {
 INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const int32_t *half,
                         const float *ad, long b0, float *out, long outStride, __mmask16 keep, long ahead) {
     const int SB = T == 2 ? 2368 : T == 4 ? 2880 : T == 3 ? 3360 : T == 8 ? 1344 : T == 9 ? 1824 : 2208, mins = T == 2 || T == 4;
-    __m512 acc[8];
+    __m512 acc[16];
+    AMX_SCRATCH;
     #pragma GCC unroll 16
     for (int k = 0; k < G; k++) acc[k] = _mm512_setzero_ps();
     for (long S = 0; S < nb / 8; S++) {
@@ -267,16 +305,17 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
                 sv = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) (sb + 32 + 16 * j)))));
                 unpack_iq4(sb + 160 + 256 * j, w);
             }
+            AMX_PREP(G, w, aq + 32 * (b0 * nb + 8 * S + j), 32 * nb);
             #pragma GCC unroll 16
             for (int k = 0; k < G; k++) {
                 long ab = (b0 + k) * nb + 8 * S + j;
                 const int32_t *a = (const int32_t *) (aq + 32 * ab);
                 __m512 da = _mm512_set1_ps(ad[ab]);
                 if (mins) {
-                    acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum_from(w, a, 0)), _mm512_mul_ps(sv, da), acc[k]);
+                    acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ISUM(G, w, a, 0, k)), _mm512_mul_ps(sv, da), acc[k]);
                     acc[k] = _mm512_fnmadd_ps(_mm512_set1_ps((float) asum[ab]), _mm512_mul_ps(mm, da), acc[k]);
                 } else {
-                    acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum_from(w, a, -128 * asum[ab])), _mm512_mul_ps(sv, da), acc[k]);
+                    acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ISUM(G, w, a, -128 * asum[ab], k)), _mm512_mul_ps(sv, da), acc[k]);
                 }
             }
         }
@@ -545,6 +584,9 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
     for (int k = 0; k < G; k++) store(out + (b0 + k) * outStride, keep, acc[k]);
 }
 #endif
+#ifndef AMX_SCRATCH
+#define AMX_SCRATCH char amx_unused_ __attribute__((unused))
+#endif
 
 /*
  * Group `gw` (rows row0 ..) against G batch rows from b0 (G = 1, 2, 4 or 8, a constant after
@@ -552,7 +594,8 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
  */
 INLINE void group(int G, int kind, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const float *ad,
                   long b0, float *out, long outStride, long row0, __mmask16 keep, long ahead) {
-    facc acc[8];
+    facc acc[16];
+    AMX_SCRATCH;
     #pragma GCC unroll 16
     for (int k = 0; k < G; k++) acc[k] = FZERO();
     if (kind == 1) {
@@ -582,6 +625,12 @@ INLINE void group(int G, int kind, const uint8_t *gw, long nb, const int8_t *aq,
  */
 /* CALL(T, G) for the group's batch-row count G (8, 4, 2 or 1), so that every kernel is compiled for constant T and G. */
 #define ROWS(CALL, T) do { if (n == 8) CALL(T, 8); else if (n == 4) CALL(T, 4); else if (n == 2) CALL(T, 2); else CALL(T, 1); } while (0)
+#ifdef __AMX_INT8__
+/* The types whose 32-value blocks (or sub-blocks) have one scale per weight row: 16 batch rows at a time go through AMX. */
+#define ROWS16(CALL, T) do { if (n == 16) CALL(T, 16); else ROWS(CALL, T); } while (0)
+#else
+#define ROWS16 ROWS
+#endif
 #define BLOCKS(T, G) group(G, T, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf)
 #define SUPER(T, G) group_super(G, T, gw, nb, aq, asum, half, ad, b0, o, outStride, keep, pf)
 
@@ -589,8 +638,21 @@ __attribute__((section(".text.entry")))
 void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long nb, const int8_t *aq,
             const int32_t *asum, const int32_t *half, const float *ad, long nBatch, float *out, long outStride, long ahead) {
     long groupBytes = 16 * rowBytes;
+    /* type bit 8: AMX may run (the caller checked the CPU and got the OS's permission); not for Q6_K, Q2_K, Q3_K. */
+#ifdef __AMX_INT8__
+    int amx = (type & 256) && (type & 255) != 3 && (type & 255) != 8 && (type & 255) != 9, tiles = 0;
+#else
+    int amx = 0;
+#endif
+    type &= 255;
     for (long b0 = 0, n; b0 < nBatch; b0 += n) {
-        n = nBatch - b0 >= 8 ? 8 : nBatch - b0 >= 4 ? 4 : nBatch - b0 >= 2 ? 2 : 1;
+        n = amx && nBatch - b0 >= 16 ? 16 : nBatch - b0 >= 8 ? 8 : nBatch - b0 >= 4 ? 4 : nBatch - b0 >= 2 ? 2 : 1;
+#ifdef __AMX_INT8__
+        if (n == 16 && !tiles) {
+            amx_configure();
+            tiles = 1;
+        }
+#endif
         long pf = b0 == 0 ? ahead : 0;
         for (long g = o0 / 16; 16 * g < o1; g++) {
             long lo = o0 - 16 * g, hi = o1 - 16 * g;
@@ -598,20 +660,23 @@ void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long n
             const uint8_t *gw = w + g * groupBytes;
             float *o = out + 16 * g;
             switch (type) {
-            case 1: ROWS(BLOCKS, 1); break;
-            case 5: ROWS(BLOCKS, 2); break;
-            case 7: ROWS(BLOCKS, 3); break;
-            case 10: ROWS(BLOCKS, 4); break;
-            case 11: ROWS(BLOCKS, 5); break;
-            case 12: ROWS(BLOCKS, 6); break;
-            case 2: ROWS(SUPER, 2); break;
+            case 1: ROWS16(BLOCKS, 1); break;
+            case 5: ROWS16(BLOCKS, 2); break;
+            case 7: ROWS16(BLOCKS, 3); break;
+            case 10: ROWS16(BLOCKS, 4); break;
+            case 11: ROWS16(BLOCKS, 5); break;
+            case 12: ROWS16(BLOCKS, 6); break;
+            case 2: ROWS16(SUPER, 2); break;
             case 3: ROWS(SUPER, 3); break;
-            case 4: ROWS(SUPER, 4); break;
-            case 6: ROWS(SUPER, 6); break;
+            case 4: ROWS16(SUPER, 4); break;
+            case 6: ROWS16(SUPER, 6); break;
             case 8: ROWS(SUPER, 8); break;
             case 9: ROWS(SUPER, 9); break;
-            default: ROWS(BLOCKS, 0); break;
+            default: ROWS16(BLOCKS, 0); break;
             }
         }
     }
+#ifdef __AMX_INT8__
+    if (tiles) _tile_release();
+#endif
 }

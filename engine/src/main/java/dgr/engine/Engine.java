@@ -42,6 +42,14 @@ public interface Engine extends AutoCloseable {
         return -1;
     }
 
+    /**
+     * Bytes of session state this engine keeps pooled for reuse (freed K/V pages), beside what the
+     * sessions hold; 0 where it pools nothing. Read from other threads for metrics.
+     */
+    default long pooledStateBytes() {
+        return 0;
+    }
+
     @Override
     void close();
 }

@@ -60,7 +60,11 @@ class ListenerHardeningTest {
     }
 
     private static void assertOpenAi4xx(String response, String what) throws IOException {
-        assertThat(response).as(what).startsWith("HTTP/1.1 4");
+        assertOpenAiError(response, what, "4");
+    }
+
+    private static void assertOpenAiError(String response, String what, String statusPrefix) throws IOException {
+        assertThat(response).as(what).startsWith("HTTP/1.1 " + statusPrefix);
         assertThat(response).as(what).containsIgnoringCase("content-type: application/json");
         String body = response.substring(response.indexOf("\r\n\r\n") + 4);
         JsonNode e = Http.JSON.readTree(body).get("error");
@@ -98,6 +102,80 @@ class ListenerHardeningTest {
             out.flush();
             s.shutdownOutput(); // FIN: whatever was cut short stays short
             assertOpenAi4xx(readAll(s), name);
+        }
+        assertThat(http.get("/health").statusCode()).isEqualTo(200);
+    }
+
+    /** The corpus's requests that are not plain text: built here, keyed by name. */
+    private static byte[] corpusRequest(String name) {
+        String head = POST + "Connection: close\r\n"; // the answer ends the exchange
+        return switch (name) {
+            case "invalid UTF-8 in JSON" -> {
+                byte[] b = "{\"model\":\"llama-tiny\",\"prompt\":\"\u00ff\"}".getBytes(StandardCharsets.ISO_8859_1);
+                yield concat(head + "Content-Length: " + b.length + "\r\n\r\n", b, b.length);
+            }
+            case "UTF-16 body with BOM" -> {
+                byte[] b = ("\ufeff" + JSON).getBytes(StandardCharsets.UTF_16LE);
+                yield concat(head + "Content-Length: " + b.length + "\r\n\r\n", b, b.length);
+            }
+            case "NUL bytes in JSON" -> {
+                byte[] b = "{\"model\":\"llama-tiny\",\u0000\"prompt\":\"a\"}".getBytes(StandardCharsets.UTF_8);
+                yield concat(head + "Content-Length: " + b.length + "\r\n\r\n", b, b.length);
+            }
+            case "JSON nested 100k deep" -> {
+                String b = "[".repeat(100_000) + "]".repeat(100_000);
+                yield (head + "Content-Length: " + b.length() + "\r\n\r\n" + b).getBytes(StandardCharsets.UTF_8);
+            }
+            case "declared body over the limit" -> (head + "Content-Length: 999999999999\r\n\r\n{").getBytes(StandardCharsets.UTF_8);
+            case "chunked body over the limit" -> {
+                StringBuilder sb = new StringBuilder(head + "Transfer-Encoding: chunked\r\n\r\n");
+                String chunk = "x".repeat(65536);
+                for (int i = 0; i < 80; i++) sb.append("10000\r\n").append(chunk).append("\r\n"); // 5 MiB > 4 MiB
+                yield sb.append("0\r\n\r\n").toString().getBytes(StandardCharsets.UTF_8);
+            }
+            case "headers over 16 KiB" -> (head + "X-Big: " + "a".repeat(20_000) + "\r\nContent-Length: 2\r\n\r\n{}").getBytes(StandardCharsets.UTF_8);
+            case "request line over 4 KiB" -> ("GET /" + "a".repeat(5000) + " HTTP/1.1\r\nHost: x\r\n\r\n").getBytes(StandardCharsets.UTF_8);
+            case "gzip-encoded garbage" -> (head + "Content-Encoding: gzip\r\nContent-Length: 10\r\n\r\nnot-gzip!!").getBytes(StandardCharsets.UTF_8);
+            case "unknown transfer coding" -> (head + "Transfer-Encoding: zstd, chunked\r\n\r\n0\r\n\r\n").getBytes(StandardCharsets.UTF_8);
+            case "HTTP/1.0 request" -> "GET /health HTTP/1.0\r\n\r\n".getBytes(StandardCharsets.UTF_8);
+            case "NUL in a header value" -> (head + "X-A: a\u0000b\r\nContent-Length: 2\r\n\r\n{}").getBytes(StandardCharsets.UTF_8);
+            case "bare LF line endings" -> ("POST /v1/completions HTTP/1.1\nHost: x\nContent-Length: 2\n\n{}").getBytes(StandardCharsets.UTF_8);
+            default -> throw new IllegalArgumentException(name);
+        };
+    }
+
+    private static byte[] concat(String head, byte[] body, int declared) {
+        byte[] h = head.getBytes(StandardCharsets.UTF_8);
+        byte[] out = java.util.Arrays.copyOf(h, h.length + body.length);
+        System.arraycopy(body, 0, out, h.length, body.length);
+        return out;
+    }
+
+    /** The HTTP bad-input corpus's encodings and sizes (JSON fields: ErrorResponsesTest; framing: above). */
+    @ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"invalid UTF-8 in JSON", "UTF-16 body with BOM",
+            "NUL bytes in JSON", "JSON nested 100k deep", "declared body over the limit", "chunked body over the limit",
+            "headers over 16 KiB", "request line over 4 KiB", "gzip-encoded garbage", "unknown transfer coding",
+            "HTTP/1.0 request", "NUL in a header value", "bare LF line endings"})
+    void everyMalformedEncodingOrSizeIsA4xxInOpenAiShape(String name) throws IOException {
+        try (Socket s = connect()) {
+            OutputStream out = s.getOutputStream();
+            try {
+                out.write(corpusRequest(name)); // complete requests: no FIN, the server answers and closes
+                out.flush();
+            } catch (SocketException refusedMidBody) {
+                // the server answered and closed before the whole body went out (413): read the answer
+            }
+            String response = readAll(s);
+            switch (name) {
+                // HTTP/1.0 is answered (200) or refused with a 4xx/505, never a 500 or silence.
+                case "HTTP/1.0 request" -> assertThat(response).as(name).matches("(?s)HTTP/1\\.[01] (200|4\\d\\d|505) .*");
+                // Jackson reads UTF-16 with a BOM: answered like its UTF-8 twin.
+                case "UTF-16 body with BOM" -> assertThat(response).as(name).startsWith("HTTP/1.1 200");
+                // RFC 9112: a transfer coding the server does not know is a 501, in the same error shape.
+                case "unknown transfer coding" -> assertOpenAiError(response, name, "501");
+                default -> assertOpenAi4xx(response, name);
+            }
         }
         assertThat(http.get("/health").statusCode()).isEqualTo(200);
     }

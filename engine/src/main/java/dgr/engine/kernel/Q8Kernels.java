@@ -32,7 +32,7 @@ public final class Q8Kernels implements Kernels {
 
     @Override
     public WeightMatrix prepare(WeightMatrix w, java.lang.foreign.Arena arena) {
-        return Q8Rows.fits(w) ? Q8Rows.repack(w, arena) : simd.prepare(w, arena);
+        return Q8Rows.fits(w) ? SimdKernels.releaseFilePages(w, Q8Rows.repack(w, arena)) : simd.prepare(w, arena);
     }
 
     @Override

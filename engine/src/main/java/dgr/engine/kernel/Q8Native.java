@@ -36,13 +36,21 @@ import java.util.Set;
  * LZCNT and MOVBE (x86-64-v3), both as {@code /proc/cpuinfo} lists them (only when the OS saves the
  * vector state), Linux on x86-64 and native access. {@code -Ddgr.native=avx2} picks the AVX2 image,
  * {@code -Ddgr.native=false} none; where none runs, {@link Q8Rows#javaRows} gives the same bits, slowly.
+ *
+ * <p><b>AMX for prompt chunks.</b> Where the CPU has AMX ({@code amx_tile}, {@code amx_int8}) and
+ * Linux grants the process its tile state ({@code arch_prctl(ARCH_REQ_XCOMP_PERM)}, asked once at
+ * load), the AVX-512 image takes batch rows 16 at a time through one tile multiply per 32-value
+ * block ({@code tdpbsud}: the block's exact integer sums for 16 batch rows and 16 weight rows) for
+ * every type but Q6_K, Q2_K and Q3_K; the integers are the ones {@code vpdpbusd} forms and the float
+ * steps after them are the same, so the bits are too ({@code Q8RowsTest} runs batches past 16).
+ * {@code -Ddgr.amx=false} keeps it off.
  */
 final class Q8Native {
     /** The two images, best first, with the CPU flags each needs. */
     enum Variant {
-        AVX512_VNNI("q8-avx512vnni.bin", "fef68b040c1a7719bb95ab46b0964a44fc0c494b504bfd4a5a6c306ebb5adb97",
+        AVX512_VNNI("q8-avx512vnni.bin", "d38ab9040f699c3cb456e28998008e8daf9a355039f8a9b3be897bf4ef9e6d87",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")),
-        AVX2("q8-avx2.bin", "9dfe47245102c1392eea277a224799be606217efdd20c74ecaa9b3d2e7adeaf7",
+        AVX2("q8-avx2.bin", "c12858ab070dd594108bb273606e06c06f6aadc1219974f817c77bf24414fbc3",
                 List.of("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"));
 
         final String resource, sha256;
@@ -60,6 +68,8 @@ final class Q8Native {
 
     /** The kernel in use, or null (then {@link Q8Rows#javaRows}). */
     static final Q8Native KERNEL;
+    /** Whether the kernel may take 16 batch rows at a time through AMX tiles. */
+    static final boolean AMX;
     /** One line for benchmark reports. */
     static final String DESCRIPTION;
 
@@ -85,8 +95,11 @@ final class Q8Native {
             why = t.toString();
         }
         KERNEL = k;
+        String amxWhy = k == null || k.variant != Variant.AVX512_VNNI ? "no AVX-512 image" : amxUnavailable();
+        AMX = amxWhy == null;
         DESCRIPTION = k != null
-                ? "native 8-bit kernel " + k.variant.name().toLowerCase(java.util.Locale.ROOT) + " (prefetcht2 " + AHEAD_BYTES + " bytes ahead)"
+                ? "native 8-bit kernel " + k.variant.name().toLowerCase(java.util.Locale.ROOT) + " (prefetcht2 " + AHEAD_BYTES + " bytes ahead; AMX "
+                        + (AMX ? "for 16 rows at a time" : "off: " + amxWhy) + ")"
                 : "native 8-bit kernel off (" + why + "; Java kernel, same results)";
     }
 
@@ -96,6 +109,27 @@ final class Q8Native {
     private Q8Native(Variant variant, MethodHandle handle) {
         this.variant = variant;
         this.handle = handle;
+    }
+
+    /**
+     * Null where AMX may run: the CPU lists {@code amx_tile} and {@code amx_int8}, and Linux grants
+     * this process the tile state ({@code arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)}
+     * through libc's {@code syscall}); else why not.
+     */
+    static String amxUnavailable() {
+        if (!Boolean.parseBoolean(System.getProperty("dgr.amx", "true"))) return "-Ddgr.amx=false";
+        try {
+            if (!cpuFlags().containsAll(List.of("amx_tile", "amx_int8"))) return "the CPU has no AMX int8";
+            Linker linker = Linker.nativeLinker();
+            MemorySegment syscall = linker.defaultLookup().find("syscall").orElse(null);
+            if (syscall == null) return "no libc syscall";
+            MethodHandle h = linker.downcallHandle(syscall, FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
+                    ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG), Linker.Option.firstVariadicArg(1));
+            long r = (long) h.invokeExact(158L /* SYS_arch_prctl */, 0x1023L /* ARCH_REQ_XCOMP_PERM */, 18L /* XFEATURE_XTILEDATA */);
+            return r == 0 ? null : "arch_prctl refused the tile state (" + r + ")";
+        } catch (Throwable t) {
+            return t.toString();
+        }
     }
 
     /** The CPU's flags as {@code /proc/cpuinfo} lists them, or none. */
@@ -143,6 +177,7 @@ final class Q8Native {
             default -> 0;
         };
         try {
+            if (AMX && nRows >= 16) type |= 256;
             handle.invokeExact(type, w.data().address(), w.rowBytes(), (long) oStart, (long) oEnd, (long) (w.cols() / 32),
                     in.qSeg, in.sumSeg, in.halfSeg, in.dSeg, (long) nRows, s.segmentOf(out), (long) w.rows(), ahead);
         } catch (Throwable t) {

@@ -48,9 +48,21 @@ public final class SimdKernels implements Kernels {
     @Override
     public WeightMatrix prepare(WeightMatrix w, java.lang.foreign.Arena arena) {
         if (w.layout() != WeightLayout.GGML) return w;
-        if (Q4Spans.fits(w)) return Q4Spans.repack(w, arena);
-        if (ByteSpans.fits(w)) return ByteSpans.repack(w, arena);
+        if (Q4Spans.fits(w)) return releaseFilePages(w, Q4Spans.repack(w, arena));
+        if (ByteSpans.fits(w)) return releaseFilePages(w, ByteSpans.repack(w, arena));
         return w;
+    }
+
+    /**
+     * {@code repacked}, after dropping the file pages {@code from} was read through from this
+     * process's resident memory ({@code MemorySegment.unload}: {@code madvise(MADV_DONTNEED)} on a
+     * read-only file mapping), so a repacked model is resident once, not twice. Pages shared with a
+     * neighbouring tensor, or read again later (tied embeddings' lookups), fault back in from the
+     * page cache with the same bytes; memory that is not a file mapping is left alone.
+     */
+    static WeightMatrix releaseFilePages(WeightMatrix from, WeightMatrix repacked) {
+        if (repacked != from && from.data().isNative() && from.data().isMapped()) from.data().unload();
+        return repacked;
     }
 
     @Override

@@ -5,13 +5,15 @@ import dgr.engine.kernel.Scratch;
 import dgr.engine.kernel.WorkerPool;
 
 /**
- * Causal attention for each (row, K/V head) over the row's own slot, all query heads that
- * share the K/V head together (grouped-query attention reads each K and V vector once for
- * them); with a {@code window} (sliding-window layers) over the last {@code window} positions
- * only, the row's own included; scores soft-capped where the model caps them (Gemma 2). Scores
- * come 8 positions at a time ({@link Kernels#scores8}), V is summed a page at a time
- * ({@link Kernels#weightedV}): each score and each output element is one fixed sequence over its
- * own inputs, whatever the batch. Work is split across workers by (row, K/V head) items.
+ * Causal attention over the rows' own slots, all query heads that share a K/V head together
+ * (grouped-query attention reads each K and V vector once for them); with a {@code window}
+ * (sliding-window layers) over the last {@code window} positions only, the row's own included;
+ * scores soft-capped where the model caps them (Gemma 2). K/V heads with values of their own run
+ * {@link TiledAttention} (an online softmax over 64-position tiles, items of a K/V head and a run of
+ * a slot's rows); latent attention ({@code deepseek2}) scores all positions 8 at a time
+ * ({@link Kernels#scores8}), then sums its values from the K pages ({@link Kernels#weightedK}),
+ * one item per (row, K/V head). Each score and each output element is one fixed sequence over
+ * its own inputs, whatever the batch.
  */
 final class Attention implements WorkerPool.Job {
     private final LlamaConfig cfg;
@@ -26,6 +28,7 @@ final class Attention implements WorkerPool.Job {
     private LlamaConfig.SlidingWindow window;
     /** The layer's sink logits, one per query head (gpt-oss), or null. */
     private float[] layerSinks;
+    private final TiledAttention tiled;
 
     Attention(LlamaConfig cfg, Matmuls mats, BatchRows rows, float[] q, float[] att, int scoreStride) {
         this.cfg = cfg;
@@ -34,6 +37,7 @@ final class Attention implements WorkerPool.Job {
         this.q = q;
         this.att = att;
         this.scoreStride = scoreStride;
+        this.tiled = new TiledAttention(cfg, mats.kernels(), mats.pool().size(), rows.slot.length);
     }
 
     /** Attention of every row at {@code layer} (an index into the stage's layers) into the output. */
@@ -41,11 +45,19 @@ final class Attention implements WorkerPool.Job {
         this.layer = layer;
         this.window = window;
         this.layerSinks = sinks;
+        if (cfg.mla() == null) tiled.plan(rows.slot, rows.pos, rows.n);
         mats.pool().run(this);
     }
 
     @Override
     public void run(int worker, int workers) {
+        if (cfg.mla() == null) {
+            int items = tiled.items();
+            for (int it = WorkerPool.from(items, worker, workers), e = WorkerPool.from(items, worker + 1, workers); it < e; it++) {
+                tiled.item(it, worker, layer, window, layerSinks, q, att, rows.slot, rows.pos);
+            }
+            return;
+        }
         int items = rows.n * cfg.nHeadKv();
         Scratch s = mats.scratch(worker);
         for (int it = WorkerPool.from(items, worker, workers), e = WorkerPool.from(items, worker + 1, workers); it < e; it++) {
@@ -53,6 +65,7 @@ final class Attention implements WorkerPool.Job {
         }
     }
 
+    /** Latent attention of row {@code r}: every position scored, normalised, then its values summed from the K pages. */
     private void group(int r, int kh, Scratch s) {
         Kernels kernels = mats.kernels();
         int hd = cfg.headDim(), kvd = cfg.kvDim(), heads = cfg.nHead() / cfg.nHeadKv();
@@ -88,20 +101,11 @@ final class Attention implements WorkerPool.Job {
             normalize(sc, so + t0, so + pos + 1, sum);
         }
         java.util.Arrays.fill(att, qo, qo + heads * hd, 0f);
-        if (cfg.mla() != null) {
-            // Latent attention: the values are the latent, the first kvLoraRank of each K page's rows.
-            for (int ta = 0; ta <= pos; ta += KvLayout.PAGE_TOKENS) {
-                int tEnd = Math.min(pos + 1, ta + KvLayout.PAGE_TOKENS);
-                kernels.weightedK(sc, 0, stride, heads, ta, tEnd, slot.kPage(layer, ta), KvSlot.kBlock(ta, kvd), kvd,
-                        cfg.mla().kvLoraRank(), att, qo, hd, s.lanes);
-            }
-            return;
-        }
-        for (int ta = t0; ta <= pos; ) {
-            int tEnd = Math.min(pos + 1, (ta / KvLayout.PAGE_TOKENS + 1) * KvLayout.PAGE_TOKENS);
-            kernels.weightedV(sc, 0, stride, heads, ta, tEnd, slot.vPage(layer, ta), KvSlot.pageOffset(ta, kvd) + kh * hd, kvd,
-                    att, qo, hd);
-            ta = tEnd;
+        // Latent attention: the values are the latent, the first kvLoraRank of each K page's rows.
+        for (int ta = 0; ta <= pos; ta += KvLayout.PAGE_TOKENS) {
+            int tEnd = Math.min(pos + 1, ta + KvLayout.PAGE_TOKENS);
+            kernels.weightedK(sc, 0, stride, heads, ta, tEnd, slot.kPage(layer, ta), KvSlot.kBlock(ta, kvd), kvd,
+                    cfg.mla().kvLoraRank(), att, qo, hd, s.lanes);
         }
     }
 

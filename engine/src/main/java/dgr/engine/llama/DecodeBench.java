@@ -36,7 +36,7 @@ public final class DecodeBench {
     public static void main(String[] args) throws Exception {
         Path model = null;
         int threads = 2, steps = 32, prompt = 128, chunk = 32, steady = 512;
-        int[] batches = {1, 2, 4, 8, 16};
+        int[] batches = {1, 2, 4, 8, 16}, prompts = null, depths = {};
         EngineOptions.Kind kind = EngineOptions.Kind.AUTO;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -44,9 +44,11 @@ public final class DecodeBench {
                 case "--threads" -> threads = Integer.parseInt(args[++i]);
                 case "--steps" -> steps = Integer.parseInt(args[++i]);
                 case "--prompt" -> prompt = Integer.parseInt(args[++i]);
+                case "--prompts" -> prompts = ints(args[++i]);
+                case "--depths" -> depths = ints(args[++i]);
                 case "--chunk" -> chunk = Integer.parseInt(args[++i]);
                 case "--steady" -> steady = Integer.parseInt(args[++i]);
-                case "--batches" -> batches = java.util.Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
+                case "--batches" -> batches = ints(args[++i]);
                 case "--scalar" -> kind = EngineOptions.Kind.SCALAR;
                 case "--q8" -> kind = EngineOptions.Kind.Q8;
                 case "--simd" -> kind = EngineOptions.Kind.SIMD;
@@ -54,13 +56,17 @@ public final class DecodeBench {
             }
         }
         if (model == null) throw new IllegalArgumentException("usage: DecodeBench MODEL.gguf|--synth-1b [--threads N] [--steps N] "
-                + "[--batches 1,2,4,8,16] [--prompt N] [--chunk N] [--steady TOKENS] [--scalar | --simd | --q8]");
+                + "[--batches 1,2,4,8,16] [--prompt N | --prompts N,N,..] [--depths N,N,..] [--chunk N] [--steady TOKENS] "
+                + "[--scalar | --simd | --q8]");
+        if (prompts == null) prompts = prompt > 0 ? new int[] {prompt} : new int[0];
         int maxB = java.util.Arrays.stream(batches).max().orElse(1);
+        int longest = Math.max(java.util.Arrays.stream(prompts).max().orElse(0), java.util.Arrays.stream(depths).max().orElse(0) + steps);
         EngineOptions o = EngineOptions.defaults().withKind(kind).withThreads(threads)
-                .withMaxRows(Math.max(maxB, chunk)).withContextLength(Math.max(1024, prompt + 16));
+                .withMaxRows(Math.max(maxB, chunk)).withContextLength(Math.max(1024, longest + 16));
         try (Engine e = Engines.load(model, o)) {
             System.out.printf("model %s, engine %s, threads %d, %d layers, n_embd %d, vocab %d; %s%n", model, e.id(), threads,
                     e.info().nLayers(), e.info().nEmbd(), e.info().vocabSize(), dgr.engine.Engines.kernelMemoryReport());
+            System.out.println("resident after load: " + resident());
             decode(e, 1, 8); // warm-up: JIT compiles the kernels
             decode(e, Math.min(4, maxB), 4);
             for (int b : batches) {
@@ -68,11 +74,16 @@ public final class DecodeBench {
                 System.out.printf("decode B=%2d  aggregate %7.2f tok/s wall, %7.2f tok/s by CPU time  (%6.2f per session)  load %s%n",
                         b, r.wall(), r.cpu(), r.cpu() / b, load());
             }
-            if (prompt > 0) {
-                prefill(e, prompt, chunk);
-                Rate r = prefill(e, prompt, chunk);
+            if (prompts.length > 0) prefill(e, Math.min(128, prompts[0]), chunk);
+            for (int n : prompts) {
+                Rate r = prefill(e, n, chunk);
                 System.out.printf("prompt %d tokens, %d per forward: %7.2f tok/s wall, %7.2f tok/s by CPU time  load %s%n",
-                        prompt, chunk, r.wall(), r.cpu(), load());
+                        n, chunk, r.wall(), r.cpu(), load());
+            }
+            for (int d : depths) {
+                Rate r = decodeAtDepth(e, d, chunk, steps);
+                System.out.printf("decode B= 1 at depth %d: %7.2f tok/s wall, %7.2f tok/s by CPU time  load %s%n",
+                        d, r.wall(), r.cpu(), load());
             }
             if (steady > 0) {
                 // Steady state: sessions that reuse pooled K/V pages; the GC count must not move.
@@ -107,6 +118,47 @@ public final class DecodeBench {
             }
             return new Rate(n, System.nanoTime() - t0, cpuNanos() - c0, e.features().threads());
         }
+    }
+
+    /** One session: a {@code depth}-token prompt ({@code chunk} rows per forward, untimed), then {@code steps} decode steps timed. */
+    static Rate decodeAtDepth(Engine e, int depth, int chunk, int steps) {
+        Batch batch = new Batch(e.features().maxRows(), e.boundarySchema().rowWidth());
+        try (StateSlot slot = e.openSlot()) {
+            int next = 0;
+            for (int p = 0; p < depth; ) {
+                batch.clear();
+                for (int r = 0; r < chunk && p < depth; r++, p++) batch.addToken(slot, p, 100 + (p * 31) % 1000, p == depth - 1);
+                ForwardResult fr = e.forward(batch);
+                if (p == depth) next = dgr.engine.sampler.GreedySampler.argmax(fr.outputArray(), fr.outputOffset(batch.size() - 1), fr.outputWidth());
+            }
+            long t0 = System.nanoTime(), c0 = cpuNanos();
+            for (int i = 0; i < steps; i++) {
+                batch.clear();
+                batch.addToken(slot, slot.length(), next, true);
+                ForwardResult fr = e.forward(batch);
+                next = dgr.engine.sampler.GreedySampler.argmax(fr.outputArray(), fr.outputOffset(0), fr.outputWidth());
+            }
+            return new Rate(steps, System.nanoTime() - t0, cpuNanos() - c0, e.features().threads());
+        }
+    }
+
+    /** VmRSS, RssAnon and RssFile from /proc/self/status (Linux), or why not. */
+    static String resident() {
+        try {
+            StringBuilder b = new StringBuilder();
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("VmRSS") || line.startsWith("RssAnon") || line.startsWith("RssFile")) {
+                    b.append(line.replaceAll("\\s+", " ")).append("; ");
+                }
+            }
+            return b.toString();
+        } catch (java.io.IOException e) {
+            return e.toString();
+        }
+    }
+
+    static int[] ints(String csv) {
+        return java.util.Arrays.stream(csv.split(",")).mapToInt(Integer::parseInt).toArray();
     }
 
     /**

@@ -357,6 +357,11 @@ public final class LlamaEngine implements Engine {
     }
 
     @Override
+    public long pooledStateBytes() {
+        return pages.freeBytes();
+    }
+
+    @Override
     public long workspaceBytes() {
         long floats = 0;
         for (float[] a : new float[][] {x, xb, q, k, v, att, tmp, gate, up, hb, outIn, logits, attnOut}) {

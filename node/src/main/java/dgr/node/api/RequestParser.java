@@ -39,7 +39,10 @@ public final class RequestParser {
         ObjectNode root = object(body);
         String maxField = root.hasNonNull("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
         GenerationParams params = common(root, maxField);
-        refuseIfSet(root, "logprobs", n -> n.isBoolean() && n.asBoolean());
+        // Chat's logprobs is a boolean (the count is top_logprobs); completions' is the integer.
+        JsonNode lp = root.get("logprobs");
+        if (lp != null && !lp.isNull() && !lp.isBoolean()) throw wrongType("logprobs", "a boolean", lp);
+        refuseIfSet(root, "logprobs", n -> n.asBoolean());
         refuseIfSet(root, "top_logprobs", n -> true);
         refuseIfSet(root, "tools", n -> !(n.isArray() && n.isEmpty()));
         refuseIfSet(root, "functions", n -> !(n.isArray() && n.isEmpty()));
@@ -230,6 +233,10 @@ public final class RequestParser {
     static long integer(JsonNode n, String field) {
         // 5.0 is accepted as 5, as Python-based servers do; 5.5 is not an integer.
         if (n.isIntegralNumber() && n.canConvertToLong()) return n.asLong();
+        if (n.isIntegralNumber()) {
+            throw ApiError.invalid("Invalid value for '" + field + "': " + n.asText() + " is out of range (at most "
+                    + Long.MAX_VALUE + ").", field, "invalid_value");
+        }
         if (n.isFloatingPointNumber() && n.asDouble() == Math.rint(n.asDouble()) && Math.abs(n.asDouble()) < 1e15) {
             return (long) n.asDouble();
         }

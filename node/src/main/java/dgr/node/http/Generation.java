@@ -123,10 +123,26 @@ final class Generation {
             gone.set(true);
             session.cancel(CLIENT_GONE);
         });
-        if (guard != null) res.header(io.helidon.http.HeaderValues.CONNECTION_CLOSE);
-        try (watch) {
+        if (guard == null) {
             wholeAnswer(stream, format, id, created, model, tracked, gone, res);
+            return;
         }
+        res.header(io.helidon.http.HeaderValues.CONNECTION_CLOSE);
+        try (watch) {
+            try {
+                wholeAnswer(stream, format, id, created, model, tracked, gone, res);
+            } catch (ApiError e) {
+                // Answered here, since the connection closes right after (a gone client just misses it).
+                try {
+                    JsonReply.send(res, mapper, Status.create(e.status()), ErrorBody.of(e));
+                } catch (RuntimeException sendFailed) {
+                    if (!RequestFaults.clientGone(sendFailed)) throw sendFailed;
+                }
+            }
+        }
+        // Helidon keeps reading a connection after a "Connection: close" answer; the watcher is still
+        // reading it, so end the connection here rather than let two readers share it.
+        throw new io.helidon.webserver.CloseConnectionException("a watched answer closes its connection");
     }
 
     private void wholeAnswer(TokenStream stream, ResponseFormat format, String id, long created, String model,
@@ -137,7 +153,6 @@ final class Generation {
             switch (stream.take()) {
                 case SessionEvent.TokenEvent t -> text.append(t.text());
                 case SessionEvent.Finished f -> {
-                    if (gone.get() && f.reason() == FinishReason.CANCELLED) return; // nobody left to answer
                     if (f.reason() != FinishReason.STOP && f.reason() != FinishReason.LENGTH) throw failure(f);
                     JsonReply.send(res, mapper, Status.OK_200,
                             format.complete(id, created, model, text.toString(), f.reason().wireName(), Usage.of(f.accounting())));

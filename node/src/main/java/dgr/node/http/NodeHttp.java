@@ -102,6 +102,8 @@ public final class NodeHttp {
             if (cors.answerPreflight(req, res)) return;
             cors.decorate(req, res);
             dispatch(req, res);
+        } catch (io.helidon.webserver.CloseConnectionException e) {
+            throw e; // the answer is sent; Helidon closes the connection
         } catch (ApiError e) {
             sendError(res, e);
         } catch (InterruptedException e) {

@@ -66,13 +66,18 @@ final class TransportErrors {
         String detail = message == null || message.isBlank() || message.startsWith("Bad request, see server log")
                 ? null : message;
         int code = status.code();
-        if (code >= 500 && code != 505) {
+        if (code >= 500 && code != 505 && code != 501) {
             return new ApiError(code, "server_error", detail != null && code == 503 ? detail
                     : "The server had an error while processing your request.", null, code == 503 ? "unavailable" : "internal_error");
         }
         if (code == 413) {
             return new ApiError(413, "invalid_request_error", "The request is larger than this server accepts"
                     + (detail != null ? ": " + detail : "."), null, "request_too_large");
+        }
+        if (code == 501) {
+            return new ApiError(501, "invalid_request_error", "This server does not implement the request's transfer "
+                    + "coding; send the body with Content-Length or chunked" + (detail != null ? " (" + detail + ")." : "."),
+                    null, "unsupported_transfer_encoding");
         }
         if (code == 505) {
             return new ApiError(505, "invalid_request_error", "Only HTTP/1.1 is served" + (detail != null ? ": " + detail : "."),

@@ -45,10 +45,15 @@ public final class NodeMetrics {
     private final Histogram queue;
     private final Histogram batchRows;
     private final Gauge occupancy;
+    private final Map<String, java.util.function.LongSupplier> pools = new ConcurrentHashMap<>();
+    private final Map<String, TokenTally> tallies = new ConcurrentHashMap<>();
+    /** The scheduler's cancellation message for an expired deadline. */
+    private static final String DEADLINE_MESSAGE = "deadline exceeded";
+    private static final String TIMEOUT = "timeout";
 
     public NodeMetrics() {
         requests = Counter.builder().name("dgr_requests_total")
-                .help("Requests that reached a scheduler, by outcome (stop, length, cancelled, error, rejected)")
+                .help("Requests that reached a scheduler, by outcome (stop, length, cancelled, timeout, error, rejected)")
                 .labelNames("model", "outcome").register(registry);
         promptTokens = Counter.builder().name("dgr_prompt_tokens_total")
                 .help("Prompt tokens processed").labelNames("model").register(registry);
@@ -67,6 +72,10 @@ public final class NodeMetrics {
         loadGauge("dgr_num_requests_waiting", "Sessions waiting for admission", l -> l.waiting());
         loadGauge("dgr_state_bytes_used", "State bytes held by running sessions", l -> l.stateBytesUsed());
         loadGauge("dgr_state_bytes_budget", "State bytes the scheduler may reserve", l -> l.stateBudgetBytes());
+        GaugeWithCallback.builder().name("dgr_state_bytes_pooled")
+                .help("Freed state bytes the engine keeps for reuse, beside dgr_state_bytes_used").labelNames("model")
+                .callback(cb -> pools.forEach((model, bytes) -> cb.call(bytes.getAsLong(), model)))
+                .register(registry);
     }
 
     private Histogram histogram(String name, String help, double[] bounds) {
@@ -90,6 +99,7 @@ public final class NodeMetrics {
         // Series exist from the start, so a scrape before the first request shows zeros, not gaps.
         for (FinishReason r : FinishReason.values()) requests.labelValues(model, r.wireName());
         requests.labelValues(model, "rejected");
+        requests.labelValues(model, TIMEOUT);
         promptTokens.labelValues(model);
         generationTokens.labelValues(model);
         occupancy.labelValues(model).set(0);
@@ -100,19 +110,43 @@ public final class NodeMetrics {
         switch (event) {
             case SchedulerEvent.IterationEvent it -> {
                 batchRows.labelValues(model).observe(it.sessions());
+                tally(model).iteration(it, generationTokens.labelValues(model));
                 occupancy.labelValues(model).set(it.occupancy(maxBatchSessions));
             }
-            case SchedulerEvent.SessionEnded end -> sessionEnded(model, end.reason(), end.accounting());
+            case SchedulerEvent.SessionEnded end -> {
+                tally(model).ended(end, generationTokens.labelValues(model));
+                sessionEnded(model, outcome(end), end.accounting());
+            }
             case SchedulerEvent.SessionRejected r -> requests.labelValues(model, "rejected").inc();
             case SchedulerEvent.SessionAdmitted a -> queue.labelValues(model).observe(a.queueNanos() / 1e9);
             default -> { } // events added later carry nothing these metrics need yet
         }
     }
 
-    private void sessionEnded(String model, FinishReason reason, Accounting a) {
-        requests.labelValues(model, reason.wireName()).inc();
+    /**
+     * The outcome label: the finish reason's wire name, except a deadline that ended the session is
+     * {@code timeout}, not {@code cancelled} (the scheduler cancels with its documented message).
+     */
+    private static String outcome(SchedulerEvent.SessionEnded end) {
+        if (end.reason() == FinishReason.CANCELLED && DEADLINE_MESSAGE.equals(end.message())) return TIMEOUT;
+        return end.reason().wireName();
+    }
+
+    private TokenTally tally(String model) {
+        return tallies.computeIfAbsent(model, m -> new TokenTally());
+    }
+
+    /**
+     * Registers the model's pooled state (freed pages kept for reuse) as {@code dgr_state_bytes_pooled}:
+     * memory the node holds beyond {@code dgr_state_bytes_used}.
+     */
+    public void registerPool(String model, java.util.function.LongSupplier pooledBytes) {
+        pools.put(model, pooledBytes);
+    }
+
+    private void sessionEnded(String model, String outcome, Accounting a) {
+        requests.labelValues(model, outcome).inc();
         promptTokens.labelValues(model).inc(a.promptTokens());
-        generationTokens.labelValues(model).inc(a.generatedTokens());
         if (a.ttftNanos() >= 0) ttft.labelValues(model).observe(a.ttftNanos() / 1e9);
         for (long d : a.interTokenNanos()) itl.labelValues(model).observe(d / 1e9);
     }

@@ -106,6 +106,7 @@ public final class ServedModel implements AutoCloseable {
             Scheduler scheduler = new Scheduler(engine, config, route);
             ServedModel m = new ServedModel(spec.id(), spec.path(), engine, scheduler, tokenizer, limit, serving, route);
             scheduler.addListener(metrics.register(spec.id(), config.maxBatchSessions(), m::load));
+            metrics.registerPool(spec.id(), engine::pooledStateBytes);
             scheduler.start();
             return m;
         } catch (RuntimeException e) {

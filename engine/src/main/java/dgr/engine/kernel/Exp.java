@@ -1,0 +1,61 @@
+package dgr.engine.kernel;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * {@code e^x} for {@code x ≤ 0} (softmax weights), from additions, multiplies and FMAs only, so a
+ * lane and the scalar form give the same bits on every machine and in every compilation state
+ * (the Vector API's own {@code EXP} calls a platform library when compiled and {@code Math.exp}
+ * when interpreted, which may differ). Cephes' {@code expf}: {@code x = k·ln2 + r} with
+ * {@code k} rounded to nearest (the 1.5·2^23 trick), {@code ln2} split in two so {@code r} is
+ * exact, a degree-7 polynomial in {@code r} (relative error about 1e-7), times {@code 2^k} built
+ * from its bits. Inputs below −87 give 0 (so no weight is subnormal: Intel cores take a
+ * microcode assist per FMA on one), −∞ gives 0, NaN stays NaN.
+ */
+public final class Exp {
+    private Exp() {}
+
+    static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
+    private static final float LOG2E = 1.44269504088896341f, MAGIC = 12582912f;
+    private static final float LN2_HI = 0.693359375f, LN2_LO = -2.12194440e-4f;
+    private static final float P0 = 1.9875691500e-4f, P1 = 1.3981999507e-3f, P2 = 8.3334519073e-3f, P3 = 4.1665795894e-2f,
+            P4 = 1.6666665459e-1f, P5 = 5.0000001201e-1f;
+    /** Below this the result would be subnormal: it is 0. */
+    public static final float FLOOR = -87f;
+
+    /** {@code e^x} for {@code x ≤ 0}, the same bits as each lane of {@link #exp(FloatVector)}. */
+    public static float exp(float x) {
+        if (!(x >= FLOOR)) return x != x ? x : 0f;
+        float k = Math.fma(x, LOG2E, MAGIC) - MAGIC;
+        float r = Math.fma(k, -LN2_HI, x);
+        r = Math.fma(k, -LN2_LO, r);
+        float p = Math.fma(P0, r, P1);
+        p = Math.fma(p, r, P2);
+        p = Math.fma(p, r, P3);
+        p = Math.fma(p, r, P4);
+        p = Math.fma(p, r, P5);
+        p = Math.fma(p, r * r, r) + 1f;
+        return p * Float.intBitsToFloat(((int) k + 127) << 23);
+    }
+
+    /** Lane-wise {@link #exp(float)}. */
+    public static FloatVector exp(FloatVector x) {
+        FloatVector xc = x.max(FLOOR);
+        FloatVector k = xc.fma(LOG2E, MAGIC).sub(MAGIC);
+        FloatVector r = k.fma(FloatVector.broadcast(F, -LN2_HI), xc);
+        r = k.fma(FloatVector.broadcast(F, -LN2_LO), r);
+        FloatVector p = FloatVector.broadcast(F, P0).fma(r, FloatVector.broadcast(F, P1));
+        p = p.fma(r, FloatVector.broadcast(F, P2));
+        p = p.fma(r, FloatVector.broadcast(F, P3));
+        p = p.fma(r, FloatVector.broadcast(F, P4));
+        p = p.fma(r, FloatVector.broadcast(F, P5));
+        p = p.fma(r.mul(r), r).add(1f);
+        IntVector bits = ((IntVector) k.convert(VectorOperators.F2I, 0)).add(127).lanewise(VectorOperators.LSHL, 23);
+        FloatVector y = p.mul(bits.reinterpretAsFloats());
+        // x < FLOOR (−∞ included) → 0; NaN: max(NaN, FLOOR) is NaN, carried through.
+        return y.blend(0f, x.compare(VectorOperators.LT, FLOOR));
+    }
+}
