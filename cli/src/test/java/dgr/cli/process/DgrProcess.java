@@ -25,7 +25,8 @@ import java.util.regex.Pattern;
  * could fill and block it). Readiness is awaited ({@link #awaitHealthy}, {@link #awaitPort},
  * {@link #awaitLog}), never slept for. Stopped by handle: {@link #close} terminates it and, if it
  * does not exit promptly, kills it; {@link #kill9} is a real SIGKILL and {@link #suspend} a real
- * SIGSTOP, as an operator's {@code kill -9} / {@code kill -STOP} would be.
+ * SIGSTOP, as an operator's {@code kill -9} / {@code kill -STOP} would be. A process that never becomes
+ * ready is stopped by the wait that gave up on it.
  */
 public final class DgrProcess implements AutoCloseable {
     private static final Duration POLL = Duration.ofMillis(25);
@@ -130,6 +131,8 @@ public final class DgrProcess implements AutoCloseable {
                         + what + "; its output:\n" + log());
             }
             if (System.nanoTime() > deadline) {
+                // Stopped here, so a caller that never got the handle back (a chained start().await...()) leaks nothing.
+                close();
                 throw new IllegalStateException(name + " did not become ready within " + timeout + " (waiting for "
                         + what + "); its output:\n" + log());
             }

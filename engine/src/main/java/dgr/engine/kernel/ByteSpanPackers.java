@@ -133,12 +133,7 @@ final class ByteSpanPackers {
         int nb = q.length / 32, block = mins ? 24 : 22, h = mins ? 4 : 2;
         for (int b = 0; b < nb; b++) {
             int o = b * block;
-            out[2 * b] = in[o];
-            out[2 * b + 1] = in[o + 1];
-            if (mins) {
-                out[2 * (nb + b)] = in[o + 2];
-                out[2 * (nb + b) + 1] = in[o + 3];
-            }
+            Q4Spans.copyScales(in, o, out, b, nb, mins);
             int qh = (in[o + h] & 0xFF) | (in[o + h + 1] & 0xFF) << 8 | (in[o + h + 2] & 0xFF) << 16 | (in[o + h + 3] & 0xFF) << 24;
             for (int j = 0; j < 16; j++) {
                 int v = in[o + h + 4 + j] & 0xFF;

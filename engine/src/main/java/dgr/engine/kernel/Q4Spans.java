@@ -164,6 +164,19 @@ abstract sealed class Q4Spans extends SpanKernels {
     }
 
     /**
+     * Copies block {@code b}'s f16 d (and, with {@code mins}, its f16 m) from the file block at
+     * {@code in[o..]} to the span layout's areas: all d first, then all m, as the file had them.
+     */
+    static void copyScales(byte[] in, int o, byte[] out, int b, int nb, boolean mins) {
+        out[2 * b] = in[o];
+        out[2 * b + 1] = in[o + 1];
+        if (mins) {
+            out[2 * (nb + b)] = in[o + 2];
+            out[2 * (nb + b) + 1] = in[o + 3];
+        }
+    }
+
+    /**
      * Q4_0 file row (per 18-byte block an f16 d and 16 bytes, low nibbles first) or Q4_1 (20-byte
      * blocks: f16 d, f16 m, then the same) to span layout: all d, then (Q4_1) all m, as they were,
      * then the spans.
@@ -172,12 +185,7 @@ abstract sealed class Q4Spans extends SpanKernels {
         int nb = q.length / 32, block = mins ? 20 : 18, h = mins ? 4 : 2;
         for (int b = 0; b < nb; b++) {
             int o = b * block;
-            out[2 * b] = in[o];
-            out[2 * b + 1] = in[o + 1];
-            if (mins) {
-                out[2 * (nb + b)] = in[o + 2];
-                out[2 * (nb + b) + 1] = in[o + 3];
-            }
+            copyScales(in, o, out, b, nb, mins);
             for (int p = 0; p < 16; p++) {
                 int v = in[o + h + p] & 0xFF;
                 q[32 * b + p] = v & 15;

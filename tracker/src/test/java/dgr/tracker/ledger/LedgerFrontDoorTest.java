@@ -172,7 +172,11 @@ class LedgerFrontDoorTest {
             }
             assertThat(row[1]).isEqualTo(rec.get("prompt_tokens").asLong());
             assertThat(row[2]).as("billed at what the node computed").isEqualTo(rec.get("generated_tokens").asLong());
-            if (row[4].equals("CUT")) assertThat((Long) row[2]).isLessThan(400);
+            // A cut the node saw in time stopped it short of max_tokens; the tiny model may also have computed all
+            // 400 before the close reached it (its chunks fit the sockets' buffers), and then 400 is what is billed.
+            if (row[4].equals("CUT") && !rec.path("finish_reason").asText().equals("length")) {
+                assertThat((Long) row[2]).isLessThan(400);
+            }
         }
     }
 
