@@ -46,9 +46,9 @@ def stream(url, model, seed, max_tokens, out):
     out[seed] = rec
 
 
-def run(args, kill_pid=None):
+def run(args, kill_pid=None, max_tokens=None):
     out = {}
-    threads = [threading.Thread(target=stream, args=(args.tracker, args.model, s, args.max_tokens, out))
+    threads = [threading.Thread(target=stream, args=(args.tracker, args.model, s, max_tokens or args.max_tokens, out))
                for s in range(args.clients)]
     t0 = time.monotonic()
     for t in threads:
@@ -76,6 +76,7 @@ def main():
     ap.add_argument("--kill-pid", type=int, required=True)
     ap.add_argument("--kill-after", type=float, default=3.0)
     args = ap.parse_args()
+    run(args, max_tokens=16)  # warm-up: both nodes' JIT, so the reference run's gaps are not compile pauses
     ref, t_ref = run(args)
     got, t_got = run(args, args.kill_pid)
     completed = sum(1 for r in got.values() if r["done"] and r["error"] is None)
