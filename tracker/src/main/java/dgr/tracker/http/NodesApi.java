@@ -60,6 +60,7 @@ final class NodesApi {
         } catch (IllegalArgumentException e) {
             throw new ApiFailure(409, "invalid_request_error", e.getMessage(), "capabilities.node_id", "node_id_taken");
         }
+        tracker.capabilities().reported(id, joined, models);
         ObjectNode out = JsonNodeFactory.instance.objectNode();
         out.put("node_id", id);
         out.put("joined", joined);
