@@ -103,6 +103,10 @@ final class RelayedRequest {
     private Lease lease;
     private boolean firstTokenRecorded;
     private boolean pulledForUnknown;
+    /** When the last node failed this request (nanoTime), 0 if none: a resume logs how long it took. */
+    private long failedAtNanos;
+    /** When the current node's response headers arrived (nanoTime). */
+    private long headersAtNanos;
     private int lastStatus;
     private ObjectNode lastError;
 
@@ -288,6 +292,7 @@ final class RelayedRequest {
         } catch (IOException e) {
             return nodeFailed(node, "POST " + path + ": " + e);
         }
+        headersAtNanos = System.nanoTime();
         try (InputStream in = r.body()) {
             if (r.statusCode() != 200) return refused(node, r.statusCode(), in);
             return stream || assemble ? relayStream(node, in) : relayWhole(in);
@@ -301,6 +306,7 @@ final class RelayedRequest {
                 + ")" + (resuming() ? "; resuming after " + deliveredIds.size() + " tokens" : "; retrying elsewhere"));
         tracker.registry().markBroken(node, why);
         failed.add(node.id());
+        failedAtNanos = System.nanoTime();
         return Attempt.NODE_FAILED;
     }
 
@@ -391,6 +397,7 @@ final class RelayedRequest {
                 }
                 ObjectNode relayed = rewrite(chunk);
                 if (relayed != null) {
+                    if (started && failedAtNanos != 0) logResumed(node);
                     started = true;
                     if (contributors.isEmpty() || !contributors.getLast().equals(node.id())) contributors.add(node.id());
                     if (whole != null) {
@@ -409,6 +416,15 @@ final class RelayedRequest {
             return nodeFailed(node, watch.expired() ? "no chunk for " + tracker.config().chunkTimeout().toMillis() + " ms"
                     : "stream broke: " + e);
         }
+    }
+
+    /** Where a resume's time went: failure to the new node's headers (routing, connect), then to its first token (prefill). */
+    private void logResumed(RegisteredNode node) {
+        long now = System.nanoTime();
+        LOG.log(System.Logger.Level.INFO, "request " + requestId + ": resumed on " + node.id() + " after "
+                + (deliveredIds.size() - 1) + " tokens; the client's gap: " + (headersAtNanos - failedAtNanos) / 1_000_000
+                + " ms to the node's headers + " + (now - headersAtNanos) / 1_000_000 + " ms to its first token");
+        failedAtNanos = 0;
     }
 
     /** A whole answer assembled from the stream: settled, then sent as the node would have sent it. */
