@@ -35,7 +35,9 @@ public final class Tracker implements AutoCloseable {
         this.nodes = new NodeClient(config.connectTimeout(), config.firstByteTimeout(), config.chunkTimeout(),
                 config.nodeToken());
         this.poller = new BackendPoller(registry, nodes);
-        this.capabilities = new CapabilityPuller(registry, nodes, metrics);
+        // Its own client: a pull that times out must not disturb the connections requests are relayed on.
+        this.capabilities = new CapabilityPuller(registry, new NodeClient(config.connectTimeout(), CapabilityPuller.TIMEOUT,
+                config.chunkTimeout(), config.nodeToken()), metrics);
     }
 
     public TrackerConfig config() { return config; }

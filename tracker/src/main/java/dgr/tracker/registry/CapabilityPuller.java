@@ -20,18 +20,21 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li><b>join</b>: the first heartbeat names a URL; the tracker checks that the URL answers as that
  *       node before trusting it with requests, and is out of routing if it does not;</li>
  *   <li><b>stale</b>: a heartbeat {@link #STALE_AFTER} late, or half the heartbeat timeout (heartbeats come
- *       every second; the node is out after 3 s): a node that answers is in routing on the pulled report; one that does not answer
- *       within {@link #TIMEOUT} is out at once, not after the full heartbeat timeout;</li>
+ *       every second; the node is out after 3 s): a node that answers is in routing on the pulled report; one
+ *       whose connection is refused (a killed process) is out at once, not after the full heartbeat timeout;</li>
  *   <li><b>incomplete</b>: a report without recipe or engine, or measured without its recommendation's
  *       speeds, pulled again at most every {@link #RETRY_INCOMPLETE};</li>
  *   <li><b>unknown_model</b>: a request names a model (or a resumed stream a recipe) no node reported:
  *       every dgr node is asked at once before the tracker answers 404 (at most once a second).</li>
  * </ul>
+ * A pull that fails for certain (refused, reset, an error status, a report naming another node) takes the
+ * node out of routing until its next report; one that only times out (a node slow under load) leaves its
+ * health to the heartbeat timeout. Pulls use a client of their own, apart from the relay's connections.
  */
 public final class CapabilityPuller implements AutoCloseable {
     /** A heartbeat this late is pulled (or half the heartbeat timeout, when that is shorter). */
     public static final Duration STALE_AFTER = Duration.ofMillis(1500);
-    public static final Duration TIMEOUT = Duration.ofSeconds(1);
+    public static final Duration TIMEOUT = Duration.ofSeconds(2);
     static final Duration RETRY_INCOMPLETE = Duration.ofSeconds(5);
     private static final Duration UNKNOWN_MODEL_EVERY = Duration.ofSeconds(1);
     private static final System.Logger LOG = System.getLogger(CapabilityPuller.class.getName());
@@ -119,6 +122,10 @@ public final class CapabilityPuller implements AutoCloseable {
             metrics.capabilityPull(reason, true);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } catch (java.net.http.HttpTimeoutException e) {
+            LOG.log(System.Logger.Level.WARNING, "node " + n.id() + ": GET /v1/capabilities (" + reason + ") timed out after "
+                    + TIMEOUT.toMillis() + " ms; its heartbeats decide");
+            metrics.capabilityPull(reason, false);
         } catch (Exception e) {
             LOG.log(System.Logger.Level.WARNING, "node " + n.id() + ": GET /v1/capabilities (" + reason + ") failed: " + e);
             registry.markBroken(n, "GET /v1/capabilities (" + reason + ") failed: " + e);
@@ -127,5 +134,8 @@ public final class CapabilityPuller implements AutoCloseable {
     }
 
     @Override
-    public void close() { timer.shutdownNow(); }
+    public void close() {
+        timer.shutdownNow();
+        client.close();
+    }
 }
