@@ -7,6 +7,7 @@ import dgr.node.stage.wire.Open;
 import dgr.node.stage.wire.Rows;
 import dgr.node.stage.wire.RowsBatch;
 import dgr.node.stage.wire.StageFailed;
+import dgr.node.stage.wire.StageLoad;
 import dgr.node.stage.wire.Token;
 import dgr.node.stage.wire.Up;
 import java.util.ArrayList;
@@ -38,6 +39,9 @@ final class Downlinks implements Link.Owner, AutoCloseable {
 
         /** The stage at {@code address} (here or further down) died or hung; these sessions went through it. */
         void failed(String address, String reason, List<String> sessions);
+
+        /** A stage further down reported how busy it is (relayed towards the head). */
+        void load(StageLoad load);
     }
 
     private static final class Route {
@@ -211,6 +215,7 @@ final class Downlinks implements Link.Owner, AutoCloseable {
                 StageFailed f = up.getFailed();
                 listener.failed(f.getAddress(), f.getReason(), f.getSessionsList());
             }
+            case LOAD -> listener.load(up.getLoad());
             default -> LOG.log(System.Logger.Level.WARNING, "stage " + link.address + " sent an empty reply");
         }
     }

@@ -9,6 +9,7 @@ import dgr.node.stage.wire.Down;
 import dgr.node.stage.wire.Open;
 import dgr.node.stage.wire.Rows;
 import dgr.node.stage.wire.StageFailed;
+import dgr.node.stage.wire.StageLoad;
 import dgr.node.stage.wire.Token;
 import dgr.node.stage.wire.Tokens;
 import dgr.node.stage.wire.Up;
@@ -56,6 +57,8 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
     private final StageStats stats;
     private final Thread thread;
     private volatile boolean closed;
+    private static final long LOAD_EVERY_NANOS = 250_000_000L;
+    private long lastLoadNanos;
 
     /** Rows of one session in the batch being formed. */
     private record Planned(StageSession session, int from, int count, int outputRow, boolean replay, int row) {}
@@ -89,6 +92,7 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
                 }
                 runBatch();
                 publish();
+                reportLoad(System.nanoTime());
             } catch (InterruptedException e) {
                 return;
             } catch (RuntimeException | Error e) {
@@ -124,6 +128,20 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
             refuse(link, Status.FAILED_PRECONDITION.withDescription("open of session " + o.getSession() + " refused: " + fault));
             return;
         }
+        dgr.engine.sampler.SamplerConfig sampling = null;
+        dgr.engine.sampler.LogitBias bias = null;
+        if (last) {
+            try {
+                sampling = Wire.samplerConfig(o.getSampling());
+                bias = Wire.logitBias(o.getSampling());
+                if (bias.maxToken() >= engine.info().vocabSize()) {
+                    throw new IllegalArgumentException("logit bias names token " + bias.maxToken() + ", outside the vocabulary of " + engine.info().vocabSize());
+                }
+            } catch (IllegalArgumentException e) {
+                refuse(link, Status.INVALID_ARGUMENT.withDescription("open of session " + o.getSession() + " refused: sampler: " + e.getMessage()));
+                return;
+            }
+        }
         StageSession s = sessions.get(o.getSession());
         if (s != null && !o.getResume()) {
             refuse(link, Status.INVALID_ARGUMENT.withDescription("session " + o.getSession() + " is already open on this stage"));
@@ -137,7 +155,7 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
         s.orphanedAt = -1;
         upOf.put(s.id, link);
         if (last) {
-            s.resetSampler(Wire.samplerConfig(o.getSampling()), engine.info().vocabSize(), o.getGeneratedList());
+            s.resetSampler(sampling, bias, engine.info().vocabSize(), o.getGeneratedList());
             if (o.getResume() && o.getPendingPosition() >= 0 && s.cachedPosition == o.getPendingPosition()) {
                 // The token went up before the failure but never reached the head: send it again.
                 s.sampler.accept(s.cachedToken);
@@ -284,6 +302,21 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
 
     private void reply(UpLink link, StageSession s, int position, int token) {
         link.send(Up.newBuilder().setTokens(Tokens.newBuilder().addTokens(Token.newBuilder().setSession(s.id).setPosition(position).setToken(token))).build());
+    }
+
+    /** Sends this stage's busy time up every {@link #LOAD_EVERY_NANOS} while it holds sessions. */
+    private void reportLoad(long now) {
+        if (now - lastLoadNanos < LOAD_EVERY_NANOS || upOf.isEmpty()) return;
+        lastLoadNanos = now;
+        load(StageLoad.newBuilder().setFirstLayer(engine.recipe().firstLayer()).setEndLayer(engine.recipe().endLayer())
+                .setBusyNanos(stats.busyNanos()).setClockNanos(stats.clockNanos()).build());
+    }
+
+    /** Sends a stage's load (this one's, or one relayed from further down) to every upstream neighbour. */
+    @Override
+    public void load(StageLoad l) {
+        Up up = Up.newBuilder().setLoad(l).build();
+        for (UpLink link : new java.util.HashSet<>(upOf.values())) link.send(up);
     }
 
     private void publish() {

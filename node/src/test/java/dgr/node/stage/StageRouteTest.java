@@ -30,6 +30,8 @@ class StageRouteTest {
             assertThat(route.run(new int[] {5}, MAX_TOKENS)).containsExactly(reference.get(5));
             // Among 8 concurrent sessions with prompts of 3 to 38 tokens.
             assertThat(route.run(EIGHT, MAX_TOKENS)).isEqualTo(reference);
+            // Micro-batches: the head split the 8 sessions into groups and kept several on the route at once.
+            assertThat(route.downstream.peakFlights()).isBetween(2, splits.length + 1);
             // Every stage freed every session's state once they finished.
             for (StageServer s : route.stages) {
                 Await.until(Duration.ofSeconds(5), "stage sessions freed", () -> s.stats().sessions() == 0);
