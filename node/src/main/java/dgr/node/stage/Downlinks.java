@@ -65,6 +65,8 @@ final class Downlinks implements Link.Owner, AutoCloseable {
     /** Per link, the replies the queued rows will bring (session@position). */
     private final Map<Link, List<String>> awaited = new HashMap<>();
     private final ScheduledExecutorService watchdog;
+    /** The last step time per row measured on any link (0: none yet). */
+    private volatile double knownNanosPerRow;
 
     Downlinks(ClusterToken token, StepClock clock, int width, Listener listener) {
         this.token = token;
@@ -196,6 +198,10 @@ final class Downlinks implements Link.Owner, AutoCloseable {
         Link l = links.get(address);
         if (l == null || l.isDead()) {
             l = new Link(address, token, clock, this);
+            // Every address this stage sends to serves the same span (a hop and its alternates): a
+            // new link starts from the step time measured on the others, not from the cold bound.
+            double known = knownNanosPerRow;
+            if (known > 0) l.seed(known);
             links.put(address, l);
         }
         return l;
@@ -209,6 +215,7 @@ final class Downlinks implements Link.Owner, AutoCloseable {
             case TOKENS -> {
                 List<Token> tokens = up.getTokens().getTokensList();
                 for (Token t : tokens) link.answered(key(t.getSession(), t.getPosition()));
+                if (link.measured()) knownNanosPerRow = link.nanosPerRow();
                 listener.tokens(tokens);
             }
             case FAILED -> {

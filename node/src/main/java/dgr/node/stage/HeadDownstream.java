@@ -40,6 +40,9 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     private record Wake() implements Event {}
     private record Closing() implements Event {}
     private static final Wake WAKE = new Wake();
+    /** Warm-up sessions' ids start with this; their rows per path. */
+    private static final String WARM = "warm-";
+    private static final int WARM_ROWS = 8;
 
     private static final class Head {
         final long sequenceId;
@@ -88,7 +91,39 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
         this.firstLayerAfter = head.recipe().endLayer();
         this.links = new Downlinks(token, clock, head.boundarySchema().rowWidth(), this);
         this.prefix = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong()) + "-";
-        links.connect(route.preferred().getFirst());
+        warmUp(head.boundarySchema().rowWidth());
+    }
+
+    /**
+     * Sends a few zero boundary rows down every path of the route (the preferred stages, and each
+     * alternate in its hop's place) and closes them at once: every stream is open, every stage's
+     * rows path has run, and every link has measured a step time before the first client, so an
+     * alternate taking over is warm and a hung stage is detected from a measured deadline.
+     * Replies to these sessions are not awaited; a stage not up yet is not declared dead for them.
+     */
+    private void warmUp(int width) {
+        float[] zero = new float[WARM_ROWS * width];
+        java.util.Set<List<String>> paths = new java.util.LinkedHashSet<>();
+        paths.add(route.preferred());
+        for (int h = 0; h < route.hops().size(); h++) {
+            for (String a : route.hops().get(h).addresses()) {
+                List<String> p = new ArrayList<>(route.preferred());
+                p.set(h, a);
+                paths.add(p);
+            }
+        }
+        int n = 0;
+        for (List<String> path : paths) {
+            Head w = new Head(-1, WARM + prefix + n++, SamplerConfig.greedy(), LogitBias.none(), path);
+            try {
+                links.open(w.wire, path.getFirst(), open(w, false));
+                links.send(w.wire, 0, zero, 0, WARM_ROWS, WARM_ROWS - 1, false);
+                links.flush();
+                links.close(w.wire);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.INFO, "warming route path " + path + " failed: " + e);
+            }
+        }
     }
 
     @Override
@@ -244,7 +279,14 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     public void tokens(List<Token> tokens) { events.add(new Tokens(tokens)); }
 
     @Override
-    public void failed(String address, String reason, List<String> sessions) { events.add(new Failed(address, reason)); }
+    public void failed(String address, String reason, List<String> sessions) {
+        // A stage that fails only warm-up sessions (not up yet when the head started) is no failure yet.
+        if (sessions.stream().allMatch(id -> id.startsWith(WARM))) {
+            LOG.log(System.Logger.Level.INFO, "warming stage " + address + ": " + reason);
+            return;
+        }
+        events.add(new Failed(address, reason));
+    }
 
     @Override
     public void load(dgr.node.stage.wire.StageLoad l) { load.update(l); }

@@ -139,6 +139,13 @@ final class Link {
 
     synchronized double nanosPerRow() { return nanosPerRow; }
 
+    /** Starts from a step time measured on another link to the same span. */
+    synchronized void seed(double perRow) {
+        if (measured) return;
+        nanosPerRow = perRow;
+        measured = true;
+    }
+
     synchronized boolean measured() { return measured; }
 
     /** Closes the stream and the channel now; idempotent. The owner is not called back. */
