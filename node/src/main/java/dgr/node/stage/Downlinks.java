@@ -35,7 +35,11 @@ final class Downlinks implements Link.Owner, AutoCloseable {
     private static final int MAX_ENTRY_BYTES = 256 << 10, MAX_MESSAGE_BYTES = 1 << 20;
 
     interface Listener {
-        void tokens(List<Token> tokens);
+        /** Tokens from the last stage, which spent {@code computeNanos} computing their batch. */
+        void tokens(List<Token> tokens, long computeNanos);
+
+        /** A reply came {@code nanos} after its rows were sent, the last stage's computing time taken off. */
+        default void overhead(long nanos) {}
 
         /** The stage at {@code address} (here or further down) died or hung; these sessions went through it. */
         void failed(String address, String reason, List<String> sessions);
@@ -214,9 +218,12 @@ final class Downlinks implements Link.Owner, AutoCloseable {
         switch (up.getKindCase()) {
             case TOKENS -> {
                 List<Token> tokens = up.getTokens().getTokensList();
-                for (Token t : tokens) link.answered(key(t.getSession(), t.getPosition()));
+                long rtt = -1;
+                for (Token t : tokens) rtt = Math.max(rtt, link.answered(key(t.getSession(), t.getPosition())));
                 if (link.measured()) knownNanosPerRow = link.nanosPerRow();
-                listener.tokens(tokens);
+                long compute = up.getTokens().getComputeNanos();
+                if (rtt >= 0 && compute > 0) listener.overhead(Math.max(0, rtt - compute));
+                listener.tokens(tokens, compute);
             }
             case FAILED -> {
                 StageFailed f = up.getFailed();

@@ -83,6 +83,7 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     private final long startedNanos = System.nanoTime();
     private final LongAdder waitedNanos = new LongAdder();
     private final RouteLoad load = new RouteLoad();
+    private final RecentNanos overheads = new RecentNanos(1024);
 
     public HeadDownstream(Engine head, RouteSpec route, ClusterToken token, StepClock clock) {
         this.route = route;
@@ -276,7 +277,16 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     public void wake() { events.add(WAKE); }
 
     @Override
-    public void tokens(List<Token> tokens) { events.add(new Tokens(tokens)); }
+    public void tokens(List<Token> tokens, long computeNanos) { events.add(new Tokens(tokens)); }
+
+    @Override
+    public void overhead(long nanos) { overheads.add(nanos); }
+
+    /**
+     * Median over the last replies of the time a reply took beyond the last stage's computing: the
+     * transport of one row there and its token back (2 stages: one hop each way), in nanoseconds, or -1.
+     */
+    public long replyOverheadP50() { return overheads.median(); }
 
     @Override
     public void failed(String address, String reason, List<String> sessions) {

@@ -79,6 +79,8 @@ public final class StageReport {
             CounterWithCallback.builder().name("dgr_stage_busy_seconds").help("Time this stage's span computed (1 - its rate is the stage's bubble over a window)")
                     .callback(cb -> cb.call(stage.stats().busyNanos() / 1e9)).register(registry);
         } else {
+            gauge(registry, "dgr_route_reply_overhead_p50_seconds", "Median over the last 1024 replies of the route's time beyond the last stage's"
+                    + " computing (transport of a row down and its token back)", () -> head.replyOverheadP50() / 1e9);
             gauge(registry, "dgr_route_batches_in_flight", "Micro-batches on the route whose tokens the head awaits", () -> (double) head.flights());
             CounterWithCallback.builder().name("dgr_route_recovered_sessions").help("Sessions moved to an alternate stage after a failure")
                     .callback(cb -> cb.call(head.recoveredSessions())).register(registry);

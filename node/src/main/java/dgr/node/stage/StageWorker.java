@@ -59,6 +59,8 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
     private volatile boolean closed;
     private static final long LOAD_EVERY_NANOS = 250_000_000L;
     private long lastLoadNanos;
+    /** Upstream streams that have sent something and not ended: where loads go (gRPC threads read it too). */
+    private final java.util.Set<UpLink> ups = ConcurrentHashMap.newKeySet();
 
     /** Rows of one session in the batch being formed. */
     private record Planned(StageSession session, int from, int count, int outputRow, boolean replay, int row) {}
@@ -106,9 +108,10 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
 
     private void handle(Op op) {
         switch (op) {
-            case Gone g -> { runBatch(); orphan(g.link(), g.why()); }
+            case Gone g -> { runBatch(); ups.remove(g.link()); orphan(g.link(), g.why()); }
             case Message m -> {
                 if (m.link().ended()) return;
+                ups.add(m.link());
                 switch (m.down().getKindCase()) {
                     case ROWS -> { for (Rows r : m.down().getRows().getRowsList()) if (!plan(m.link(), r)) return; }
                     case OPEN -> { runBatch(); open(m.link(), m.down().getOpen()); }
@@ -223,6 +226,7 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
         if (link == null) return;
         LOG.log(System.Logger.Level.WARNING, "refusing " + link + ": " + status.getCode() + " " + status.getDescription());
         link.fail(status);
+        ups.remove(link);
         orphan(link, status.getDescription());
     }
 
@@ -294,7 +298,8 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
             }
         }
         if (down != null) down.flush();
-        for (var e : replies.entrySet()) e.getKey().send(Up.newBuilder().setTokens(e.getValue()).build());
+        long computed = System.nanoTime() - t0;
+        for (var e : replies.entrySet()) e.getKey().send(Up.newBuilder().setTokens(e.getValue().setComputeNanos(computed)).build());
         stats.batch(batch.size(), System.nanoTime() - t0);
         planned.clear();
         batch.clear();
@@ -306,7 +311,7 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
 
     /** Sends this stage's busy time up every {@link #LOAD_EVERY_NANOS} while it holds sessions. */
     private void reportLoad(long now) {
-        if (now - lastLoadNanos < LOAD_EVERY_NANOS || upOf.isEmpty()) return;
+        if (now - lastLoadNanos < LOAD_EVERY_NANOS || ups.isEmpty()) return;
         lastLoadNanos = now;
         load(StageLoad.newBuilder().setFirstLayer(engine.recipe().firstLayer()).setEndLayer(engine.recipe().endLayer())
                 .setBusyNanos(stats.busyNanos()).setClockNanos(stats.clockNanos()).build());
@@ -316,7 +321,7 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
     @Override
     public void load(StageLoad l) {
         Up up = Up.newBuilder().setLoad(l).build();
-        for (UpLink link : new java.util.HashSet<>(upOf.values())) link.send(up);
+        for (UpLink link : ups) link.send(up);
     }
 
     private void publish() {
@@ -328,13 +333,13 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
     // ---- replies from further down, relayed up (gRPC threads) ----
 
     @Override
-    public void tokens(List<Token> tokens) {
+    public void tokens(List<Token> tokens, long computeNanos) {
         Map<UpLink, Tokens.Builder> byLink = new LinkedHashMap<>();
         for (Token t : tokens) {
             UpLink l = upOf.get(t.getSession());
             if (l != null) byLink.computeIfAbsent(l, k -> Tokens.newBuilder()).addTokens(t);
         }
-        for (var e : byLink.entrySet()) e.getKey().send(Up.newBuilder().setTokens(e.getValue()).build());
+        for (var e : byLink.entrySet()) e.getKey().send(Up.newBuilder().setTokens(e.getValue().setComputeNanos(computeNanos)).build());
     }
 
     @Override
