@@ -53,16 +53,17 @@ final class HeadRoute {
 
     /** Sends the planned batch's boundary rows down; the sessions whose row wants output are in flight from now. */
     void send(BatchPlanner planner, Batch batch, ForwardResult result) {
-        Flight flight = new Flight();
         for (int i = 0, row = 0; i < planner.count(); i++) {
-            Session s = planner.session(i);
-            for (int c = 0; c < planner.chunk(i); c++) rowSessions[row++] = s.sequenceId();
-            if (batch.wantsOutput(planner.outputRow(i))) {
-                s.inFlight = flight;
-                flight.awaiting++;
-            }
+            for (int c = 0; c < planner.chunk(i); c++) rowSessions[row++] = planner.sequenceId(i);
         }
         downstream.send(batch, result, rowSessions);
+        // Only once sent: a send that threw leaves no session in flight (the scheduler fails them).
+        Flight flight = new Flight();
+        for (int i = 0; i < planner.count(); i++) {
+            if (!batch.wantsOutput(planner.outputRow(i))) continue;
+            planner.session(i).inFlight = flight;
+            flight.awaiting++;
+        }
         if (flight.awaiting > 0) flights++;
     }
 
