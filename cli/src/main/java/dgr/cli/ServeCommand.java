@@ -55,6 +55,9 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = {"-c", "--ctx-size"}, description = "context length per session (default: the model's, capped at 4096)")
     Integer contextLength;
 
+    @Mixin
+    CacheTypeOptions cache = new CacheTypeOptions();
+
     @Option(names = {"-np", "--parallel", "--max-batch-rows"}, paramLabel = "N",
             description = "most sessions running at once (each one row of every decode batch), for every model"
             + " (default: each model's recommended_max_concurrency from the loaded saturation.json, else the scheduler's 16)")
@@ -116,6 +119,9 @@ public final class ServeCommand implements Callable<Integer> {
     @picocli.CommandLine.Mixin
     StageOptions stage = new StageOptions();
 
+    @picocli.CommandLine.Mixin
+    AccountingOptions accounting = new AccountingOptions();
+
     /** The listener's connection cap and timeouts from the flags. */
     ListenerLimits listenerLimits() {
         ListenerLimits l = ListenerLimits.defaults();
@@ -131,7 +137,8 @@ public final class ServeCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--tracker needs --node-token: the tracker refuses a node without its token");
         }
         NodeConfig config = config();
-        NodeServer node = NodeServer.start(config, listenerLimits(), stage.plan());
+        NodeServer node = NodeServer.start(config, listenerLimits(), stage.plan(),
+                accounting.open(nodeToken, config.port(), System.err));
         if (tracker != null) node.joinTracker(tracker);
         System.err.println("dgr serve: listening on " + (config.serving().tls() ? "https" : "http") + "://" + node.host()
                 + ":" + node.port() + " serving "
@@ -152,7 +159,7 @@ public final class ServeCommand implements Callable<Integer> {
         }
         List<ModelSpec> specs = new ArrayList<>();
         for (int i = 0; i < paths.size(); i++) specs.add(new ModelSpec(paths.get(i), i < aliases.size() ? aliases.get(i) : null));
-        EngineOptions eo = EngineOptions.defaults().withKind(EngineOptions.Kind.ofFlag(engine));
+        EngineOptions eo = cache.apply(EngineOptions.defaults().withKind(EngineOptions.Kind.ofFlag(engine)));
         if (threads != null) {
             if (threads < 1) throw new IllegalArgumentException("--threads must be at least 1");
             eo = eo.withThreads(threads);

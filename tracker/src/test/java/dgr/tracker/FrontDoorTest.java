@@ -102,8 +102,9 @@ class FrontDoorTest {
             for (boolean stream : new boolean[] {false, true}) {
                 // (Re-)report, so the dead node is in routing and preferred (more headroom) for each round.
                 cluster.post(cluster.trackerUrl(), "v1/nodes/heartbeat", dead.heartbeat(), "Authorization", "Bearer " + Cluster.NODE_TOKEN);
-                Await.until("the stub in routing", java.time.Duration.ofSeconds(10),
-                        () -> reg.find("dead").map(reg::healthy).orElse(false));
+                Await.until("the stub in routing and the real node free", java.time.Duration.ofSeconds(10),
+                        () -> reg.find("dead").map(reg::healthy).orElse(false)
+                                && reg.find("only").map(o -> o.headroom(Cluster.MODEL) > 0).orElse(false));
                 HttpResponse<String> r = post(BODY.replace("}", ",\"stream\":" + stream + "}"));
                 assertThat(r.statusCode()).isEqualTo(200);
                 assertThat(r.body()).doesNotContain("error");

@@ -57,6 +57,8 @@ final class RelayedRequest {
     private static final int MAX_ERROR_BODY = 1 << 16;
     /** How long a cut stream's settlement waits for the node to end the session and report it. */
     private static final java.time.Duration CUT_ACCOUNTING_WAIT = java.time.Duration.ofSeconds(5);
+    /** How long a cut stream's row waits, open, for a node that did not report in time (one restarting from its journal). */
+    private static final java.time.Duration LATE_ACCOUNTING_WAIT = java.time.Duration.ofMinutes(2);
     /** The nodes that served, in order, comma-separated (for a stream: the first, and all in a trailer). */
     static final io.helidon.http.HeaderName SERVED_BY = HeaderNames.create("X-Dgr-Node");
 
@@ -76,13 +78,15 @@ final class RelayedRequest {
     private final Set<String> failed = new HashSet<>();
     private final List<String> servedBy = new ArrayList<>();
     /** The nodes whose chunks reached the client (or the whole answer), in order. */
-    private final List<String> contributors = new ArrayList<>();
+    private final ServedBy contributors = new ServedBy();
     /** A chunk reached the client or the whole answer: from now on a failed node means resume, not retry. */
     private boolean started;
     /** A non-streaming answer being assembled from a dgr node's stream, or null. */
     private WholeAnswer whole;
     private final List<Integer> deliveredIds = new ArrayList<>();
     private long deliveredChunks;
+    /** The request's exact prompt count as a dgr node's token chunks report it, or -1 (docs/tracker.md, the bill). */
+    private long promptSeen = -1;
     private String recipeId;
     /** The first node's recipe and engine: a stream resumes only where both are the same. */
     private String resumeKey;
@@ -103,10 +107,6 @@ final class RelayedRequest {
     private Lease lease;
     private boolean firstTokenRecorded;
     private boolean pulledForUnknown;
-    /** When the last node failed this request (nanoTime), 0 if none: a resume logs how long it took. */
-    private long failedAtNanos;
-    /** When the current node's response headers arrived (nanoTime). */
-    private long headersAtNanos;
     private int lastStatus;
     private ObjectNode lastError;
 
@@ -175,8 +175,8 @@ final class RelayedRequest {
                             }
                             case CLIENT_GONE -> {
                                 tracker.metrics().request("cut", last());
-                                usageOfCutStream(r.lease().node());
-                                settle(Settlement.Outcome.CUT, 200);
+                                if (usageOfCutStream(r.lease().node())) settle(Settlement.Outcome.CUT, 200);
+                                else settleLater(r.lease().node());
                                 return;
                             }
                             case NODE_FAILED -> {
@@ -292,7 +292,7 @@ final class RelayedRequest {
         } catch (IOException e) {
             return nodeFailed(node, "POST " + path + ": " + e);
         }
-        headersAtNanos = System.nanoTime();
+        contributors.headers();
         try (InputStream in = r.body()) {
             if (r.statusCode() != 200) return refused(node, r.statusCode(), in);
             return stream || assemble ? relayStream(node, in) : relayWhole(in);
@@ -306,7 +306,7 @@ final class RelayedRequest {
                 + ")" + (resuming() ? "; resuming after " + deliveredIds.size() + " tokens" : "; retrying elsewhere"));
         tracker.registry().markBroken(node, why);
         failed.add(node.id());
-        failedAtNanos = System.nanoTime();
+        contributors.failed();
         return Attempt.NODE_FAILED;
     }
 
@@ -397,9 +397,9 @@ final class RelayedRequest {
                 }
                 ObjectNode relayed = rewrite(chunk);
                 if (relayed != null) {
-                    if (started && failedAtNanos != 0) logResumed(node);
+                    String resumed = contributors.chunkFrom(node.id(), deliveredIds.size() - 1);
+                    if (resumed != null) LOG.log(System.Logger.Level.INFO, "request " + requestId + ": " + resumed);
                     started = true;
-                    if (contributors.isEmpty() || !contributors.getLast().equals(node.id())) contributors.add(node.id());
                     if (whole != null) {
                         whole.add(relayed);
                     } else {
@@ -418,15 +418,6 @@ final class RelayedRequest {
         }
     }
 
-    /** Where a resume's time went: failure to the new node's headers (routing, connect), then to its first token (prefill). */
-    private void logResumed(RegisteredNode node) {
-        long now = System.nanoTime();
-        LOG.log(System.Logger.Level.INFO, "request " + requestId + ": resumed on " + node.id() + " after "
-                + (deliveredIds.size() - 1) + " tokens; the client's gap: " + (headersAtNanos - failedAtNanos) / 1_000_000
-                + " ms to the node's headers + " + (now - headersAtNanos) / 1_000_000 + " ms to its first token");
-        failedAtNanos = 0;
-    }
-
     /** A whole answer assembled from the stream: settled, then sent as the node would have sent it. */
     private Attempt answerWhole() throws IOException {
         byte[] bytes = mapper.writeValueAsBytes(whole.build(finishReason, usage));
@@ -435,20 +426,21 @@ final class RelayedRequest {
         lease.close(); // the node is done: a client's next request may take this slot at once
         res.status(Status.OK_200);
         res.header(HeaderNames.CONTENT_TYPE, "application/json");
-        res.header(SERVED_BY, String.join(",", contributors));
+        res.header(SERVED_BY, contributors.header());
         res.send(bytes);
         return Attempt.DONE;
     }
 
     /** Names every node that served the stream in its X-Dgr-Node trailer, when the client takes trailers. */
     private void servedByTrailer() {
-        if (clientTakesTrailers && out != null) res.trailers().set(SERVED_BY, String.join(",", contributors));
+        if (clientTakesTrailers && out != null) res.trailers().set(SERVED_BY, contributors.header());
     }
 
     /** Strips the node extension, keeps the first node's id and time, drops repeats and unasked usage; null: drop. */
     private ObjectNode rewrite(ObjectNode chunk) throws IOException {
         JsonNode ext = chunk.remove("dgr");
         boolean token = ext != null && ext.has("token_id");
+        if (ext != null && ext.has("prompt_tokens")) promptSeen = ext.get("prompt_tokens").asLong();
         if (token) deliveredIds.add(ext.get("token_id").asInt());
         if (chunkId == null) {
             chunkId = chunk.path("id").asText(null);
@@ -537,23 +529,57 @@ final class RelayedRequest {
      * A stream its client cut is billed at what the node computed for it, which is more than the relay saw
      * and comes in no usage chunk: the node's own accounting of this request id, once its session has ended.
      */
-    private void usageOfCutStream(RegisteredNode node) throws InterruptedException {
-        if (usage != null || node.backend() != Backend.DGR) return;
+    private boolean usageOfCutStream(RegisteredNode node) throws InterruptedException {
+        if (usage != null || node.backend() != Backend.DGR) return true;
         tracker.nodeAccounting().awaitFinished(node.id(), node.url().toString(), node.bearer(), requestId,
-                CUT_ACCOUNTING_WAIT).ifPresent(rec -> {
-                    ObjectNode u = mapper.createObjectNode();
-                    u.put("prompt_tokens", rec.promptTokens());
-                    u.put("completion_tokens", rec.generatedTokens());
-                    u.putObject("prompt_tokens_details").put("cached_tokens", rec.cachedTokens());
-                    usage = u;
-                });
+                CUT_ACCOUNTING_WAIT).ifPresent(this::useNodeRecord);
+        return usage != null;
+    }
+
+    private void useNodeRecord(dgr.tracker.ledger.NodeAccountingClient.NodeRecord rec) {
+        ObjectNode u = mapper.createObjectNode();
+        u.put("prompt_tokens", rec.promptTokens());
+        u.put("completion_tokens", rec.generatedTokens());
+        u.putObject("prompt_tokens_details").put("cached_tokens", rec.cachedTokens());
+        usage = u;
+    }
+
+    /**
+     * A cut stream whose node did not report in time (it died, its journal outlives it, or it is slow): the row
+     * stays open while the node is asked again for up to {@link #LATE_ACCOUNTING_WAIT}, then is settled at the
+     * node's record, or at what the tracker saw (the prompt the node reported and the tokens delivered) when
+     * the node answers without it (it died with the session running) or never answers. The client is gone, so no final chunk waits on it; a tracker that dies meanwhile
+     * leaves the row to its recovery.
+     */
+    private void settleLater(RegisteredNode node) {
+        settled = true;   // handed over: the request's own paths must not settle it
+        Thread.ofVirtual().name("dgr-late-settle-" + requestId).start(() -> {
+            try {
+                tracker.nodeAccounting().awaitFinal(node.id(), node.url().toString(), node.bearer(), requestId,
+                        LATE_ACCOUNTING_WAIT).ifPresent(this::useNodeRecord);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            try {
+                write(Settlement.Outcome.CUT, 200);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "request " + requestId + ": late settlement failed (" + e.getMessage()
+                        + "); the row stays open for recovery");
+            }
+        });
     }
 
     /** Writes the request's row once; later calls change nothing. */
     private void settle(Settlement.Outcome outcome, int status) {
         if (settled) return;
         settled = true;
-        long prompt = usage == null ? 0 : usage.path("prompt_tokens").asLong(0);
+        write(outcome, status);
+    }
+
+    private void write(Settlement.Outcome outcome, int status) {
+        // Without the node's usage (its node died with its accounting, or never answered) the bill is what the
+        // tracker saw: the prompt the node reported on its chunks and the tokens delivered, never more.
+        long prompt = usage == null ? Math.max(0, promptSeen) : usage.path("prompt_tokens").asLong(0);
         long cached = usage == null ? 0 : usage.path("prompt_tokens_details").path("cached_tokens").asLong(0);
         long generated = usage == null ? deliveredChunks : usage.path("completion_tokens").asLong(deliveredChunks);
         recomputed += resumes * prompt + resumedDelivered;

@@ -27,9 +27,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li><b>unknown_model</b>: a request names a model (or a resumed stream a recipe) no node reported:
  *       every dgr node is asked at once before the tracker answers 404 (at most once a second).</li>
  * </ul>
- * A pull that fails for certain (refused, reset, an error status, a report naming another node) takes the
- * node out of routing until its next report; one that only times out (a node slow under load) leaves its
- * health to the heartbeat timeout. Pulls use a client of their own, apart from the relay's connections.
+ * A pull whose connection is refused (nothing listens: a killed process, a wrong URL) or whose report names
+ * another node takes the node out of routing until its next report; any other failure (a timeout, a reset,
+ * a node busy under load) leaves its health to the heartbeat timeout. Pulls use a client of their own, apart from the relay's connections.
  */
 public final class CapabilityPuller implements AutoCloseable {
     /** A heartbeat this late is pulled (or half the heartbeat timeout, when that is shorter). */
@@ -122,13 +122,15 @@ public final class CapabilityPuller implements AutoCloseable {
             metrics.capabilityPull(reason, true);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        } catch (java.net.http.HttpTimeoutException e) {
-            LOG.log(System.Logger.Level.WARNING, "node " + n.id() + ": GET /v1/capabilities (" + reason + ") timed out after "
-                    + TIMEOUT.toMillis() + " ms; its heartbeats decide");
+        } catch (java.net.ConnectException e) {
+            // Nothing listens there: a killed process, a wrong URL. Out of routing until it reports again.
+            LOG.log(System.Logger.Level.WARNING, "node " + n.id() + ": GET /v1/capabilities (" + reason + ") refused: " + e);
+            registry.markBroken(n, "GET /v1/capabilities (" + reason + ") failed: " + e);
             metrics.capabilityPull(reason, false);
         } catch (Exception e) {
-            LOG.log(System.Logger.Level.WARNING, "node " + n.id() + ": GET /v1/capabilities (" + reason + ") failed: " + e);
-            registry.markBroken(n, "GET /v1/capabilities (" + reason + ") failed: " + e);
+            // A timeout, a reset, a bad answer from a node that is there but busy: its heartbeats decide.
+            LOG.log(System.Logger.Level.WARNING, "node " + n.id() + ": GET /v1/capabilities (" + reason + ") failed: " + e
+                    + "; its heartbeats decide");
             metrics.capabilityPull(reason, false);
         }
     }
