@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One V4 attention sub-layer for a batch (DSV4-SPEC 2.2, 2.3): the projections for all rows
- * (grouped up to three per pool dispatch, each weight row read once for all rows), then each
+ * (two dispatches, {@link Dsv4Products}, each weight row read once for all rows), then each
  * session's rows in position order on the pool ({@link Dsv4Mixer}: window row, compressor state,
  * indexer, attention), then the grouped output LoRA.
  */
@@ -18,6 +18,7 @@ final class Dsv4Attention implements WorkerPool.Job {
     private final Matmuls mats;
     private final Dsv4Rope ropeWindow, ropeCompressed;
     private final Dsv4Mixer[] mixers;
+    private final Dsv4Products products;
     private final int nEmbd;
     private final AtomicInteger next = new AtomicInteger();
     // The job's inputs (set before each pool run).
@@ -34,32 +35,13 @@ final class Dsv4Attention implements WorkerPool.Job {
         this.ropeWindow = ropeWindow;
         this.ropeCompressed = ropeCompressed;
         this.nEmbd = c.nEmbd();
+        this.products = new Dsv4Products(mats);
         this.mixers = new Dsv4Mixer[workers];
         for (int w = 0; w < workers; w++) mixers[w] = new Dsv4Mixer(c, ropeWindow, ropeCompressed, simd);
     }
 
     /** A compressor's per-token values v and scores s (score includes ape[p mod ratio]). */
     record Proj(float[] v, float[] s, int width) {}
-
-    /** Up to three products per dispatch, in the order added. */
-    private final class Products {
-        private final int n;
-        private int held;
-
-        Products(int n) { this.n = n; }
-
-        Products add(WeightMatrix m, float[] in, float[] out) {
-            if (held == 0) mats.begin(n);
-            mats.add(m, in, out);
-            if (++held == 3) flush();
-            return this;
-        }
-
-        void flush() {
-            if (held > 0) mats.run();
-            held = 0;
-        }
-    }
 
     float[] run(Batch b, int n, List<Dsv4Forward.Run> runs, float[] x, Dsv4Weights.Layer L, int li) {
         int d = c.headDim(), nh = c.nHead(), hd = nh * d, rq = c.qLoraRank();
@@ -69,20 +51,19 @@ final class Dsv4Attention implements WorkerPool.Job {
         Dsv4Weights.Compressor cp = L.compressor();
         Dsv4Weights.Indexer ix = L.indexer();
         float[] cv = null, cs = null, icv = null, ics = null, iq = null, iw = null;
-        Products p = new Products(n);
-        p.add(L.qa(), x, qa).add(L.kv(), x, kv);
-        if (cp != null) p.add(cp.kv(), x, cv = new float[n * cp.kv().rows()]);
-        p.flush();
-        for (int r = 0; r < n; r++) Dsv4Kernels.rmsNorm(qa, r * rq, qa, r * rq, rq, L.qaNorm(), c.eps());
-        p.add(L.qb(), qa, q);
-        if (cp != null) p.add(cp.gate(), x, cs = new float[n * cp.gate().rows()]);
+        // Everything that reads the normed input in one dispatch, then what reads the q latent.
+        Dsv4Products p = products.begin(n).add(L.qa(), x, qa).add(L.kv(), x, kv);
+        if (cp != null) p.add(cp.kv(), x, cv = new float[n * cp.kv().rows()]).add(cp.gate(), x, cs = new float[n * cp.gate().rows()]);
         if (ix != null) {
-            int hi = c.idxHeads(), di = c.idxDim();
-            p.add(ix.proj(), x, iw = new float[n * hi]).add(ix.qb(), qa, iq = new float[n * hi * di]);
+            p.add(ix.proj(), x, iw = new float[n * c.idxHeads()]);
             p.add(ix.keys().kv(), x, icv = new float[n * ix.keys().kv().rows()]);
             p.add(ix.keys().gate(), x, ics = new float[n * ix.keys().gate().rows()]);
         }
-        p.flush();
+        p.run();
+        for (int r = 0; r < n; r++) Dsv4Kernels.rmsNorm(qa, r * rq, qa, r * rq, rq, L.qaNorm(), c.eps());
+        p.begin(n).add(L.qb(), qa, q);
+        if (ix != null) p.add(ix.qb(), qa, iq = new float[n * c.idxHeads() * c.idxDim()]);
+        p.run();
         for (int r = 0; r < n; r++) {
             int pos = b.position(r);
             for (int h = 0; h < nh; h++) {
@@ -118,7 +99,9 @@ final class Dsv4Attention implements WorkerPool.Job {
         this.iw = iw;
         this.att = att;
         next.set(0);
-        mats.pool().run(this);
+        // One session (batch 1, or one prompt): its rows run in order anyway, so no dispatch.
+        if (runs.size() == 1) run(0, 1);
+        else mats.pool().run(this);
         this.batch = null;
         this.runs = null;
 
@@ -127,15 +110,16 @@ final class Dsv4Attention implements WorkerPool.Job {
         float[][] groupIn = new float[g][n * gd], groupOut = new float[g][n * ro];
         for (int gi = 0; gi < g; gi++) {
             for (int r = 0; r < n; r++) System.arraycopy(att, r * hd + gi * gd, groupIn[gi], r * gd, gd);
-            p.add(L.outA()[gi], groupIn[gi], groupOut[gi]);
         }
-        p.flush();
+        p.begin(n);
+        for (int gi = 0; gi < g; gi++) p.add(L.outA()[gi], groupIn[gi], groupOut[gi]);
+        p.run();
         float[] u = new float[n * g * ro];
         for (int gi = 0; gi < g; gi++) {
             for (int r = 0; r < n; r++) System.arraycopy(groupOut[gi], r * ro, u, r * g * ro + gi * ro, ro);
         }
         float[] out = new float[n * nEmbd];
-        mats.run(n, L.outB(), u, out);
+        p.begin(n).add(L.outB(), u, out).run();
         return out;
     }
 

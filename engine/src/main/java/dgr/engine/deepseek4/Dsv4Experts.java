@@ -10,11 +10,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * V4's mixture of experts (DSV4-SPEC 2.5) for a batch, with its own buffers (nothing is allocated
- * per step once they have grown): the router for all rows in one dispatch with the shared expert's
- * gate and up; each row's experts (hash table or biased top-k of sqrt-softplus scores); then the
- * rows are grouped by expert and every chosen expert runs in two pool passes for all experts
- * together (clamped SwiGLU, then down, the shared expert's down joining the second), so each
- * expert's weights are read once per step whatever the batch. Last, per row, {@code w₀·y₀ + w₁·y₁ + …}
+ * per step once they have grown): the router for all rows ({@link Dsv4Products}: on the caller
+ * alone when small); each row's experts (hash table or biased top-k of sqrt-softplus scores); then
+ * the rows are grouped by expert and every chosen expert runs in two pool passes for all experts
+ * together (clamped SwiGLU, then down), the shared expert one more slot of all rows in each, so
+ * each expert's weights are read once per step whatever the batch. Last, per row, {@code w₀·y₀ + w₁·y₁ + …}
  * in the row's choice order (each product rounded before the add), then the shared expert's output.
  *
  * <p>Batch invariance: an expert's output for a row comes from the kernels' per-element sequence,
@@ -30,13 +30,15 @@ final class Dsv4Experts implements WorkerPool.Job {
     /** The shared expert's gate, up, activation and output rows (null without one). */
     private final float[] sharedGate, sharedUp, sharedHb, sharedOut;
     /** Per active slot (the last one the shared expert's in the down pass): expert, rows, and buffers. */
-    private final int[] expertOf, rowsOf, filled, groupSize, slotOf, choiceSlot, choiceRow;
+    private final int[] expertOf, rowsOf, filled, groupSize, slotOf, choiceSlot, choiceRow, firstChunk;
     private final float[][] in, gate, up, hb, out;
     private final AtomicInteger next = new AtomicInteger();
     private Dsv4Weights.Layer layer;
-    private int slots, perSlot, chunkRows, chunks;
+    private final Dsv4Products products;
+    private float[] input;
+    private int slots, chunkRows, chunks;
     private boolean swigluPass;
-    private float limit;
+    private float limit, sharedLimit;
     private long epoch;
 
     Dsv4Experts(Dsv4Config c, int maxRows, Matmuls mats) {
@@ -54,7 +56,9 @@ final class Dsv4Experts implements WorkerPool.Job {
         sharedUp = fsh > 0 ? new float[maxRows * fsh] : null;
         sharedHb = fsh > 0 ? new float[maxRows * fsh] : null;
         sharedOut = fsh > 0 ? new float[maxRows * nEmbd] : null;
+        this.products = new Dsv4Products(mats);
         int maxSlots = Math.min(ne, choices) + 1;
+        firstChunk = new int[maxSlots + 1];
         expertOf = new int[maxSlots];
         rowsOf = new int[maxSlots];
         filled = new int[maxSlots];
@@ -73,17 +77,12 @@ final class Dsv4Experts implements WorkerPool.Job {
     void run(Batch b, int n, float[] x, Dsv4Weights.Layer L, float[] y) {
         int ke = c.nExpertUsed();
         layer = L;
-        // The router and the shared expert's gate and up read the same input: one dispatch.
-        mats.begin(n).add(L.router(), x, routerScores);
-        if (L.gateSh() != null) mats.add(L.gateSh(), x, sharedGate).add(L.upSh(), x, sharedUp);
-        mats.run();
+        products.begin(n).add(L.router(), x, routerScores).run();
         for (int r = 0; r < n; r++) route(b, r, L);
-        if (L.gateSh() != null) {
-            int fsh = L.gateSh().rows();
-            swiglu(sharedGate, sharedUp, sharedHb, n, fsh, 0, fsh, c.clampShexp()[L.index()]);
-        }
+        input = x;
         gather(x, n * ke, ke);
         limit = c.clampExp()[L.index()];
+        sharedLimit = c.clampShexp()[L.index()];
         phase(true);
         mats.pool().run(this);
         phase(false);
@@ -103,6 +102,7 @@ final class Dsv4Experts implements WorkerPool.Job {
             }
         }
         if (L.gateSh() != null) for (int i = 0; i < n * nEmbd; i++) y[i] += sharedOut[i];
+        input = null;
     }
 
     /** Row {@code r}'s experts and weights (2.5): sqrt(softplus) probabilities, hash or biased top-k, normalised, scaled. */
@@ -181,8 +181,8 @@ final class Dsv4Experts implements WorkerPool.Job {
         }
         slots = active;
         if (layer.gateSh() != null) {
-            // The shared expert's down projection joins the down pass as one more slot of all rows
-            // (its buffers are its own: slot arrays are reused by the next layer's experts).
+            // The shared expert joins both passes as one more slot of all rows (its buffers are its
+            // own: slot arrays are reused by the next layer's experts).
             expertOf[active] = -1;
             rowsOf[active] = choices / ke;
         }
@@ -193,9 +193,13 @@ final class Dsv4Experts implements WorkerPool.Job {
         swigluPass = swiglu;
         WeightMatrix m = swiglu ? layer.gateExp()[0] : layer.downExp()[0];
         chunkRows = Matmuls.expertChunkRows(m);
-        perSlot = (m.rows() + chunkRows - 1) / chunkRows;
-        int n = swiglu || layer.gateSh() == null ? slots : slots + 1;
-        chunks = n * perSlot;
+        int n = layer.gateSh() == null ? slots : slots + 1;
+        firstChunk[0] = 0;
+        for (int a = 0; a < n; a++) {
+            int rows = swiglu ? (expertOf[a] < 0 ? layer.gateSh().rows() : m.rows()) : nEmbd;
+            firstChunk[a + 1] = firstChunk[a] + (rows + chunkRows - 1) / chunkRows;
+        }
+        chunks = firstChunk[n];
         next.set(0);
         epoch = mats.nextEpoch();
     }
@@ -205,32 +209,23 @@ final class Dsv4Experts implements WorkerPool.Job {
         Scratch s = mats.scratch(worker);
         s.epoch = epoch;
         int ff = c.ffExp();
-        int rows = swigluPass ? ff : nEmbd;
+        int a = 0;
         for (int k = next.getAndIncrement(); k < chunks; k = next.getAndIncrement()) {
-            int a = k / perSlot, e = expertOf[a], m = rowsOf[a];
-            int o0 = (k % perSlot) * chunkRows, o1 = Math.min(rows, o0 + chunkRows);
-            if (swigluPass) {
+            while (k >= firstChunk[a + 1]) a++;
+            int e = expertOf[a], m = rowsOf[a];
+            int rows = !swigluPass ? nEmbd : e < 0 ? layer.gateSh().rows() : ff;
+            int o0 = (k - firstChunk[a]) * chunkRows, o1 = Math.min(rows, o0 + chunkRows);
+            if (swigluPass && e < 0) {
+                mats.kernels().matmul(layer.gateSh(), input, m, sharedGate, o0, o1, s);
+                mats.kernels().matmul(layer.upSh(), input, m, sharedUp, o0, o1, s);
+                Dsv4Kernels.swiglu(sharedGate, sharedUp, sharedHb, m, rows, o0, o1, sharedLimit);
+            } else if (swigluPass) {
                 mats.kernels().matmul(layer.gateExp()[e], in[a], m, gate[a], o0, o1, s);
                 mats.kernels().matmul(layer.upExp()[e], in[a], m, up[a], o0, o1, s);
-                swiglu(gate[a], up[a], hb[a], m, ff, o0, o1, limit);
+                Dsv4Kernels.swiglu(gate[a], up[a], hb[a], m, ff, o0, o1, limit);
             } else {
                 if (e < 0) mats.kernels().matmul(layer.downSh(), sharedHb, m, sharedOut, o0, o1, s);
                 else mats.kernels().matmul(layer.downExp()[e], hb[a], m, out[a], o0, o1, s);
-            }
-        }
-    }
-
-    /** {@code h = silu(min(g, L))·clamp(u, −L, L)} when {@code L > 1e-6}, else {@code silu(g)·u}, for columns [o0, o1) of m rows. */
-    static void swiglu(float[] g, float[] u, float[] h, int m, int ff, int o0, int o1, float limit) {
-        boolean clamp = limit > 1e-6f;
-        for (int r = 0; r < m; r++) {
-            for (int i = r * ff + o0, end = r * ff + o1; i < end; i++) {
-                float a = g[i], v = u[i];
-                if (clamp) {
-                    a = Math.min(a, limit);
-                    v = Math.max(-limit, Math.min(limit, v));
-                }
-                h[i] = Dsv4Kernels.silu(a) * v;
             }
         }
     }

@@ -16,7 +16,7 @@ import java.util.List;
 final class Dsv4Forward {
     private final Dsv4Config c;
     private final Dsv4Weights w;
-    private final Matmuls mats;
+    private final Dsv4Products products;
     private final Dsv4Attention attention;
     private final Dsv4Experts experts;
     private final int firstLayer, endLayer;
@@ -26,7 +26,7 @@ final class Dsv4Forward {
     Dsv4Forward(Dsv4Config c, Dsv4Weights w, Matmuls mats, Dsv4Attention attention, int firstLayer, int endLayer, int maxRows) {
         this.c = c;
         this.w = w;
-        this.mats = mats;
+        this.products = new Dsv4Products(mats);
         this.attention = attention;
         this.experts = new Dsv4Experts(c, maxRows, mats);
         this.firstLayer = firstLayer;
@@ -105,7 +105,7 @@ final class Dsv4Forward {
         float[] z = new float[n * hcD];
         for (int r = 0; r < n; r++) Dsv4Kernels.rmsNorm(x, r * hcD, z, r * hcD, hcD, null, c.eps());
         float[] mix = new float[n * m];
-        mats.run(n, h.fn(), z, mix);
+        products.begin(n).add(h.fn(), z, mix).run();
         float[] base = h.base(), scale = h.scale();
         float[] pre = new float[hc];
         for (int r = 0; r < n; r++) {
@@ -115,12 +115,7 @@ final class Dsv4Forward {
             int co = r * hc * hc;
             for (int i = 0; i < hc * hc; i++) comb[co + i] = mix[o + 2 * hc + i] * scale[2] + base[2 * hc + i];
             sinkhorn(comb, co);
-            int yo = r * nEmbd, xo = r * hcD;
-            for (int i = 0; i < nEmbd; i++) {
-                float v = 0f;
-                for (int s = 0; s < hc; s++) v += pre[s] * x[xo + s * nEmbd + i];
-                y[yo + i] = v;
-            }
+            Dsv4Kernels.mixStreams(x, r * hcD, nEmbd, hc, pre, 0, 1, y, r * nEmbd);
         }
     }
 
@@ -155,18 +150,14 @@ final class Dsv4Forward {
         }
     }
 
-    /** X'[dst] = post_dst·f + Σ_src C[src][dst]·X[src]. */
+    /** X'[dst] = post_dst·f + Σ_src C[src][dst]·X[src] (the mix first, then the branch added in one FMA). */
     private void hcPost(float[] f, float[] x, int n, float[] post, float[] comb) {
         float[] t = new float[hcD];
         for (int r = 0; r < n; r++) {
             int xo = r * hcD, fo = r * nEmbd, co = r * hc * hc;
             for (int d = 0; d < hc; d++) {
-                float p = post[r * hc + d];
-                for (int i = 0; i < nEmbd; i++) {
-                    float v = 0f;
-                    for (int s = 0; s < hc; s++) v += comb[co + s * hc + d] * x[xo + s * nEmbd + i];
-                    t[d * nEmbd + i] = p * f[fo + i] + v;
-                }
+                Dsv4Kernels.mixStreams(x, xo, nEmbd, hc, comb, co + d, hc, t, d * nEmbd);
+                Dsv4Kernels.addScaled(f, fo, post[r * hc + d], t, d * nEmbd, nEmbd);
             }
             System.arraycopy(t, 0, x, xo, hcD);
         }
@@ -184,7 +175,7 @@ final class Dsv4Forward {
         float[] mix = new float[m * hc];
         Dsv4Weights.Hc h = w.hcHead;
         for (int i = 0; i < m; i++) Dsv4Kernels.rmsNorm(x, rows[i] * hcD, z, i * hcD, hcD, null, c.eps());
-        mats.run(m, h.fn(), z, mix);
+        products.begin(m).add(h.fn(), z, mix).run();
         for (int i = 0; i < m; i++) {
             int xo = rows[i] * hcD;
             for (int s = 0; s < hc; s++) {
@@ -194,7 +185,7 @@ final class Dsv4Forward {
             Dsv4Kernels.rmsNorm(y, i * nEmbd, y, i * nEmbd, nEmbd, w.outputNorm, c.eps());
         }
         int v = c.vocab();
-        mats.run(m, w.output, y, result.outputArray);
+        products.begin(m).add(w.output, y, result.outputArray).run();
         for (int i = 0; i < m; i++) result.offsets[rows[i]] = i * v;
     }
 }

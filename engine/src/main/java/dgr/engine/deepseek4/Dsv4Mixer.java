@@ -1,8 +1,8 @@
 package dgr.engine.deepseek4;
 
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
 
 /**
  * One worker's share of V4 attention (DSV4-SPEC 2.3): a token's window row and compressor rows
@@ -15,6 +15,15 @@ final class Dsv4Mixer {
     private final Dsv4Rope ropeWindow, ropeCompressed;
     /** Vector API dot products ({@code java-simd}, {@code java-q8}), else plain Java ({@code java-scalar}). */
     private final boolean simd;
+    /** This worker's buffers: the keys a row attends to, one head's scores, reduction lanes. */
+    private float[][] keys = new float[64][];
+    private float[] logit = new float[64];
+    private final float[] lanes = new float[8];
+    /** The indexer's choice (first {@code selectedCount}), its sort keys, the compressor's row indices and offsets. */
+    private int[] selected = new int[64], rowIdx = new int[8], rowOff = new int[8];
+    private int selectedCount;
+    private long[] order = new long[64];
+    private static final VectorSpecies<Float> V = FloatVector.SPECIES_256;
 
     Dsv4Mixer(Dsv4Config c, Dsv4Rope ropeWindow, Dsv4Rope ropeCompressed, boolean simd) {
         this.c = c;
@@ -49,49 +58,58 @@ final class Dsv4Mixer {
      * Entry of block {@code blk} (2.3.1): a per-channel softmax over the block's token rows. With
      * overlap (ratio 4) rows are the previous block's first halves (none for block 0) and the
      * current block's second halves. Then RMSNorm and the compressed rope at the block start.
+     * Channels run 8 to a vector: per channel the maximum over the rows, then row by row in order
+     * {@code e = e^(s − max)} ({@link dgr.engine.kernel.Exp}), {@code den += e}, {@code num = fma(e, v, num)}.
      */
     private float[] compress(float[][] ringV, float[][] ringS, int blk, int ratio, int width, float[] norm) {
         float[] out = new float[width];
         int ring = ringV.length;
         boolean overlap = ratio == 4;
         int prevRows = overlap && blk > 0 ? ratio : 0;
-        for (int e = 0; e < width; e++) {
-            float mx = Float.NEGATIVE_INFINITY;
-            for (int j = 0; j < prevRows; j++) mx = Math.max(mx, ringS[((blk - 1) * ratio + j) % ring][e]);
-            int co = overlap ? width : 0;
-            for (int j = 0; j < ratio; j++) mx = Math.max(mx, ringS[(blk * ratio + j) % ring][co + e]);
-            double den = 0, num = 0;
-            for (int j = 0; j < prevRows; j++) {
-                int row = ((blk - 1) * ratio + j) % ring;
-                double ex = Math.exp(ringS[row][e] - mx);
-                den += ex;
-                num += ex * ringV[row][e];
+        int co = overlap ? width : 0;
+        int rows = prevRows + ratio;
+        if (rowIdx.length < rows) {
+            rowIdx = new int[rows];
+            rowOff = new int[rows];
+        }
+        for (int j = 0; j < prevRows; j++) { rowIdx[j] = ((blk - 1) * ratio + j) % ring; rowOff[j] = 0; }
+        for (int j = 0; j < ratio; j++) { rowIdx[prevRows + j] = (blk * ratio + j) % ring; rowOff[prevRows + j] = co; }
+        for (int e = 0; e < width; e += V.length()) {
+            FloatVector mx = FloatVector.broadcast(V, Float.NEGATIVE_INFINITY);
+            for (int j = 0; j < rows; j++) mx = mx.max(FloatVector.fromArray(V, ringS[rowIdx[j]], rowOff[j] + e));
+            FloatVector den = FloatVector.zero(V), num = FloatVector.zero(V);
+            for (int j = 0; j < rows; j++) {
+                FloatVector ex = dgr.engine.kernel.Exp.exp(FloatVector.fromArray(V, ringS[rowIdx[j]], rowOff[j] + e).sub(mx));
+                den = den.add(ex);
+                num = ex.fma(FloatVector.fromArray(V, ringV[rowIdx[j]], rowOff[j] + e), num);
             }
-            for (int j = 0; j < ratio; j++) {
-                int row = (blk * ratio + j) % ring;
-                double ex = Math.exp(ringS[row][co + e] - mx);
-                den += ex;
-                num += ex * ringV[row][co + e];
-            }
-            out[e] = (float) (num / den);
+            num.div(den).intoArray(out, e);
         }
         Dsv4Kernels.rmsNorm(out, 0, out, 0, width, norm, c.eps());
         ropeCompressed.apply(out, 0, width, blk * ratio, false);
         return out;
     }
 
+    /**
+     * Attention of row {@code r} at position {@code p} (2.3.4): its window rows, then the indexer's
+     * blocks (CSA) or every compressed entry (HCA). Per head: the scores, softmax weights with the
+     * head's sink joining the maximum and the sum ({@link Dsv4Kernels#expSum}), the weighted keys
+     * summed key by key in vectors ({@link Dsv4Kernels#axpy}: K = V), divided by the sum, and the
+     * rope undone.
+     */
     void attendRow(Dsv4State.LayerState ls, Dsv4Weights.Layer L, int r, int p, float[] q, float[] iq, float[] iw, float[] att) {
         int d = c.headDim(), nh = c.nHead(), hd = nh * d;
         int w0 = Math.max(0, p - c.nSwa() + 1);
-        List<float[]> keys = new ArrayList<>(p - w0 + 1 + ls.entries.size());
-        for (int s = w0; s <= p; s++) keys.add(ls.window[s % c.nSwa()]);
+        int nk = 0;
+        keys = grow(keys, p - w0 + 1 + ls.entries.size());
+        for (int s = w0; s <= p; s++) keys[nk++] = ls.window[s % c.nSwa()];
         if (L.ratio() == 4) {
-            for (int blk : selectBlocks(ls, r, iq, iw)) keys.add(ls.entries.get(blk));
+            int[] sel = selectBlocks(ls, r, iq, iw);
+            for (int i = 0; i < selectedCount; i++) keys[nk++] = ls.entries.get(sel[i]);
         } else if (L.ratio() == 128) {
-            keys.addAll(ls.entries);
+            for (float[] e : ls.entries) keys[nk++] = e;
         }
-        int nk = keys.size();
-        float[] logit = new float[nk];
+        if (logit.length < nk) logit = new float[Math.max(nk, 2 * logit.length)];
         float scale = (float) (1.0 / Math.sqrt(d));
         float[] sinks = L.sinks();
         Dsv4Rope rope = L.ratio() == 0 ? ropeWindow : ropeCompressed;
@@ -99,40 +117,42 @@ final class Dsv4Mixer {
             int qo = r * hd + h * d;
             float mx = sinks[h];
             for (int j = 0; j < nk; j++) {
-                logit[j] = dot(q, qo, keys.get(j), 0, d) * scale;
+                logit[j] = dot(q, qo, keys[j], 0, d) * scale;
                 mx = Math.max(mx, logit[j]);
             }
-            double den = Math.exp(sinks[h] - mx);
-            for (int j = 0; j < nk; j++) {
-                logit[j] = (float) Math.exp(logit[j] - mx);
-                den += logit[j];
-            }
+            float den = Dsv4Kernels.expSum(logit, 0, nk, mx, lanes) + dgr.engine.kernel.Exp.exp(sinks[h] - mx);
             int ao = r * hd + h * d;
             for (int j = 0; j < nk; j++) {
-                float pj = logit[j];
-                // A subnormal weight (score ~87 under the maximum) contributes below 2^-126 of the
-                // largest and costs a microcode assist per multiply on Intel: skipped (as in LlamaEngine).
-                if (pj < Float.MIN_NORMAL) continue;
-                float[] kj = keys.get(j);
-                for (int i = 0; i < d; i++) att[ao + i] += pj * kj[i];
+                // Weights under e^-87 are 0 (Exp): they would be subnormal, an Intel microcode assist per multiply.
+                if (logit[j] != 0f) Dsv4Kernels.axpy(logit[j], keys[j], 0, att, ao, d);
             }
-            float inv = (float) (1.0 / den);
+            float inv = 1f / den;
             for (int i = 0; i < d; i++) att[ao + i] *= inv;
             rope.apply(att, ao, d, p, true);
         }
+        java.util.Arrays.fill(keys, 0, nk, null);
     }
 
-    /** Lightning indexer (2.3.3): top-k visible blocks by Σ_h iw_h·ReLU(iq_h·ik_b), ties to the lower block. */
+    private static float[][] grow(float[][] a, int n) {
+        return a.length >= n ? a : new float[Math.max(n, 2 * a.length)][];
+    }
+
+    /**
+     * Lightning indexer (2.3.3): the top-k visible blocks by {@code Σ_h iw_h·ReLU(iq_h·ik_b)}, ties
+     * to the lower block, returned in block order. Scores sort as longs (the score's order-preserving
+     * bits inverted above the block index), so no objects are made per row.
+     */
     private int[] selectBlocks(Dsv4State.LayerState ls, int r, float[] iq, float[] iw) {
         int nvis = ls.idxKeys.size();
         int topk = c.idxTopK();
+        if (selected.length < Math.min(nvis, topk)) selected = new int[Math.max(topk, 64)];
         if (nvis <= topk) {
-            int[] all = new int[nvis];
-            for (int i = 0; i < nvis; i++) all[i] = i;
-            return all;
+            for (int i = 0; i < nvis; i++) selected[i] = i;
+            selectedCount = nvis;
+            return selected;
         }
         int hi = c.idxHeads(), di = c.idxDim();
-        float[] score = new float[nvis];
+        if (order.length < nvis) order = new long[Math.max(nvis, 2 * order.length)];
         for (int blk = 0; blk < nvis; blk++) {
             float[] key = ls.idxKeys.get(blk);
             float s = 0f;
@@ -140,18 +160,15 @@ final class Dsv4Mixer {
                 float dp = dot(iq, (r * hi + h) * di, key, 0, di);
                 if (dp > 0f) s += iw[r * hi + h] * dp;
             }
-            score[blk] = s;
+            int bits = Float.floatToIntBits(s);
+            int sortable = bits < 0 ? bits ^ 0x7fffffff : bits;  // Float.compare's order as an int
+            order[blk] = ((long) ~sortable << 32) | blk;          // descending score, then ascending block
         }
-        Integer[] order = new Integer[nvis];
-        for (int i = 0; i < nvis; i++) order[i] = i;
-        Arrays.sort(order, (a, bb) -> {
-            int cmp = Float.compare(score[bb], score[a]);
-            return cmp != 0 ? cmp : Integer.compare(a, bb);
-        });
-        int[] sel = new int[topk];
-        for (int i = 0; i < topk; i++) sel[i] = order[i];
-        Arrays.sort(sel);
-        return sel;
+        Arrays.sort(order, 0, nvis);
+        for (int i = 0; i < topk; i++) selected[i] = (int) order[i];
+        Arrays.sort(selected, 0, topk);
+        selectedCount = topk;
+        return selected;
     }
 
     private float dot(float[] a, int ao, float[] b, int bo, int n) {

@@ -83,6 +83,7 @@ final class Dsv4Weights {
                 throw new GgufFormatException("layer " + i + " is a CSA layer but the indexer keys are missing or zero");
             }
             if (c.nRot() > di) throw new GgufFormatException("indexer key_length " + di + " is smaller than the rope dims " + c.nRot());
+            if (di % 8 != 0) throw new GgufFormatException("indexer key_length " + di + " is not a multiple of 8 (llama.cpp needs 64)");
             Compressor keys = new Compressor(ld.mat(b + "indexer_compressor_kv.weight", 2 * di, nEmbd),
                     ld.mat(b + "indexer_compressor_gate.weight", 2 * di, nEmbd), ld.floats(b + "indexer_compressor_ape.weight", 4, 2 * di),
                     ld.vec(b + "indexer_compressor_norm.weight", di), 4, di);
