@@ -4,14 +4,15 @@ import dgr.engine.Batch;
 import dgr.engine.kernel.WeightMatrix;
 import dgr.engine.kernel.WorkerPool;
 import dgr.engine.llama.Matmuls;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One V4 attention sub-layer for a batch (DSV4-SPEC 2.2, 2.3): the projections for all rows
- * (two dispatches, {@link Dsv4Products}, each weight row read once for all rows), then each
- * session's rows in position order on the pool ({@link Dsv4Mixer}: window row, compressor state,
- * indexer, attention), then the grouped output LoRA.
+ * (two dispatches, {@link Dsv4Products}, each weight row read once for all rows), then the state
+ * writes of each session's rows in position order on the caller, then every row's indexer choice
+ * and attention on the pool ({@link Dsv4Mixer}), then the grouped output LoRA.
  */
 final class Dsv4Attention implements WorkerPool.Job {
     private final Dsv4Config c;
@@ -28,6 +29,11 @@ final class Dsv4Attention implements WorkerPool.Job {
     private int li;
     private Proj comp, idxKeys;
     private float[] q, kv, iq, iw, att;
+    /** Per batch row, from phase one: its layer state, its window rows, and how many window rows, entries and indexer keys it sees. */
+    private Dsv4State.LayerState[] rowState = new Dsv4State.LayerState[0];
+    private float[][] windowRows = new float[0][];
+    private int[] visible = new int[0];
+    private int rows;
 
     Dsv4Attention(Dsv4Config c, Matmuls mats, Dsv4Rope ropeWindow, Dsv4Rope ropeCompressed, int workers, boolean simd) {
         this.c = c;
@@ -98,12 +104,37 @@ final class Dsv4Attention implements WorkerPool.Job {
         this.iq = iq;
         this.iw = iw;
         this.att = att;
+        // Phase one, on the caller, row by row in each session's order: the state writes (window
+        // row, compressor rings, the entries of blocks completed) and what each row may see then.
+        int nSwa = c.nSwa();
+        if (rowState.length < n) {
+            rowState = new Dsv4State.LayerState[n];
+            visible = new int[3 * n];
+        }
+        if (windowRows.length < n * nSwa) windowRows = new float[n * nSwa][];
+        Dsv4Mixer first = mixers[0];
+        for (Dsv4Forward.Run run : runs) {
+            Dsv4State.LayerState ls = run.state().layers[li];
+            for (int r = run.start(); r < run.end(); r++) {
+                int pos = b.position(r);
+                first.store(ls, L, r, pos, kv, comp, idxKeys);
+                int w0 = Math.max(0, pos - nSwa + 1);
+                for (int t = w0; t <= pos; t++) windowRows[r * nSwa + t - w0] = ls.window[t % nSwa];
+                rowState[r] = ls;
+                visible[3 * r] = pos - w0 + 1;
+                visible[3 * r + 1] = ls.entries.size();
+                visible[3 * r + 2] = ls.idxKeys.size();
+            }
+        }
+        // Phase two: every row's attention at once, rows shared out among the workers.
+        rows = n;
         next.set(0);
-        // One session (batch 1, or one prompt): its rows run in order anyway, so no dispatch.
-        if (runs.size() == 1) run(0, 1);
+        if (n == 1) run(0, 1);
         else mats.pool().run(this);
         this.batch = null;
         this.runs = null;
+        Arrays.fill(rowState, 0, n, null);
+        Arrays.fill(windowRows, 0, n * nSwa, null);
 
         // Output LoRA: group g's heads through its own R_o × (H·d/G) matrix, then one projection back.
         int g = c.oGroups(), ro = c.oLoraRank(), gd = hd / g;
@@ -132,18 +163,18 @@ final class Dsv4Attention implements WorkerPool.Job {
         return new Proj(v, s, cw);
     }
 
-    /** Each worker takes whole sessions: a session's rows depend on each other in order. */
+    /**
+     * Rows claimed one at a time: each sees exactly the window rows and compressed entries phase
+     * one recorded for it (window rows are new arrays per position and entries are only appended,
+     * so what later rows of the batch wrote cannot reach it).
+     */
     @Override
     public void run(int worker, int workers) {
         Dsv4Mixer mx = mixers[worker];
-        for (int ri = next.getAndIncrement(); ri < runs.size(); ri = next.getAndIncrement()) {
-            Dsv4Forward.Run run = runs.get(ri);
-            Dsv4State.LayerState ls = run.state().layers[li];
-            for (int r = run.start(); r < run.end(); r++) {
-                int pos = batch.position(r);
-                mx.store(ls, layer, r, pos, kv, comp, idxKeys);
-                mx.attendRow(ls, layer, r, pos, q, iq, iw, att);
-            }
+        int nSwa = c.nSwa();
+        for (int r = next.getAndIncrement(); r < rows; r = next.getAndIncrement()) {
+            mx.attendRow(rowState[r], layer, r, batch.position(r), windowRows, r * nSwa, visible[3 * r], visible[3 * r + 1],
+                    visible[3 * r + 2], q, iq, iw, att);
         }
     }
 }

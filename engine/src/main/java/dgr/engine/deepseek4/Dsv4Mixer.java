@@ -36,9 +36,8 @@ final class Dsv4Mixer {
     void store(Dsv4State.LayerState ls, Dsv4Weights.Layer L, int r, int p, float[] kv, Dsv4Attention.Proj comp,
                Dsv4Attention.Proj idx) {
         int d = c.headDim();
-        int wi = p % c.nSwa();
-        if (ls.window[wi] == null) ls.window[wi] = new float[d];
-        System.arraycopy(kv, r * d, ls.window[wi], 0, d);
+        // A new array per position: rows of the same batch that attend later keep the one they saw.
+        ls.window[p % c.nSwa()] = Arrays.copyOfRange(kv, r * d, r * d + d);
         int ratio = L.ratio();
         if (ratio == 0) return;
         int ri = p % ls.ringV.length;
@@ -91,23 +90,24 @@ final class Dsv4Mixer {
     }
 
     /**
-     * Attention of row {@code r} at position {@code p} (2.3.4): its window rows, then the indexer's
-     * blocks (CSA) or every compressed entry (HCA). Per head: the scores, softmax weights with the
+     * Attention of row {@code r} at position {@code p} (2.3.4): its {@code nWindow} window rows
+     * ({@code window[wo ..]}), then the indexer's blocks among the first {@code nIdx} (CSA) or the
+     * first {@code nEntries} compressed entries (HCA). Per head: the scores, softmax weights with the
      * head's sink joining the maximum and the sum ({@link Dsv4Kernels#expSum}), the weighted keys
      * summed key by key in vectors ({@link Dsv4Kernels#axpy}: K = V), divided by the sum, and the
      * rope undone.
      */
-    void attendRow(Dsv4State.LayerState ls, Dsv4Weights.Layer L, int r, int p, float[] q, float[] iq, float[] iw, float[] att) {
+    void attendRow(Dsv4State.LayerState ls, Dsv4Weights.Layer L, int r, int p, float[][] window, int wo, int nWindow,
+                   int nEntries, int nIdx, float[] q, float[] iq, float[] iw, float[] att) {
         int d = c.headDim(), nh = c.nHead(), hd = nh * d;
-        int w0 = Math.max(0, p - c.nSwa() + 1);
         int nk = 0;
-        keys = grow(keys, p - w0 + 1 + ls.entries.size());
-        for (int s = w0; s <= p; s++) keys[nk++] = ls.window[s % c.nSwa()];
+        keys = grow(keys, nWindow + nEntries);
+        for (int s = 0; s < nWindow; s++) keys[nk++] = window[wo + s];
         if (L.ratio() == 4) {
-            int[] sel = selectBlocks(ls, r, iq, iw);
+            int[] sel = selectBlocks(ls, nIdx, r, iq, iw);
             for (int i = 0; i < selectedCount; i++) keys[nk++] = ls.entries.get(sel[i]);
         } else if (L.ratio() == 128) {
-            for (float[] e : ls.entries) keys[nk++] = e;
+            for (int i = 0; i < nEntries; i++) keys[nk++] = ls.entries.get(i);
         }
         if (logit.length < nk) logit = new float[Math.max(nk, 2 * logit.length)];
         float scale = (float) (1.0 / Math.sqrt(d));
@@ -142,8 +142,7 @@ final class Dsv4Mixer {
      * to the lower block, returned in block order. Scores sort as longs (the score's order-preserving
      * bits inverted above the block index), so no objects are made per row.
      */
-    private int[] selectBlocks(Dsv4State.LayerState ls, int r, float[] iq, float[] iw) {
-        int nvis = ls.idxKeys.size();
+    private int[] selectBlocks(Dsv4State.LayerState ls, int nvis, int r, float[] iq, float[] iw) {
         int topk = c.idxTopK();
         if (selected.length < Math.min(nvis, topk)) selected = new int[Math.max(topk, 64)];
         if (nvis <= topk) {
