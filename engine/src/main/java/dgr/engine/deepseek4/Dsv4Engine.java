@@ -81,7 +81,7 @@ public final class Dsv4Engine implements Engine {
             throw e;
         }
         // The id names the kernels that run, so it cannot disagree with them.
-        this.id = new EngineId(kernels.name(), 1);
+        this.id = EngineId.of(kernels.name());
         int threads = Math.max(1, o.threads());
         this.features = new EngineFeatures(true, maxRows, threads);
         this.ropeWindow = new Dsv4Rope(c.nRot(), c.ropeBase(), false, 1.0, c.nCtxOrig(), ctx);

@@ -28,13 +28,13 @@ class Dsv4EngineKindTest {
     @Test
     void autoChoosesAsTheLlamaFamilyAndEachKindNamesItsKernels() {
         var model = Dsv4Fixture.resource(Dsv4Fixture.MODEL);
-        String preferred = EngineOptions.Kind.preferred() == EngineOptions.Kind.Q8 ? "java-q8/1" : "java-simd/1";
+        String preferred = (EngineOptions.Kind.preferred() == EngineOptions.Kind.Q8 ? "java-q8/" : "java-simd/") + dgr.engine.EngineId.VERSION;
         try (Engine e = Engines.load(model, Dsv4Fixture.options(8).withKind(EngineOptions.Kind.AUTO))) {
             assertThat(e.id().toString()).isEqualTo(preferred);
         }
         for (var k : List.of(EngineOptions.Kind.Q8, EngineOptions.Kind.SIMD, EngineOptions.Kind.SCALAR)) {
             try (Engine e = Engines.load(model, Dsv4Fixture.options(8).withKind(k))) {
-                assertThat(e.id().toString()).isEqualTo("java-" + k.name().toLowerCase(java.util.Locale.ROOT) + "/1");
+                assertThat(e.id().toString()).isEqualTo("java-" + k.name().toLowerCase(java.util.Locale.ROOT) + "/" + dgr.engine.EngineId.VERSION);
             }
         }
     }
