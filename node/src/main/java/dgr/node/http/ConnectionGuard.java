@@ -141,15 +141,17 @@ public final class ConnectionGuard implements Http1ConnectionListener, AutoClose
     }
 
     /**
-     * Reads and drops what a refused connection's client sends, until it closes or {@code linger}
-     * passes (then the interrupt closes the socket).
+     * Reads and drops what a refused connection's client sends until its request head has ended (and it
+     * announced no body), it closes, or {@code linger} passes (then the interrupt closes the socket):
+     * closing with unread bytes would reset the connection, and the client could lose the answer.
      */
     void drainFor(DataReader reader, Duration linger) {
         Deadline d = interruptAfter(Thread.currentThread(), linger);
+        RequestHeadScan head = new RequestHeadScan();
         try {
-            while (true) {
+            while (!head.endedWithoutBody()) {
                 reader.ensureAvailable();
-                reader.skip(reader.available());
+                head.scan(reader.readBytes(reader.available()));
             }
         } catch (RuntimeException closedOrCut) {
             // end of stream, or the linger's interrupt closed the socket: either way done
