@@ -119,6 +119,9 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--engine", defaultValue = "auto", description = EngineOptions.ENGINE_HELP)
     String engine;
 
+    @picocli.CommandLine.Mixin
+    CacheTypeOptions cache = new CacheTypeOptions();
+
     @Option(names = "--no-ignore-eos", description = "do not send ignore_eos over HTTP (servers that reject unknown fields)")
     boolean noIgnoreEos;
 
@@ -151,7 +154,11 @@ public final class BenchCommand implements Callable<Integer> {
         if (maxBatchSessions != null) sc = sc.withBatch(maxBatchSessions, Math.max(maxBatchSessions, sc.maxBatchTokens()));
         if (policy != null) sc = sc.withPolicy(SchedulingPolicy.valueOf(policy.toUpperCase(Locale.ROOT).replace('-', '_')));
         if (noFairness) sc = sc.withFairness(false);
-        EngineOptions eo = EngineOptions.defaults().withKind(EngineOptions.Kind.ofFlag(engine));
+        EngineOptions eo = cache.apply(EngineOptions.defaults().withKind(EngineOptions.Kind.ofFlag(engine)));
+        if (url != null && !eo.cacheTypes().isF32()) {
+            throw new IllegalArgumentException("--cache-type-k/--cache-type-v choose the in-process engine's cache; with --url"
+                    + " the server's own flags do");
+        }
         if (threads != null) eo = eo.withThreads(threads);
         // The engine must accept a whole token budget in one forward pass.
         eo = eo.withMaxRows(Math.max(eo.maxRows(), sc.maxBatchTokens()));

@@ -20,12 +20,15 @@ final class ModelOptions {
     @Option(names = {"-c", "--ctx-size"}, description = "context length per session (default: the model's, capped at 4096)")
     Integer contextLength;
 
+    @picocli.CommandLine.Mixin
+    CacheTypeOptions cache = new CacheTypeOptions();
+
     Path modelPath() {
         return model != null ? model : DefaultModel.path();
     }
 
     EngineOptions engineOptions() {
-        EngineOptions o = EngineOptions.defaults();
+        EngineOptions o = cache.apply(EngineOptions.defaults());
         o = o.withKind(EngineOptions.Kind.ofFlag(engine));
         if (threads != null) {
             if (threads < 1) throw new IllegalArgumentException("--threads must be at least 1");

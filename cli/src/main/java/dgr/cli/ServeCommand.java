@@ -55,6 +55,9 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = {"-c", "--ctx-size"}, description = "context length per session (default: the model's, capped at 4096)")
     Integer contextLength;
 
+    @Mixin
+    CacheTypeOptions cache = new CacheTypeOptions();
+
     @Option(names = {"-np", "--parallel", "--max-batch-rows"}, paramLabel = "N",
             description = "most sessions running at once (each one row of every decode batch), for every model"
             + " (default: each model's recommended_max_concurrency from the loaded saturation.json, else the scheduler's 16)")
@@ -152,7 +155,7 @@ public final class ServeCommand implements Callable<Integer> {
         }
         List<ModelSpec> specs = new ArrayList<>();
         for (int i = 0; i < paths.size(); i++) specs.add(new ModelSpec(paths.get(i), i < aliases.size() ? aliases.get(i) : null));
-        EngineOptions eo = EngineOptions.defaults().withKind(EngineOptions.Kind.ofFlag(engine));
+        EngineOptions eo = cache.apply(EngineOptions.defaults().withKind(EngineOptions.Kind.ofFlag(engine)));
         if (threads != null) {
             if (threads < 1) throw new IllegalArgumentException("--threads must be at least 1");
             eo = eo.withThreads(threads);

@@ -1,9 +1,25 @@
 package dgr.engine;
 
-/** An executor implementation and its version, written {@code name/version} (e.g. {@code java-simd/1}). */
+/**
+ * An executor implementation and its version, written {@code name/version} (e.g. {@code java-simd/2}).
+ * The version is one number for every engine dgr builds ({@link #VERSION}): it changes whenever any
+ * kernel's bits change, so saturation files and compatibility keys of older builds are never taken
+ * for this build's.
+ */
 public record EngineId(String name, int version) {
-    public static final EngineId JAVA_SIMD = new EngineId("java-simd", 1);
-    public static final EngineId JAVA_SCALAR = new EngineId("java-scalar", 1);
+    /**
+     * The version of dgr's kernels' bits. 2: tiled attention (online softmax over 64-position tiles)
+     * changed the llama family's attention sums; 1 before.
+     */
+    public static final int VERSION = 2;
+
+    public static final EngineId JAVA_SIMD = of("java-simd");
+    public static final EngineId JAVA_SCALAR = of("java-scalar");
+
+    /** The engine {@code name} at this build's {@link #VERSION}. */
+    public static EngineId of(String name) {
+        return new EngineId(name, VERSION);
+    }
 
     @Override
     public String toString() {

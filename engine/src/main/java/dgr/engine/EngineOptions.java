@@ -10,8 +10,19 @@ package dgr.engine;
  * @param firstLayer    first layer of the span, or 0
  * @param endLayer      end of the span (exclusive), or -1 for the model's last layer
  * @param contextLength positions per session, or -1 for the model's own (capped by {@link #DEFAULT_CONTEXT_CAP})
+ * @param cacheTypes    how a llama stage stores K and V ({@code --cache-type-k/-v}); DeepSeek-V4 keeps f32 only
  */
-public record EngineOptions(Kind kind, int threads, int maxRows, int firstLayer, int endLayer, int contextLength) {
+public record EngineOptions(Kind kind, int threads, int maxRows, int firstLayer, int endLayer, int contextLength,
+                            KvCacheTypes cacheTypes) {
+    public EngineOptions {
+        if (cacheTypes == null) throw new IllegalArgumentException("cache types are required");
+    }
+
+    /** Options with f32 K/V. */
+    public EngineOptions(Kind kind, int threads, int maxRows, int firstLayer, int endLayer, int contextLength) {
+        this(kind, threads, maxRows, firstLayer, endLayer, contextLength, KvCacheTypes.F32);
+    }
+
     public enum Kind {
         /** The architecture's best here: llama-family {@link #preferred}, DeepSeek-V4 {@link #SIMD}. */
         AUTO,
@@ -55,9 +66,10 @@ public record EngineOptions(Kind kind, int threads, int maxRows, int firstLayer,
         return new EngineOptions(Kind.AUTO, Math.max(1, Runtime.getRuntime().availableProcessors()), 64, 0, -1, -1);
     }
 
-    public EngineOptions withKind(Kind k) { return new EngineOptions(k, threads, maxRows, firstLayer, endLayer, contextLength); }
-    public EngineOptions withThreads(int t) { return new EngineOptions(kind, t, maxRows, firstLayer, endLayer, contextLength); }
-    public EngineOptions withMaxRows(int r) { return new EngineOptions(kind, threads, r, firstLayer, endLayer, contextLength); }
-    public EngineOptions withSpan(int first, int end) { return new EngineOptions(kind, threads, maxRows, first, end, contextLength); }
-    public EngineOptions withContextLength(int c) { return new EngineOptions(kind, threads, maxRows, firstLayer, endLayer, c); }
+    public EngineOptions withKind(Kind k) { return new EngineOptions(k, threads, maxRows, firstLayer, endLayer, contextLength, cacheTypes); }
+    public EngineOptions withThreads(int t) { return new EngineOptions(kind, t, maxRows, firstLayer, endLayer, contextLength, cacheTypes); }
+    public EngineOptions withMaxRows(int r) { return new EngineOptions(kind, threads, r, firstLayer, endLayer, contextLength, cacheTypes); }
+    public EngineOptions withSpan(int first, int end) { return new EngineOptions(kind, threads, maxRows, first, end, contextLength, cacheTypes); }
+    public EngineOptions withContextLength(int c) { return new EngineOptions(kind, threads, maxRows, firstLayer, endLayer, c, cacheTypes); }
+    public EngineOptions withCacheTypes(KvCacheTypes t) { return new EngineOptions(kind, threads, maxRows, firstLayer, endLayer, contextLength, t); }
 }

@@ -19,6 +19,11 @@ public final class Engines {
                 throw new IllegalArgumentException("unsupported architecture '" + arch + "' in " + gguf
                         + "; dgr supports " + LlamaVariant.names() + ", deepseek4");
             }
+            if (!llama && !opts.cacheTypes().isF32()) {
+                throw new IllegalArgumentException("--cache-type-k/--cache-type-v " + opts.cacheTypes() + ": deepseek4 keeps its"
+                        + " state (latent window, compressed entries, compressor and indexer rings) in f32 only; the cache"
+                        + " types are for llama-family models");
+            }
             ModelCheck.require(a); // before anything is sized from the metadata
             String sha256 = ArtifactHash.sha256(a.parts().getFirst().path());
             // The llama graph and its variants (what each changes: LlamaVariant), or DeepSeek-V4.

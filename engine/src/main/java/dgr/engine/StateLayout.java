@@ -13,4 +13,17 @@ public interface StateLayout {
 
     /** A human-readable description (dtype, per-layer sizes) for the capability report. */
     String describe();
+
+    /** The K/V cache types the state is stored in (f32 for state that has no choice, such as DeepSeek-V4's). */
+    default KvCacheTypes cacheTypes() {
+        return KvCacheTypes.F32;
+    }
+
+    /**
+     * State bytes per token with K and V of each cache type this layout could be stored in, for the
+     * capability report; empty where the state does not grow by a fixed amount per token or has no choice.
+     */
+    default java.util.Map<KvCacheType, Long> bytesPerTokenByCacheType() {
+        return java.util.Map.of();
+    }
 }

@@ -100,6 +100,7 @@ public final class CapabilityReport {
             layout.put("id", e.stateLayout().id());
             layout.put("description", e.stateLayout().describe());
             stateBytes(layout, e.stateLayout(), r.contextLength());
+            cacheTypes(layout, e.stateLayout());
             BoundarySchema b = e.boundarySchema();
             ObjectNode schema = o.putObject("boundary_schema");
             schema.put("id", b.id());
@@ -147,6 +148,18 @@ public final class CapabilityReport {
         else layout.putNull("bytes_per_token");
         ObjectNode table = layout.putObject("bytes_for_tokens");
         for (int n : at) table.put(Integer.toString(n), l.bytesForTokens(n));
+    }
+
+    /**
+     * The K/V cache types in force ({@code --cache-type-k/-v}) and the state bytes per token each
+     * type would take on this span (K and V both of it), so a planner can weigh sessions against
+     * precision; empty for state with no choice of type (DeepSeek-V4).
+     */
+    static void cacheTypes(ObjectNode layout, StateLayout l) {
+        layout.put("cache_type_k", l.cacheTypes().k().flag());
+        layout.put("cache_type_v", l.cacheTypes().v().flag());
+        ObjectNode by = layout.putObject("bytes_per_token_by_cache_type");
+        l.bytesPerTokenByCacheType().forEach((t, b) -> by.put(t.flag(), b));
     }
 
     private static ObjectNode load(Load l) {

@@ -118,7 +118,7 @@ public final class NodeServer implements AutoCloseable {
                 long t0 = System.nanoTime();
                 Engine e = ServedModel.loadEngine(spec, config.engine(), base);
                 engines.add(e);
-                served.add(new Saturation.Served(spec.id(), e.recipe().artifactSha256(), e.recipe().id()));
+                served.add(new Saturation.Served(spec.id(), e.recipe().artifactSha256(), e.recipe().id(), e.id().toString()));
                 LOG.log(System.Logger.Level.INFO, "loaded model " + spec.id() + " (" + e.id() + ", recipe "
                         + e.recipe().id() + ") in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
             }

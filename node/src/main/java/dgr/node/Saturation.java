@@ -29,7 +29,12 @@ public final class Saturation {
     private static final System.Logger LOG = System.getLogger(Saturation.class.getName());
 
     /** A model as entries are matched against it. */
-    public record Served(String modelId, String artifactSha256, String recipeId) {}
+    public record Served(String modelId, String artifactSha256, String recipeId, String engineId) {
+        /** A served model whose engine is not checked against the entries'. */
+        public Served(String modelId, String artifactSha256, String recipeId) {
+            this(modelId, artifactSha256, recipeId, null);
+        }
+    }
 
     /**
      * A recommendation that applies to a served model.
@@ -54,6 +59,15 @@ public final class Saturation {
     }
 
     private Saturation() {}
+
+    /**
+     * The entry's engine ({@code java-q8/1}) where it names one and it is not the served model's;
+     * null where they agree or either is unknown (a file measured through a server that names none).
+     */
+    private static String otherEngine(JsonNode entry, Served s) {
+        String engine = text(entry, "engine");
+        return engine == null || s.engineId() == null || engine.equals(s.engineId()) ? null : engine;
+    }
 
     /** @param file the file, or null when none was given and none lies beside the model */
     public static Loaded load(Path file, List<Served> served) {
@@ -112,6 +126,10 @@ public final class Saturation {
                         reason = "recipe " + recipe + " differs from the recipe this node loaded from that artifact ("
                                 + sameArtifact.stream().map(s -> s.modelId() + ": " + s.recipeId()).toList()
                                 + "): another context length, span or state dtype";
+                    } else if (otherEngine(e, match) != null) {
+                        reason = "measured on engine " + otherEngine(e, match) + ", this node runs " + match.engineId()
+                                + " (another version's bits: its throughput is not this build's)";
+                        match = null;
                     } else if (byModel.containsKey(match.modelId())) {
                         reason = "an earlier entry already applies to model " + match.modelId();
                         match = null;

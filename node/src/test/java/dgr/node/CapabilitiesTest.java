@@ -44,7 +44,8 @@ class CapabilitiesTest {
             assertThat(m.get("id").asText()).isEqualTo("llama-tiny");
             // The default engine: java-q8 where its native kernel runs here, java-simd elsewhere.
             assertThat(m.at("/engine/id").asText()).isEqualTo(
-                    dgr.engine.EngineOptions.Kind.preferred() == dgr.engine.EngineOptions.Kind.Q8 ? "java-q8/1" : "java-simd/1");
+                    (dgr.engine.EngineOptions.Kind.preferred() == dgr.engine.EngineOptions.Kind.Q8 ? "java-q8/" : "java-simd/")
+                            + dgr.engine.EngineId.VERSION);
             assertThat(m.at("/engine/features/max_rows").asInt()).isPositive();
             assertThat(m.at("/engine/kernel_memory").asText()).contains("pages").contains("software prefetch").contains("8-bit kernel");
             assertThat(m.at("/engine/workspace_bytes").asLong()).isPositive();
@@ -66,6 +67,12 @@ class CapabilitiesTest {
             assertThat(m.at("/state_layout/bytes_per_token").asLong()).isPositive();
             assertThat(m.at("/state_layout/bytes_for_tokens/128").asLong())
                     .isEqualTo(128 * m.at("/state_layout/bytes_per_token").asLong());
+            // The cache types in force and what each would take per token: llama-tiny's 2 layers x K and V x 2 kv heads x 64.
+            assertThat(m.at("/state_layout/cache_type_k").asText()).isEqualTo("f32");
+            assertThat(m.at("/state_layout/cache_type_v").asText()).isEqualTo("f32");
+            assertThat(m.at("/state_layout/bytes_per_token").asLong()).isEqualTo(2048);
+            assertThat(m.at("/state_layout/bytes_per_token_by_cache_type").toString())
+                    .isEqualTo("{\"f32\":2048,\"f16\":1024,\"bf16\":1024,\"q8_0\":544}");
             assertThat(m.at("/boundary_schema/row_width").asInt()).isEqualTo(256);
             assertThat(c.at("/memory/state_budget_bytes").asLong()).isPositive();
             assertThat(c.at("/load/running").asInt()).isZero();
@@ -90,6 +97,38 @@ class CapabilitiesTest {
             assertThat(s.get("ignored")).hasSize(2);
             assertThat(s.at("/ignored/0/reason").asText()).contains("recipe 00000000deadbeef differs");
             assertThat(s.at("/ignored/1/reason").asText()).contains("ab".repeat(32)).contains("does not serve");
+        }
+    }
+
+    @Test
+    void aCompactCacheTypeIsTheLayoutAndRecipeAndItsRealBytesAreWhatAdmissionReserves() {
+        var eo = dgr.engine.EngineOptions.defaults().withThreads(1)
+                .withCacheTypes(new dgr.engine.KvCacheTypes(dgr.engine.KvCacheType.Q8_0, dgr.engine.KvCacheType.F16));
+        try (NodeServer node = TestNodes.start(TestNodes.config().withEngine(eo))) {
+            JsonNode m = Http.json(new Http(node).get("/v1/capabilities")).get("models").get(0);
+            assertThat(m.at("/state_layout/id").asText()).startsWith("llama-kv-k-q8_0.v-f16/");
+            assertThat(m.at("/state_layout/cache_type_k").asText()).isEqualTo("q8_0");
+            assertThat(m.at("/state_layout/cache_type_v").asText()).isEqualTo("f16");
+            assertThat(m.at("/recipe/state_dtype").asText()).isEqualTo("k-q8_0.v-f16");
+            assertThat(m.at("/recipe/id").asText()).isNotEqualTo(recipeOfTheTestModel());
+            // K q8_0 (2 layers x 4 blocks x 34 bytes) + V f16 (2 layers x 128 x 2).
+            assertThat(m.at("/state_layout/bytes_per_token").asLong()).isEqualTo(272 + 512);
+            var sched = node.models().find("llama-tiny").orElseThrow().scheduler();
+            assertThat(sched.engine().stateLayout().bytesForTokens(100)).isEqualTo(100L * (272 + 512));
+        }
+    }
+
+    @Test
+    void aRecommendationMeasuredOnAnotherEngineVersionIsIgnored(@TempDir Path dir) throws IOException {
+        Path sat = dir.resolve("saturation.json");
+        String old = entry(ArtifactHash.sha256(TestNodes.modelPath()), recipeOfTheTestModel(), 3)
+                .replace("{", "{\"engine\":\"" + servedEngine() + "/" + (dgr.engine.EngineId.VERSION - 1) + "\",");
+        Files.writeString(sat, saturationJson(old));
+        try (NodeServer node = TestNodes.start(TestNodes.config().withSaturationFile(sat))) {
+            JsonNode c = Http.json(new Http(node).get("/v1/capabilities"));
+            assertThat(c.at("/saturation/status").asText()).isEqualTo("ignored");
+            assertThat(c.at("/saturation/ignored/0/reason").asText()).contains("measured on engine " + servedEngine() + "/" + (dgr.engine.EngineId.VERSION - 1));
+            assertThat(c.at("/models/0/concurrency_limit/source").asText()).isEqualTo("default");
         }
     }
 
@@ -133,6 +172,11 @@ class CapabilitiesTest {
         var f = Saturation.load(future, served);
         assertThat(f.report().get("reason").asText()).contains("schema_version");
         assertThat(f.byModel()).isEmpty();
+    }
+
+    /** The engine a default node runs here: java-q8 where its native kernel runs, else java-simd. */
+    private static String servedEngine() {
+        return dgr.engine.EngineOptions.Kind.preferred() == dgr.engine.EngineOptions.Kind.Q8 ? "java-q8" : "java-simd";
     }
 
     private static String recipeOfTheTestModel() {

@@ -30,14 +30,14 @@ final class Attention implements WorkerPool.Job {
     private float[] layerSinks;
     private final TiledAttention tiled;
 
-    Attention(LlamaConfig cfg, Matmuls mats, BatchRows rows, float[] q, float[] att, int scoreStride) {
+    Attention(LlamaConfig cfg, Matmuls mats, BatchRows rows, float[] q, float[] att, int scoreStride, KvCodec kCodec, KvCodec vCodec) {
         this.cfg = cfg;
         this.mats = mats;
         this.rows = rows;
         this.q = q;
         this.att = att;
         this.scoreStride = scoreStride;
-        this.tiled = new TiledAttention(cfg, mats.kernels(), mats.pool().size(), rows.slot.length);
+        this.tiled = new TiledAttention(cfg, mats.kernels(), mats.pool().size(), rows.slot.length, kCodec, vCodec);
     }
 
     /** Attention of every row at {@code layer} (an index into the stage's layers) into the output. */
@@ -77,7 +77,7 @@ final class Attention implements WorkerPool.Job {
         float scale = cfg.multipliers().attentionScale(hd), cap = cfg.softcaps().attention();
         int t0 = window != null ? window.start(pos) : 0;
         for (int tb = t0 - t0 % 8; tb <= pos; tb += 8) {
-            kernels.scores8(q, qo, heads, hd, slot.kPage(layer, tb), KvSlot.kBlock(tb, kvd) + kh * hd * 8, sc, tb, stride);
+            kernels.scores8(q, qo, heads, hd, slot.kPageF32(layer, tb), KvSlot.kBlock(tb, kvd) + kh * hd * 8, sc, tb, stride);
         }
         float[] sinks = layerSinks;
         for (int g = 0; g < heads; g++) {
@@ -104,7 +104,7 @@ final class Attention implements WorkerPool.Job {
         // Latent attention: the values are the latent, the first kvLoraRank of each K page's rows.
         for (int ta = 0; ta <= pos; ta += KvLayout.PAGE_TOKENS) {
             int tEnd = Math.min(pos + 1, ta + KvLayout.PAGE_TOKENS);
-            kernels.weightedK(sc, 0, stride, heads, ta, tEnd, slot.kPage(layer, ta), KvSlot.kBlock(ta, kvd), kvd,
+            kernels.weightedK(sc, 0, stride, heads, ta, tEnd, slot.kPageF32(layer, ta), KvSlot.kBlock(ta, kvd), kvd,
                     cfg.mla().kvLoraRank(), att, qo, hd, s.lanes);
         }
     }

@@ -7,7 +7,7 @@ import java.util.ArrayDeque;
  * and closing) reuses memory instead of allocating. Only the scheduler thread touches it.
  *
  * <p>It keeps at most as many free pages as are in use, or {@link #FLOOR_BYTES} worth when fewer
- * are: enough for the load of the moment to close and reopen its sessions without allocating, while
+ * are, counted in the bytes of its cache type's pages ({@link KvCodec#pageBytes}): enough for the load of the moment to close and reopen its sessions without allocating, while
  * a storm's pages go back to the heap once the storm is over (it used to keep its peak for good:
  * 616 MB of free pages while no session held any). {@link #freeBytes} is read by reports on other
  * threads.
@@ -16,35 +16,42 @@ final class KvPagePool {
     /** Free pages kept regardless of load: a few sessions' worth for small models. */
     static final long FLOOR_BYTES = 32L << 20;
 
-    private final int pageFloats;
+    private final KvCodec codec;
+    private final long pageBytes;
     private final int floorPages;
-    private final ArrayDeque<float[]> free = new ArrayDeque<>();
+    private final ArrayDeque<Object> free = new ArrayDeque<>();
     private int inUse;
     private volatile long freeBytes;
 
-    KvPagePool(int pageFloats) {
-        this(pageFloats, FLOOR_BYTES);
+    KvPagePool(KvCodec codec) {
+        this(codec, FLOOR_BYTES);
     }
 
-    KvPagePool(int pageFloats, long floorBytes) {
-        this.pageFloats = pageFloats;
-        this.floorPages = (int) Math.max(1, floorBytes / (4L * pageFloats));
+    KvPagePool(KvCodec codec, long floorBytes) {
+        this.codec = codec;
+        this.pageBytes = codec.pageBytes();
+        this.floorPages = (int) Math.max(1, floorBytes / pageBytes);
     }
 
-    float[] take() {
+    /** How the pages of this pool store their values. */
+    KvCodec codec() {
+        return codec;
+    }
+
+    Object take() {
         inUse++;
-        float[] p = free.pollFirst();
-        if (p == null) return new float[pageFloats];
-        freeBytes = 4L * pageFloats * free.size();
+        Object p = free.pollFirst();
+        if (p == null) return codec.newPage();
+        freeBytes = pageBytes * free.size();
         return p;
     }
 
-    void give(float[] page) {
+    void give(Object page) {
         inUse--;
         if (free.size() < Math.max(floorPages, inUse)) free.addFirst(page);
         // Else dropped: the GC takes it back. Keep trimming what an earlier, larger load left.
         while (free.size() > Math.max(floorPages, inUse)) free.pollLast();
-        freeBytes = 4L * pageFloats * free.size();
+        freeBytes = pageBytes * free.size();
     }
 
     int freePages() {

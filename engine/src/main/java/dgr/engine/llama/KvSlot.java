@@ -4,7 +4,8 @@ import dgr.engine.StateSlot;
 
 /**
  * One session's K/V on a llama stage. Page {@code p} of layer {@code l} holds K (or V) of tokens
- * {@code [p·PAGE, (p+1)·PAGE)}, {@code kvDim} floats per token. V pages hold each position's
+ * {@code [p·PAGE, (p+1)·PAGE)}, {@code kvDim} values per token, stored as its pool's
+ * {@link KvCodec} says (float32 pages as described here; the compact types keep the same order). V pages hold each position's
  * {@code kvDim} floats in turn ({@link #pageOffset}); K pages are position-minor in blocks of 8
  * positions ({@link #kBlock}): element {@code i} of position {@code t} sits at
  * {@code kBlock(t) + 8i + t % 8}, so attention reads one vector of 8 positions' values per
@@ -16,10 +17,11 @@ import dgr.engine.StateSlot;
 final class KvSlot implements StateSlot {
     private final LlamaEngine owner;
     private final KvLayout layout;
-    private final KvPagePool pool;
+    private final KvPagePool kPool, vPool;
+    private final KvCodec kCodec, vCodec;
     private final int capacity;
-    private final float[][][] k;
-    private final float[][][] v;
+    private final Object[][] k;
+    private final Object[][] v;
     private int pages;
     /** Pages below this index of every local layer are given back (null). */
     private int localFirstPage;
@@ -28,14 +30,22 @@ final class KvSlot implements StateSlot {
     /** Forward-pass stamp: the last batch this slot appeared in, to catch non-consecutive runs. */
     long batchStamp = -1;
 
-    KvSlot(LlamaEngine owner, KvLayout layout, KvPagePool pool, int capacity) {
+    KvSlot(LlamaEngine owner, KvLayout layout, KvPagePool kPool, KvPagePool vPool, int capacity) {
         this.owner = owner;
         this.layout = layout;
-        this.pool = pool;
+        this.kPool = kPool;
+        this.vPool = vPool;
+        this.kCodec = kPool.codec();
+        this.vCodec = vPool.codec();
         this.capacity = capacity;
         int maxPages = (capacity + KvLayout.PAGE_TOKENS - 1) / KvLayout.PAGE_TOKENS;
-        this.k = new float[layout.layers()][maxPages][];
-        this.v = new float[layout.layers()][maxPages][];
+        this.k = new Object[layout.layers()][maxPages];
+        this.v = new Object[layout.layers()][maxPages];
+    }
+
+    /** A slot whose K and V pages come from one pool (one cache type). */
+    KvSlot(LlamaEngine owner, KvLayout layout, KvPagePool pool, int capacity) {
+        this(owner, layout, pool, pool, capacity);
     }
 
     LlamaEngine owner() { return owner; }
@@ -45,8 +55,8 @@ final class KvSlot implements StateSlot {
         int need = (tokens + KvLayout.PAGE_TOKENS - 1) / KvLayout.PAGE_TOKENS;
         for (; pages < need; pages++) {
             for (int l = 0; l < k.length; l++) {
-                k[l][pages] = pool.take();
-                if (!layout.kOnly()) v[l][pages] = pool.take();
+                k[l][pages] = kPool.take();
+                if (!layout.kOnly()) v[l][pages] = vPool.take();
             }
         }
     }
@@ -63,9 +73,20 @@ final class KvSlot implements StateSlot {
         }
     }
 
-    float[] kPage(int layer, int pos) { return k[layer][pos / KvLayout.PAGE_TOKENS]; }
+    /** The K page holding {@code pos} at {@code layer}, as its codec lays it out (a {@code float[]} for f32). */
+    Object kPage(int layer, int pos) { return k[layer][pos / KvLayout.PAGE_TOKENS]; }
 
-    float[] vPage(int layer, int pos) { return v[layer][pos / KvLayout.PAGE_TOKENS]; }
+    /** The V page holding {@code pos} at {@code layer}, as its codec lays it out. */
+    Object vPage(int layer, int pos) { return v[layer][pos / KvLayout.PAGE_TOKENS]; }
+
+    /** The float32 K page holding {@code pos} (latent attention, which keeps f32 only). */
+    float[] kPageF32(int layer, int pos) { return (float[]) kPage(layer, pos); }
+
+    /** Position {@code pos}'s K and V ({@code kvDim} floats each at {@code src[so ..]}) rounded into {@code layer}'s pages. */
+    void store(int layer, int pos, float[] kSrc, float[] vSrc, int so) {
+        kCodec.storeK(kPage(layer, pos), pos, kSrc, so);
+        vCodec.storeV(vPage(layer, pos), pos, vSrc, so);
+    }
 
     /** Where position {@code pos}'s V starts in its page. */
     static int pageOffset(int pos, int kvDim) { return (pos % KvLayout.PAGE_TOKENS) * kvDim; }
@@ -103,8 +124,8 @@ final class KvSlot implements StateSlot {
     /** Layer {@code l}'s K and V page {@code p} back to the pool, unless given back already (a local layer's). */
     private void giveBack(int l, int p) {
         if (k[l][p] == null) return;
-        pool.give(k[l][p]);
-        if (v[l][p] != null) pool.give(v[l][p]);
+        kPool.give(k[l][p]);
+        if (v[l][p] != null) vPool.give(v[l][p]);
         k[l][p] = null;
         v[l][p] = null;
     }

@@ -70,7 +70,7 @@ final class LatentAttention {
             norms.rms(kv, r * sd, w.kvANorm(), k, r * sd);
             System.arraycopy(kv, r * sd + lr, k, r * sd + lr, m.rope());
             rope.apply(k, r * sd + lr, 1, m.rope(), pos);
-            float[] kp = rows.slot[r].kPage(l, pos);
+            float[] kp = rows.slot[r].kPageF32(l, pos);
             for (int i = 0, kb = KvSlot.kBlock(pos, sd) + pos % 8; i < sd; i++) kp[kb + 8 * i] = k[r * sd + i];
         }
     }

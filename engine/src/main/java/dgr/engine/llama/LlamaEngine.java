@@ -51,7 +51,8 @@ public final class LlamaEngine implements Engine {
     private final Rope rope;
     /** The rotation of sliding-window layers (Gemma 3: base 10⁴, unscaled; Gemma 2: the same as the others); null without them. */
     private final Rope localRope;
-    private final KvPagePool pages;
+    /** Free K and V pages (one pool where K and V have the same cache type). */
+    private final KvPagePool kPages, vPages;
     private final int first, end, context, maxRows;
     private final boolean firstStage, lastStage;
 
@@ -104,14 +105,16 @@ public final class LlamaEngine implements Engine {
             weightsArena.close();
             throw ex;
         }
-        // The id names the kernels that run (java-simd/1, java-scalar/1, java-q8/1), so it cannot disagree with them.
-        this.id = new EngineId(kernels.name(), 1);
+        // The id names the kernels that run (java-simd, java-scalar, java-q8), so it cannot disagree with them.
+        this.id = EngineId.of(kernels.name());
         LlamaConfig.SlidingWindow sw = cfg.slidingWindow();
-        this.layout = cfg.mla() != null ? KvLayout.latent(end - first, cfg.headDim())
+        KvLayout f32Layout = cfg.mla() != null ? KvLayout.latent(end - first, cfg.headDim())
                 : sw == null ? new KvLayout(end - first, cfg.nHeadKv(), cfg.headDim())
                 : new KvLayout(end - first, cfg.nHeadKv(), cfg.headDim(), sw.window(), sw.pattern(), first);
+        this.layout = f32Layout.withTypes(opts.cacheTypes());
         this.boundary = new BoundarySchema(cfg.architecture(), cfg.nEmbd(), "f32", 1);
-        this.recipe = new Recipe(artifactSha256, cfg.architecture(), first, end, cfg.nLayers(), context, "f32",
+        // The K/V cache types fix the numbers as much as the weights do: they are the recipe's state dtype.
+        this.recipe = new Recipe(artifactSha256, cfg.architecture(), first, end, cfg.nLayers(), context, layout.types().canonical(),
                 cfg.rope().forContext(context).canonical());
         long params = 0;
         for (TensorInfo t : artifact.tensors()) params += t.elementCount();
@@ -121,7 +124,8 @@ public final class LlamaEngine implements Engine {
         this.features = new EngineFeatures(true, maxRows, threads);
         this.rope = new Rope(cfg.rope().forContext(context), context);
         this.localRope = cfg.slidingWindow() == null ? null : new Rope(cfg.slidingWindow().localRope(), context);
-        this.pages = new KvPagePool(KvLayout.PAGE_TOKENS * cfg.kvDim());
+        this.kPages = new KvPagePool(KvCodec.of(layout.types().k(), cfg.kvDim()));
+        this.vPages = layout.types().v() == layout.types().k() ? kPages : new KvPagePool(KvCodec.of(layout.types().v(), cfg.kvDim()));
         this.norms = new Norms(cfg);
         int e = cfg.nEmbd(), r = maxRows;
         x = new float[r * e];
@@ -152,7 +156,7 @@ public final class LlamaEngine implements Engine {
         for (int i = 0; i < threads; i++) scratch[i] = new Scratch(maxCols, cfg.nHead() / cfg.nHeadKv() * scoreStride);
         this.pool = new WorkerPool(threads, "dgr-" + id.name());
         this.mats = new Matmuls(kernels, pool, scratch);
-        this.attention = new Attention(cfg, mats, rows, q, att, scoreStride);
+        this.attention = new Attention(cfg, mats, rows, q, att, scoreStride, kPages.codec(), vPages.codec());
         this.latent = cfg.mla() == null ? null : new LatentAttention(cfg, r, mats, norms, rope);
         this.experts = ex == null ? null : new ExpertFfn(cfg, r, mats);
     }
@@ -169,7 +173,7 @@ public final class LlamaEngine implements Engine {
     @Override
     public StateSlot openSlot() {
         ensureOpen();
-        return new KvSlot(this, layout, pages, context);
+        return new KvSlot(this, layout, kPages, vPages, context);
     }
 
     @Override
@@ -264,9 +268,7 @@ public final class LlamaEngine implements Engine {
                 float t = nr.temperature(pos);
                 if (t != 1f) for (int i = r * qd; i < (r + 1) * qd; i++) q[i] *= t;
             }
-            float[] kp = rows.slot[r].kPage(l, pos);
-            for (int i = 0, kb = KvSlot.kBlock(pos, kvd) + pos % 8; i < kvd; i++) kp[kb + 8 * i] = k[r * kvd + i];
-            System.arraycopy(v, r * kvd, rows.slot[r].vPage(l, pos), KvSlot.pageOffset(pos, kvd), kvd);
+            rows.slot[r].store(l, pos, k, v, r * kvd);
         }
     }
 
@@ -358,7 +360,7 @@ public final class LlamaEngine implements Engine {
 
     @Override
     public long pooledStateBytes() {
-        return pages.freeBytes();
+        return kPages.freeBytes() + (vPages == kPages ? 0 : vPages.freeBytes());
     }
 
     @Override

@@ -14,6 +14,13 @@ import dgr.engine.kernel.OnlineSoftmax;
  * scored by {@link Kernels#scores8}, weighed, and summed into the output by
  * {@link Kernels#weightedV}; tile boundaries are absolute, so neither the run a row falls in nor
  * the chunking of its prompt changes its bits. Latent attention ({@code deepseek2}) keeps its own path.
+ *
+ * <p>Float32 pages are read in place. Pages of a compact cache type ({@code f16}, {@code bf16},
+ * {@code q8_0}: {@link KvCodec}) are widened, the item's K/V head and the tile's positions only,
+ * into per-worker float tiles in the same order (K blocks of 8 positions, V one position after
+ * another) and the same kernels read those: the widening is exact, so the arithmetic, and its
+ * invariance, is the f32 path's; the memory read per position is a half (f16, bf16) or 17/64
+ * ({@code q8_0}) of f32's, and each widened tile serves every row of the run and every query head.
  */
 final class TiledAttention {
     static final int TILE = KvLayout.PAGE_TOKENS;
@@ -22,6 +29,10 @@ final class TiledAttention {
 
     private final Kernels kernels;
     private final LlamaConfig cfg;
+    /** How K and V pages store their values; null where they are float32 and read in place. */
+    private final KvCodec kWide, vWide;
+    /** Per worker: one K/V head's K and V of one tile, widened to floats (compact cache types). */
+    private final float[][] kTile, vTile;
     private final int hd, kvd, qd, heads, nHeadKv;
     private final float scale, cap;
     /** Per worker: scores of a run's rows and heads for one tile, {@code TILE} per (row, head). */
@@ -32,9 +43,13 @@ final class TiledAttention {
     private final int[] runStart;
     private int runs;
 
-    TiledAttention(LlamaConfig cfg, Kernels kernels, int workers, int maxRows) {
+    TiledAttention(LlamaConfig cfg, Kernels kernels, int workers, int maxRows, KvCodec kCodec, KvCodec vCodec) {
         this.kernels = kernels;
         this.cfg = cfg;
+        this.kWide = kCodec.type() == dgr.engine.KvCacheType.F32 ? null : kCodec;
+        this.vWide = vCodec.type() == dgr.engine.KvCacheType.F32 ? null : vCodec;
+        this.kTile = new float[kWide == null ? 0 : workers][TILE * cfg.headDim()];
+        this.vTile = new float[vWide == null ? 0 : workers][TILE * cfg.headDim()];
         this.hd = cfg.headDim();
         this.kvd = cfg.kvDim();
         this.qd = cfg.qDim();
@@ -87,20 +102,45 @@ final class TiledAttention {
         int kOff = kh * hd * 8;
         OnlineSoftmax.Capper capper = LlamaConfig.Softcaps::apply;
         for (int ta = first - first % TILE; ta <= last; ta += TILE) {
-            float[] kp = slot.kPage(layer, ta), vp = slot.vPage(layer, ta);
+            // Float32 pages are read in place (row stride kvd, the head at its offset); a compact
+            // type's tile is widened once for the run into one head's floats (row stride hd).
+            float[] kp, vp;
+            int kStride = kvd, kHead = kOff, vStride = kvd, vHead = kh * hd;
+            if (kWide == null && vWide == null) {
+                kp = (float[]) slot.kPage(layer, ta);
+                vp = (float[]) slot.vPage(layer, ta);
+            } else {
+                int j0 = Math.max(ta, first) - ta, j1 = Math.min(ta + TILE, last + 1) - ta;
+                if (kWide == null) {
+                    kp = (float[]) slot.kPage(layer, ta);
+                } else {
+                    kp = kTile[worker];
+                    kWide.decodeK(slot.kPage(layer, ta), j0 & ~7, (j1 + 7) & ~7, kh, hd, kp);
+                    kStride = hd;
+                    kHead = 0;
+                }
+                if (vWide == null) {
+                    vp = (float[]) slot.vPage(layer, ta);
+                } else {
+                    vp = vTile[worker];
+                    vWide.decodeV(slot.vPage(layer, ta), j0, j1, kh, hd, vp);
+                    vStride = hd;
+                    vHead = 0;
+                }
+            }
             for (int r = r0; r < r1; r++) {
                 int pos = rowPos[r];
                 int lo = Math.max(ta, window != null ? window.start(pos) : 0), hi = Math.min(ta + TILE, pos + 1);
                 if (lo >= hi) continue;
                 int so = (r - r0) * heads * TILE, qo = r * qd + kh * heads * hd;
                 for (int tb = lo - lo % 8; tb < hi; tb += 8) {
-                    kernels.scores8(q, qo, heads, hd, kp, KvSlot.kBlock(tb, kvd) + kOff, sc, so + tb - ta, TILE);
+                    kernels.scores8(q, qo, heads, hd, kp, KvSlot.kBlock(tb, kStride) + kHead, sc, so + tb - ta, TILE);
                 }
                 for (int g = 0; g < heads; g++) {
                     OnlineSoftmax.tile(sc, so + g * TILE, ta, lo, hi, scale, cap, capper, st, 2 * ((r - r0) * heads + g),
                             att, qo + g * hd, hd);
                 }
-                kernels.weightedV(sc, so - ta, TILE, heads, lo, hi, vp, KvSlot.pageOffset(lo, kvd) + kh * hd, kvd, att, qo, hd);
+                kernels.weightedV(sc, so - ta, TILE, heads, lo, hi, vp, KvSlot.pageOffset(lo, vStride) + vHead, vStride, att, qo, hd);
             }
         }
         for (int r = r0; r < r1; r++) {

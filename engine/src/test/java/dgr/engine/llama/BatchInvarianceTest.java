@@ -17,7 +17,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * DESIGN.md contract 1: a session's logits and tokens are bit-identical alone or batched with 7
- * strangers, with prefill chunked at 1, 7, 64 or whole, on 1 or 2 threads.
+ * strangers, with prefill chunked at 1, 7, 64 or whole, on 1 or 2 threads; with f32 K/V and with
+ * each compact cache type (rounded on store by a rule of the row's own values).
  */
 class BatchInvarianceTest {
     static final int SESSIONS = 8, GENERATE = 4;
@@ -36,15 +37,24 @@ class BatchInvarianceTest {
         out.add(Arguments.of("llama4-Q8_0", EngineOptions.Kind.SCALAR));
         // 8-bit activations for Q4_0, Q8_0, the K-quants, IQ4_NL, IQ4_XS and MXFP4 (native kernel where the CPU has it), dense and with experts.
         for (String t : new String[] {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K_M", "Q4_K_M", "Q5_K_M", "Q6_K", "IQ4_XS", "IQ4_NL", "smollm2-Q4_0", "mixtral-Q4_0", "phimoe-Q4_0", "qwen2moe-Q8_0", "qwen3moe-Q4_K_M", "gpt-oss-MXFP4_MOE"}) out.add(Arguments.of(t, EngineOptions.Kind.Q8));
-        return out.stream();
+        // The compact K/V cache types (--cache-type-k/-v), each alone and K and V of different types.
+        List<Arguments> all = new ArrayList<>();
+        for (Arguments a : out) all.add(Arguments.of(a.get()[0], a.get()[1], "f32"));
+        for (String c : new String[] {"f16", "bf16", "q8_0", "q8_0/bf16"}) {
+            all.add(Arguments.of("Q4_0", EngineOptions.Kind.Q8, c));
+            all.add(Arguments.of("Q8_0", EngineOptions.Kind.SIMD, c));
+        }
+        all.add(Arguments.of("Q4_0", EngineOptions.Kind.SCALAR, "q8_0"));
+        all.add(Arguments.of("gemma3-Q8_0", EngineOptions.Kind.SIMD, "f16"));
+        return all.stream();
     }
 
     /** What one session saw: every logit row it asked for, and the tokens it chose. */
     record Trace(List<float[]> logits, List<Integer> tokens) {}
 
-    @ParameterizedTest(name = "{0} {1}")
+    @ParameterizedTest(name = "{0} {1} {2}")
     @MethodSource("cases")
-    void sessionResultsAreBitIdenticalAloneBatchedChunkedAndThreaded(String type, EngineOptions.Kind kind) {
+    void sessionResultsAreBitIdenticalAloneBatchedChunkedAndThreaded(String type, EngineOptions.Kind kind, String cache) {
         SplittableRandom rnd = new SplittableRandom(7);
         int[][] prompts = new int[SESSIONS][];
         for (int s = 0; s < SESSIONS; s++) {
@@ -52,15 +62,15 @@ class BatchInvarianceTest {
             for (int i = 0; i < prompts[s].length; i++) prompts[s][i] = rnd.nextInt(1025);
         }
         Trace[] alone = new Trace[SESSIONS];
-        try (Engine e = TinyModels.load(type, kind, 1, 256)) {
+        try (Engine e = TinyModels.load(type, kind, 1, 256, TinyModels.cache(cache))) {
             for (int s = 0; s < SESSIONS; s++) alone[s] = run(e, new int[][] {prompts[s]}, Integer.MAX_VALUE)[0];
         }
         for (int threads : new int[] {1, 2}) {
-            try (Engine e = TinyModels.load(type, kind, threads, 256)) {
+            try (Engine e = TinyModels.load(type, kind, threads, 256, TinyModels.cache(cache))) {
                 for (int chunk : new int[] {1, 7, 64, Integer.MAX_VALUE}) {
                     Trace[] together = run(e, prompts, chunk);
                     for (int s = 0; s < SESSIONS; s++) {
-                        String what = type + " " + kind + " session " + s + " chunk " + chunk + " threads " + threads;
+                        String what = type + " " + kind + " " + cache + " session " + s + " chunk " + chunk + " threads " + threads;
                         assertThat(together[s].tokens()).as(what).isEqualTo(alone[s].tokens());
                         assertThat(together[s].logits()).as(what).hasSameSizeAs(alone[s].logits());
                         for (int i = 0; i < alone[s].logits().size(); i++) {

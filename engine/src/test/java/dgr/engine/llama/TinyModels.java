@@ -93,7 +93,20 @@ final class TinyModels {
     }
 
     static Engine load(String type, EngineOptions.Kind kind, int threads, int maxRows) {
-        return Engines.load(model(type), EngineOptions.defaults().withKind(kind).withThreads(threads).withMaxRows(maxRows));
+        return load(type, kind, threads, maxRows, dgr.engine.KvCacheTypes.F32);
+    }
+
+    /** {@link #load} with K and V stored as {@code cache} ({@code --cache-type-k/-v}). */
+    static Engine load(String type, EngineOptions.Kind kind, int threads, int maxRows, dgr.engine.KvCacheTypes cache) {
+        return Engines.load(model(type), EngineOptions.defaults().withKind(kind).withThreads(threads).withMaxRows(maxRows)
+                .withCacheTypes(cache));
+    }
+
+    /** Cache types written {@code f16} (K and V) or {@code q8_0/f16} (K, V). */
+    static dgr.engine.KvCacheTypes cache(String s) {
+        String[] kv = s.split("/");
+        dgr.engine.KvCacheType k = dgr.engine.KvCacheType.ofFlag("--cache-type-k", kv[0]);
+        return new dgr.engine.KvCacheTypes(k, kv.length == 1 ? k : dgr.engine.KvCacheType.ofFlag("--cache-type-v", kv[1]));
     }
 
     /**

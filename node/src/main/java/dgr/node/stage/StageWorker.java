@@ -158,7 +158,7 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
         if (o.getProtocol() != Wire.PROTOCOL) return "protocol " + o.getProtocol() + " (sender) differs from " + Wire.PROTOCOL + " (this stage)";
         if (!o.getModelRecipeId().equals(modelRecipeId)) {
             return "recipe " + o.getModelRecipeId() + " (sender) differs from " + modelRecipeId + " (this stage: " + engine.recipe().artifactSha256().substring(0, 12)
-                    + ", context " + engine.recipe().contextLength() + ")";
+                    + ", context " + engine.recipe().contextLength() + ", state dtype " + engine.recipe().stateDtype() + ")";
         }
         if (!o.getBoundarySchemaId().equals(schemaId)) return "boundary schema " + o.getBoundarySchemaId() + " (sender) differs from " + schemaId + " (this stage)";
         if (o.getFirstLayer() != engine.recipe().firstLayer()) {

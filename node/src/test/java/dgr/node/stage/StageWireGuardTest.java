@@ -25,7 +25,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Item 7 of issue 23: only cluster members talk on a stage port, and a malformed message is refused
- * with a gRPC status naming the fault while the stage keeps serving its other streams.
+ * with a gRPC status naming the fault while the stage keeps serving its other streams; a head of
+ * another K/V cache type (issue 26) is refused by its recipe, the stage naming its state dtype.
  */
 class StageWireGuardTest {
     static Engine last;
@@ -114,6 +115,15 @@ class StageWireGuardTest {
         Status recipe = send(token, List.of(open("recipe", "0123456789abcdef", last.boundarySchema().id())));
         assertThat(recipe.getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
         assertThat(recipe.getDescription()).contains("recipe 0123456789abcdef (sender) differs from " + Wire.modelRecipeId(last));
+
+        // A head whose K/V cache type differs computes other numbers: its model recipe differs and the stage says why.
+        var f16 = dgr.engine.KvCacheTypes.of(dgr.engine.KvCacheType.F16);
+        try (Engine f16Head = Engines.load(StageFixture.llamaTiny4(), StageFixture.options().withSpan(0, 2).withCacheTypes(f16))) {
+            Status cache = send(token, List.of(open("cache", Wire.modelRecipeId(f16Head), last.boundarySchema().id())));
+            assertThat(cache.getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+            assertThat(cache.getDescription()).contains("recipe " + Wire.modelRecipeId(f16Head) + " (sender) differs")
+                    .contains("state dtype f32");
+        }
 
         // The stage still serves a well-formed stream: open, rows, a token back.
         Status fine = send(token, List.of(open("fine"), rows("fine", 0, 3, 3 * width)));

@@ -1,0 +1,169 @@
+package dgr.engine.llama;
+
+import dgr.engine.KvCacheType;
+import dgr.engine.kernel.HalfFloats;
+
+/**
+ * How one {@link KvCacheType} lays a page of K or V out ({@link KvSlot}: 64 positions, K
+ * position-minor in blocks of 8, V position-major), rounds values into it on store, and decodes one
+ * K/V head of a page back to floats for {@link TiledAttention}. Stores round each value (for
+ * {@code q8_0} each block of 32 values of one position) by a fixed rule of its own inputs
+ * ({@link KvCacheType}); decoding is exact (every stored value is a float), so the attention
+ * arithmetic on decoded tiles is the f32 path's, and batch invariance holds for every type.
+ */
+sealed interface KvCodec {
+    KvCacheType type();
+
+    /** A new page of {@code PAGE_TOKENS} positions. */
+    Object newPage();
+
+    /** Bytes of one page's values (array headers aside). */
+    long pageBytes();
+
+    /** Position {@code pos}'s K, {@code kvd} floats at {@code src[so ..]}, rounded into its page. */
+    void storeK(Object page, int pos, float[] src, int so);
+
+    /** Position {@code pos}'s V, {@code kvd} floats at {@code src[so ..]}, rounded into its page. */
+    void storeV(Object page, int pos, float[] src, int so);
+
+    /**
+     * K/V head {@code kh}'s keys of page positions {@code [j0, j1)} (multiples of 8) into {@code dst}
+     * in the K page layout of one head: position {@code j}, element {@code i} at
+     * {@code j/8·8·hd + 8i + j%8}.
+     */
+    void decodeK(Object page, int j0, int j1, int kh, int hd, float[] dst);
+
+    /** K/V head {@code kh}'s values of page positions {@code [j0, j1)} into {@code dst[j·hd + i]}. */
+    void decodeV(Object page, int j0, int j1, int kh, int hd, float[] dst);
+
+    static KvCodec of(KvCacheType type, int kvd) {
+        if (!type.fits(kvd)) {
+            throw new IllegalArgumentException("cache type " + type + " stores blocks of " + type.blockValues()
+                    + " values; this model's K/V rows are " + kvd + " values (n_head_kv x head_dim)");
+        }
+        return switch (type) {
+            case F32 -> new F32(kvd);
+            case F16 -> new Halves(type, kvd);
+            case BF16 -> new Halves(type, kvd);
+            case Q8_0 -> new Q8(kvd);
+        };
+    }
+
+    /** Values per page. */
+    private static int floats(int kvd) { return KvLayout.PAGE_TOKENS * kvd; }
+
+    /** float32 pages: read in place by the attention, never decoded. */
+    record F32(int kvd) implements KvCodec {
+        public KvCacheType type() { return KvCacheType.F32; }
+        public Object newPage() { return new float[floats(kvd)]; }
+        public long pageBytes() { return 4L * floats(kvd); }
+
+        public void storeK(Object page, int pos, float[] src, int so) {
+            float[] p = (float[]) page;
+            for (int i = 0, kb = KvSlot.kBlock(pos, kvd) + pos % 8; i < kvd; i++) p[kb + 8 * i] = src[so + i];
+        }
+
+        public void storeV(Object page, int pos, float[] src, int so) {
+            System.arraycopy(src, so, (float[]) page, KvSlot.pageOffset(pos, kvd), kvd);
+        }
+
+        public void decodeK(Object page, int j0, int j1, int kh, int hd, float[] dst) {
+            float[] p = (float[]) page;
+            for (int b = j0; b < j1; b += 8) System.arraycopy(p, KvSlot.kBlock(b, kvd) + kh * hd * 8, dst, b * hd, 8 * hd);
+        }
+
+        public void decodeV(Object page, int j0, int j1, int kh, int hd, float[] dst) {
+            float[] p = (float[]) page;
+            for (int j = j0; j < j1; j++) System.arraycopy(p, j * kvd + kh * hd, dst, j * hd, hd);
+        }
+    }
+
+    /** f16 or bf16 pages ({@code short[]}), rounded to nearest, ties to even. */
+    record Halves(KvCacheType type, int kvd) implements KvCodec {
+        public Object newPage() { return new short[floats(kvd)]; }
+        public long pageBytes() { return 2L * floats(kvd); }
+
+        private short round(float f) {
+            return type == KvCacheType.F16 ? Float.floatToFloat16(f) : HalfFloats.bf16(f);
+        }
+
+        public void storeK(Object page, int pos, float[] src, int so) {
+            short[] p = (short[]) page;
+            for (int i = 0, kb = KvSlot.kBlock(pos, kvd) + pos % 8; i < kvd; i++) p[kb + 8 * i] = round(src[so + i]);
+        }
+
+        public void storeV(Object page, int pos, float[] src, int so) {
+            short[] p = (short[]) page;
+            for (int i = 0, o = KvSlot.pageOffset(pos, kvd); i < kvd; i++) p[o + i] = round(src[so + i]);
+        }
+
+        public void decodeK(Object page, int j0, int j1, int kh, int hd, float[] dst) {
+            short[] p = (short[]) page;
+            for (int b = j0; b < j1; b += 8) widen(p, KvSlot.kBlock(b, kvd) + kh * hd * 8, dst, b * hd, 8 * hd);
+        }
+
+        public void decodeV(Object page, int j0, int j1, int kh, int hd, float[] dst) {
+            short[] p = (short[]) page;
+            for (int j = j0; j < j1; j++) widen(p, j * kvd + kh * hd, dst, j * hd, hd);
+        }
+
+        private void widen(short[] src, int so, float[] dst, int o, int n) {
+            if (type == KvCacheType.F16) HalfFloats.f16ToFloats(src, so, dst, o, n);
+            else HalfFloats.bf16ToFloats(src, so, dst, o, n);
+        }
+    }
+
+    /**
+     * {@code q8_0} pages: the signed bytes in the f32 layout ({@code q}), one f16 scale per 32
+     * values of a position ({@code d}): for K in blocks of 8 positions, scale {@code b} of position
+     * {@code j} at {@code j/8·8·(kvd/32) + 8b + j%8} (8 positions' scales side by side, as K's
+     * values are), for V at {@code j·(kvd/32) + b}.
+     */
+    record Q8(int kvd) implements KvCodec {
+        /** A q8_0 page: quantised values and scales. */
+        record Page(byte[] q, short[] d) {}
+
+        public KvCacheType type() { return KvCacheType.Q8_0; }
+        public Object newPage() { return new Page(new byte[floats(kvd)], new short[floats(kvd) / 32]); }
+        public long pageBytes() { return KvCacheType.Q8_0.bytes(floats(kvd)); }
+
+        public void storeK(Object page, int pos, float[] src, int so) {
+            Page p = (Page) page;
+            int j = pos % KvLayout.PAGE_TOKENS, kb = KvSlot.kBlock(pos, kvd) + j % 8, db = j / 8 * 8 * (kvd / 32) + j % 8;
+            for (int b = 0; b < kvd / 32; b++) {
+                float id = scale(src, so + 32 * b, p.d, db + 8 * b);
+                for (int i = 32 * b; i < 32 * b + 32; i++) p.q[kb + 8 * i] = HalfFloats.q8(src[so + i], id);
+            }
+        }
+
+        public void storeV(Object page, int pos, float[] src, int so) {
+            Page p = (Page) page;
+            int j = pos % KvLayout.PAGE_TOKENS, o = j * kvd;
+            for (int b = 0; b < kvd / 32; b++) {
+                float id = scale(src, so + 32 * b, p.d, j * (kvd / 32) + b);
+                for (int i = 32 * b; i < 32 * b + 32; i++) p.q[o + i] = HalfFloats.q8(src[so + i], id);
+            }
+        }
+
+        /** ggml's rule: {@code d = max|x| / 127} stored as f16 at {@code d[di]}; returns {@code 1/d} (0 for a zero block). */
+        private static float scale(float[] x, int xo, short[] d, int di) {
+            float amax = 0f;
+            for (int i = xo; i < xo + 32; i++) amax = Math.max(amax, Math.abs(x[i]));
+            float s = amax / 127f;
+            d[di] = Float.floatToFloat16(s);
+            return s != 0f ? 1f / s : 0f;
+        }
+
+        public void decodeK(Object page, int j0, int j1, int kh, int hd, float[] dst) {
+            Page p = (Page) page;
+            for (int b = j0; b < j1; b += 8) {
+                HalfFloats.q8ToFloats8(p.q, KvSlot.kBlock(b, kvd), p.d, b / 8 * 8 * (kvd / 32), kh * hd, hd, dst, b * hd);
+            }
+        }
+
+        public void decodeV(Object page, int j0, int j1, int kh, int hd, float[] dst) {
+            Page p = (Page) page;
+            for (int j = j0; j < j1; j++) HalfFloats.q8ToFloats(p.q, j * kvd + kh * hd, p.d, j * (kvd / 32), kh * hd, hd, dst, j * hd);
+        }
+    }
+}
