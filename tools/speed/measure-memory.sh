@@ -44,7 +44,8 @@ for t in $DGR_TYPES; do
   start=$(date +%s)
   for s in $(seq "$SESSIONS"); do complete $((TOKENS - 16)) 16 "$s" & done
   want=$(( SESSIONS * (TOKENS - 16) * per_token )) peak=0
-  while :; do
+  used=0
+  for _ in $(seq 1200); do   # at most 10 minutes
     used="$(cap '.memory.state_bytes_used')"; r="$(mb "$SERVER" VmRSS)"; [ "$r" -gt "$peak" ] && peak=$r
     [ "$used" -ge "$want" ] && break
     sleep 0.5
