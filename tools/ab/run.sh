@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Whole-model A/B of two dgr builds in one JVM: tools/ab/run.sh MODEL DIR_A DIR_B [THREADS] [BATCH] [STEPS]
+# ENGINE=simd (or q8, scalar) picks the engine both builds run; default auto.
 # DIR_A and DIR_B are checkouts with `mvn -o -q -pl gguf,engine compile` done (engine/target/classes).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -14,5 +15,5 @@ for k in 0 1; do
 done
 "$JDK/bin/javac" -d "$OUT/driver" "$HERE/TwoBuilds.java"
 "$JDK/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC \
-  -XX:ObjectAlignmentInBytes=32 -Xmx8g -cp "$OUT/driver" TwoBuilds "$MODEL" "${4:-2}" "${5:-1}" "${6:-150}" "$A" "$B" "$OUT" 2>&1 \
+  -XX:ObjectAlignmentInBytes=32 -Xmx8g -Ddgr.ab.engine="${ENGINE:-auto}" -cp "$OUT/driver" TwoBuilds "$MODEL" "${4:-2}" "${5:-1}" "${6:-150}" "$A" "$B" "$OUT" 2>&1 \
   | grep -v '^WARNING'

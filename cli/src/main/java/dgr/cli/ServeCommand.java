@@ -119,6 +119,9 @@ public final class ServeCommand implements Callable<Integer> {
     @picocli.CommandLine.Mixin
     StageOptions stage = new StageOptions();
 
+    @picocli.CommandLine.Mixin
+    AccountingOptions accounting = new AccountingOptions();
+
     /** The listener's connection cap and timeouts from the flags. */
     ListenerLimits listenerLimits() {
         ListenerLimits l = ListenerLimits.defaults();
@@ -134,7 +137,8 @@ public final class ServeCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--tracker needs --node-token: the tracker refuses a node without its token");
         }
         NodeConfig config = config();
-        NodeServer node = NodeServer.start(config, listenerLimits(), stage.plan());
+        NodeServer node = NodeServer.start(config, listenerLimits(), stage.plan(),
+                accounting.open(nodeToken, config.port(), System.err));
         if (tracker != null) node.joinTracker(tracker);
         System.err.println("dgr serve: listening on " + (config.serving().tls() ? "https" : "http") + "://" + node.host()
                 + ":" + node.port() + " serving "

@@ -53,6 +53,10 @@ public final class TrackerCommand implements Callable<Integer> {
             + " restarts and distinct between trackers sharing a database (default: tracker@HOST:PORT)")
     String trackerId;
 
+    @Option(names = "--recovery-grace", description = "after a restart, how long open ledger rows wait for a node's"
+            + " accounting before those no node knows are settled as failed at 0 tokens, e.g. 30s, 5m (default: 30s)")
+    String recoveryGrace;
+
     @Mixin
     LedgerOptions ledgerOptions;
 
@@ -62,7 +66,8 @@ public final class TrackerCommand implements Callable<Integer> {
         Instant started = Instant.now();
         JdbcLedger ledger = ledger();
         TrackerServer tracker = TrackerServer.start(config, ledger);
-        TrackerLedgerRecovery.start(tracker, ledger, started);
+        TrackerLedgerRecovery.start(tracker, ledger, started, recoveryGrace == null ? TrackerLedgerRecovery.GRACE
+                : DurationFlag.parse("--recovery-grace", recoveryGrace));
         System.err.println("dgr tracker: listening on http://" + tracker.host() + ":" + tracker.port() + " (routing "
                 + config.routing().flag() + (config.nodeToken() == null ? "; no --node-token: no node can join" : "")
                 + ")");

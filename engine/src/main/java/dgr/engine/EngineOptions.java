@@ -24,7 +24,7 @@ public record EngineOptions(Kind kind, int threads, int maxRows, int firstLayer,
     }
 
     public enum Kind {
-        /** The architecture's best here: llama-family {@link #preferred}, DeepSeek-V4 {@link #SIMD}. */
+        /** The best here ({@link #preferred}), for the llama family and DeepSeek-V4 alike. */
         AUTO,
         /** {@code java-simd/1}: f32 activations, Vector API kernels. */
         SIMD,

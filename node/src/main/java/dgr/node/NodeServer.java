@@ -45,13 +45,18 @@ public final class NodeServer implements AutoCloseable {
     private final dgr.node.stage.StagePlan stagePlan;
     private final dgr.node.stage.StageRole stage = new dgr.node.stage.StageRole();
 
-    private NodeServer(NodeConfig config, ApiKeys keys, ListenerLimits limits, dgr.node.stage.StagePlan stagePlan) {
+    /** The accounting of the tracker's requests (in a journal on the disk when started with one). */
+    private final RecentRequests recent;
+
+    private NodeServer(NodeConfig config, ApiKeys keys, ListenerLimits limits, dgr.node.stage.StagePlan stagePlan,
+                       RecentRequests recent) {
         this.config = config;
+        this.recent = recent;
         this.stagePlan = stagePlan;
         ClientFaultLog faults = new ClientFaultLog(java.time.Duration.ofSeconds(1));
         this.guard = new ConnectionGuard(limits, faults);
         this.http = new NodeHttp(models, keys, metrics, () -> stage.addTo(capabilities().build()), config.maxBodyBytes(),
-                config.requestTimeout(), new RecentRequests(RecentRequests.DEFAULT_CAPACITY, Clock.systemUTC()),
+                config.requestTimeout(), recent,
                 config.nodeToken(), config.serving()).guardedBy(guard, faults);
         if (config.nodeToken() != null) http.trustTracker(TrackerTrust.of(config.nodeToken()));
         var web = guard.configure(WebServer.builder())
@@ -69,7 +74,16 @@ public final class NodeServer implements AutoCloseable {
 
     /** As above, for a node that serves one span of a route ({@code stagePlan}), or whole models when it is null. */
     public static NodeServer start(NodeConfig config, ListenerLimits limits, dgr.node.stage.StagePlan stagePlan) throws IOException {
-        NodeServer s = new NodeServer(config, ApiKeys.of(config.apiKeys(), config.keysFile()), limits, stagePlan);
+        return start(config, limits, stagePlan, new RecentRequests(RecentRequests.DEFAULT_CAPACITY, Clock.systemUTC()));
+    }
+
+    /**
+     * As above, keeping the accounting of the tracker's requests in {@code recent}: {@link RecentRequests#durable}
+     * for a node whose accounting must outlive a kill -9 (dgr serve --accounting-file). Closed with the node.
+     */
+    public static NodeServer start(NodeConfig config, ListenerLimits limits, dgr.node.stage.StagePlan stagePlan,
+                                   RecentRequests recent) throws IOException {
+        NodeServer s = new NodeServer(config, ApiKeys.of(config.apiKeys(), config.keysFile()), limits, stagePlan, recent);
         s.web.start();
         LOG.log(System.Logger.Level.INFO, "at most " + s.guard.maxConnections() + " open connections"
                 + (s.guard.maxConnections() < limits.maxConnections() ? " (lowered from " + limits.maxConnections()
@@ -231,5 +245,6 @@ public final class NodeServer implements AutoCloseable {
         guard.close();
         models.close();
         stage.close();
+        recent.close();
     }
 }

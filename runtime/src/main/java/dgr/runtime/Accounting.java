@@ -13,9 +13,18 @@ package dgr.runtime;
  * @param queueNanos       submission to admission (-1 if never admitted)
  * @param ttftNanos        submission to the first streamed token (-1 if none)
  * @param interTokenNanos  time between consecutive generated tokens ({@code generatedTokens - 1} entries)
+ * @param recomputedTokens positions a route computed a second time after one of its stages failed
+ *                         (the dead span's rows replayed to its replacement): real work, kept apart
+ *                         from the tokens above, which each count once
  */
 public record Accounting(int promptLength, int promptTokens, int cachedTokens, int generatedTokens, long queueNanos,
-                         long ttftNanos, long[] interTokenNanos) {
+                         long ttftNanos, long[] interTokenNanos, int recomputedTokens) {
+
+    /** A session no stage failure touched (one node, or a route that never failed over). */
+    public Accounting(int promptLength, int promptTokens, int cachedTokens, int generatedTokens, long queueNanos,
+                      long ttftNanos, long[] interTokenNanos) {
+        this(promptLength, promptTokens, cachedTokens, generatedTokens, queueNanos, ttftNanos, interTokenNanos, 0);
+    }
 
     /** Rows this session had in forward passes. */
     public int processedRows() {

@@ -18,6 +18,8 @@ import java.util.List;
 final class BatchPlanner {
     enum Kind { PREFILL, DECODE, MIXED }
 
+    private static final long[] NO_IDS = new long[0];
+
     private final SchedulerConfig config;
     private final boolean mixes;
     private final Session[] sessions;
@@ -41,14 +43,22 @@ final class BatchPlanner {
     }
 
     /** Fills {@code batch} (cleared first) from {@code running}; returns the kind, or null if nothing runs. */
-    Kind plan(List<Session> running, Batch batch) {
+    Kind plan(List<Session> running, Batch batch) { return plan(running, batch, Integer.MAX_VALUE); }
+
+    /**
+     * As {@link #plan(List, Batch)}, with at most {@code maxSessions} sessions, leaving out those in
+     * flight on a route (their next row needs the token they await): a head's micro-batch.
+     */
+    Kind plan(List<Session> running, Batch batch, int maxSessions) {
         batch.clear();
         count = prefillCount = decodeCount = tokens = 0;
+        if (maxSessions <= 0) return null;
         int nPrefill = 0;
         int nDecode = 0;
         int maxPrefillWait = -1;
         for (int i = 0; i < running.size(); i++) {
             Session s = running.get(i);
+            if (s.inFlight != null) continue;
             if (s.inPrefill()) {
                 insertByWait(s, nPrefill++);
                 maxPrefillWait = Math.max(maxPrefillWait, s.waitedIterations);
@@ -65,14 +75,15 @@ final class BatchPlanner {
         else if (maxPrefillWait >= config.maxPrefillWaitIterations()) kind = Kind.PREFILL;
         else kind = Kind.DECODE;
 
+        int limit = Math.min(maxSessions, sessions.length);
         if (kind != Kind.PREFILL) {
-            for (int i = 0; i < running.size(); i++) {
+            for (int i = 0; i < running.size() && count < limit; i++) {
                 Session s = running.get(i);
-                if (!s.inPrefill()) addDecode(s, batch);
+                if (!s.inPrefill() && s.inFlight == null) addDecode(s, batch);
             }
         }
         if (kind != Kind.DECODE) {
-            for (int i = 0; i < nPrefill && count < sessions.length; i++) {
+            for (int i = 0; i < nPrefill && count < limit; i++) {
                 int budget = config.maxBatchTokens() - tokens;
                 if (budget == 0) break;
                 addPrefill(prefillOrder[i], Math.min(budget, config.maxPrefillChunk()), batch);
@@ -138,6 +149,18 @@ final class BatchPlanner {
     int outputRow(int i) { return outputRows[i]; }
 
     int prefillCount() { return prefillCount; }
+
+    /** The sequence ids of the decode rows, or of the prefill chunks, of this batch. */
+    long[] sequenceIds(boolean decode) {
+        // Planner order: decode rows first, then prefill chunks (chunk sizes alone cannot tell a
+        // one-token chunk from a decode row).
+        int from = decode ? 0 : decodeCount;
+        int n = decode ? decodeCount : prefillCount;
+        if (n == 0) return NO_IDS;
+        long[] ids = new long[n];
+        for (int i = 0; i < n; i++) ids[i] = sessions[from + i].sequenceId();
+        return ids;
+    }
 
     int decodeCount() { return decodeCount; }
 

@@ -7,24 +7,45 @@ import dgr.engine.sampler.TokenSampler;
 /**
  * The rest of a route behind a head: the stages that run the layers after the head's span and the
  * last one, which samples. The head's scheduler hands it the boundary rows its span produced and
- * gets back the token sampled for every row that wants output (DESIGN.md, "Across nodes").
+ * later receives the token sampled for every row that wants output (DESIGN.md, "Across nodes").
  *
- * <p>Called only on the scheduler thread. A failure it cannot recover from (a dead stage with no
- * alternate) is thrown as a {@link RuntimeException} whose message says which stage and why; the
- * scheduler then fails the batch's sessions with that message.
+ * <p>Sending does not wait: the head keeps up to {@link #depth()} micro-batches (of different
+ * sessions) on the route, so every stage computes at once. Called only on the scheduler thread,
+ * except {@link #wake()}. A session the route cannot serve any more (a dead stage with no alternate)
+ * comes back through {@link Replies#lost} with a message saying which stage and why; a failure of a
+ * whole send is thrown as a {@link RuntimeException}.
  */
 public interface Downstream {
+    /** Where the replies of {@link #receive} go, on the scheduler thread. */
+    interface Replies {
+        void token(long sequenceId, int token);
+
+        void lost(long sequenceId, String why);
+    }
+
+    /** Micro-batches the head keeps on the route: the number of stages, so each has one to compute. */
+    int depth();
+
     /** A session was admitted on the head: open it down the route with its sampler's settings. */
     void open(long sequenceId, TokenSampler sampler);
 
     /**
      * Sends the batch's rows down the route, {@code boundary} holding the head span's output of every
-     * row, and waits for the tokens: {@code tokens[row]} for each row that wants output.
+     * row; returns without waiting. Each row that wants output brings one token back through {@link #receive}.
      *
      * @param rowSessions the sequence id of each batch row
      */
-    void forward(Batch batch, ForwardResult boundary, long[] rowSessions, int[] tokens);
+    void send(Batch batch, ForwardResult boundary, long[] rowSessions);
+
+    /** Hands over the replies that have come, waiting up to {@code timeoutNanos} for the first one (0: none). */
+    void receive(long timeoutNanos, Replies replies);
+
+    /** Ends a wait in {@link #receive} early (a submission or cancel came); any thread. */
+    void wake();
 
     /** The session ended on the head ({@code phase} FINISHED, CANCELLED or FAILED): free it everywhere. */
     void close(long sequenceId, Phase phase, String reason);
+
+    /** Positions of the session the route computed again after a stage failed (its dead span's work redone). */
+    default int recomputedTokens(long sequenceId) { return 0; }
 }

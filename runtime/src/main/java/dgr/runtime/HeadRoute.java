@@ -2,40 +2,121 @@ package dgr.runtime;
 
 import dgr.engine.Batch;
 import dgr.engine.ForwardResult;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BiConsumer;
 
 /**
- * A head scheduler's side of its route: which session each batch row belongs to, the tokens the
- * last stage sampled, and the session opens and closes that travel down. Scheduler thread only.
+ * A head scheduler's side of its route: the micro-batches in flight, which session awaits a token
+ * from the last stage, and the session opens and closes that travel down. Scheduler thread only.
+ *
+ * <p>A session whose row wants output is <em>in flight</em> until its token comes back: the planner
+ * leaves it out, and the head plans the next micro-batch from the other sessions (at most
+ * {@code ceil(running / depth)} of them, so the running sessions form {@code depth} groups, one per
+ * stage). The scheduler waits for the route only when every running session is in flight or
+ * {@code depth} micro-batches are.
  */
 final class HeadRoute {
     private static final System.Logger LOG = System.getLogger(HeadRoute.class.getName());
+    /** Longest single wait for replies, so deadlines of waiting sessions are still checked. */
+    private static final long MAX_WAIT_NANOS = 50_000_000L;
+
+    /** One micro-batch on the route: how many of its sessions still await their token. */
+    static final class Flight {
+        int awaiting;
+    }
 
     private final Downstream downstream;
+    private final int depth;
     private final long[] rowSessions;
-    private final int[] rowTokens;
+    private final Map<Long, Session> open = new HashMap<>();
+    private int flights;
+    private long waitedNanos;
 
     HeadRoute(Downstream downstream, int maxBatchTokens) {
         this.downstream = downstream;
+        this.depth = Math.max(1, downstream.depth());
         this.rowSessions = new long[maxBatchTokens];
-        this.rowTokens = new int[maxBatchTokens];
     }
 
-    void open(Session s) { downstream.open(s.sequenceId(), s.sampler()); }
+    void open(Session s) {
+        downstream.open(s.sequenceId(), s.sampler());
+        open.put(s.sequenceId(), s);
+    }
 
-    /** Sends the planned batch's boundary rows down and waits for its tokens. */
+    /**
+     * Most sessions the next micro-batch takes: the running ones split into {@code depth} groups, or
+     * none while {@code depth} micro-batches are on the route.
+     */
+    int groupSize(int running) { return flights >= depth ? 0 : Math.max(1, (running + depth - 1) / depth); }
+
+    /** Sends the planned batch's boundary rows down; the sessions whose row wants output are in flight from now. */
     void send(BatchPlanner planner, Batch batch, ForwardResult result) {
         for (int i = 0, row = 0; i < planner.count(); i++) {
             for (int c = 0; c < planner.chunk(i); c++) rowSessions[row++] = planner.sequenceId(i);
         }
-        downstream.forward(batch, result, rowSessions, rowTokens);
+        downstream.send(batch, result, rowSessions);
+        // Only once sent: a send that threw leaves no session in flight (the scheduler fails them).
+        Flight flight = new Flight();
+        for (int i = 0; i < planner.count(); i++) {
+            if (!batch.wantsOutput(planner.outputRow(i))) continue;
+            planner.session(i).inFlight = flight;
+            flight.awaiting++;
+        }
+        if (flight.awaiting > 0) flights++;
     }
 
-    /** The token the last stage sampled for batch row {@code row}. */
-    int token(int row) { return rowTokens[row]; }
+    /**
+     * Hands the replies that came to {@code token} and {@code lost}; waits for one when nothing can
+     * be planned now (every running session in flight) or {@code depth} micro-batches are in flight.
+     */
+    void receive(List<Session> running, BiConsumer<Session, Integer> token, BiConsumer<Session, String> lost) {
+        boolean plannable = false;
+        for (int i = 0; i < running.size() && !plannable; i++) plannable = running.get(i).inFlight == null;
+        boolean wait = flights > 0 && (!plannable || flights >= depth);
+        long t0 = System.nanoTime();
+        downstream.receive(wait ? MAX_WAIT_NANOS : 0, new Downstream.Replies() {
+            @Override
+            public void token(long sequenceId, int t) {
+                Session s = open.get(sequenceId);
+                if (s == null || s.inFlight == null) return;  // ended meanwhile, or a repeat
+                land(s);
+                token.accept(s, t);
+            }
 
-    /** Frees the session down the route; a failure here is logged, never thrown into the loop. */
+            @Override
+            public void lost(long sequenceId, String why) {
+                Session s = open.get(sequenceId);
+                if (s != null) lost.accept(s, why);
+            }
+        });
+        if (wait) waitedNanos += System.nanoTime() - t0;
+    }
+
+    private void land(Session s) {
+        Flight f = s.inFlight;
+        s.inFlight = null;
+        if (f != null && --f.awaiting == 0) flights--;
+    }
+
+    void wake() { downstream.wake(); }
+
+    /** Micro-batches on the route now. */
+    int flights() { return flights; }
+
+    /** Time the scheduler waited for the route with nothing else to plan. */
+    long waitedNanos() { return waitedNanos; }
+
+    /**
+     * Frees the session down the route and takes its recomputed count into its accounting; a failure
+     * here is logged, never thrown into the loop.
+     */
     void close(Session s, Phase phase, String message) {
+        land(s);
+        open.remove(s.sequenceId());
         try {
+            s.recomputedTokens = downstream.recomputedTokens(s.sequenceId());
             downstream.close(s.sequenceId(), phase, message);
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "closing session " + s.sequenceId() + " down the route failed", e);

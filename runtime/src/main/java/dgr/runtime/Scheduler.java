@@ -30,7 +30,6 @@ import java.util.concurrent.locks.LockSupport;
  */
 public final class Scheduler implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Scheduler.class.getName());
-    private static final long[] NO_IDS = new long[0];
     /** Pause after an iteration that threw, so a persistent bug logs at a bounded rate, never parks for good. */
     private static final long FAILURE_BACKOFF_NANOS = 1_000_000;
 
@@ -178,6 +177,7 @@ public final class Scheduler implements AutoCloseable {
     private void wake() {
         Thread t = thread;
         if (t != null) LockSupport.unpark(t);
+        if (route != null) route.wake();
     }
 
     private void loop() {
@@ -244,7 +244,18 @@ public final class Scheduler implements AutoCloseable {
                 return false;
             }
         }
-        BatchPlanner.Kind kind = planner.plan(running, batch);
+        if (route != null) {
+            // Tokens that came back from the route; waits only when nothing else can be planned.
+            route.receive(running, (s, token) -> emit(s, token, System.nanoTime()),
+                    (s, why) -> end(s, Phase.FAILED, FinishReason.UNAVAILABLE, why));
+            removeEnded();
+        }
+        BatchPlanner.Kind kind = route == null ? planner.plan(running, batch)
+                : planner.plan(running, batch, route.groupSize(running.size()));
+        if (kind == null) {  // a head whose every session awaits the route: the next iteration waits for replies
+            publishGauges();
+            return true;
+        }
         CompatibilityKey key = switch (kind) {
             case MIXED -> mixedKey;
             case PREFILL -> mixedKey != null ? mixedKey : prefillKey;
@@ -358,10 +369,11 @@ public final class Scheduler implements AutoCloseable {
                 }
                 s.setPhase(Phase.DECODE);
             }
+            // A head's session is in flight now: its token comes from the last stage (route.receive).
+            if (route != null) continue;
             int token;
             try {
-                token = route != null ? route.token(planner.outputRow(i))
-                        : s.sampler().sample(out, result.outputOffset(planner.outputRow(i)), width);
+                token = s.sampler().sample(out, result.outputOffset(planner.outputRow(i)), width);
             } catch (RuntimeException e) {
                 s.syncPosition();
                 end(s, Phase.FAILED, FinishReason.ERROR, "sampler failed: " + e);
@@ -484,16 +496,8 @@ public final class Scheduler implements AutoCloseable {
         long t3 = System.nanoTime();
         long it = iteration;
         if (!listeners.isEmpty()) {
-            long[] prefillIds = planner.prefillCount() == 0 ? NO_IDS : new long[planner.prefillCount()];
-            long[] decodeIds = planner.decodeCount() == 0 ? NO_IDS : new long[planner.decodeCount()];
-            int p = 0;
-            int d = 0;
-            for (int i = 0; i < planner.count(); i++) {
-                // Planner order: decode rows first, then prefill chunks; chunk sizes tell them apart
-                // only for chunks > 1, so the planner's own counts split the list.
-                if (i < planner.decodeCount()) decodeIds[d++] = planner.sequenceId(i);
-                else prefillIds[p++] = planner.sequenceId(i);
-            }
+            long[] prefillIds = planner.sequenceIds(false);
+            long[] decodeIds = planner.sequenceIds(true);
             publish(new SchedulerEvent.IterationEvent(it, key, planner.count(), planner.prefillCount(),
                     planner.decodeCount(), planner.tokens(), t2 - t1, (t1 - t0) + (t3 - t2), bytes, reservedBytes,
                     config.stateBudgetBytes(), running.size(), tenants.waitingCount() + inbox.size(), prefillIds,

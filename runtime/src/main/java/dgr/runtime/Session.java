@@ -44,6 +44,10 @@ public final class Session {
     int waitedIterations;
     /** The iteration in which this session last had rows. */
     long servedIteration = -1;
+    /** On a head: the micro-batch whose token this session awaits from the route, or null. */
+    HeadRoute.Flight inFlight;
+    /** On a head: positions the route recomputed for this session after a stage failed. */
+    int recomputedTokens;
 
     Session(long sequenceId, SessionRequest request, long submittedNanos, long reservationBytes,
             Runnable wakeScheduler) {
@@ -131,7 +135,7 @@ public final class Session {
         return new Accounting(prompt.length, promptProcessed, 0, generated,
                 admittedNanos < 0 ? -1 : admittedNanos - submittedNanos,
                 firstTokenNanos < 0 ? -1 : firstTokenNanos - submittedNanos,
-                Arrays.copyOf(interTokenNanos, Math.max(0, generated - 1)));
+                Arrays.copyOf(interTokenNanos, Math.max(0, generated - 1)), recomputedTokens);
     }
 
     void complete(SessionEvent.Finished finished) { completion.complete(finished); }

@@ -51,7 +51,7 @@ public final class LevelAnalyzer {
 
         var batch = new LevelMetrics.Batch(server.source(), server.iterations().isEmpty() ? null : server.iterations().size(),
                 server.meanRowsPerIteration(), info.rowLimit() > 0 ? info.rowLimit() : null, server.occupancy(),
-                server.prefillRowShare(), server.decodeRowShare());
+                server.prefillRowShare(), server.decodeRowShare(), server.pipelineBubble());
         var memory = new LevelMetrics.Memory(heapAfterGc, rss, server.serverRssBytes(), server.stateBytesInUseMean(),
                 server.stateBytesInUseMax(), server.stateBudgetBytes());
         var fairness = fairness(level, load, server.stalls(), clientsByTenant, explicitTenants);

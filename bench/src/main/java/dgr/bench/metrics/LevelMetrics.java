@@ -17,10 +17,13 @@ public record LevelMetrics(String label, String mode, int concurrency, double ra
                            Consistency consistency, Fairness fairness, Probe probe, ThroughputSpread outputThroughputSpread) {
 
     /**
-     * @param occupancy mean rows per iteration ÷ row limit
+     * @param occupancy      mean rows per iteration ÷ row limit
+     * @param pipelineBubble against a route's head: each stage's fraction of the level it waited
+     *                       ("head", then each later stage by its span "A-B"); null otherwise
      */
     public record Batch(String source, Integer iterations, Double meanRowsPerIteration, Integer rowLimit,
-                        Double occupancy, Double prefillRowShare, Double decodeRowShare) {}
+                        Double occupancy, Double prefillRowShare, Double decodeRowShare,
+                        java.util.Map<String, Double> pipelineBubble) {}
 
     /**
      * @param heapAfterGcBytes   this JVM's used heap right after a full GC at the level's end

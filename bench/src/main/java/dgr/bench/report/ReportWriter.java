@@ -126,6 +126,19 @@ public final class ReportWriter {
         }
         d.table(List.of("level", "iterations", "rows/iteration", "occupancy", "prefill / decode rows", "heap after GC",
                 "RSS", "state max / budget", "counts consistent"), rows);
+        List<List<String>> bubbles = new ArrayList<>();
+        for (LevelMetrics m : ls) {
+            var bubble = m.batch().pipelineBubble();
+            if (bubble == null || bubble.isEmpty()) continue;
+            List<String> parts = new ArrayList<>();
+            bubble.forEach((stage, f) -> parts.add(stage + " " + f(f)));
+            bubbles.add(List.of(m.label(), String.join(", ", parts)));
+        }
+        if (!bubbles.isEmpty()) {
+            d.p("Pipeline bubble: the fraction of each level every stage of the route waited instead of computing"
+                    + " (the head's from its wait for tokens, later stages by span from their busy time, relayed to the head).");
+            d.table(List.of("level", "bubble by stage"), bubbles);
+        }
     }
 
     private static void checksTable(Doc d, List<LevelMetrics> ls) {

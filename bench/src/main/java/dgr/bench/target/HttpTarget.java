@@ -262,7 +262,7 @@ public final class HttpTarget implements Target {
         Double rss = after.value("process_resident_memory_bytes");
         return new ServerObservation("server /metrics", List.of(), meanRows, occupancy, null, null, queue, queueNote,
                 used, used == null ? null : used.longValue(), budget == null ? null : budget.longValue(),
-                rss == null ? null : rss.longValue(), null);
+                rss == null ? null : rss.longValue(), null, PipelineBubble.between(before, after));
     }
 
     private static Double delta(PrometheusText after, PrometheusText before, String name) {

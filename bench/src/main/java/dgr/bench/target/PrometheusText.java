@@ -14,10 +14,14 @@ import java.util.TreeMap;
 public final class PrometheusText {
     private final Map<String, Double> byName;
     private final Map<String, TreeMap<Double, Double>> buckets;
+    /** Series name → its labels as written → value. */
+    private final Map<String, Map<String, Double>> series;
 
-    private PrometheusText(Map<String, Double> byName, Map<String, TreeMap<Double, Double>> buckets) {
+    private PrometheusText(Map<String, Double> byName, Map<String, TreeMap<Double, Double>> buckets,
+                           Map<String, Map<String, Double>> series) {
         this.byName = byName;
         this.buckets = buckets;
+        this.series = series;
     }
 
     public static PrometheusText parse(String text) {
@@ -31,6 +35,7 @@ public final class PrometheusText {
     public static PrometheusText parse(String text, String model) {
         Map<String, Double> byName = new LinkedHashMap<>();
         Map<String, TreeMap<Double, Double>> buckets = new LinkedHashMap<>();
+        Map<String, Map<String, Double>> series = new LinkedHashMap<>();
         for (String raw : text.split("\n")) {
             String line = raw.strip();
             if (line.isEmpty() || line.startsWith("#")) continue;
@@ -68,9 +73,10 @@ public final class PrometheusText {
                         .merge(parseValue(le), value, Double::sum);
             } else {
                 byName.merge(name, value, Double::sum);
+                series.computeIfAbsent(name, k -> new LinkedHashMap<>()).merge(labels, value, Double::sum);
             }
         }
-        return new PrometheusText(byName, buckets);
+        return new PrometheusText(byName, buckets, series);
     }
 
     private static double parseValue(String s) {
@@ -88,6 +94,16 @@ public final class PrometheusText {
             if (eq > 0 && kv.substring(0, eq).strip().equals(key)) return kv.substring(eq + 1).strip().replace("\"", "");
         }
         return null;
+    }
+
+    /** A series' values by the value of its label {@code key} (series without it are left out). */
+    public Map<String, Double> byLabel(String name, String key) {
+        Map<String, Double> out = new TreeMap<>();
+        series.getOrDefault(name, Map.of()).forEach((labels, v) -> {
+            String k = label(labels, key);
+            if (k != null) out.merge(k, v, Double::sum);
+        });
+        return out;
     }
 
     /** A series' value summed over labels, or null when absent. */

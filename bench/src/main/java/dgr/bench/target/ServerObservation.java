@@ -21,11 +21,22 @@ import java.util.List;
  * @param stateBudgetBytes    the state budget
  * @param serverRssBytes      the serving process's RSS when the server exports it (HTTP), else null
  * @param stalls              decode stalls and prefill waits from iteration events, or null
+ * @param pipelineBubble      a route's head (HTTP): each stage's fraction of the level it waited
+ *                            ("head", and each later stage by its span "A-B"), else null
  */
 public record ServerObservation(String source, List<IterationSample> iterations, Double meanRowsPerIteration,
                                 Double occupancy, Double prefillRowShare, Double decodeRowShare, Summary queueTimeMs,
                                 String queueTimeNote, Double stateBytesInUseMean, Long stateBytesInUseMax,
-                                Long stateBudgetBytes, Long serverRssBytes, StallReport stalls) {
+                                Long stateBudgetBytes, Long serverRssBytes, StallReport stalls,
+                                java.util.Map<String, Double> pipelineBubble) {
+
+    public ServerObservation(String source, List<IterationSample> iterations, Double meanRowsPerIteration,
+                             Double occupancy, Double prefillRowShare, Double decodeRowShare, Summary queueTimeMs,
+                             String queueTimeNote, Double stateBytesInUseMean, Long stateBytesInUseMax,
+                             Long stateBudgetBytes, Long serverRssBytes, StallReport stalls) {
+        this(source, iterations, meanRowsPerIteration, occupancy, prefillRowShare, decodeRowShare, queueTimeMs, queueTimeNote,
+                stateBytesInUseMean, stateBytesInUseMax, stateBudgetBytes, serverRssBytes, stalls, null);
+    }
 
     public static ServerObservation unavailable() {
         return new ServerObservation("unavailable", List.of(), null, null, null, null, null, "unavailable", null, null,

@@ -84,6 +84,8 @@ class StageFailoverTest {
         // kill -9 of the middle stage while 8 sessions decode: they move to b2 and continue.
         List<Streams.Result> killed = runAndDisrupt(base, b1::kill9);
         assertSameTexts(killed, reference, "after kill -9 of b1");
+        // Accounting keeps the dead span's work apart: b2 computed again the positions b1 had.
+        assertThat(headStage(base).path("recomputed_tokens").asLong()).as("recomputed tokens after kill -9").isPositive();
 
         // kill -STOP of its replacement: no broken stream, only the deadline tells; they move to b3.
         List<Streams.Result> stopped = runAndDisrupt(base, b2::suspend);
@@ -120,6 +122,12 @@ class StageFailoverTest {
 
     static long longestGap(List<Streams.Result> rs) {
         return rs.stream().mapToLong(Streams.Result::longestGapMillis).max().orElse(0);
+    }
+
+    static JsonNode headStage(String base) throws Exception {
+        HttpResponse<String> r = Streams.HTTP.send(HttpRequest.newBuilder(URI.create(base + "/v1/capabilities")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        return Streams.JSON.readTree(r.body()).path("stage");
     }
 
     static int lastSessions() {

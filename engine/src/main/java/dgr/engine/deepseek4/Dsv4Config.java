@@ -53,6 +53,8 @@ public record Dsv4Config(
         int kLen = m.getInt(p + "attention.key_length");
         int vLen = m.getInt(p + "attention.value_length", kLen);
         if (kLen != vLen) throw new GgufFormatException("deepseek4 needs key_length == value_length, found " + kLen + " and " + vLen);
+        // The compressor and attention run 8 channels to a vector (V4-Flash: 512).
+        if (kLen <= 0 || kLen % 8 != 0) throw new GgufFormatException(p + "attention.key_length must be a positive multiple of 8, found " + kLen);
         int nRot = m.getInt(p + "rope.dimension_count");
         if (nRot > kLen || nRot % 2 != 0) throw new GgufFormatException("rope.dimension_count " + nRot + " does not fit head_dim " + kLen);
         int gating = m.getInt(p + "expert_gating_func");

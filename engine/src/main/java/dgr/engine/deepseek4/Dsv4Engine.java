@@ -12,12 +12,20 @@ import dgr.engine.ModelInfo;
 import dgr.engine.Recipe;
 import dgr.engine.StateLayout;
 import dgr.engine.StateSlot;
+import dgr.engine.kernel.Kernels;
+import dgr.engine.kernel.Q8Kernels;
+import dgr.engine.kernel.Scratch;
+import dgr.engine.kernel.WorkerPool;
+import dgr.engine.llama.Matmuls;
 import dgr.gguf.GgufArtifact;
+import java.lang.foreign.Arena;
 import java.nio.file.Path;
 
 /**
- * The {@code deepseek4} architecture (DSV4-SPEC section 2) over one layer span, float32 activations
- * over weights decoded to float32 at load.
+ * The {@code deepseek4} architecture (DSV4-SPEC section 2) over one layer span, on the kernels the
+ * llama family runs: {@code java-q8} (activations rounded to 8 bits against quantised matrices,
+ * the default where its native kernel runs), {@code java-simd} (float32 activations) or
+ * {@code java-scalar} (reference).
  *
  * <p>A batch runs layer by layer. Per-token work (hyper-connections, projections, MoE) is done for
  * all rows together, each weight row read once for all of them; attention walks each session's
@@ -29,7 +37,8 @@ public final class Dsv4Engine implements Engine {
     private final GgufArtifact file;
     private final Dsv4Config c;
     private final Dsv4Weights w;
-    private final Dsv4Kernels k;
+    private final Arena weightsArena;
+    private final WorkerPool pool;
     private final EngineId id;
     private final EngineFeatures features;
     private final Recipe recipe;
@@ -39,6 +48,7 @@ public final class Dsv4Engine implements Engine {
     private final int firstLayer, endLayer, contextLength, maxRows;
     private final Dsv4Rope ropeWindow, ropeCompressed;
     private final Dsv4Forward fwd;
+    private boolean closed;
 
     /** Builds the engine over an open artifact (closed by {@link #close()}); {@code sha256} is the artifact's hash. */
     public Dsv4Engine(GgufArtifact file, String sha256, EngineOptions o) {
@@ -56,16 +66,24 @@ public final class Dsv4Engine implements Engine {
         int ctx = o.contextLength() > 0 ? o.contextLength() : Math.min(c.contextLength(), EngineOptions.DEFAULT_CONTEXT_CAP);
         this.contextLength = ctx;
         this.maxRows = o.maxRows();
-        if (o.kind() == EngineOptions.Kind.Q8) {
-            throw new IllegalArgumentException(file.path() + ": engine java-q8 (8-bit activations) runs llama-family"
-                    + " models; deepseek4 runs on java-simd or java-scalar");
+        // The engine is chosen as for the llama family: java-q8 where its native kernel runs.
+        EngineOptions.Kind kind = o.kind() == EngineOptions.Kind.AUTO ? EngineOptions.Kind.preferred() : o.kind();
+        Kernels kernels = switch (kind) {
+            case AUTO, SIMD -> Kernels.of(true);
+            case SCALAR -> Kernels.of(false);
+            case Q8 -> new Q8Kernels();
+        };
+        this.weightsArena = Arena.ofShared();
+        try {
+            this.w = new Dsv4Weights(file, c, firstLayer, endLayer, kernels, weightsArena);
+        } catch (RuntimeException | Error e) {
+            weightsArena.close();
+            throw e;
         }
-        this.w = new Dsv4Weights(file, c, firstLayer, endLayer);
-        // AUTO: DeepSeek-V4 has no 8-bit activation kernels, so its best is java-simd.
-        boolean simd = o.kind() == EngineOptions.Kind.SIMD || o.kind() == EngineOptions.Kind.AUTO;
-        this.k = new Dsv4Kernels(simd, Math.max(1, o.threads()));
-        this.id = simd ? EngineId.JAVA_SIMD : EngineId.JAVA_SCALAR;
-        this.features = new EngineFeatures(true, maxRows, Math.max(1, o.threads()));
+        // The id names the kernels that run, so it cannot disagree with them.
+        this.id = EngineId.of(kernels.name());
+        int threads = Math.max(1, o.threads());
+        this.features = new EngineFeatures(true, maxRows, threads);
         this.ropeWindow = new Dsv4Rope(c.nRot(), c.ropeBase(), false, 1.0, c.nCtxOrig(), ctx);
         this.ropeCompressed = new Dsv4Rope(c.nRot(), c.compressRopeBase(), c.yarn(), c.freqScale(), c.nCtxOrig(), ctx);
         int[] spanRatios = java.util.Arrays.copyOfRange(c.ratios(), firstLayer, endLayer);
@@ -76,7 +94,13 @@ public final class Dsv4Engine implements Engine {
         var md = file.metadata();
         this.info = new ModelInfo(Dsv4Config.ARCH, md.getString("general.name", file.path().getFileName().toString()),
                 c.vocab(), ctx, c.nLayer(), c.nEmbd(), w.parameters, md);
-        this.fwd = new Dsv4Forward(c, w, k, ropeWindow, ropeCompressed, firstLayer, endLayer, maxRows);
+        Scratch[] scratch = new Scratch[threads];
+        for (int i = 0; i < threads; i++) scratch[i] = new Scratch(Dsv4Weights.widestInput(c), 8);
+        this.pool = new WorkerPool(threads, "dgr-v4-" + id.name());
+        Matmuls mats = new Matmuls(kernels, pool, scratch);
+        boolean simd = kind != EngineOptions.Kind.SCALAR;
+        this.fwd = new Dsv4Forward(c, w, mats, new Dsv4Attention(c, mats, ropeWindow, ropeCompressed, threads, simd),
+                firstLayer, endLayer, maxRows);
     }
 
     /** Loads a deepseek4 GGUF (the caller has checked the architecture or lets the config check it). */
@@ -89,6 +113,9 @@ public final class Dsv4Engine implements Engine {
             throw e;
         }
     }
+
+    /** The weights as the kernels read them (tests check their layouts). */
+    Dsv4Weights weights() { return w; }
 
     /** MTP layers present in the file: loaded by name only and never run (normal decoding does not draft). */
     public int ignoredMtpLayers() { return c.nNextn(); }
@@ -151,7 +178,10 @@ public final class Dsv4Engine implements Engine {
 
     @Override
     public void close() {
-        k.close();
+        if (closed) return;
+        closed = true;
+        pool.close();
+        weightsArena.close();
         file.close();
     }
 }

@@ -1,14 +1,16 @@
 package dgr.engine.deepseek4;
 
-import java.util.concurrent.ForkJoinPool;
-import java.util.stream.IntStream;
+import dgr.engine.kernel.Exp;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * The few dense kernels V4 needs. Every output element is one dot product reduced in an order
- * that depends only on its length (never on the batch, the other rows or the thread), which is the
- * batch-invariance contract. Threads split the output rows of a matrix, never a reduction.
+ * The vector helpers V4's own steps need beside the shared matrix kernels: dot products, softmax
+ * weights and weighted sums for attention, the hyper-connection stream mixes, RMSNorm, the clamped
+ * SwiGLU. Every result is computed in an order that depends only on its length (never on the
+ * batch, the other rows or the thread), which is the batch-invariance contract; element-wise
+ * vector steps (FMA, multiply, add, {@link Exp}) give the same bits in every compilation state.
  *
  * <p>Lane sums are taken with {@code lane(i)} in index order rather than {@code reduceLanes}: the
  * interpreter's and C2's reductions need not add lanes in the same order, and a session's first
@@ -17,24 +19,8 @@ import jdk.incubator.vector.VectorSpecies;
 final class Dsv4Kernels {
     private static final VectorSpecies<Float> S = FloatVector.SPECIES_256;
     private static final int L = S.length();
-    /** Below this many multiply-adds a matmul stays on the calling thread. */
-    private static final long PARALLEL_WORK = 1 << 16;
 
-    private final boolean simd;
-    private final ForkJoinPool pool; // null: single-threaded
-
-    Dsv4Kernels(boolean simd, int threads) {
-        this.simd = simd;
-        this.pool = threads > 1 ? new ForkJoinPool(threads) : null;
-    }
-
-    void close() {
-        if (pool != null) pool.shutdownNow();
-    }
-
-    float dot(float[] a, int ao, float[] b, int bo, int n) {
-        return simd ? dotSimd(a, ao, b, bo, n) : dotScalar(a, ao, b, bo, n);
-    }
+    private Dsv4Kernels() {}
 
     static float dotScalar(float[] a, int ao, float[] b, int bo, int n) {
         float s = 0f;
@@ -59,41 +45,6 @@ final class Dsv4Kernels {
         return s;
     }
 
-    /**
-     * {@code y[r·yStride + yOff + o] = W[o] · x[r·xStride + xOff ..]} for rows r < n. Each weight row
-     * is read once for all n rows (it stays in cache while the rows go by).
-     */
-    void matmul(Mat w, float[] x, int xOff, int xStride, float[] y, int yOff, int yStride, int n) {
-        int rows = w.rows(), cols = w.cols();
-        if (pool == null || (long) rows * cols * n < PARALLEL_WORK || rows < 8) {
-            matmulRange(w, x, xOff, xStride, y, yOff, yStride, n, 0, rows);
-            return;
-        }
-        int chunks = Math.min(rows, pool.getParallelism() * 4);
-        pool.submit(() -> IntStream.range(0, chunks).parallel().forEach(c -> {
-            int o0 = (int) ((long) rows * c / chunks), o1 = (int) ((long) rows * (c + 1) / chunks);
-            matmulRange(w, x, xOff, xStride, y, yOff, yStride, n, o0, o1);
-        })).join();
-    }
-
-    private void matmulRange(Mat w, float[] x, int xOff, int xStride, float[] y, int yOff, int yStride, int n, int o0, int o1) {
-        float[] a = w.w();
-        int cols = w.cols();
-        for (int o = o0; o < o1; o++) {
-            int wo = w.off() + o * cols;
-            for (int r = 0; r < n; r++) y[r * yStride + yOff + o] = dot(a, wo, x, r * xStride + xOff, cols);
-        }
-    }
-
-    /** Runs {@code body(i)} for i < n, on the pool when there is one; bodies must write disjoint data. */
-    void forEach(int n, java.util.function.IntConsumer body) {
-        if (pool == null || n < 2) {
-            for (int i = 0; i < n; i++) body.accept(i);
-            return;
-        }
-        pool.submit(() -> IntStream.range(0, n).parallel().forEach(body)).join();
-    }
-
     /** RMSNorm of x[xo..xo+n) into y (which may be x), times w when w is not null. Sum in double. */
     static void rmsNorm(float[] x, int xo, float[] y, int yo, int n, float[] w, float eps) {
         double ss = 0;
@@ -112,5 +63,84 @@ final class Dsv4Kernels {
 
     static float silu(float z) {
         return (float) (z / (1.0 + Math.exp(-z)));
+    }
+
+    /**
+     * {@code y[yo + i] = Σ_s c[co + s·cs]·x[xo + s·width + i]} for {@code i < width} ({@code width} a
+     * multiple of 8), over the {@code streams} streams in order: the first a product, then FMAs.
+     */
+    static void mixStreams(float[] x, int xo, int width, int streams, float[] c, int co, int cs, float[] y, int yo) {
+        for (int i = 0; i < width; i += L) {
+            FloatVector v = FloatVector.fromArray(S, x, xo + i).mul(c[co]);
+            for (int s = 1; s < streams; s++) v = FloatVector.fromArray(S, x, xo + s * width + i).fma(FloatVector.broadcast(S, c[co + s * cs]), v);
+            v.intoArray(y, yo + i);
+        }
+    }
+
+    /** {@code y[yo + i] = p·f[fo + i] + y[yo + i]} for {@code i < width} (a multiple of 8), as one FMA. */
+    static void addScaled(float[] f, int fo, float p, float[] y, int yo, int width) {
+        for (int i = 0; i < width; i += L) {
+            FloatVector.fromArray(S, f, fo + i).fma(FloatVector.broadcast(S, p), FloatVector.fromArray(S, y, yo + i)).intoArray(y, yo + i);
+        }
+    }
+
+    /** {@code acc[ao + i] = fma(w, k[ko + i], acc[ao + i])} for {@code i < n}. */
+    static void axpy(float w, float[] k, int ko, float[] acc, int ao, int n) {
+        int i = 0;
+        for (int up = n - L; i <= up; i += L) {
+            FloatVector.fromArray(S, k, ko + i).fma(FloatVector.broadcast(S, w), FloatVector.fromArray(S, acc, ao + i)).intoArray(acc, ao + i);
+        }
+        for (; i < n; i++) acc[ao + i] = Math.fma(w, k[ko + i], acc[ao + i]);
+    }
+
+    /**
+     * Softmax weights in place: {@code s[so + j] = e^(s[so + j] − max)} for {@code j < n} ({@link Exp}:
+     * 0 below −87), returning their sum, taken in 8 lanes (element {@code j} into lane {@code j mod 8},
+     * the tail past the last full vector one by one) and the lanes added in index order.
+     */
+    static float expSum(float[] s, int so, int n, float max, float[] lanes) {
+        FloatVector sum = FloatVector.zero(S);
+        int j = 0;
+        for (int up = n - L; j <= up; j += L) {
+            FloatVector e = Exp.exp(FloatVector.fromArray(S, s, so + j).sub(max));
+            e.intoArray(s, so + j);
+            sum = sum.add(e);
+        }
+        sum.intoArray(lanes, 0);
+        float t = 0f;
+        for (int k = 0; k < L; k++) t += lanes[k];
+        for (; j < n; j++) {
+            s[so + j] = Exp.exp(s[so + j] - max);
+            t += s[so + j];
+        }
+        return t;
+    }
+
+    /**
+     * V4's SwiGLU on columns {@code [o0, o1)} of {@code m} rows of {@code ff}: {@code a = min(g, L)},
+     * {@code v = clamp(u, −L, L)} when {@code L > 1e-6} (else {@code a = g}, {@code v = u}), then
+     * {@code h = a·σ(a)·v}, the sigmoid from {@code t = e^(−|a|)} ({@link Exp}) as {@code 1/(1+t)} or
+     * {@code t/(1+t)}, in vectors of 8 with the same steps one by one for a tail.
+     */
+    static void swiglu(float[] g, float[] u, float[] h, int m, int ff, int o0, int o1, float limit) {
+        boolean clamp = limit > 1e-6f;
+        float lo = clamp ? -limit : Float.NEGATIVE_INFINITY, hi = clamp ? limit : Float.POSITIVE_INFINITY;
+        for (int r = 0; r < m; r++) {
+            int i = r * ff + o0, end = r * ff + o1;
+            for (int up = end - L; i <= up; i += L) {
+                FloatVector a = FloatVector.fromArray(S, g, i).min(hi);
+                FloatVector v = FloatVector.fromArray(S, u, i).max(lo).min(hi);
+                FloatVector t = Exp.exp(a.abs().neg());
+                FloatVector one = FloatVector.broadcast(S, 1f);
+                FloatVector sig = one.blend(t, a.compare(VectorOperators.LT, 0f)).div(t.add(1f));
+                a.mul(sig).mul(v).intoArray(h, i);
+            }
+            for (; i < end; i++) {
+                float a = Math.min(g[i], hi), v = Math.min(Math.max(u[i], lo), hi);
+                float t = Exp.exp(-Math.abs(a));
+                float sig = (a < 0f ? t : 1f) / (t + 1f);
+                h[i] = a * sig * v;
+            }
+        }
     }
 }

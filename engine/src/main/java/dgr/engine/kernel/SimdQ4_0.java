@@ -31,6 +31,15 @@ import jdk.incubator.vector.VectorSpecies;
  * pass from 5.1–5.3 to 4.3–4.4 ns per block against the old scale-every-weight order. Walking two
  * weight rows per pass at batch 1 (sharing the activation loads) was slower (5.6–6.2 ns per block
  * and row), so batch 1 stays one row per pass.
+ *
+ * <p><b>Written out, not shared with {@link SimdQ8_0}</b>, though the two differ only in the four
+ * decode lines per block: one shared walk with the format's chunk decode as a small method C2
+ * inlines (tried three ways: an abstract method, a final one switching on the format, static
+ * methods with the format as an argument) gave the same bits and measured equal on the kernel
+ * alone (in-JVM alternating, 2048 × 768 Q8_0, B = 1 and 4), but 9–16% fewer tokens per second in
+ * the whole model at batch 4 (llama-110m Q8_0, simd engine, 2 threads, tools/ab/run.sh alternating
+ * one JVM: new build faster in 63–69 of 200 steps, where the unchanged code against itself gave
+ * 87–100 of 200; 2-vCPU machine shared with other builds, 2026-12-02).
  */
 final class SimdQ4_0 {
     private static final VectorSpecies<Byte> B8 = ByteVector.SPECIES_64;

@@ -19,6 +19,15 @@ import jdk.incubator.vector.VectorSpecies;
  * {@code fma(q3, x3, t)} ({@code qc} the int8 values {@code 8c .. 8c+7} as floats), then
  * {@code acc = fma(t, d, acc)}; finally {@link SimdKernels#sum8}. Scaling once per block instead
  * of once per weight saves four multiplies a block and leaves one short dependency chain per block.
+ *
+ * <p><b>Written out, not shared with {@link SimdQ4_0}</b>, though the two differ only in the four
+ * decode lines per block: one shared walk with the format's chunk decode as a small method C2
+ * inlines (tried three ways: an abstract method, a final one switching on the format, static
+ * methods with the format as an argument) gave the same bits and measured equal on the kernel
+ * alone (in-JVM alternating, 2048 × 768 Q8_0, B = 1 and 4), but 9–16% fewer tokens per second in
+ * the whole model at batch 4 (llama-110m Q8_0, simd engine, 2 threads, tools/ab/run.sh alternating
+ * one JVM: new build faster in 63–69 of 200 steps, where the unchanged code against itself gave
+ * 87–100 of 200; 2-vCPU machine shared with other builds, 2026-12-02).
  */
 final class SimdQ8_0 {
     private static final VectorSpecies<Byte> B8 = ByteVector.SPECIES_64;

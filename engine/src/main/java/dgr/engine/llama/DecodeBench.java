@@ -102,6 +102,11 @@ public final class DecodeBench {
         }
     }
 
+    /** A prompt's token at position {@code p}, within the model's vocabulary (dsv4-small's is 1025). */
+    static int token(Engine e, int p) {
+        return (100 + (p * 31) % 1000) % e.info().vocabSize();
+    }
+
     static String load() {
         return String.format("%.2f", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
     }
@@ -113,7 +118,7 @@ public final class DecodeBench {
             long t0 = System.nanoTime(), c0 = cpuNanos();
             for (int p = 0; p < n; ) {
                 batch.clear();
-                for (int r = 0; r < chunk && p < n; r++, p++) batch.addToken(slot, p, 100 + (p * 31) % 1000, p == n - 1);
+                for (int r = 0; r < chunk && p < n; r++, p++) batch.addToken(slot, p, token(e, p), p == n - 1);
                 e.forward(batch);
             }
             return new Rate(n, System.nanoTime() - t0, cpuNanos() - c0, e.features().threads());
@@ -127,7 +132,7 @@ public final class DecodeBench {
             int next = 0;
             for (int p = 0; p < depth; ) {
                 batch.clear();
-                for (int r = 0; r < chunk && p < depth; r++, p++) batch.addToken(slot, p, 100 + (p * 31) % 1000, p == depth - 1);
+                for (int r = 0; r < chunk && p < depth; r++, p++) batch.addToken(slot, p, token(e, p), p == depth - 1);
                 ForwardResult fr = e.forward(batch);
                 if (p == depth) next = dgr.engine.sampler.GreedySampler.argmax(fr.outputArray(), fr.outputOffset(batch.size() - 1), fr.outputWidth());
             }

@@ -118,15 +118,6 @@ final class ExpertFfn {
         return 4 * floats + 4L * chosen.length + pass.bytesHeld();
     }
 
-    /**
-     * Output rows per claim in an expert pass: about 144 KiB of weights, as {@link Matmuls#chunkRows}, but
-     * without its eighth-of-the-matrix cap: the pass holds every chosen expert's rows, so workers
-     * share it anyway, and an expert's matrix is small (a 36 KiB claim streamed too little at once).
-     */
-    static int expertChunkRows(WeightMatrix w) {
-        return (int) Math.min(w.rows(), Math.max(16, (144L << 10) / w.rowBytes()) & ~15);
-    }
-
     private static float[] grow(float[] a, int n) {
         return a != null && a.length >= n ? a : new float[n];
     }
@@ -236,7 +227,7 @@ final class ExpertFfn {
         void phase(boolean swiglu) {
             swigluPass = swiglu;
             WeightMatrix m = swiglu ? w.gate[0] : w.down[0];
-            chunkRows = expertChunkRows(m);
+            chunkRows = Matmuls.expertChunkRows(m);
             perExpert = (m.rows() + chunkRows - 1) / chunkRows;
             chunks = active * perExpert;
             next.set(0);

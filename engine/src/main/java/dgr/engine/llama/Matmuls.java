@@ -19,8 +19,10 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
  * <p>Every job of the pass (these products, the experts' passes, latent attention's per-head
  * products) takes its epoch from {@link #nextEpoch}, one counter, so no two jobs share one and no
  * kernel reuses an input it prepared for another job ({@link Scratch#epoch}).
+ *
+ * <p>Public for the DeepSeek-V4 engine, which shares these products and their claims.
  */
-final class Matmuls {
+public final class Matmuls {
     private final Kernels kernels;
     private final WorkerPool pool;
     private final Scratch[] scratch;
@@ -45,7 +47,7 @@ final class Matmuls {
     private long epoch;
     private final WorkerPool.Job job = this::work;
 
-    Matmuls(Kernels kernels, WorkerPool pool, Scratch[] scratch) {
+    public Matmuls(Kernels kernels, WorkerPool pool, Scratch[] scratch) {
         this.kernels = kernels;
         this.pool = pool;
         this.scratch = scratch;
@@ -53,15 +55,15 @@ final class Matmuls {
         this.segEnd = new int[scratch.length];
     }
 
-    Kernels kernels() { return kernels; }
+    public Kernels kernels() { return kernels; }
 
-    WorkerPool pool() { return pool; }
+    public WorkerPool pool() { return pool; }
 
     /** Worker {@code w}'s buffers. */
-    Scratch scratch(int w) { return scratch[w]; }
+    public Scratch scratch(int w) { return scratch[w]; }
 
     /** A fresh epoch for a job whose inputs may have been rewritten since the last. */
-    long nextEpoch() { return ++epochs; }
+    public long nextEpoch() { return ++epochs; }
 
     /** Bytes the workers' scratch holds now. */
     long scratchBytes() {
@@ -71,12 +73,12 @@ final class Matmuls {
     }
 
     /** {@code out = m·in} for {@code n} rows. */
-    void run(int n, WeightMatrix m, float[] in, float[] out) {
+    public void run(int n, WeightMatrix m, float[] in, float[] out) {
         begin(n).add(m, in, out).run();
     }
 
     /** Starts a dispatch of up to three products over the same {@code n} rows. */
-    Matmuls begin(int n) {
+    public Matmuls begin(int n) {
         this.n = n;
         this.products = 0;
         this.swiglu = false;
@@ -84,7 +86,7 @@ final class Matmuls {
     }
 
     /** Adds {@code out = m·in} to the dispatch begun last. */
-    Matmuls add(WeightMatrix m, float[] in, float[] out) {
+    public Matmuls add(WeightMatrix m, float[] in, float[] out) {
         if (products == 3) throw new IllegalStateException("a dispatch holds at most three products");
         this.m[products] = m;
         this.in[products] = in;
@@ -94,7 +96,7 @@ final class Matmuls {
     }
 
     /** Runs the products added since {@link #begin} and returns when all are done. */
-    void run() {
+    public void run() {
         for (int j = products; j < 3; j++) {
             m[j] = null;
             in[j] = null;
@@ -165,7 +167,16 @@ final class Matmuls {
      * the 8-bit layouts ({@link dgr.engine.kernel.WeightLayout#rowGroup}; a claim that cut one
      * would have both workers compute its rows, each writing its own).
      */
-    static int chunkRows(WeightMatrix w) {
+    public static int chunkRows(WeightMatrix w) {
         return (int) Math.max(16, Math.min(Math.min(256, w.rows() / 8), (144L << 10) / w.rowBytes()) & ~15);
+    }
+
+    /**
+     * Output rows per claim in an expert pass: about 144 KiB of weights, as {@link #chunkRows}, but
+     * without its eighth-of-the-matrix cap: the pass holds every chosen expert's rows, so workers
+     * share it anyway, and an expert's matrix is small (a 36 KiB claim streamed too little at once).
+     */
+    public static int expertChunkRows(WeightMatrix w) {
+        return (int) Math.min(w.rows(), Math.max(16, (144L << 10) / w.rowBytes()) & ~15);
     }
 }

@@ -61,9 +61,12 @@ public final class Sampler implements TokenSampler {
         this.weights = new double[vocabSize];
     }
 
-    /** A fresh sampler without a logit bias travels as its settings; one with draws already made or a bias does not (yet). */
+    /** A fresh sampler travels as its settings and its bias; one with draws already made does not. */
     @Override
-    public SamplerConfig portableConfig() { return bias.isEmpty() && step == 0 ? config : null; }
+    public SamplerConfig portableConfig() { return step == 0 ? config : null; }
+
+    @Override
+    public LogitBias portableBias() { return bias; }
 
     public SamplerConfig config() { return config; }
 

@@ -16,4 +16,7 @@ public interface TokenSampler {
      * null when it cannot travel (a logit bias, draws already made).
      */
     default SamplerConfig portableConfig() { return null; }
+
+    /** The logit bias that travels with {@link #portableConfig()} (none unless the sampler has one). */
+    default LogitBias portableBias() { return LogitBias.none(); }
 }

@@ -1,119 +1,17 @@
 package dgr.engine.deepseek4;
 
-import static org.assertj.core.api.Assertions.assertThat;
+import dgr.engine.EngineOptions;
+import java.nio.file.Path;
 
-import dgr.engine.Batch;
-import dgr.engine.ForwardResult;
-import dgr.engine.StateSlot;
-import java.util.Arrays;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-
-/**
- * DESIGN contract 1 for V4: a session's logits are bit-identical alone, in a batch of 8 with
- * strangers (prefill together, then decode together), and with its prompt cut into chunks of any
- * size. Prompts cross the window (16), CSA blocks (4) and the HCA block (128).
- */
-class Dsv4BatchInvarianceTest {
-    static Dsv4Engine solo, shared;
-    static int[] text;
-
-    @BeforeAll
-    static void load() {
-        solo = Dsv4Engine.load(Dsv4Fixture.resource(Dsv4Fixture.MODEL), Dsv4Fixture.options(256));
-        // Two threads for the shared engine: work split differently must not change a bit either.
-        shared = Dsv4Engine.load(Dsv4Fixture.resource(Dsv4Fixture.MODEL), Dsv4Fixture.options(640).withThreads(2));
-        text = Dsv4Fixture.intArray(Dsv4Fixture.refJson(), "prompt", "tokens");
+/** Batch invariance of the float32 engine on the F16 conformance model. */
+class Dsv4BatchInvarianceTest extends Dsv4BatchInvariance {
+    @Override
+    Path makeModel() {
+        return Dsv4Fixture.resource(Dsv4Fixture.MODEL);
     }
 
-    @AfterAll
-    static void close() {
-        solo.close();
-        shared.close();
-    }
-
-    static int[] prompt(int session) {
-        int len = 9 + 19 * session;  // 9 .. 142 tokens
-        int start = (session * 11) % (text.length - len);
-        return Arrays.copyOfRange(text, start, start + len);
-    }
-
-    @Test
-    void eightSessionsAloneAndTogetherGiveBitIdenticalLogits() {
-        int sessions = 8, steps = 4;
-        float[][][] alone = new float[sessions][][];
-        for (int s = 0; s < sessions; s++) {
-            int[] p = prompt(s);
-            StateSlot slot = solo.openSlot();
-            float[][] pre = Dsv4Fixture.prefill(solo, slot, p, p.length);
-            alone[s] = new float[steps + 1][];
-            alone[s][0] = pre[p.length - 1];
-            Batch b = new Batch(1, solo.boundarySchema().rowWidth());
-            for (int t = 1; t <= steps; t++) {
-                b.clear();
-                b.addToken(slot, slot.length(), Dsv4Fixture.argmax(alone[s][t - 1]), true);
-                alone[s][t] = solo.forward(b).copyOutput(0);
-            }
-        }
-
-        StateSlot[] slots = new StateSlot[sessions];
-        Batch b = new Batch(640, shared.boundarySchema().rowWidth());
-        int[] lastRow = new int[sessions];
-        for (int s = 0; s < sessions; s++) {
-            slots[s] = shared.openSlot();
-            int[] p = prompt(s);
-            for (int i = 0; i < p.length; i++) lastRow[s] = b.addToken(slots[s], i, p[i], i == p.length - 1);
-        }
-        ForwardResult r = shared.forward(b);
-        float[][] cur = new float[sessions][];
-        for (int s = 0; s < sessions; s++) {
-            cur[s] = r.copyOutput(lastRow[s]);
-            assertThat(cur[s]).as("session %d prefill", s).containsExactly(alone[s][0]);
-        }
-        for (int t = 1; t <= steps; t++) {
-            b.clear();
-            // Reverse order each other step: a row's position in the batch must not matter either.
-            for (int i = 0; i < sessions; i++) {
-                int s = t % 2 == 0 ? i : sessions - 1 - i;
-                lastRow[s] = b.addToken(slots[s], slots[s].length(), Dsv4Fixture.argmax(cur[s]), true);
-            }
-            r = shared.forward(b);
-            for (int s = 0; s < sessions; s++) {
-                cur[s] = r.copyOutput(lastRow[s]);
-                assertThat(cur[s]).as("session %d step %d", s, t).containsExactly(alone[s][t]);
-            }
-        }
-    }
-
-    @Test
-    void chunkedPrefillAtSeveralSizesGivesBitIdenticalLogits() {
-        int[] p = Arrays.copyOf(text, 150);
-        float[][] whole = Dsv4Fixture.prefill(solo, solo.openSlot(), p, p.length);
-        for (int chunk : new int[] {1, 3, 16, 37, 128}) {
-            float[][] got = Dsv4Fixture.prefill(shared, shared.openSlot(), p, chunk);
-            for (int i = 0; i < p.length; i++) {
-                assertThat(got[i]).as("chunk %d position %d", chunk, i).containsExactly(whole[i]);
-            }
-        }
-    }
-
-    @Test
-    void aModelSplitIntoTwoStagesGivesBitIdenticalLogits() {
-        int[] p = Arrays.copyOf(text, 40);
-        float[][] whole = Dsv4Fixture.prefill(solo, solo.openSlot(), p, p.length);
-        try (Dsv4Engine a = Dsv4Engine.load(Dsv4Fixture.resource(Dsv4Fixture.MODEL), Dsv4Fixture.options(64).withSpan(0, 2));
-             Dsv4Engine z = Dsv4Engine.load(Dsv4Fixture.resource(Dsv4Fixture.MODEL), Dsv4Fixture.options(64).withSpan(2, 4))) {
-            assertThat(a.boundarySchema()).isEqualTo(z.boundarySchema());
-            int width = a.boundarySchema().rowWidth();
-            StateSlot sa = a.openSlot(), sz = z.openSlot();
-            Batch ba = new Batch(64, width), bz = new Batch(64, width);
-            for (int i = 0; i < p.length; i++) ba.addToken(sa, i, p[i], false);
-            ForwardResult ra = a.forward(ba);
-            assertThat(ra.outputWidth()).isEqualTo(width);
-            for (int i = 0; i < p.length; i++) bz.addBoundary(sz, i, ra.outputArray(), ra.outputOffset(i), true);
-            ForwardResult rz = z.forward(bz);
-            for (int i = 0; i < p.length; i++) assertThat(rz.copyOutput(i)).as("position %d", i).containsExactly(whole[i]);
-        }
+    @Override
+    EngineOptions.Kind kind() {
+        return EngineOptions.Kind.SIMD;
     }
 }

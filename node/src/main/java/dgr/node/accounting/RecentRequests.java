@@ -3,6 +3,7 @@ package dgr.node.accounting;
 import dgr.runtime.Session;
 import dgr.runtime.SessionEvent;
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -18,8 +19,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>A request id seen again replaces the earlier entry (a tracker resumes a stream on another node, so
  * one id on one node is one session). Requests without a request id (clients talking to the node
  * directly) are not kept.
+ *
+ * <p>With a journal ({@link #durable}), every finished record is also appended to an {@link AccountingJournal}
+ * and forced to the disk before the request's final chunk leaves the node, and a restarted node starts from
+ * the records the journal held: a node {@code kill -9}ed before a restarted tracker asked it still answers.
  */
-public final class RecentRequests {
+public final class RecentRequests implements AutoCloseable {
     /** Finished requests kept by default: several minutes of a busy node's traffic. */
     public static final int DEFAULT_CAPACITY = 50_000;
 
@@ -27,11 +32,39 @@ public final class RecentRequests {
     private final Clock clock;
     private final Map<String, Tracked> running = new ConcurrentHashMap<>();
     private final LinkedHashMap<String, RequestRecord> finished = new LinkedHashMap<>();
+    /** Where finished records go before the final chunk, or null: kept in memory only. */
+    private final AccountingJournal journal;
+    /** Cut streams end on the scheduler's thread: their record is forced to the disk off it. */
+    private final java.util.concurrent.ExecutorService writer = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor();
 
+    /** Kept in memory only: lost with the process. */
     public RecentRequests(int capacity, Clock clock) {
+        this(capacity, clock, null, java.util.List.of());
+    }
+
+    private RecentRequests(int capacity, Clock clock, AccountingJournal journal, java.util.List<RequestRecord> loaded) {
         if (capacity < 1) throw new IllegalArgumentException("capacity must be >= 1");
         this.capacity = capacity;
         this.clock = clock;
+        this.journal = journal;
+        for (RequestRecord r : loaded) finished.put(r.requestId(), r);
+        while (finished.size() > capacity) finished.pollFirstEntry();
+    }
+
+    /** Kept in memory and in the journal at {@code file}, starting from the records it holds (a restart). */
+    public static RecentRequests durable(java.nio.file.Path file, int capacity, Clock clock) throws java.io.IOException {
+        AccountingJournal.Loaded l = AccountingJournal.open(file, capacity);
+        return new RecentRequests(capacity, clock, l.journal(), l.records());
+    }
+
+    /** The journal's file, or null when the accounting is kept in memory only. */
+    public java.nio.file.Path journalFile() { return journal == null ? null : journal.file(); }
+
+    /** Finished records held (reloaded ones included). */
+    public int finishedCount() {
+        synchronized (finished) {
+            return finished.size();
+        }
     }
 
     /**
@@ -75,7 +108,25 @@ public final class RecentRequests {
             finished.put(t.requestId, r);
             while (finished.size() > capacity) finished.pollFirstEntry();
         }
+        if (journal != null) {
+            try {
+                journal.append(r, () -> {
+                    synchronized (finished) {
+                        return new ArrayList<>(finished.values());
+                    }
+                });
+            } catch (java.io.UncheckedIOException e) {
+                // The record stays in memory; only its survival of a crash is lost. Said once per failure.
+                System.getLogger(RecentRequests.class.getName()).log(System.Logger.Level.ERROR, e.getMessage());
+            }
+        }
         running.remove(t.requestId, t);
+    }
+
+    @Override
+    public void close() {
+        writer.close();
+        if (journal != null) journal.close();
     }
 
     /** One tracked request: the request path counts delivered tokens, then ends it once nothing more is written. */
@@ -90,6 +141,7 @@ public final class RecentRequests {
         private final long startedMs;
         private final Session session;
         private final AtomicInteger delivered = new AtomicInteger();
+        private final java.util.concurrent.atomic.AtomicBoolean recorded = new java.util.concurrent.atomic.AtomicBoolean();
         /** The request's own prompt length when resumed, else -1. */
         private final int ownPrompt;
         private final int resumedTokens;
@@ -117,7 +169,16 @@ public final class RecentRequests {
          */
         public void ended() {
             if (owner == null) return;
-            session.completion().thenAccept(f -> owner.finish(this, f));
+            session.completion().thenAcceptAsync(this::finished, owner.writer);
+        }
+
+        /**
+         * The session ended with {@code f}: its record is kept (and, with a journal, forced to the disk) before
+         * this returns, so the request path calls it before writing its final chunk. Once per request.
+         */
+        public void finished(SessionEvent.Finished f) {
+            if (owner == null || !recorded.compareAndSet(false, true)) return;
+            owner.finish(this, f);
         }
 
         RequestRecord snapshot() { return record(session.accounting(), null, null, -1); }

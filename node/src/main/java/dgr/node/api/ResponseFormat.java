@@ -48,6 +48,7 @@ public sealed interface ResponseFormat {
         o.put("completion_tokens", u.completionTokens());
         o.put("total_tokens", u.totalTokens());
         o.putObject("prompt_tokens_details").put("cached_tokens", u.cachedTokens());
+        if (u.recomputedTokens() > 0) o.put("recomputed_tokens", u.recomputedTokens());
         return o;
     }
 

@@ -71,6 +71,10 @@ final class Generation {
     void run(ServedModel model, int[] prompt, GenerationParams params, ResponseFormat format, String tenant,
              int defaultMaxTokens, String promptParam, String requestId, RelayExtension relay, ServerResponse res)
             throws InterruptedException {
+        if (relay.countPrompt()) { // the tracker's exact reservation: nothing runs
+            JsonReply.send(res, mapper, Status.OK_200, mapper.createObjectNode().put("prompt_tokens", prompt.length));
+            return;
+        }
         // The scheduler alone checks the context (ContextRule); here only the length the request gets.
         int maxTokens = params.maxTokens() != null ? Math.min(params.maxTokens(), serving.maxTokens())
                 : (int) Math.max(1, Math.min(defaultMaxTokens < 0 ? serving.maxTokens() : defaultMaxTokens,
@@ -98,7 +102,8 @@ final class Generation {
                 : recent.trackResumed(requestId, model.id(), tenant, session, resumed.promptLength(), resumed.generated());
         try {
             if (params.stream()) {
-                stream(session, stream, params, format, id, created, model.id(), tracked, new Relay(relay, resumed), res);
+                stream(session, stream, params, format, id, created, model.id(), tracked,
+                        new Relay(relay, resumed, resumed == null ? prompt.length : resumed.promptLength()), res);
             } else {
                 whole(session, stream, format, id, created, model.id(), tracked, res);
             }
@@ -153,10 +158,12 @@ final class Generation {
             switch (stream.take()) {
                 case SessionEvent.TokenEvent t -> text.append(t.text());
                 case SessionEvent.Finished f -> {
-                    if (f.reason() != FinishReason.STOP && f.reason() != FinishReason.LENGTH) throw failure(f);
+                    boolean answered = f.reason() == FinishReason.STOP || f.reason() == FinishReason.LENGTH;
+                    if (answered) tracked.delivered(f.accounting().generatedTokens());
+                    tracked.finished(f); // on the disk before the answer leaves (RecentRequests)
+                    if (!answered) throw failure(f);
                     JsonReply.send(res, mapper, Status.OK_200,
                             format.complete(id, created, model, text.toString(), f.reason().wireName(), Usage.of(f.accounting())));
-                    tracked.delivered(f.accounting().generatedTokens());
                     return;
                 }
             }
@@ -183,6 +190,7 @@ final class Generation {
                         tracked.delivered(1);
                     }
                     case SessionEvent.Finished f -> {
+                        tracked.finished(f); // on the disk before the final chunk leaves (RecentRequests)
                         if (f.reason() != FinishReason.STOP && f.reason() != FinishReason.LENGTH) {
                             // Headers are gone: the error travels as an event, as OpenAI streams do.
                             sse.event(ErrorBody.of(failure(f)));
@@ -216,7 +224,7 @@ final class Generation {
         res.header(HeaderNames.CACHE_CONTROL, "no-cache");
         try (OutputStream out = res.outputStream()) {
             SseWriter sse = new SseWriter(out, mapper);
-            Relay r = new Relay(relay, resumed);
+            Relay r = new Relay(relay, resumed, resumed.promptLength());
             sse.event(withUsageField(format.finish(id, created, model, resumed.finishedReason()), params));
             if (params.includeUsage()) {
                 sse.event(r.usageChunk(format.usageChunk(id, created, model, resumed.usage(new Usage(0, 0, 0)))));
@@ -228,9 +236,9 @@ final class Generation {
     }
 
     /** The relay extension's part of a stream: token ids on chunks, usage of a resumed session, request id. */
-    private record Relay(RelayExtension ext, ResumedSession resumed) {
+    private record Relay(RelayExtension ext, ResumedSession resumed, int promptTokens) {
         ObjectNode tokenChunk(ObjectNode chunk, int tokenId) {
-            if (ext.tokenIds()) chunk.putObject("dgr").put("token_id", tokenId);
+            if (ext.tokenIds()) chunk.putObject("dgr").put("token_id", tokenId).put("prompt_tokens", promptTokens);
             return chunk;
         }
 

@@ -7,6 +7,7 @@ import dgr.node.stage.wire.Open;
 import dgr.node.stage.wire.Rows;
 import dgr.node.stage.wire.RowsBatch;
 import dgr.node.stage.wire.StageFailed;
+import dgr.node.stage.wire.StageLoad;
 import dgr.node.stage.wire.Token;
 import dgr.node.stage.wire.Up;
 import java.util.ArrayList;
@@ -34,10 +35,17 @@ final class Downlinks implements Link.Owner, AutoCloseable {
     private static final int MAX_ENTRY_BYTES = 256 << 10, MAX_MESSAGE_BYTES = 1 << 20;
 
     interface Listener {
-        void tokens(List<Token> tokens);
+        /** Tokens from the last stage, which spent {@code computeNanos} computing their batch. */
+        void tokens(List<Token> tokens, long computeNanos);
+
+        /** A reply came {@code nanos} after its rows were sent, the last stage's computing time taken off. */
+        default void overhead(long nanos) {}
 
         /** The stage at {@code address} (here or further down) died or hung; these sessions went through it. */
         void failed(String address, String reason, List<String> sessions);
+
+        /** A stage further down reported how busy it is (relayed towards the head). */
+        void load(StageLoad load);
     }
 
     private static final class Route {
@@ -61,6 +69,8 @@ final class Downlinks implements Link.Owner, AutoCloseable {
     /** Per link, the replies the queued rows will bring (session@position). */
     private final Map<Link, List<String>> awaited = new HashMap<>();
     private final ScheduledExecutorService watchdog;
+    /** The last step time per row measured on any link (0: none yet). */
+    private volatile double knownNanosPerRow;
 
     Downlinks(ClusterToken token, StepClock clock, int width, Listener listener) {
         this.token = token;
@@ -192,6 +202,10 @@ final class Downlinks implements Link.Owner, AutoCloseable {
         Link l = links.get(address);
         if (l == null || l.isDead()) {
             l = new Link(address, token, clock, this);
+            // Every address this stage sends to serves the same span (a hop and its alternates): a
+            // new link starts from the step time measured on the others, not from the cold bound.
+            double known = knownNanosPerRow;
+            if (known > 0) l.seed(known);
             links.put(address, l);
         }
         return l;
@@ -204,13 +218,18 @@ final class Downlinks implements Link.Owner, AutoCloseable {
         switch (up.getKindCase()) {
             case TOKENS -> {
                 List<Token> tokens = up.getTokens().getTokensList();
-                for (Token t : tokens) link.answered(key(t.getSession(), t.getPosition()));
-                listener.tokens(tokens);
+                long rtt = -1;
+                for (Token t : tokens) rtt = Math.max(rtt, link.answered(key(t.getSession(), t.getPosition())));
+                if (link.measured()) knownNanosPerRow = link.nanosPerRow();
+                long compute = up.getTokens().getComputeNanos();
+                if (rtt >= 0 && compute > 0) listener.overhead(Math.max(0, rtt - compute));
+                listener.tokens(tokens, compute);
             }
             case FAILED -> {
                 StageFailed f = up.getFailed();
                 listener.failed(f.getAddress(), f.getReason(), f.getSessionsList());
             }
+            case LOAD -> listener.load(up.getLoad());
             default -> LOG.log(System.Logger.Level.WARNING, "stage " + link.address + " sent an empty reply");
         }
     }

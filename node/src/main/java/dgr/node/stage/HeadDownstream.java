@@ -3,6 +3,7 @@ package dgr.node.stage;
 import dgr.engine.Batch;
 import dgr.engine.Engine;
 import dgr.engine.ForwardResult;
+import dgr.engine.sampler.LogitBias;
 import dgr.engine.sampler.SamplerConfig;
 import dgr.node.stage.wire.Open;
 import dgr.node.stage.wire.Token;
@@ -19,13 +20,16 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The head's route: opens each session on the stages after its span, sends its boundary rows down
- * and waits for the last stage's tokens. When a stage dies or hangs it moves the sessions routed
- * through it to the hop's next alternate (re-opening them down the new route, the stage before the
- * dead one replaying its kept rows), so the client sees only a pause; with no alternate left it
- * throws {@link RouteUnavailableException}, and the sessions end with a 503.
+ * without waiting, and hands the scheduler the last stage's tokens as they come, so up to
+ * {@link #depth()} micro-batches of different sessions are on the route at once. When a stage dies
+ * or hangs it moves the sessions routed through it to the hop's next alternate (re-opening them down
+ * the new route, the stage before the dead one replaying its kept rows), so the client sees only a
+ * pause; with no alternate left those sessions come back lost, and end with a 503.
  */
 public final class HeadDownstream implements Downstream, Downlinks.Listener, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(HeadDownstream.class.getName());
@@ -33,20 +37,32 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     private sealed interface Event {}
     private record Tokens(List<Token> tokens) implements Event {}
     private record Failed(String address, String reason) implements Event {}
+    private record Wake() implements Event {}
     private record Closing() implements Event {}
+    private static final Wake WAKE = new Wake();
+    /** Warm-up sessions' ids start with this; their rows per path. */
+    private static final String WARM = "warm-";
+    private static final int WARM_ROWS = 8;
 
     private static final class Head {
+        final long sequenceId;
         final String wire;
         final SamplerConfig sampler;
+        final LogitBias bias;
         final List<String> hops;
         final List<Integer> generated = new ArrayList<>();
         int pendingPosition = -1;
-        int pendingRow;
-        String lost;
+        /** Positions whose rows went down so far, and those a replacement computed again. */
+        int sent, recomputed;
+        boolean lost;
+        /** The micro-batch whose token this session awaits: its count of sessions still awaiting. */
+        int[] flight;
 
-        Head(String wire, SamplerConfig sampler, List<String> hops) {
+        Head(long sequenceId, String wire, SamplerConfig sampler, LogitBias bias, List<String> hops) {
+            this.sequenceId = sequenceId;
             this.wire = wire;
             this.sampler = sampler;
+            this.bias = bias;
             this.hops = hops;
         }
     }
@@ -59,10 +75,15 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     private final LinkedBlockingQueue<Event> events = new LinkedBlockingQueue<>();
     private final Map<Long, Head> sessions = new HashMap<>();
     private final Map<String, Head> byWire = new HashMap<>();
+    private final List<Event> drained = new ArrayList<>();
     private volatile boolean closed;
-    private volatile long recovered;
+    private volatile long recovered, recomputedTotal;
+    /** Micro-batches on the route now, and the most there were at once. */
+    private volatile int flights, peakFlights;
     private final long startedNanos = System.nanoTime();
-    private final java.util.concurrent.atomic.LongAdder waitedNanos = new java.util.concurrent.atomic.LongAdder();
+    private final LongAdder waitedNanos = new LongAdder();
+    private final RouteLoad load = new RouteLoad();
+    private final RecentNanos overheads = new RecentNanos(1024);
 
     public HeadDownstream(Engine head, RouteSpec route, ClusterToken token, StepClock clock) {
         this.route = route;
@@ -71,25 +92,60 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
         this.firstLayerAfter = head.recipe().endLayer();
         this.links = new Downlinks(token, clock, head.boundarySchema().rowWidth(), this);
         this.prefix = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong()) + "-";
-        links.connect(route.preferred().getFirst());
+        warmUp(head.boundarySchema().rowWidth());
     }
+
+    /**
+     * Sends a few zero boundary rows down every path of the route (the preferred stages, and each
+     * alternate in its hop's place) and closes them at once: every stream is open, every stage's
+     * rows path has run, and every link has measured a step time before the first client, so an
+     * alternate taking over is warm and a hung stage is detected from a measured deadline.
+     * Replies to these sessions are not awaited; a stage not up yet is not declared dead for them.
+     */
+    private void warmUp(int width) {
+        float[] zero = new float[WARM_ROWS * width];
+        java.util.Set<List<String>> paths = new java.util.LinkedHashSet<>();
+        paths.add(route.preferred());
+        for (int h = 0; h < route.hops().size(); h++) {
+            for (String a : route.hops().get(h).addresses()) {
+                List<String> p = new ArrayList<>(route.preferred());
+                p.set(h, a);
+                paths.add(p);
+            }
+        }
+        int n = 0;
+        for (List<String> path : paths) {
+            Head w = new Head(-1, WARM + prefix + n++, SamplerConfig.greedy(), LogitBias.none(), path);
+            try {
+                links.open(w.wire, path.getFirst(), open(w, false));
+                links.send(w.wire, 0, zero, 0, WARM_ROWS, WARM_ROWS - 1, false);
+                links.flush();
+                links.close(w.wire);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.INFO, "warming route path " + path + " failed: " + e);
+            }
+        }
+    }
+
+    @Override
+    public int depth() { return route.hops().size() + 1; }
 
     @Override
     public void open(long sequenceId, TokenSampler sampler) {
         SamplerConfig config = sampler.portableConfig();
-        if (config == null) throw new IllegalArgumentException("this session's sampler cannot travel to the route's last stage");
+        if (config == null) throw new IllegalArgumentException("this session's sampler has made draws already and cannot travel to the route's last stage");
         List<String> hops = new ArrayList<>();
         for (int h = 0; h < route.hops().size(); h++) hops.add(choose(h, null));
-        Head s = new Head(prefix + sequenceId, config, hops);
+        Head s = new Head(sequenceId, prefix + sequenceId, config, sampler.portableBias(), hops);
+        links.open(s.wire, hops.getFirst(), open(s, false));
         sessions.put(sequenceId, s);
         byWire.put(s.wire, s);
-        links.open(s.wire, hops.getFirst(), open(s, false));
     }
 
     private Open open(Head s, boolean resume) {
         Open.Builder b = Open.newBuilder().setSession(s.wire).setProtocol(Wire.PROTOCOL).setModelRecipeId(modelRecipeId)
                 .setFirstLayer(firstLayerAfter).setBoundarySchemaId(schemaId).addAllNextHops(s.hops.subList(1, s.hops.size()))
-                .setSampling(Wire.sampling(s.sampler)).setResume(resume).setPendingPosition(-1);
+                .setSampling(Wire.sampling(s.sampler, s.bias)).setResume(resume).setPendingPosition(-1);
         if (resume) b.addAllGenerated(s.generated).setPendingPosition(s.pendingPosition);
         return b.build();
     }
@@ -102,103 +158,148 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     }
 
     @Override
-    public void forward(Batch batch, ForwardResult boundary, long[] rowSessions, int[] tokens) {
+    public void send(Batch batch, ForwardResult boundary, long[] rowSessions) {
         if (closed) throw new RouteUnavailableException("the head is shutting down");
-        int expected = 0;
+        int[] flight = {0};
         for (int r = 0; r < batch.size(); ) {
             int end = r + 1;
             while (end < batch.size() && rowSessions[end] == rowSessions[r]) end++;
             Head s = sessions.get(rowSessions[r]);
             if (s == null) throw new IllegalStateException("session " + rowSessions[r] + " is not open on the route");
-            if (s.lost != null) throw new RouteUnavailableException(s.lost);
+            if (s.lost) throw new RouteUnavailableException("session " + rowSessions[r] + " lost its route");
             int out = -1;
             for (int i = r; i < end; i++) if (batch.wantsOutput(i)) out = i - r;
             links.send(s.wire, batch.position(r), boundary.outputArray(), boundary.outputOffset(r), end - r, out, false);
+            s.sent = Math.max(s.sent, batch.position(r) + end - r);
             if (out >= 0) {
                 s.pendingPosition = batch.position(r) + out;
-                s.pendingRow = r + out;
-                expected++;
+                s.flight = flight;
+                flight[0]++;
             }
             r = end;
         }
         links.flush();
-        long t0 = System.nanoTime();
-        try {
-            await(expected, tokens);
-        } finally {
-            waitedNanos.add(System.nanoTime() - t0);
-        }
+        if (flight[0] > 0) peakFlights = Math.max(peakFlights, ++flights);
     }
 
-    private void await(int expected, int[] tokens) {
-        while (expected > 0) {
-            Event e;
+    @Override
+    public void receive(long timeoutNanos, Replies replies) {
+        drained.clear();
+        if (timeoutNanos > 0 && events.isEmpty()) {
+            long t0 = System.nanoTime();
             try {
-                e = events.take();
+                Event first = events.poll(timeoutNanos, TimeUnit.NANOSECONDS);
+                if (first != null) drained.add(first);
             } catch (InterruptedException ex) {
                 Thread.currentThread().interrupt();
-                throw new RouteUnavailableException("interrupted while waiting for the route");
-            }
-            switch (e) {
-                case Tokens t -> expected -= take(t.tokens(), tokens);
-                case Failed f -> failover(f.address(), f.reason());
-                case Closing c -> throw new RouteUnavailableException("the head is shutting down");
+            } finally {
+                waitedNanos.add(System.nanoTime() - t0);
             }
         }
+        events.drainTo(drained);
+        for (Event e : drained) {
+            switch (e) {
+                case Tokens t -> take(t.tokens(), replies);
+                case Failed f -> failover(f.address(), f.reason(), replies);
+                case Wake w -> { }
+                case Closing c -> loseAll("the head is shutting down", replies);
+            }
+        }
+        drained.clear();
     }
 
-    /** Fills the tokens awaited; late or repeated replies (after a replay) are ignored. */
-    private int take(List<Token> replies, int[] tokens) {
-        int got = 0;
+    /** Hands over the tokens awaited; late or repeated replies (after a replay) are ignored. */
+    private void take(List<Token> replies, Replies out) {
         for (Token t : replies) {
             Head s = byWire.get(t.getSession());
             if (s == null || s.pendingPosition != t.getPosition()) continue;
-            tokens[s.pendingRow] = t.getToken();
             s.generated.add(t.getToken());
             s.pendingPosition = -1;
-            got++;
+            land(s);
+            out.token(s.sequenceId, t.getToken());
         }
-        return got;
     }
 
-    /** Moves every session routed through {@code address} to its hop's next alternate. */
-    private void failover(String address, String reason) {
+    /** Moves every session routed through {@code address} to its hop's next alternate; the others are lost. */
+    private void failover(String address, String reason, Replies out) {
         dead.add(address);
-        String lostWhy = null;
+        Map<Long, String> lost = new HashMap<>();
         for (Head s : sessions.values()) {
             int hop = s.hops.indexOf(address);
-            if (hop < 0 || s.lost != null) continue;
+            if (hop < 0 || s.lost) continue;
             String alt;
             try {
                 alt = choose(hop, "stage " + address + " " + reason);
             } catch (RouteUnavailableException e) {
-                s.lost = e.getMessage();
-                lostWhy = e.getMessage();
+                s.lost = true;
+                lost.put(s.sequenceId, e.getMessage());
                 links.cancel(s.wire, "route lost: " + e.getMessage());
                 continue;
             }
             s.hops.set(hop, alt);
             LOG.log(System.Logger.Level.WARNING, "session " + s.wire + ": stage " + address + " " + reason + "; moved to " + alt);
             links.resume(s.wire, s.hops.getFirst(), open(s, true), s.pendingPosition);
+            // The replacement computes the dead span again for every position sent so far.
+            s.recomputed += s.sent;
+            recomputedTotal += s.sent;
             recovered++;
         }
-        if (lostWhy != null) throw new RouteUnavailableException(lostWhy);
+        // Reported after the scan: ending a session closes it here, which changes the map.
+        lost.forEach(out::lost);
+    }
+
+    private void land(Head s) {
+        if (s.flight != null && --s.flight[0] == 0) flights--;
+        s.flight = null;
+    }
+
+    private void loseAll(String why, Replies out) {
+        for (Long id : new ArrayList<>(sessions.keySet())) out.lost(id, why);
     }
 
     @Override
     public void close(long sequenceId, Phase phase, String reason) {
         Head s = sessions.remove(sequenceId);
         if (s == null) return;
+        land(s);
         byWire.remove(s.wire);
         if (phase == Phase.FINISHED) links.close(s.wire);
         else links.cancel(s.wire, reason == null || reason.isEmpty() ? phase.name().toLowerCase() : reason);
     }
 
     @Override
-    public void tokens(List<Token> tokens) { events.add(new Tokens(tokens)); }
+    public int recomputedTokens(long sequenceId) {
+        Head s = sessions.get(sequenceId);
+        return s == null ? 0 : s.recomputed;
+    }
 
     @Override
-    public void failed(String address, String reason, List<String> sessions) { events.add(new Failed(address, reason)); }
+    public void wake() { events.add(WAKE); }
+
+    @Override
+    public void tokens(List<Token> tokens, long computeNanos) { events.add(new Tokens(tokens)); }
+
+    @Override
+    public void overhead(long nanos) { overheads.add(nanos); }
+
+    /**
+     * Median over the last replies of the time a reply took beyond the last stage's computing: the
+     * transport of one row there and its token back (2 stages: one hop each way), in nanoseconds, or -1.
+     */
+    public long replyOverheadP50() { return overheads.median(); }
+
+    @Override
+    public void failed(String address, String reason, List<String> sessions) {
+        // A stage that fails only warm-up sessions (not up yet when the head started) is no failure yet.
+        if (sessions.stream().allMatch(id -> id.startsWith(WARM))) {
+            LOG.log(System.Logger.Level.INFO, "warming stage " + address + ": " + reason);
+            return;
+        }
+        events.add(new Failed(address, reason));
+    }
+
+    @Override
+    public void load(dgr.node.stage.wire.StageLoad l) { load.update(l); }
 
     /** Fraction of the time since start the head's span waited for the route (its share of the bubble). */
     public double waitFraction() {
@@ -208,8 +309,22 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
 
     public long waitedNanos() { return waitedNanos.sum(); }
 
+    /** Time since this route started. */
+    public long clockNanos() { return System.nanoTime() - startedNanos; }
+
+    /** Micro-batches with a token still awaited, now and at most so far. */
+    public int flights() { return flights; }
+
+    public int peakFlights() { return peakFlights; }
+
     /** Sessions moved to an alternate so far. */
     public long recoveredSessions() { return recovered; }
+
+    /** Positions the route recomputed after failovers, all sessions together. */
+    public long recomputedTokensTotal() { return recomputedTotal; }
+
+    /** The later stages' busy time as they last reported it. */
+    public RouteLoad load() { return load; }
 
     public long keptBytes() { return links.keptBytes(); }
 

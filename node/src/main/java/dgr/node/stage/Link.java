@@ -109,16 +109,19 @@ final class Link {
         for (String k : waiting) pending.put(k, new Pending(now, unansweredRows, sent));
     }
 
-    synchronized void answered(String key) {
+    /** A reply came; returns the time since its rows were sent, or -1 when it was not awaited. */
+    synchronized long answered(String key) {
         Pending p = pending.remove(key);
         if (p == null) {
             early.add(key);
             if (early.size() > EARLY_KEPT) early.remove(early.iterator().next());
-            return;
+            return -1;
         }
-        nanosPerRow = StepClock.update(nanosPerRow, measured, System.nanoTime() - p.sentNanos(), p.rowsAhead());
+        long rtt = System.nanoTime() - p.sentNanos();
+        nanosPerRow = StepClock.update(nanosPerRow, measured, rtt, p.rowsAhead());
         measured = true;
         release(p);
+        return rtt;
     }
 
     /** Stops awaiting a session's replies (it moved to another stage): its rows no longer count as unanswered. */
@@ -138,6 +141,13 @@ final class Link {
     }
 
     synchronized double nanosPerRow() { return nanosPerRow; }
+
+    /** Starts from a step time measured on another link to the same span. */
+    synchronized void seed(double perRow) {
+        if (measured) return;
+        nanosPerRow = perRow;
+        measured = true;
+    }
 
     synchronized boolean measured() { return measured; }
 

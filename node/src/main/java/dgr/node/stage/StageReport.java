@@ -56,6 +56,9 @@ public final class StageReport {
             head.neighbours().forEach(n.putArray("downstream")::add);
             o.put("kept_row_bytes", head.keptBytes());
             o.put("recovered_sessions", head.recoveredSessions());
+            o.put("recomputed_tokens", head.recomputedTokensTotal());
+            o.put("depth", head.depth());
+            o.put("batches_in_flight", head.flights());
         }
         return report;
     }
@@ -76,10 +79,23 @@ public final class StageReport {
             CounterWithCallback.builder().name("dgr_stage_busy_seconds").help("Time this stage's span computed (1 - its rate is the stage's bubble over a window)")
                     .callback(cb -> cb.call(stage.stats().busyNanos() / 1e9)).register(registry);
         } else {
+            gauge(registry, "dgr_route_reply_overhead_p50_seconds", "Median over the last 1024 replies of the route's time beyond the last stage's"
+                    + " computing (transport of a row down and its token back)", () -> head.replyOverheadP50() / 1e9);
+            gauge(registry, "dgr_route_batches_in_flight", "Micro-batches on the route whose tokens the head awaits", () -> (double) head.flights());
             CounterWithCallback.builder().name("dgr_route_recovered_sessions").help("Sessions moved to an alternate stage after a failure")
                     .callback(cb -> cb.call(head.recoveredSessions())).register(registry);
-            CounterWithCallback.builder().name("dgr_route_wait_seconds").help("Time the head waited for its route's tokens (its rate is the head's bubble over a window)")
+            CounterWithCallback.builder().name("dgr_route_wait_seconds").help("Time the head waited for its route's tokens with nothing to compute"
+                            + " (its rate is the head's bubble over a window)")
                     .callback(cb -> cb.call(head.waitedNanos() / 1e9)).register(registry);
+            CounterWithCallback.builder().name("dgr_route_clock_seconds").help("Time since the head's route started (the denominator of its bubble)")
+                    .callback(cb -> cb.call(head.clockNanos() / 1e9)).register(registry);
+            CounterWithCallback.builder().name("dgr_route_recomputed_tokens").help("Positions a replacement stage computed again after a failover")
+                    .callback(cb -> cb.call(head.recomputedTokensTotal())).register(registry);
+            // Each later stage's counters as it last reported them: its bubble over a window is 1 - Δbusy / Δclock.
+            CounterWithCallback.builder().name("dgr_route_stage_busy_seconds").help("Time a later stage of the route computed, as it last reported")
+                    .labelNames("span").callback(cb -> head.load().spans().forEach((span, l) -> cb.call(l.busyNanos() / 1e9, span))).register(registry);
+            CounterWithCallback.builder().name("dgr_route_stage_clock_seconds").help("Time since a later stage of the route started, as it last reported")
+                    .labelNames("span").callback(cb -> head.load().spans().forEach((span, l) -> cb.call(l.clockNanos() / 1e9, span))).register(registry);
         }
     }
 

@@ -1,6 +1,7 @@
 package dgr.node.stage;
 
 import dgr.engine.StateSlot;
+import dgr.engine.sampler.LogitBias;
 import dgr.engine.sampler.Sampler;
 import dgr.engine.sampler.SamplerConfig;
 import java.util.List;
@@ -27,8 +28,8 @@ final class StageSession {
      * A sampler that has made the draws of {@code generated} already: the tokens are recorded as
      * recent and the draw counter set past them, so the next draw is the one the session would have made.
      */
-    void resetSampler(SamplerConfig config, int vocabSize, List<Integer> generated) {
-        sampler = new Sampler(config, vocabSize);
+    void resetSampler(SamplerConfig config, LogitBias bias, int vocabSize, List<Integer> generated) {
+        sampler = new Sampler(config, bias, vocabSize);
         for (int t : generated) sampler.accept(t);
         sampler.skipTo(generated.size());
     }

@@ -42,6 +42,8 @@ public final class StageStats {
     public long rows() { return rows.sum(); }
     public long busyNanos() { return busyNanos.sum(); }
     public long replayedRows() { return replayedRows.sum(); }
+    /** Nanoseconds since the stage started: the clock its busy time is measured against. */
+    public long clockNanos() { return System.nanoTime() - startedNanos; }
 
     /** Fraction of the time since start the span was not computing: the stage's share of the pipeline's bubble. */
     public double idleFraction() {

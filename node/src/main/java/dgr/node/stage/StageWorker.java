@@ -9,6 +9,7 @@ import dgr.node.stage.wire.Down;
 import dgr.node.stage.wire.Open;
 import dgr.node.stage.wire.Rows;
 import dgr.node.stage.wire.StageFailed;
+import dgr.node.stage.wire.StageLoad;
 import dgr.node.stage.wire.Token;
 import dgr.node.stage.wire.Tokens;
 import dgr.node.stage.wire.Up;
@@ -56,6 +57,10 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
     private final StageStats stats;
     private final Thread thread;
     private volatile boolean closed;
+    private static final long LOAD_EVERY_NANOS = 250_000_000L;
+    private long lastLoadNanos;
+    /** Upstream streams that have sent something and not ended: where loads go (gRPC threads read it too). */
+    private final java.util.Set<UpLink> ups = ConcurrentHashMap.newKeySet();
 
     /** Rows of one session in the batch being formed. */
     private record Planned(StageSession session, int from, int count, int outputRow, boolean replay, int row) {}
@@ -89,6 +94,7 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
                 }
                 runBatch();
                 publish();
+                reportLoad(System.nanoTime());
             } catch (InterruptedException e) {
                 return;
             } catch (RuntimeException | Error e) {
@@ -102,9 +108,10 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
 
     private void handle(Op op) {
         switch (op) {
-            case Gone g -> { runBatch(); orphan(g.link(), g.why()); }
+            case Gone g -> { runBatch(); ups.remove(g.link()); orphan(g.link(), g.why()); }
             case Message m -> {
                 if (m.link().ended()) return;
+                ups.add(m.link());
                 switch (m.down().getKindCase()) {
                     case ROWS -> { for (Rows r : m.down().getRows().getRowsList()) if (!plan(m.link(), r)) return; }
                     case OPEN -> { runBatch(); open(m.link(), m.down().getOpen()); }
@@ -124,6 +131,20 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
             refuse(link, Status.FAILED_PRECONDITION.withDescription("open of session " + o.getSession() + " refused: " + fault));
             return;
         }
+        dgr.engine.sampler.SamplerConfig sampling = null;
+        dgr.engine.sampler.LogitBias bias = null;
+        if (last) {
+            try {
+                sampling = Wire.samplerConfig(o.getSampling());
+                bias = Wire.logitBias(o.getSampling());
+                if (bias.maxToken() >= engine.info().vocabSize()) {
+                    throw new IllegalArgumentException("logit bias names token " + bias.maxToken() + ", outside the vocabulary of " + engine.info().vocabSize());
+                }
+            } catch (IllegalArgumentException e) {
+                refuse(link, Status.INVALID_ARGUMENT.withDescription("open of session " + o.getSession() + " refused: sampler: " + e.getMessage()));
+                return;
+            }
+        }
         StageSession s = sessions.get(o.getSession());
         if (s != null && !o.getResume()) {
             refuse(link, Status.INVALID_ARGUMENT.withDescription("session " + o.getSession() + " is already open on this stage"));
@@ -137,7 +158,7 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
         s.orphanedAt = -1;
         upOf.put(s.id, link);
         if (last) {
-            s.resetSampler(Wire.samplerConfig(o.getSampling()), engine.info().vocabSize(), o.getGeneratedList());
+            s.resetSampler(sampling, bias, engine.info().vocabSize(), o.getGeneratedList());
             if (o.getResume() && o.getPendingPosition() >= 0 && s.cachedPosition == o.getPendingPosition()) {
                 // The token went up before the failure but never reached the head: send it again.
                 s.sampler.accept(s.cachedToken);
@@ -205,6 +226,7 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
         if (link == null) return;
         LOG.log(System.Logger.Level.WARNING, "refusing " + link + ": " + status.getCode() + " " + status.getDescription());
         link.fail(status);
+        ups.remove(link);
         orphan(link, status.getDescription());
     }
 
@@ -276,7 +298,8 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
             }
         }
         if (down != null) down.flush();
-        for (var e : replies.entrySet()) e.getKey().send(Up.newBuilder().setTokens(e.getValue()).build());
+        long computed = System.nanoTime() - t0;
+        for (var e : replies.entrySet()) e.getKey().send(Up.newBuilder().setTokens(e.getValue().setComputeNanos(computed)).build());
         stats.batch(batch.size(), System.nanoTime() - t0);
         planned.clear();
         batch.clear();
@@ -284,6 +307,21 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
 
     private void reply(UpLink link, StageSession s, int position, int token) {
         link.send(Up.newBuilder().setTokens(Tokens.newBuilder().addTokens(Token.newBuilder().setSession(s.id).setPosition(position).setToken(token))).build());
+    }
+
+    /** Sends this stage's busy time up every {@link #LOAD_EVERY_NANOS} while it holds sessions. */
+    private void reportLoad(long now) {
+        if (now - lastLoadNanos < LOAD_EVERY_NANOS || ups.isEmpty()) return;
+        lastLoadNanos = now;
+        load(StageLoad.newBuilder().setFirstLayer(engine.recipe().firstLayer()).setEndLayer(engine.recipe().endLayer())
+                .setBusyNanos(stats.busyNanos()).setClockNanos(stats.clockNanos()).build());
+    }
+
+    /** Sends a stage's load (this one's, or one relayed from further down) to every upstream neighbour. */
+    @Override
+    public void load(StageLoad l) {
+        Up up = Up.newBuilder().setLoad(l).build();
+        for (UpLink link : ups) link.send(up);
     }
 
     private void publish() {
@@ -295,13 +333,13 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
     // ---- replies from further down, relayed up (gRPC threads) ----
 
     @Override
-    public void tokens(List<Token> tokens) {
+    public void tokens(List<Token> tokens, long computeNanos) {
         Map<UpLink, Tokens.Builder> byLink = new LinkedHashMap<>();
         for (Token t : tokens) {
             UpLink l = upOf.get(t.getSession());
             if (l != null) byLink.computeIfAbsent(l, k -> Tokens.newBuilder()).addTokens(t);
         }
-        for (var e : byLink.entrySet()) e.getKey().send(Up.newBuilder().setTokens(e.getValue()).build());
+        for (var e : byLink.entrySet()) e.getKey().send(Up.newBuilder().setTokens(e.getValue().setComputeNanos(computeNanos)).build());
     }
 
     @Override

@@ -2,6 +2,7 @@ package dgr.node.stage;
 
 import dgr.engine.Engine;
 import dgr.engine.Recipe;
+import dgr.engine.sampler.LogitBias;
 import dgr.engine.sampler.SamplerConfig;
 import dgr.node.stage.wire.Sampling;
 
@@ -22,10 +23,29 @@ final class Wire {
                 r.stateDtype(), r.rope()).id();
     }
 
-    static Sampling sampling(SamplerConfig c) {
-        return Sampling.newBuilder().setTemperature(c.temperature()).setTopK(c.topK()).setTopP(c.topP()).setMinP(c.minP())
+    static Sampling sampling(SamplerConfig c) { return sampling(c, LogitBias.none()); }
+
+    static Sampling sampling(SamplerConfig c, LogitBias bias) {
+        Sampling.Builder b = Sampling.newBuilder();
+        for (int i = 0; i < bias.tokens().length; i++) b.addBiasTokens(bias.tokens()[i]).addBiasValues(bias.values()[i]);
+        return b.setTemperature(c.temperature()).setTopK(c.topK()).setTopP(c.topP()).setMinP(c.minP())
                 .setRepeatPenalty(c.repeatPenalty()).setPresencePenalty(c.presencePenalty())
                 .setFrequencyPenalty(c.frequencyPenalty()).setPenaltyLastN(c.penaltyLastN()).setSeed(c.seed()).build();
+    }
+
+    /** The logit bias of an open; its own checks name a bad entry. */
+    static LogitBias logitBias(Sampling s) {
+        if (s.getBiasTokensCount() != s.getBiasValuesCount()) {
+            throw new IllegalArgumentException(s.getBiasTokensCount() + " logit bias tokens but " + s.getBiasValuesCount() + " values");
+        }
+        if (s.getBiasTokensCount() == 0) return LogitBias.none();
+        int[] t = new int[s.getBiasTokensCount()];
+        float[] v = new float[t.length];
+        for (int i = 0; i < t.length; i++) {
+            t[i] = s.getBiasTokens(i);
+            v[i] = s.getBiasValues(i);
+        }
+        return new LogitBias(t, v);
     }
 
     /** The sampler settings of an open; their own checks name a bad value. */

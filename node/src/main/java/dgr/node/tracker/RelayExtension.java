@@ -10,8 +10,11 @@ import java.io.IOException;
  * that presented the node token:
  * <pre>
  * "dgr": {"token_ids": true,                                   each stream chunk carries "dgr": {"token_id": N}
- *         "resume": {"token_ids": [ ... ], "sampler_step": K}}  continue a session from these generated tokens
+ *         "resume": {"token_ids": [ ... ], "sampler_step": K}, continue a session from these generated tokens
+ *         "count_prompt": true}                                  answer {"prompt_tokens": N} and generate nothing
  * </pre>
+ * Every token chunk of a stream with token ids also carries {@code "prompt_tokens"}: the request's exact prompt
+ * count, which the tracker bills with the delivered tokens when the node dies and its accounting with it.
  * with headers {@code X-Dgr-Request-Id} (echoed in the usage chunk) and {@code X-Dgr-Tenant} (whose
  * fairness counter the session counts against).
  *
@@ -19,9 +22,14 @@ import java.io.IOException;
  * @param resume    the session to continue, or null for a fresh one
  * @param requestId the tracker's request id, or null
  * @param tenant    the tenant the tracker authenticated, or null
+ * @param countPrompt only count the prompt's tokens (the tracker's exact reservation against a small budget)
  */
-public record RelayExtension(boolean tokenIds, Resume resume, String requestId, String tenant) {
-    public static final RelayExtension NONE = new RelayExtension(false, null, null, null);
+public record RelayExtension(boolean tokenIds, Resume resume, String requestId, String tenant, boolean countPrompt) {
+    public static final RelayExtension NONE = new RelayExtension(false, null, null, null, false);
+
+    public RelayExtension(boolean tokenIds, Resume resume, String requestId, String tenant) {
+        this(tokenIds, resume, requestId, tenant, false);
+    }
 
     /**
      * A session resumed from the tokens another node generated and the tracker delivered.
@@ -46,7 +54,12 @@ public record RelayExtension(boolean tokenIds, Resume resume, String requestId, 
         if (!ext.isObject()) throw ApiError.invalid("'dgr' must be an object.", "dgr");
         JsonNode ids = ext.get("token_ids");
         if (ids != null && !ids.isBoolean()) throw ApiError.invalid("'dgr.token_ids' must be a boolean.", "dgr.token_ids");
-        return new RelayExtension(ids != null && ids.asBoolean(), resume(ext.get("resume")), requestId, tenant);
+        JsonNode count = ext.get("count_prompt");
+        if (count != null && !count.isBoolean()) {
+            throw ApiError.invalid("'dgr.count_prompt' must be a boolean.", "dgr.count_prompt");
+        }
+        return new RelayExtension(ids != null && ids.asBoolean(), resume(ext.get("resume")), requestId, tenant,
+                count != null && count.asBoolean());
     }
 
     private static Resume resume(JsonNode r) {

@@ -81,10 +81,16 @@ final class StageFixture {
 
     /** Runs sessions {@code ids} at once on the scheduler; their generated tokens, in id order. */
     static List<List<Integer>> run(Scheduler scheduler, int vocab, int[] ids, int maxTokens) throws InterruptedException {
+        return run(scheduler, ids, maxTokens, id -> sampler(id, vocab));
+    }
+
+    /** As {@link #run(Scheduler, int, int[], int)} with each session's sampler from {@code samplers}. */
+    static List<List<Integer>> run(Scheduler scheduler, int[] ids, int maxTokens, java.util.function.IntFunction<TokenSampler> samplers)
+            throws InterruptedException {
         List<TokenStream> streams = new ArrayList<>();
         for (int id : ids) {
             TokenStream stream = new TokenStream();
-            var req = new SessionRequest("t" + id, prompt(id), sampler(id, vocab), StopConditions.maxTokens(maxTokens),
+            var req = new SessionRequest("t" + id, prompt(id), samplers.apply(id), StopConditions.maxTokens(maxTokens),
                     null, null, stream);
             if (!(scheduler.submit(req) instanceof Submission.Accepted)) throw new IllegalStateException("refused");
             streams.add(stream);

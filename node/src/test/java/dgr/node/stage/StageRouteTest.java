@@ -30,9 +30,36 @@ class StageRouteTest {
             assertThat(route.run(new int[] {5}, MAX_TOKENS)).containsExactly(reference.get(5));
             // Among 8 concurrent sessions with prompts of 3 to 38 tokens.
             assertThat(route.run(EIGHT, MAX_TOKENS)).isEqualTo(reference);
+            // Micro-batches: the head split the 8 sessions into groups and kept several on the route at once.
+            assertThat(route.downstream.peakFlights()).isBetween(2, splits.length + 1);
             // Every stage freed every session's state once they finished.
             for (StageServer s : route.stages) {
                 Await.until(Duration.ofSeconds(5), "stage sessions freed", () -> s.stats().sessions() == 0);
+            }
+        }
+    }
+
+    @org.junit.jupiter.api.Test
+    void aLogitBiasTravelsToTheLastStageAndSamplesThereAsOnOneNode() throws Exception {
+        Path model = StageFixture.llamaTiny4();
+        int[] ids = {2, 3};
+        List<List<Integer>> plain = StageFixture.single(model, ids, MAX_TOKENS);
+        try (var e = dgr.engine.Engines.load(model, StageFixture.options());
+             var one = new dgr.runtime.Scheduler(e, dgr.runtime.SchedulerConfig.defaults().withBatch(16, 64))) {
+            int vocab = e.info().vocabSize();
+            // Ban the first token each session chose without a bias and favour another one.
+            java.util.function.IntFunction<dgr.engine.sampler.TokenSampler> biased = id -> {
+                int banned = plain.get(id - 2).getFirst();
+                var config = id % 2 == 0 ? dgr.engine.sampler.SamplerConfig.greedy()
+                        : new dgr.engine.sampler.SamplerConfig(0.9f, 0, 0.95f, 0f, 1f, 0.2f, 0.1f, 64, 1000 + id);
+                var bias = dgr.engine.sampler.LogitBias.of(java.util.Map.of(banned, Float.NEGATIVE_INFINITY, (banned + 7) % vocab, 2.5f));
+                return new dgr.engine.sampler.Sampler(config, bias, vocab);
+            };
+            one.start();
+            List<List<Integer>> oneNode = StageFixture.run(one, ids, MAX_TOKENS, biased);
+            assertThat(oneNode.get(0).getFirst()).isNotEqualTo(plain.get(0).getFirst());
+            try (var route = new StageFixture.Route(model, new int[] {2}, Duration.ofSeconds(5))) {
+                assertThat(StageFixture.run(route.scheduler, ids, MAX_TOKENS, biased)).isEqualTo(oneNode);
             }
         }
     }

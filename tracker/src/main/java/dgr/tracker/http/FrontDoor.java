@@ -85,8 +85,16 @@ final class FrontDoor {
             }
         }
         try {
-            tracker.ledger().reserve(new RequestStart(requestId, holder, model, reservedTokens(body, model, path),
-                    bodySha, arrival));
+            long max = maxTokens(body, model, path);
+            try {
+                tracker.ledger().reserve(new RequestStart(requestId, holder, model, promptBound(body, path) + max,
+                        bodySha, arrival));
+            } catch (BudgetExceededException bytesTooMany) {
+                // The byte bound did not fit: the exact count might (ExactPrompt); else the refusal stands.
+                var exact = new ExactPrompt(tracker, mapper).count(body, model, path);
+                if (exact.isEmpty()) throw bytesTooMany;
+                tracker.ledger().reserve(new RequestStart(requestId, holder, model, exact.getAsLong() + max, bodySha, arrival));
+            }
         } catch (BudgetExceededException e) {
             throw new ApiFailure(429, "insufficient_quota", e.getMessage(), null, "budget_exceeded");
         } catch (IdempotencyConflictException e) {
@@ -119,8 +127,8 @@ final class FrontDoor {
         return v.isBoolean() && v.asBoolean();
     }
 
-    /** An upper bound of prompt tokens (a token is at least one byte) plus max_tokens, held before routing. */
-    private long reservedTokens(ObjectNode body, String model, String path) {
+    /** An upper bound of prompt tokens (a token is at least one byte), reserved before routing. */
+    private static long promptBound(ObjectNode body, String path) {
         long prompt;
         if (path.endsWith("/chat/completions")) {
             prompt = TEMPLATE_TOKENS_PER_MESSAGE;
@@ -130,6 +138,11 @@ final class FrontDoor {
             prompt = p.isArray() ? 0 : utf8(p.asText(""));
             for (JsonNode e : p) prompt += e.isNumber() ? 1 : utf8(e.asText(""));
         }
+        return prompt;
+    }
+
+    /** The most tokens the request may generate, reserved on top of its prompt. */
+    private long maxTokens(ObjectNode body, String model, String path) {
         JsonNode mt = body.hasNonNull("max_completion_tokens") ? body.get("max_completion_tokens") : body.get("max_tokens");
         long max;
         if (mt != null && mt.canConvertToLong()) {
@@ -139,7 +152,7 @@ final class FrontDoor {
         } else {
             max = COMPLETIONS_DEFAULT_MAX_TOKENS;
         }
-        return prompt + max;
+        return max;
     }
 
     private int contextLength(String model) {

@@ -51,6 +51,8 @@ final class RelayedRequest {
     private static final int MAX_ERROR_BODY = 1 << 16;
     /** How long a cut stream's settlement waits for the node to end the session and report it. */
     private static final java.time.Duration CUT_ACCOUNTING_WAIT = java.time.Duration.ofSeconds(5);
+    /** How long a cut stream's row waits, open, for a node that did not report in time (one restarting from its journal). */
+    private static final java.time.Duration LATE_ACCOUNTING_WAIT = java.time.Duration.ofMinutes(2);
     /** The node that served (began serving, for a stream), so dgr bench --url can report it per request. */
     static final io.helidon.http.HeaderName SERVED_BY = HeaderNames.create("X-Dgr-Node");
 
@@ -69,6 +71,8 @@ final class RelayedRequest {
     private final List<String> servedBy = new ArrayList<>();
     private final List<Integer> deliveredIds = new ArrayList<>();
     private long deliveredChunks;
+    /** The request's exact prompt count as a dgr node's token chunks report it, or -1 (docs/tracker.md, the bill). */
+    private long promptSeen = -1;
     private String recipeId;
     /** The first node's recipe and engine: a stream resumes only where both are the same. */
     private String resumeKey;
@@ -150,8 +154,8 @@ final class RelayedRequest {
                             }
                             case CLIENT_GONE -> {
                                 tracker.metrics().request("cut", last());
-                                usageOfCutStream(r.lease().node());
-                                settle(Settlement.Outcome.CUT, 200);
+                                if (usageOfCutStream(r.lease().node())) settle(Settlement.Outcome.CUT, 200);
+                                else settleLater(r.lease().node());
                                 return;
                             }
                             case NODE_FAILED -> {
@@ -370,6 +374,7 @@ final class RelayedRequest {
     private byte[] rewrite(ObjectNode chunk) throws IOException {
         JsonNode ext = chunk.remove("dgr");
         boolean token = ext != null && ext.has("token_id");
+        if (ext != null && ext.has("prompt_tokens")) promptSeen = ext.get("prompt_tokens").asLong();
         if (token) deliveredIds.add(ext.get("token_id").asInt());
         if (chunkId == null) {
             chunkId = chunk.path("id").asText(null);
@@ -457,23 +462,57 @@ final class RelayedRequest {
      * A stream its client cut is billed at what the node computed for it, which is more than the relay saw
      * and comes in no usage chunk: the node's own accounting of this request id, once its session has ended.
      */
-    private void usageOfCutStream(RegisteredNode node) throws InterruptedException {
-        if (usage != null || node.backend() != Backend.DGR) return;
+    private boolean usageOfCutStream(RegisteredNode node) throws InterruptedException {
+        if (usage != null || node.backend() != Backend.DGR) return true;
         tracker.nodeAccounting().awaitFinished(node.id(), node.url().toString(), node.bearer(), requestId,
-                CUT_ACCOUNTING_WAIT).ifPresent(rec -> {
-                    ObjectNode u = mapper.createObjectNode();
-                    u.put("prompt_tokens", rec.promptTokens());
-                    u.put("completion_tokens", rec.generatedTokens());
-                    u.putObject("prompt_tokens_details").put("cached_tokens", rec.cachedTokens());
-                    usage = u;
-                });
+                CUT_ACCOUNTING_WAIT).ifPresent(this::useNodeRecord);
+        return usage != null;
+    }
+
+    private void useNodeRecord(dgr.tracker.ledger.NodeAccountingClient.NodeRecord rec) {
+        ObjectNode u = mapper.createObjectNode();
+        u.put("prompt_tokens", rec.promptTokens());
+        u.put("completion_tokens", rec.generatedTokens());
+        u.putObject("prompt_tokens_details").put("cached_tokens", rec.cachedTokens());
+        usage = u;
+    }
+
+    /**
+     * A cut stream whose node did not report in time (it died, its journal outlives it, or it is slow): the row
+     * stays open while the node is asked again for up to {@link #LATE_ACCOUNTING_WAIT}, then is settled at the
+     * node's record, or at what the tracker saw (the prompt the node reported and the tokens delivered) when
+     * the node answers without it (it died with the session running) or never answers. The client is gone, so no final chunk waits on it; a tracker that dies meanwhile
+     * leaves the row to its recovery.
+     */
+    private void settleLater(RegisteredNode node) {
+        settled = true;   // handed over: the request's own paths must not settle it
+        Thread.ofVirtual().name("dgr-late-settle-" + requestId).start(() -> {
+            try {
+                tracker.nodeAccounting().awaitFinal(node.id(), node.url().toString(), node.bearer(), requestId,
+                        LATE_ACCOUNTING_WAIT).ifPresent(this::useNodeRecord);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            try {
+                write(Settlement.Outcome.CUT, 200);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "request " + requestId + ": late settlement failed (" + e.getMessage()
+                        + "); the row stays open for recovery");
+            }
+        });
     }
 
     /** Writes the request's row once; later calls change nothing. */
     private void settle(Settlement.Outcome outcome, int status) {
         if (settled) return;
         settled = true;
-        long prompt = usage == null ? 0 : usage.path("prompt_tokens").asLong(0);
+        write(outcome, status);
+    }
+
+    private void write(Settlement.Outcome outcome, int status) {
+        // Without the node's usage (its node died with its accounting, or never answered) the bill is what the
+        // tracker saw: the prompt the node reported on its chunks and the tokens delivered, never more.
+        long prompt = usage == null ? Math.max(0, promptSeen) : usage.path("prompt_tokens").asLong(0);
         long cached = usage == null ? 0 : usage.path("prompt_tokens_details").path("cached_tokens").asLong(0);
         long generated = usage == null ? deliveredChunks : usage.path("completion_tokens").asLong(deliveredChunks);
         recomputed += resumes * prompt + resumedDelivered;

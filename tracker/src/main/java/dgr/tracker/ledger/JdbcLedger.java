@@ -51,6 +51,9 @@ public final class JdbcLedger implements Ledger {
 
     public String trackerId() { return trackerId; }
 
+    /** The nodes this tracker has routed to, remembered in the same database (for recovery after a crash). */
+    public NodeRoster roster() { return new NodeRoster(db, trackerId); }
+
     @Override
     public boolean keysRequired() {
         if (!keysSeen && keys.anyKey()) keysSeen = true;

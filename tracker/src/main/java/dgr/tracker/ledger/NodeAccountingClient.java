@@ -38,6 +38,14 @@ public final class NodeAccountingClient {
 
     /** What the node at {@code baseUrl} knows of these ids (empty when it is unreachable or refuses). */
     public List<NodeRecord> ask(String nodeId, String baseUrl, String bearer, List<String> ids) {
+        return answer(nodeId, baseUrl, bearer, ids).orElse(List.of());
+    }
+
+    /**
+     * The node's answer for these ids (the records it knows; an id it does not know is absent), or empty when
+     * it did not answer (unreachable, refused, timed out): then it may still know them.
+     */
+    public Optional<List<NodeRecord>> answer(String nodeId, String baseUrl, String bearer, List<String> ids) {
         try {
             ObjectNode body = mapper.createObjectNode();
             ids.forEach(body.putArray("request_ids")::add);
@@ -50,7 +58,7 @@ public final class NodeAccountingClient {
             if (r.statusCode() != 200) {
                 LOG.log(System.Logger.Level.WARNING, "node " + nodeId + " answered HTTP " + r.statusCode()
                         + " to POST /v1/accounting");
-                return List.of();
+                return Optional.empty();
             }
             List<NodeRecord> out = new ArrayList<>();
             for (JsonNode rec : mapper.readTree(r.body()).path("requests")) {
@@ -60,13 +68,13 @@ public final class NodeAccountingClient {
                         rec.path("finish_reason").isNull() ? null : rec.path("finish_reason").asText(),
                         rec.path("started_ms").asLong(), rec.path("ended_ms").asLong(-1)));
             }
-            return out;
+            return Optional.of(out);
         } catch (IOException e) {
             LOG.log(System.Logger.Level.WARNING, "node " + nodeId + " unreachable for its accounting: " + e);
-            return List.of();
+            return Optional.empty();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return List.of();
+            return Optional.empty();
         }
     }
 
@@ -82,6 +90,23 @@ public final class NodeAccountingClient {
             if (!recs.isEmpty() && recs.getFirst().finished()) return Optional.of(recs.getFirst());
             if (System.nanoTime() > deadline) return Optional.empty();
             Thread.sleep(10);
+        }
+    }
+
+    /**
+     * For a node that may be down or restarting (from its journal): asks every half second until it reports the
+     * request finished, or answers without it (it died with the session running: nothing more will come), or
+     * {@code timeout} passes.
+     */
+    public Optional<NodeRecord> awaitFinal(String nodeId, String baseUrl, String bearer, String requestId,
+                                           Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            Optional<List<NodeRecord>> a = answer(nodeId, baseUrl, bearer, List.of(requestId));
+            if (a.isPresent() && a.get().isEmpty()) return Optional.empty();
+            if (a.isPresent() && a.get().getFirst().finished()) return Optional.of(a.get().getFirst());
+            if (System.nanoTime() > deadline) return Optional.empty();
+            Thread.sleep(500);
         }
     }
 }

@@ -116,6 +116,37 @@ class LedgerFrontDoorTest {
 
     @ParameterizedTest
     @EnumSource(Kind.class)
+    void aSmallBudgetIsHeldToTheExactPromptCountNotItsBytes(Kind kind) throws Exception {
+        try (LedgerDatabase db = DBS.open(kind); Cluster c = new Cluster(Cluster.config(), ledger(db, "t1"))) {
+            c.join(Cluster.node("n1", 4));
+            String prompt = "The quick brown fox jumps over the lazy dog";   // 43 bytes, far fewer tokens
+            String key = new ApiKeyStore(db, Clock.systemUTC()).add("small", 45L).key();
+            String body = "{\"model\":\"llama-tiny\",\"prompt\":\"" + prompt + "\",\"max_tokens\":4,\"temperature\":0,"
+                    + "\"ignore_eos\":true}";
+            HttpResponse<String> ok = post(c, body, "Authorization", "Bearer " + key, "Idempotency-Key", "small-1");
+            assertThat(ok.statusCode()).as("43 bytes + 4 > 45, but the exact count fits: " + ok.body()).isEqualTo(200);
+            long promptTokens = c.json(ok.body()).path("usage").path("prompt_tokens").asLong();
+            assertThat(promptTokens).isLessThan(41);
+            try (Connection conn = db.dataSource().getConnection();
+                 PreparedStatement ps = conn.prepareStatement("SELECT reserved_tokens FROM requests WHERE request_id = ?")) {
+                ps.setString(1, "small-1");
+                try (ResultSet rs = ps.executeQuery()) {
+                    assertThat(rs.next()).isTrue();
+                    assertThat(rs.getLong(1)).as("held: the exact prompt + max_tokens").isEqualTo(promptTokens + 4);
+                }
+            }
+            // What is left cannot hold the exact prompt + 30: refused, naming the exact figure, never overshot.
+            HttpResponse<String> over = post(c, body.replace("\"max_tokens\":4", "\"max_tokens\":30"), "Authorization", "Bearer " + key);
+            assertThat(over.statusCode()).isEqualTo(429);
+            assertThat(c.json(over.body()).path("error").path("message").asText()).contains("up to " + (promptTokens + 30) + " tokens");
+            ApiKeyStore.KeyInfo info = new ApiKeyStore(db, Clock.systemUTC()).list().getFirst();
+            assertThat(info.spentTokens()).isEqualTo(promptTokens + 4).isLessThanOrEqualTo(45);
+            assertThat(info.reservedTokens()).isZero();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Kind.class)
     void theSettledRowIsCommittedBeforeTheClientReadsItsUsageAndACutStreamIsBilledAtTheNodesCount(Kind kind)
             throws Exception {
         try (LedgerDatabase db = DBS.open(kind); Cluster c = new Cluster(Cluster.config(), ledger(db, "t1"))) {

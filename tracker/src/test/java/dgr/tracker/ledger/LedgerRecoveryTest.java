@@ -117,6 +117,40 @@ class LedgerRecoveryTest {
         }
     }
 
+    @ParameterizedTest
+    @EnumSource(Kind.class)
+    void anIdNoNodeKnowsStaysOpenWhileSomeNodeIsSilentAndIsSettledAtZeroOnceAllAnswer(Kind kind) throws Exception {
+        try (LedgerDatabase db = DBS.open(kind)) {
+            ApiKeyStore keys = new ApiKeyStore(db, Clock.systemUTC());
+            JdbcLedger dead = new JdbcLedger(db, keys, "tracker-2");
+            KeyHolder h = dead.authenticate(keys.add("acme", 10_000L).key()).orElseThrow();
+            dead.reserve(new RequestStart("unknown-" + kind, h, "llama-tiny", 500, "sha", Instant.now().minusSeconds(5)));
+            JdbcLedger restarted = new JdbcLedger(db, keys, "tracker-2");
+            int silentPort;
+            try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+                silentPort = s.getLocalPort();   // closed again: nothing answers there (a node restarting)
+            }
+            LedgerRecovery.NodeEndpoint live = new LedgerRecovery.NodeEndpoint("node-a", "http://127.0.0.1:" + node.port(), TOKEN);
+            LedgerRecovery.NodeEndpoint silent = new LedgerRecovery.NodeEndpoint("node-b", "http://127.0.0.1:" + silentPort, TOKEN);
+            List<LedgerRecovery.NodeEndpoint> asked = new java.util.ArrayList<>(List.of(live, silent));
+            LedgerRecovery recovery = new LedgerRecovery(restarted, () -> List.copyOf(asked), Instant.now());
+
+            LedgerRecovery.Result whileSilent = recovery.pass(false, true);
+            assertThat(whileSilent.allAnswered()).isFalse();
+            assertThat(whileSilent.stillOpen()).isEqualTo(1);
+            assertThat(restarted.openRequests()).hasSize(1);
+
+            asked.remove(silent);   // it answers now (here: it is no longer asked) and knows nothing either
+            LedgerRecovery.Result allAnswered = recovery.pass(false, true);
+            assertThat(allAnswered.allAnswered()).isTrue();
+            assertThat(allAnswered.settledUnknown()).isEqualTo(1);
+            assertThat(restarted.openRequests()).isEmpty();
+            ApiKeyStore.KeyInfo info = keys.list().getFirst();
+            assertThat(info.reservedTokens()).isZero();
+            assertThat(info.spentTokens()).isZero();
+        }
+    }
+
     private static void cutStream(String requestId) throws Exception {
         byte[] body = ("{\"model\":\"llama-tiny\",\"prompt\":\"The quick brown fox\",\"max_tokens\":300,"
                 + "\"temperature\":0,\"stream\":true}").getBytes(StandardCharsets.UTF_8);

@@ -1,0 +1,236 @@
+package dgr.engine.deepseek4;
+
+import dgr.engine.Batch;
+import dgr.engine.kernel.Scratch;
+import dgr.engine.kernel.WeightMatrix;
+import dgr.engine.kernel.WorkerPool;
+import dgr.engine.llama.Matmuls;
+import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * V4's mixture of experts (DSV4-SPEC 2.5) for a batch, with its own buffers (nothing is allocated
+ * per step once they have grown): the router for all rows ({@link Dsv4Products}: on the caller
+ * alone when small); each row's experts (hash table or biased top-k of sqrt-softplus scores); then
+ * the rows are grouped by expert and every chosen expert runs in two pool passes for all experts
+ * together (clamped SwiGLU, then down), the shared expert one more slot of all rows in each, so
+ * each expert's weights are read once per step whatever the batch. Last, per row, {@code w₀·y₀ + w₁·y₁ + …}
+ * in the row's choice order (each product rounded before the add), then the shared expert's output.
+ *
+ * <p>Batch invariance: an expert's output for a row comes from the kernels' per-element sequence,
+ * which does not depend on how many rows share the expert or which worker runs the chunk, and
+ * the per-row sum has a fixed order; so a row's bits do not depend on its neighbours' choices.
+ */
+final class Dsv4Experts implements WorkerPool.Job {
+    private final Dsv4Config c;
+    private final Matmuls mats;
+    private final int nEmbd;
+    private final float[] routerScores, weights, prob, biased;
+    private final int[] chosen;
+    /** The shared expert's gate, up, activation and output rows (null without one). */
+    private final float[] sharedGate, sharedUp, sharedHb, sharedOut;
+    /** Per active slot (the last one the shared expert's in the down pass): expert, rows, and buffers. */
+    private final int[] expertOf, rowsOf, filled, groupSize, slotOf, choiceSlot, choiceRow, firstChunk;
+    private final float[][] in, gate, up, hb, out;
+    private final AtomicInteger next = new AtomicInteger();
+    private Dsv4Weights.Layer layer;
+    private final Dsv4Products products;
+    private float[] input;
+    private int slots, chunkRows, chunks;
+    private boolean swigluPass;
+    private float limit, sharedLimit;
+    private long epoch;
+
+    Dsv4Experts(Dsv4Config c, int maxRows, Matmuls mats) {
+        this.c = c;
+        this.mats = mats;
+        this.nEmbd = c.nEmbd();
+        int ne = c.nExpert(), ke = c.nExpertUsed(), choices = maxRows * ke;
+        routerScores = new float[maxRows * ne];
+        weights = new float[choices];
+        chosen = new int[choices];
+        prob = new float[ne];
+        biased = new float[ne];
+        int fsh = c.ffExp() * c.nShared();
+        sharedGate = fsh > 0 ? new float[maxRows * fsh] : null;
+        sharedUp = fsh > 0 ? new float[maxRows * fsh] : null;
+        sharedHb = fsh > 0 ? new float[maxRows * fsh] : null;
+        sharedOut = fsh > 0 ? new float[maxRows * nEmbd] : null;
+        this.products = new Dsv4Products(mats);
+        int maxSlots = Math.min(ne, choices) + 1;
+        firstChunk = new int[maxSlots + 1];
+        expertOf = new int[maxSlots];
+        rowsOf = new int[maxSlots];
+        filled = new int[maxSlots];
+        groupSize = new int[ne];
+        slotOf = new int[ne];
+        choiceSlot = new int[choices];
+        choiceRow = new int[choices];
+        in = new float[maxSlots][];
+        gate = new float[maxSlots][];
+        up = new float[maxSlots][];
+        hb = new float[maxSlots][];
+        out = new float[maxSlots][];
+    }
+
+    /** The layer's experts and shared expert on the {@code n} rows of {@code x}, into {@code y} ({@code n × n_embd}). */
+    void run(Batch b, int n, float[] x, Dsv4Weights.Layer L, float[] y) {
+        int ke = c.nExpertUsed();
+        layer = L;
+        products.begin(n).add(L.router(), x, routerScores).run();
+        for (int r = 0; r < n; r++) route(b, r, L);
+        input = x;
+        gather(x, n * ke, ke);
+        limit = c.clampExp()[L.index()];
+        sharedLimit = c.clampShexp()[L.index()];
+        phase(true);
+        mats.pool().run(this);
+        phase(false);
+        mats.pool().run(this);
+        for (int r = 0; r < n; r++) {
+            int t0 = r * nEmbd;
+            for (int k = 0; k < ke; k++) {
+                int cix = r * ke + k;
+                float wk = weights[cix];
+                float[] src = out[choiceSlot[cix]];
+                int so = choiceRow[cix] * nEmbd;
+                if (k == 0) {
+                    for (int i = 0; i < nEmbd; i++) y[t0 + i] = wk * src[so + i];
+                } else {
+                    for (int i = 0; i < nEmbd; i++) y[t0 + i] += wk * src[so + i];
+                }
+            }
+        }
+        if (L.gateSh() != null) for (int i = 0; i < n * nEmbd; i++) y[i] += sharedOut[i];
+        input = null;
+    }
+
+    /** Row {@code r}'s experts and weights (2.5): sqrt(softplus) probabilities, hash or biased top-k, normalised, scaled. */
+    private void route(Batch b, int r, Dsv4Weights.Layer L) {
+        int ne = c.nExpert(), ke = c.nExpertUsed(), o = r * ke;
+        for (int e = 0; e < ne; e++) {
+            float z = routerScores[r * ne + e];
+            prob[e] = (float) Math.sqrt(z > 20f ? z : Math.log1p(Math.exp(z)));
+        }
+        if (L.hashRouted()) {
+            System.arraycopy(L.tid2eid(), b.token(r) * ke, chosen, o, ke);
+        } else {
+            float[] bias = L.probBias();
+            for (int e = 0; e < ne; e++) biased[e] = prob[e] + bias[e];
+            // The k highest biased scores, ties to the lower expert, in descending order.
+            for (int j = 0; j < ke; j++) {
+                int best = -1;
+                for (int e = 0; e < ne; e++) {
+                    if (taken(o, j, e)) continue;
+                    if (best < 0 || Float.compare(biased[e], biased[best]) > 0) best = e;
+                }
+                chosen[o + j] = best;
+            }
+        }
+        float sum = 0f;
+        for (int j = 0; j < ke; j++) { weights[o + j] = prob[chosen[o + j]]; sum += weights[o + j]; }
+        if (c.expertWeightsNorm()) {
+            float den = Math.max(sum, 6.103515625e-5f);
+            for (int j = 0; j < ke; j++) weights[o + j] /= den;
+        }
+        float sc = c.expertWeightsScale();
+        if (sc != 0f && sc != 1f) for (int j = 0; j < ke; j++) weights[o + j] *= sc;
+    }
+
+    private boolean taken(int o, int j, int e) {
+        for (int i = 0; i < j; i++) if (chosen[o + i] == e) return true;
+        return false;
+    }
+
+    /**
+     * Groups the {@code choices} (row, choice) pairs by expert, copying each pair's input row into
+     * its expert's buffers. Active experts take slots largest group first (lower index first among
+     * equals), so slot {@code a} never holds more than {@code choices / (a + 1)} rows and the
+     * biggest experts' chunks are handed out first. The shared expert takes the slot after them.
+     */
+    private void gather(float[] x, int choices, int ke) {
+        int ne = c.nExpert(), ff = c.ffExp();
+        Arrays.fill(groupSize, 0);
+        for (int i = 0; i < choices; i++) groupSize[chosen[i]]++;
+        int active = 0;
+        for (int e = 0; e < ne; e++) {
+            if (groupSize[e] == 0) continue;
+            int a = active++;
+            while (a > 0 && groupSize[expertOf[a - 1]] < groupSize[e]) {
+                expertOf[a] = expertOf[a - 1];
+                a--;
+            }
+            expertOf[a] = e;
+        }
+        for (int a = 0; a < active; a++) {
+            int e = expertOf[a], m = groupSize[e];
+            rowsOf[a] = m;
+            slotOf[e] = a;
+            filled[a] = 0;
+            in[a] = grow(in[a], m * nEmbd);
+            out[a] = grow(out[a], m * nEmbd);
+            gate[a] = grow(gate[a], m * ff);
+            up[a] = grow(up[a], m * ff);
+            hb[a] = grow(hb[a], m * ff);
+        }
+        for (int i = 0; i < choices; i++) {
+            int a = slotOf[chosen[i]], m = filled[a]++;
+            System.arraycopy(x, (i / ke) * nEmbd, in[a], m * nEmbd, nEmbd);
+            choiceSlot[i] = a;
+            choiceRow[i] = m;
+        }
+        slots = active;
+        if (layer.gateSh() != null) {
+            // The shared expert joins both passes as one more slot of all rows (its buffers are its
+            // own: slot arrays are reused by the next layer's experts).
+            expertOf[active] = -1;
+            rowsOf[active] = choices / ke;
+        }
+    }
+
+    /** Sets up the SwiGLU pass (gate and up rows of the routed experts) or the down pass (theirs and the shared one's). */
+    private void phase(boolean swiglu) {
+        swigluPass = swiglu;
+        WeightMatrix m = swiglu ? layer.gateExp()[0] : layer.downExp()[0];
+        chunkRows = Matmuls.expertChunkRows(m);
+        int n = layer.gateSh() == null ? slots : slots + 1;
+        firstChunk[0] = 0;
+        for (int a = 0; a < n; a++) {
+            int rows = swiglu ? (expertOf[a] < 0 ? layer.gateSh().rows() : m.rows()) : nEmbd;
+            firstChunk[a + 1] = firstChunk[a] + (rows + chunkRows - 1) / chunkRows;
+        }
+        chunks = firstChunk[n];
+        next.set(0);
+        epoch = mats.nextEpoch();
+    }
+
+    @Override
+    public void run(int worker, int workers) {
+        Scratch s = mats.scratch(worker);
+        s.epoch = epoch;
+        int ff = c.ffExp();
+        int a = 0;
+        for (int k = next.getAndIncrement(); k < chunks; k = next.getAndIncrement()) {
+            while (k >= firstChunk[a + 1]) a++;
+            int e = expertOf[a], m = rowsOf[a];
+            int rows = !swigluPass ? nEmbd : e < 0 ? layer.gateSh().rows() : ff;
+            int o0 = (k - firstChunk[a]) * chunkRows, o1 = Math.min(rows, o0 + chunkRows);
+            if (swigluPass && e < 0) {
+                mats.kernels().matmul(layer.gateSh(), input, m, sharedGate, o0, o1, s);
+                mats.kernels().matmul(layer.upSh(), input, m, sharedUp, o0, o1, s);
+                Dsv4Kernels.swiglu(sharedGate, sharedUp, sharedHb, m, rows, o0, o1, sharedLimit);
+            } else if (swigluPass) {
+                mats.kernels().matmul(layer.gateExp()[e], in[a], m, gate[a], o0, o1, s);
+                mats.kernels().matmul(layer.upExp()[e], in[a], m, up[a], o0, o1, s);
+                Dsv4Kernels.swiglu(gate[a], up[a], hb[a], m, ff, o0, o1, limit);
+            } else {
+                if (e < 0) mats.kernels().matmul(layer.downSh(), sharedHb, m, sharedOut, o0, o1, s);
+                else mats.kernels().matmul(layer.downExp()[e], hb[a], m, out[a], o0, o1, s);
+            }
+        }
+    }
+
+    private static float[] grow(float[] a, int n) {
+        return a != null && a.length >= n ? a : new float[n];
+    }
+}

@@ -1,0 +1,89 @@
+package dgr.engine.deepseek4;
+
+import dgr.engine.kernel.Scratch;
+import dgr.engine.kernel.WeightMatrix;
+import dgr.engine.kernel.WorkerPool;
+import dgr.engine.llama.Matmuls;
+import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Any number of matrix products over the same batch rows in one pool dispatch ({@link #begin} …
+ * {@link #add} … {@link #run}): V4 has many small projections of one input (query, key, two
+ * compressors, the indexer) and one output LoRA matrix per head group, and at batch 1 a dispatch's
+ * barrier costs more than a small product, so they share one. Work of a few tens of KiB runs on the
+ * calling thread alone. Chunks of {@link Matmuls#chunkRows} output rows are claimed from one
+ * counter; which worker computes a row never changes its bits (each output element is one kernel
+ * sequence), so batch invariance holds.
+ */
+final class Dsv4Products implements WorkerPool.Job {
+    /** Weight bytes × rows below which the caller computes alone (a barrier costs more). */
+    private static final long INLINE_WORK = 48 << 10;
+
+    private final Matmuls mats;
+    private WeightMatrix[] m = new WeightMatrix[8];
+    private float[][] in = new float[8][], out = new float[8][];
+    private int[] firstChunk = new int[9], chunkRows = new int[8];
+    private final AtomicInteger next = new AtomicInteger();
+    private int count, n, chunks;
+    private long epoch;
+
+    Dsv4Products(Matmuls mats) {
+        this.mats = mats;
+    }
+
+    /** Starts a dispatch over {@code n} rows. */
+    Dsv4Products begin(int n) {
+        this.n = n;
+        this.count = 0;
+        return this;
+    }
+
+    /** Adds {@code out = w·in} ({@code in}: n rows of {@code w.cols()}, {@code out}: n rows of {@code w.rows()}). */
+    Dsv4Products add(WeightMatrix w, float[] x, float[] y) {
+        if (count == m.length) {
+            m = Arrays.copyOf(m, 2 * count);
+            in = Arrays.copyOf(in, 2 * count);
+            out = Arrays.copyOf(out, 2 * count);
+            chunkRows = Arrays.copyOf(chunkRows, 2 * count);
+            firstChunk = Arrays.copyOf(firstChunk, 2 * count + 1);
+        }
+        m[count] = w;
+        in[count] = x;
+        out[count] = y;
+        count++;
+        return this;
+    }
+
+    /** Runs the products added since {@link #begin} and returns when all are done. */
+    void run() {
+        if (count == 0) return;
+        long work = 0;
+        firstChunk[0] = 0;
+        for (int j = 0; j < count; j++) {
+            chunkRows[j] = Matmuls.chunkRows(m[j]);
+            firstChunk[j + 1] = firstChunk[j] + (m[j].rows() + chunkRows[j] - 1) / chunkRows[j];
+            work += m[j].rowBytes() * m[j].rows() * n;
+        }
+        chunks = firstChunk[count];
+        epoch = mats.nextEpoch();
+        next.set(0);
+        if (work < INLINE_WORK) run(0, 1);
+        else mats.pool().run(this);
+        Arrays.fill(in, 0, count, null);
+        Arrays.fill(out, 0, count, null);
+        Arrays.fill(m, 0, count, null);
+    }
+
+    @Override
+    public void run(int worker, int workers) {
+        Scratch s = mats.scratch(worker);
+        s.epoch = epoch;
+        int j = 0;
+        for (int c = next.getAndIncrement(); c < chunks; c = next.getAndIncrement()) {
+            while (c >= firstChunk[j + 1]) j++;
+            int o0 = (c - firstChunk[j]) * chunkRows[j], o1 = Math.min(m[j].rows(), o0 + chunkRows[j]);
+            mats.kernels().matmul(m[j], in[j], n, out[j], o0, o1, s);
+        }
+    }
+}
