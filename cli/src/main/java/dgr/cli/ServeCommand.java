@@ -105,15 +105,15 @@ public final class ServeCommand implements Callable<Integer> {
             + " requests carrying it are the tracker's (tenant, request id, resumed sessions, POST /v1/accounting)")
     String nodeToken;
 
-    @Option(names = "--max-connections", description = "most open client connections; beyond it new ones wait in the"
-            + " listen backlog (default: " + ListenerLimits.DEFAULT_MAX_CONNECTIONS + ", lowered to fit the file-descriptor limit)")
+    @Option(names = "--max-connections", description = "most open client connections; beyond it new ones are answered"
+            + " 503 and closed (default: " + ListenerLimits.DEFAULT_MAX_CONNECTIONS + ", lowered to fit the file-descriptor limit)")
     Integer maxConnections;
 
     @Option(names = "--idle-timeout", description = "close a connection idle this long, e.g. 30s (default: 30s)")
     String idleTimeout;
 
-    @Option(names = "--header-timeout", description = "a request's headers and body must arrive within this after its"
-            + " request line, e.g. 10s (default: 10s)")
+    @Option(names = "--header-timeout", description = "a request's line and headers must arrive within this from its"
+            + " first byte, and its body within this once read, e.g. 10s (default: 10s)")
     String headerTimeout;
 
     @picocli.CommandLine.Mixin

@@ -5,6 +5,8 @@ import dgr.node.accounting.RecentRequests;
 import dgr.node.http.ClientFaultLog;
 import dgr.node.http.ConnectionGuard;
 import dgr.node.http.ListenerLimits;
+import dgr.node.http.ListenerStats;
+import dgr.node.http.ListenerWatch;
 import dgr.node.http.NodeHttp;
 import dgr.node.http.NodeTls;
 import dgr.node.metrics.NodeMetrics;
@@ -37,7 +39,9 @@ public final class NodeServer implements AutoCloseable {
     private final ModelRegistry models = new ModelRegistry();
     private final NodeMetrics metrics = new NodeMetrics();
     private volatile CapabilityReport capabilities;
-    private final WebServer web;
+    /** Builds the HTTP server for a port: once at start, again when {@link ListenerWatch} restarts it. */
+    private final java.util.function.IntFunction<WebServer> webServer;
+    private volatile ListenerWatch listener;
     private final NodeHttp http;
     private volatile TrackerLink trackerLink;
     private final ConnectionGuard guard;
@@ -59,12 +63,15 @@ public final class NodeServer implements AutoCloseable {
                 config.requestTimeout(), recent,
                 config.nodeToken(), config.serving()).guardedBy(guard, faults);
         if (config.nodeToken() != null) http.trustTracker(TrackerTrust.of(config.nodeToken()));
-        var web = guard.configure(WebServer.builder())
-                .host(config.host())
-                .port(config.port())
-                .routing(r -> r.any(http::handle));
-        if (config.serving().tls()) web.tls(NodeTls.of(config.serving()));
-        this.web = web.build();
+        this.webServer = port -> {
+            var web = guard.configure(WebServer.builder())
+                    .host(config.host())
+                    .port(port)
+                    .routing(r -> r.any(http::handle));
+            if (config.serving().tls()) web.tls(NodeTls.of(config.serving()));
+            return web.build();
+        };
+        ListenerStats.register(metrics.registry(), guard, () -> listener == null ? 0 : listener.restarts());
     }
 
     /** As {@link #start(NodeConfig)}, with the listener's connection cap and timeouts given. */
@@ -84,8 +91,13 @@ public final class NodeServer implements AutoCloseable {
     public static NodeServer start(NodeConfig config, ListenerLimits limits, dgr.node.stage.StagePlan stagePlan,
                                    RecentRequests recent) throws IOException {
         NodeServer s = new NodeServer(config, ApiKeys.of(config.apiKeys(), config.keysFile()), limits, stagePlan, recent);
-        s.web.start();
-        LOG.log(System.Logger.Level.INFO, "at most " + s.guard.maxConnections() + " open connections"
+        try {
+            s.listener = ListenerWatch.start(config.host(), config.port(), s.webServer);
+        } catch (RuntimeException e) {
+            s.close();
+            throw e;
+        }
+        LOG.log(System.Logger.Level.INFO, "at most " + s.guard.maxConnections() + " open connections (more are answered 503)"
                 + (s.guard.maxConnections() < limits.maxConnections() ? " (lowered from " + limits.maxConnections()
                 + " to fit the process's file-descriptor limit)" : "") + ", idle timeout " + limits.idleTimeout()
                 + ", header timeout " + limits.headerTimeout());
@@ -224,7 +236,7 @@ public final class NodeServer implements AutoCloseable {
     }
 
     /** The bound port (the one picked when the config said 0). */
-    public int port() { return web.port(); }
+    public int port() { return listener.port(); }
 
     public String host() { return config.host(); }
 
@@ -241,7 +253,8 @@ public final class NodeServer implements AutoCloseable {
         // sessions and free engines.
         TrackerLink link = trackerLink;
         if (link != null) link.close();
-        web.stop();
+        ListenerWatch l = listener;
+        if (l != null) l.close();
         guard.close();
         models.close();
         stage.close();

@@ -33,7 +33,7 @@ class ListenerHardeningTest {
     @BeforeAll
     static void start() throws IOException {
         node = NodeServer.start(TestNodes.config(), ListenerLimits.defaults().withMaxConnections(8)
-                .withIdleTimeout(Duration.ofMillis(1500)).withHeaderTimeout(Duration.ofMillis(1000)));
+                .withIdleTimeout(Duration.ofMillis(4000)).withHeaderTimeout(Duration.ofMillis(1000)));
         http = new Http(node);
     }
 
@@ -118,6 +118,16 @@ class ListenerHardeningTest {
                 byte[] b = ("\ufeff" + JSON).getBytes(StandardCharsets.UTF_16LE);
                 yield concat(head + "Content-Length: " + b.length + "\r\n\r\n", b, b.length);
             }
+            case "UTF-16 body without BOM" -> {
+                byte[] b = JSON.getBytes(StandardCharsets.UTF_16BE);
+                yield concat(head + "Content-Length: " + b.length + "\r\n\r\n", b, b.length);
+            }
+            case "UTF-32 body" -> {
+                byte[] b = JSON.getBytes(java.nio.charset.Charset.forName("UTF-32LE"));
+                yield concat(head + "Content-Length: " + b.length + "\r\n\r\n", b, b.length);
+            }
+            case "charset=utf-16 declared" -> ((head + "Content-Type: application/json; charset=utf-16\r\nContent-Length: "
+                    + JSON.length() + "\r\n\r\n" + JSON).replace("Content-Type: application/json\r\n", "")).getBytes(StandardCharsets.UTF_8);
             case "NUL bytes in JSON" -> {
                 byte[] b = "{\"model\":\"llama-tiny\",\u0000\"prompt\":\"a\"}".getBytes(StandardCharsets.UTF_8);
                 yield concat(head + "Content-Length: " + b.length + "\r\n\r\n", b, b.length);
@@ -154,6 +164,7 @@ class ListenerHardeningTest {
     /** The HTTP bad-input corpus's encodings and sizes (JSON fields: ErrorResponsesTest; framing: above). */
     @ParameterizedTest(name = "{0}")
     @org.junit.jupiter.params.provider.ValueSource(strings = {"invalid UTF-8 in JSON", "UTF-16 body with BOM",
+            "UTF-16 body without BOM", "UTF-32 body", "charset=utf-16 declared",
             "NUL bytes in JSON", "JSON nested 100k deep", "declared body over the limit", "chunked body over the limit",
             "headers over 16 KiB", "request line over 4 KiB", "gzip-encoded garbage", "unknown transfer coding",
             "HTTP/1.0 request", "NUL in a header value", "bare LF line endings"})
@@ -170,14 +181,25 @@ class ListenerHardeningTest {
             switch (name) {
                 // HTTP/1.0 is answered (200) or refused with a 4xx/505, never a 500 or silence.
                 case "HTTP/1.0 request" -> assertThat(response).as(name).matches("(?s)HTTP/1\\.[01] (200|4\\d\\d|505) .*");
-                // Jackson reads UTF-16 with a BOM: answered like its UTF-8 twin.
-                case "UTF-16 body with BOM" -> assertThat(response).as(name).startsWith("HTTP/1.1 200");
+                // JSON bodies are UTF-8 (RFC 8259): any other encoding is a 400 that names it.
+                case "UTF-16 body with BOM" -> assertEncodingRefused(response, name, "UTF-16LE");
+                case "UTF-16 body without BOM" -> assertEncodingRefused(response, name, "UTF-16BE");
+                case "UTF-32 body" -> assertEncodingRefused(response, name, "UTF-32LE");
+                case "charset=utf-16 declared" -> assertEncodingRefused(response, name, "charset=utf-16");
+                case "invalid UTF-8 in JSON" -> assertEncodingRefused(response, name, "not valid UTF-8");
                 // RFC 9112: a transfer coding the server does not know is a 501, in the same error shape.
                 case "unknown transfer coding" -> assertOpenAiError(response, name, "501");
                 default -> assertOpenAi4xx(response, name);
             }
         }
         assertThat(http.get("/health").statusCode()).isEqualTo(200);
+    }
+
+    private static void assertEncodingRefused(String response, String what, String named) throws IOException {
+        assertThat(response).as(what).startsWith("HTTP/1.1 400");
+        assertOpenAi4xx(response, what);
+        JsonNode e = Http.JSON.readTree(response.substring(response.indexOf("\r\n\r\n") + 4)).get("error");
+        assertThat(e.get("message").asText()).as(what).contains(named).contains("UTF-8");
     }
 
     @Test
@@ -224,15 +246,90 @@ class ListenerHardeningTest {
     }
 
     @Test
-    void connectionsBeyondTheCapWaitWithoutBreakingTheListener() throws IOException {
-        List<Socket> idle = new ArrayList<>();
-        try {
-            for (int i = 0; i < 20; i++) idle.add(connect()); // 8 served, 12 in the listen backlog
-        } finally {
-            for (Socket s : idle) s.close();
+    void aRequestLineTrickledSlowerThanTheHeaderTimeoutIsCutOffBeforeTheIdleTimeout() throws Exception {
+        try (Socket s = connect()) {
+            OutputStream out = s.getOutputStream();
+            long t0 = System.nanoTime();
+            boolean cut = false;
+            // The request line itself, one byte every 100 ms: it never ends, and Helidon never sees a request.
+            byte[] line = ("POST /v1/completions?" + "a".repeat(200)).getBytes(StandardCharsets.UTF_8);
+            for (int i = 0; i < line.length && !cut; i++) {
+                try {
+                    out.write(line[i]);
+                    out.flush();
+                    Thread.sleep(100);
+                    cut = s.getInputStream().available() > 0 || isClosed(s);
+                } catch (IOException e) {
+                    cut = true;
+                }
+            }
+            assertThat(cut).isTrue();
+            // The header timeout (1 s) from the first byte, well before the idle timeout (4 s).
+            assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofMillis(3000));
         }
-        // The slots free as the idle sockets close; the listener keeps serving.
         assertThat(http.get("/health").statusCode()).isEqualTo(200);
+    }
+
+    /** Sends GET /health on a kept-alive connection and reads one whole answer. */
+    private static String exchange(Socket s) throws IOException {
+        s.getOutputStream().write("GET /health HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+        s.getOutputStream().flush();
+        InputStream in = s.getInputStream();
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        while (!head.toString(StandardCharsets.US_ASCII).endsWith("\r\n\r\n")) {
+            int b = in.read();
+            if (b < 0) break;
+            head.write(b);
+        }
+        String h = head.toString(StandardCharsets.US_ASCII);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?i)content-length: *(\\d+)").matcher(h);
+        return h + (m.find() ? new String(in.readNBytes(Integer.parseInt(m.group(1))), StandardCharsets.UTF_8) : "");
+    }
+
+    @Test
+    void aConnectionOverTheCapIsAnswered503AtOnceAndTheListenerKeepsServing() throws Exception {
+        double refusedBefore = metric("dgr_connections_refused_total", Map.of());
+        List<Socket> held = new ArrayList<>();
+        String refusal = null;
+        long refusedInNanos = 0;
+        try {
+            for (int i = 0; i < 40 && refusal == null; i++) {
+                long t0 = System.nanoTime();
+                Socket s = connect();
+                held.add(s);
+                String answer = exchange(s);
+                if (answer.startsWith("HTTP/1.1 503")) {
+                    refusal = answer;
+                    refusedInNanos = System.nanoTime() - t0;
+                } else {
+                    assertThat(answer).startsWith("HTTP/1.1 200"); // served, and kept open
+                }
+            }
+            assertThat(held.size() - 1).as("connections served before the refusal").isLessThanOrEqualTo(8);
+            assertThat(refusal).as("a refusal within 40 connections").isNotNull();
+            assertThat(refusal).containsIgnoringCase("connection: close").containsIgnoringCase("retry-after: 1");
+            assertThat(Duration.ofNanos(refusedInNanos)).isLessThan(Duration.ofSeconds(2));
+            JsonNode e = Http.JSON.readTree(refusal.substring(refusal.indexOf("\r\n\r\n") + 4)).get("error");
+            assertThat(e.get("code").asText()).isEqualTo("too_many_connections");
+            assertThat(e.get("type").asText()).isEqualTo("server_error");
+            assertThat(isClosedWithin(held.getLast(), Duration.ofSeconds(2))).as("the refused connection is closed").isTrue();
+        } finally {
+            for (Socket s : held) s.close();
+        }
+        // The slots free as the held sockets close; the listener keeps serving.
+        awaitUntil(() -> http.get("/health").statusCode() == 200);
+        assertThat(metric("dgr_connections_refused_total", Map.of())).isGreaterThanOrEqualTo(refusedBefore + 1);
+    }
+
+    private static boolean isClosedWithin(Socket s, Duration d) throws IOException {
+        s.setSoTimeout((int) d.toMillis());
+        try {
+            return s.getInputStream().read() == -1;
+        } catch (java.net.SocketTimeoutException stillOpen) {
+            return false;
+        } catch (SocketException reset) {
+            return true;
+        }
     }
 
     @Test

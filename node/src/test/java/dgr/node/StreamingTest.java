@@ -158,7 +158,12 @@ class StreamingTest {
                 .containsEntry("dgr_generation_tokens_total", "counter");
         assertThat(m.value("dgr_state_bytes_budget", Map.of("model", "llama-tiny")))
                 .isEqualTo((double) node.models().find("llama-tiny").orElseThrow().scheduler().config().stateBudgetBytes());
-        for (PromText.Sample s : m.samples) assertThat(s.labels()).containsEntry("model", "llama-tiny");
+        // Every family is per model, except the listener's (node-wide: connections, restarts).
+        java.util.Set<String> nodeWide = java.util.Set.of("dgr_connections_open", "dgr_connections_refused_total",
+                "dgr_listener_restarts_total");
+        for (PromText.Sample s : m.samples) {
+            if (!nodeWide.contains(s.name())) assertThat(s.labels()).as(s.name()).containsEntry("model", "llama-tiny");
+        }
     }
 
     private static PromText metrics() { return PromText.parse(http.get("/metrics").body()); }

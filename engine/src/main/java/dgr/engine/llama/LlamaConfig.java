@@ -83,13 +83,13 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
         static Experts from(GgufArtifact a, Metadata md, String p, LlamaVariant v, int nFf) {
             int count = md.getInt(p + "expert_count", 0);
             if (count == 0) {
-                if (v.ffn.kind() == LlamaVariant.Ffn.Kind.EXPERTS) {
+                if (v.ffn.kind() == FfnShape.Kind.EXPERTS) {
                     throw new IllegalArgumentException(a.path() + ": " + p + "expert_count is missing; " + v.architecture()
                             + " models route every token through experts");
                 }
                 return null;
             }
-            if (v.ffn.kind() == LlamaVariant.Ffn.Kind.DENSE || v.ffn.kind() == LlamaVariant.Ffn.Kind.PLAIN) {
+            if (v.ffn.kind() == FfnShape.Kind.DENSE || v.ffn.kind() == FfnShape.Kind.PLAIN) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_count = " + count
                         + ": mixture-of-experts " + v.architecture() + " models are not supported by the llama engine");
             }
@@ -100,7 +100,7 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
             }
             // 1: softmax; 2: sigmoid; 3 (gpt-oss): softmax over the chosen raw scores. Which the
             // architecture reads, allows or fixes, and its other keys, are its Routing.
-            LlamaVariant.Routing rt = v.ffn.routing();
+            FfnShape.Routing rt = v.ffn.routing();
             int gating = rt.fixedGating() != 0 ? rt.fixedGating() : md.getInt(p + "expert_gating_func", rt.defaultGating());
             if (rt.fixedGating() == 0 && gating != 1 && !(rt.sigmoidAllowed() && gating == 2)) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_gating_func = " + gating
@@ -124,7 +124,7 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
             }
             // Qwen2-MoE's gated shared expert is feed_forward_length wide unless its own key says
             // otherwise; Granite's plain one is there only when that key is above 0.
-            LlamaVariant.SharedExpert se = v.ffn.shared();
+            FfnShape.SharedExpert se = v.ffn.shared();
             int shared = switch (se) {
                 case NONE -> 0;
                 case GATED -> md.getInt(p + "expert_shared_feed_forward_length", nFf);
@@ -133,7 +133,7 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
                 case EXPERT_WIDE -> ff;
                 case ALWAYS -> md.getInt(p + "expert_shared_feed_forward_length", nFf);
             };
-            if (se == LlamaVariant.SharedExpert.GATED && shared <= 0) {
+            if (se == FfnShape.SharedExpert.GATED && shared <= 0) {
                 throw new IllegalArgumentException(a.path() + ": " + p + "expert_shared_feed_forward_length is missing; "
                         + v.architecture() + " models have a shared expert");
             }
@@ -147,7 +147,7 @@ public record LlamaConfig(LlamaVariant variant, int nEmbd, int nLayers, int nFf,
                 step = md.getInt(p + "interleave_moe_layer_step");
                 if (step < 0) throw new IllegalArgumentException(a.path() + ": " + p + "interleave_moe_layer_step = " + step + " is negative");
             }
-            return new Experts(count, used, ff, scale, norm, shared, se == LlamaVariant.SharedExpert.GATED, g, lead,
+            return new Experts(count, used, ff, scale, norm, shared, se == FfnShape.SharedExpert.GATED, g, lead,
                     groups, groupsUsed, step, rt.weightBeforeFfn());
         }
     }

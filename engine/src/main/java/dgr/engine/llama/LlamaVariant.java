@@ -1,5 +1,8 @@
 package dgr.engine.llama;
 
+import dgr.engine.llama.FfnShape.KeyUse;
+import dgr.engine.llama.FfnShape.Routing;
+import dgr.engine.llama.FfnShape.SharedExpert;
 import dgr.engine.llama.LlamaConfig.Multipliers;
 import dgr.engine.llama.LlamaConfig.SlidingWindow;
 import dgr.engine.llama.LlamaConfig.Softcaps;
@@ -18,16 +21,16 @@ import java.util.stream.Collectors;
  */
 public enum LlamaVariant {
     /** Llama 1–3, Mistral, TinyLlama, SmolLM 1–2, DeepSeek-R1-Distill-Llama; Mixtral (experts). */
-    LLAMA(Architectures.LLAMA, Ffn.DENSE_OR_EXPERTS),
+    LLAMA(Architectures.LLAMA, FfnShape.DENSE_OR_EXPERTS),
     /**
      * Mistral Small 3.x, Magistral, Devstral, Ministral 3 ({@code mistral3}): llama's blocks (normal
      * pairs, dense or Mixtral's experts) with, where {@code attention.temperature_scale} is given,
      * every layer's Q scaled by a position temperature after the rotation (floor: the original
      * context), and YaRN's magnitude factor cancelled as llama.cpp cancels it.
      */
-    MISTRAL3(Architectures.MISTRAL3, Ffn.DENSE_OR_EXPERTS),
+    MISTRAL3(Architectures.MISTRAL3, FfnShape.DENSE_OR_EXPERTS),
     /** Converters that name Mistral models: llama's tensors under {@code mistral.} keys. */
-    MISTRAL(Architectures.MISTRAL, Ffn.DENSE_OR_EXPERTS),
+    MISTRAL(Architectures.MISTRAL, FfnShape.DENSE_OR_EXPERTS),
     /** EXAONE 3.x: the llama graph under {@code exaone.} keys, NeoX pairs. */
     EXAONE(Architectures.EXAONE),
     /** ERNIE 4.5 (dense): the llama graph under {@code ernie4_5.} keys. */
@@ -39,7 +42,7 @@ public enum LlamaVariant {
      * renormalised to weigh, and a shared expert where {@code expert_shared_feed_forward_length} is
      * above 0.
      */
-    ERNIE4_5_MOE(Architectures.ERNIE4_5_MOE, new Ffn(Ffn.Kind.EXPERTS, true, SharedExpert.PLAIN,
+    ERNIE4_5_MOE(Architectures.ERNIE4_5_MOE, new FfnShape(FfnShape.Kind.EXPERTS, true, SharedExpert.PLAIN,
             new Routing(0, 1, false, KeyUse.REQUIRED, true, false, KeyUse.OPTIONAL, false))),
     /** XVERSE: the llama graph under {@code xverse.} keys. */
     XVERSE(Architectures.XVERSE),
@@ -85,7 +88,7 @@ public enum LlamaVariant {
      * picks the highest scores and weighs them by their softmax, each expert's gate, up and down
      * have biases, and the activation is OpenAI's clamped SwiGLU.
      */
-    GPT_OSS(Architectures.GPT_OSS, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.NONE,
+    GPT_OSS(Architectures.GPT_OSS, new FfnShape(FfnShape.Kind.EXPERTS, false, SharedExpert.NONE,
             new Routing(3, 1, false, KeyUse.NONE, false, false, KeyUse.NONE, false))) {
         @Override
         SlidingWindow slidingWindow(GgufArtifact a, Metadata md, String p, RopeConfig rope) {
@@ -102,26 +105,26 @@ public enum LlamaVariant {
      * Qwen1.5-MoE, Qwen2-MoE: Qwen2's attention (biases, NeoX pairs); routed experts whose weights
      * are not renormalised, plus a shared expert every token runs, scaled by a sigmoid gate.
      */
-    QWEN2MOE(Architectures.QWEN2MOE, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.GATED)),
+    QWEN2MOE(Architectures.QWEN2MOE, new FfnShape(FfnShape.Kind.EXPERTS, false, SharedExpert.GATED)),
     /**
      * OLMoE: pre-norms as llama, all of Q and all of K normalised (OLMo 2's norms, no post-norms),
      * NeoX pairs, experts as wide as {@code feed_forward_length} whose weights are not
      * renormalised.
      */
-    OLMOE(Architectures.OLMOE, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.NONE)),
+    OLMOE(Architectures.OLMOE, new FfnShape(FfnShape.Kind.EXPERTS, false, SharedExpert.NONE)),
     /**
      * dots.llm1 ({@code dots1}): Qwen3's attention (per-head Q/K norms before NeoX pairs) with
      * DeepSeek-V3's FFN: dense leading layers, then experts chosen by the file's gating (sigmoid)
      * plus the {@code exp_probs_b} bias, renormalised where it says, scaled, with shared experts.
      */
-    DOTS1(Architectures.DOTS1, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED, Routing.V3)),
+    DOTS1(Architectures.DOTS1, new FfnShape(FfnShape.Kind.EXPERTS, false, SharedExpert.COUNTED, Routing.V3)),
     /**
      * Hunyuan-A13B ({@code hunyuan-moe}): NeoX pairs, each head of Q and K RMS-normalised after the
      * rotation (Qwen3 normalises before it), and every FFN experts (softmax, renormalised, scaled
      * where the file says) plus an ungated shared expert as wide as
      * {@code expert_shared_feed_forward_length} or {@code feed_forward_length}.
      */
-    HUNYUAN_MOE(Architectures.HUNYUAN_MOE, new Ffn(Ffn.Kind.EXPERTS, true, SharedExpert.ALWAYS)) {
+    HUNYUAN_MOE(Architectures.HUNYUAN_MOE, new FfnShape(FfnShape.Kind.EXPERTS, true, SharedExpert.ALWAYS)) {
         @Override
         boolean qkNormAfterRope() {
             return true;
@@ -133,7 +136,7 @@ public enum LlamaVariant {
      * renormalised where {@code expert_weights_norm} says, × {@code expert_weights_scale}, plus
      * {@code expert_shared_count} shared experts in one ungated FFN.
      */
-    BAILINGMOE(Architectures.BAILINGMOE, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED,
+    BAILINGMOE(Architectures.BAILINGMOE, new FfnShape(FfnShape.Kind.EXPERTS, false, SharedExpert.COUNTED,
             new Routing(0, 1, false, KeyUse.NONE, false, true, KeyUse.NONE, false))),
     /** Hunyuan dense (Hunyuan-0.5B … 7B, {@code hunyuan-dense}): Hunyuan-A13B's attention (Q/K norms after the rotation) with a dense FFN. */
     HUNYUAN_DENSE(Architectures.HUNYUAN_DENSE) {
@@ -147,7 +150,7 @@ public enum LlamaVariant {
      * {@code leading_dense_block_count} dense layers, then experts (softmax, not renormalised,
      * × {@code expert_weights_scale}) and {@code expert_shared_count} shared experts in one ungated FFN.
      */
-    DEEPSEEK(Architectures.DEEPSEEK, new Ffn(Ffn.Kind.DENSE_OR_EXPERTS, false, SharedExpert.COUNTED,
+    DEEPSEEK(Architectures.DEEPSEEK, new FfnShape(FfnShape.Kind.DENSE_OR_EXPERTS, false, SharedExpert.COUNTED,
             new Routing(0, 1, false, KeyUse.OPTIONAL, false, false, KeyUse.NONE, false))),
     /**
      * MiniMax-M2: all of Q and all of K RMS-normalised (OLMo 2's norms), NeoX pairs over
@@ -155,10 +158,10 @@ public enum LlamaVariant {
      * (sigmoid) plus the {@code exp_probs_b} bias, renormalised, × {@code expert_weights_scale}
      * (as llama.cpp applies it today; the build dgr is checked against, v0.4.0, ignores it).
      */
-    MINIMAX_M2(Architectures.MINIMAX_M2, new Ffn(Ffn.Kind.EXPERTS, true, SharedExpert.NONE,
+    MINIMAX_M2(Architectures.MINIMAX_M2, new FfnShape(FfnShape.Kind.EXPERTS, true, SharedExpert.NONE,
             new Routing(0, 1, true, KeyUse.NONE, false, false, KeyUse.REQUIRED, false))),
     /** Qwen3-MoE: Qwen3's attention, every FFN a mixture of experts ({@link LlamaConfig.Experts}). */
-    QWEN3MOE(Architectures.QWEN3MOE, Ffn.EXPERTS),
+    QWEN3MOE(Architectures.QWEN3MOE, FfnShape.EXPERTS),
     /**
      * Llama 4 (Scout, Maverick): llama's blocks with every fourth layer unrotated (and its Q scaled
      * by a position temperature), the other three attending within 8192-position chunks and their
@@ -167,7 +170,7 @@ public enum LlamaVariant {
      * {@code expert_used_count}, the weight applied to the expert's input, plus a shared expert as
      * wide as the experts; dense layers elsewhere.
      */
-    LLAMA4(Architectures.LLAMA4, new Ffn(Ffn.Kind.DENSE_OR_EXPERTS, false, SharedExpert.EXPERT_WIDE,
+    LLAMA4(Architectures.LLAMA4, new FfnShape(FfnShape.Kind.DENSE_OR_EXPERTS, false, SharedExpert.EXPERT_WIDE,
                     new Routing(2, 1, true, KeyUse.NONE, true, false, KeyUse.NONE, true))) {
         @Override
         SlidingWindow slidingWindow(GgufArtifact a, Metadata md, String p, RopeConfig rope) {
@@ -183,7 +186,7 @@ public enum LlamaVariant {
      * a mixture of experts: softmax over the router's scores, the top {@code expert_used_count},
      * their weights renormalised (Mixtral's routing).
      */
-    PHIMOE(Architectures.PHIMOE, Ffn.EXPERTS) {
+    PHIMOE(Architectures.PHIMOE, FfnShape.EXPERTS) {
         @Override
         boolean rmsNormBiases() {
             return true;
@@ -215,7 +218,7 @@ public enum LlamaVariant {
      * {@code expert_shared_feed_forward_length} is above 0 a shared expert with no gate (Granite MoE
      * Shared, the same architecture name in llama.cpp).
      */
-    GRANITEMOE(Architectures.GRANITEMOE, new Ffn(Ffn.Kind.EXPERTS, true, SharedExpert.PLAIN)) {
+    GRANITEMOE(Architectures.GRANITEMOE, new FfnShape(FfnShape.Kind.EXPERTS, true, SharedExpert.PLAIN)) {
         @Override
         Multipliers multipliers(Metadata md, String p, int nLayers, int nEmbd, int nHead, int headDim) {
             return Multipliers.from(md, p);
@@ -250,7 +253,7 @@ public enum LlamaVariant {
      * shared experts in one ungated FFN. Scores are scaled by {@code 1/sqrt(key_length_mla)}, times
      * YaRN's {@code mscale²} where the rotation is YaRN-scaled.
      */
-    DEEPSEEK2(Architectures.DEEPSEEK2, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED, Routing.V3)) {
+    DEEPSEEK2(Architectures.DEEPSEEK2, new FfnShape(FfnShape.Kind.EXPERTS, false, SharedExpert.COUNTED, Routing.V3)) {
         @Override
         Multipliers multipliers(Metadata md, String p, int nLayers, int nEmbd, int nHead, int headDim) {
             // Since llama.cpp's MLA layout the heads' width is key_length_mla; before it, key_length.
@@ -274,7 +277,7 @@ public enum LlamaVariant {
      * {@code expert_shared_count} shared experts; the last {@code nextn_predict_layers} blocks are
      * multi-token-prediction layers the main graph does not run (as llama.cpp).
      */
-    GLM4MOE(Architectures.GLM4MOE, new Ffn(Ffn.Kind.EXPERTS, false, SharedExpert.COUNTED,
+    GLM4MOE(Architectures.GLM4MOE, new FfnShape(FfnShape.Kind.EXPERTS, false, SharedExpert.COUNTED,
             Routing.V3.withDefaultGating(2).withChoiceBias(KeyUse.REQUIRED))),
     /**
      * Gemma (1), CodeGemma: embeddings × sqrt(n_embd), queries × 1/sqrt(head_dim), NeoX pairs,
@@ -451,71 +454,16 @@ public enum LlamaVariant {
     /** Every {@code noRopeStep}-th layer skips the rotation; 0 rotates all. */
     final int noRopeStep;
     /** The FFN its files have. */
-    final Ffn ffn;
+    final FfnShape ffn;
     /** LayerNorm blocks (StableLM, StarCoder2, Phi-2), or null for RMSNorm ones. */
     final Architecture.LayerNorm layerNorm;
 
-    /**
-     * An architecture's FFN as llama.cpp builds it: dense, a mixture of experts
-     * ({@link LlamaConfig.Experts}), or either as the file's {@code expert_count} says (llama.cpp
-     * builds Mixtral under {@code llama}, and Mistral-named converters write {@code mistral}); with
-     * experts, whether the chosen ones' probabilities are divided by their sum (llama.cpp's
-     * {@code norm_w}), which shared expert joins them, and how the architecture routes ({@link Routing}).
-     */
-    record Ffn(Kind kind, boolean normWeights, SharedExpert shared, Routing routing) {
-        Ffn(Kind kind, boolean normWeights, SharedExpert shared) {
-            this(kind, normWeights, shared, Routing.SOFTMAX);
-        }
-
-        /**
-         * PLAIN: dense and ungated, {@code down(act(up·x + b)) + b}: GELU where the variant has it
-         * (StarCoder2, GPT-NeoX, GPT-2, Phi-2), else squared ReLU (Arcee without biases, Nemotron with them).
-         */
-        enum Kind { DENSE, DENSE_OR_EXPERTS, EXPERTS, PLAIN }
-
-        static final Ffn DENSE = new Ffn(Kind.DENSE, true, SharedExpert.NONE);
-        static final Ffn PLAIN = new Ffn(Kind.PLAIN, true, SharedExpert.NONE);
-        static final Ffn DENSE_OR_EXPERTS = new Ffn(Kind.DENSE_OR_EXPERTS, true, SharedExpert.NONE);
-        static final Ffn EXPERTS = new Ffn(Kind.EXPERTS, true, SharedExpert.NONE);
-    }
-
-    /** Whether a key is read: not at all, with a default, or required (llama.cpp's loader fails without it). */
-    enum KeyUse { NONE, OPTIONAL, REQUIRED }
-
-    /**
-     * How an architecture's experts are routed, as llama.cpp reads its files:
-     * {@code fixedGating} overrides {@code expert_gating_func} (gpt-oss's 3, Llama 4's sigmoid; 0
-     * reads the key, {@code defaultGating} where it is missing, softmax 1 always allowed and
-     * sigmoid 2 where {@code sigmoidAllowed}); {@code leadingDense} reads
-     * {@code leading_dense_block_count}; {@code interleave} requires
-     * {@code interleave_moe_layer_step}; {@code normFromKey} takes {@code norm_w} from
-     * {@code expert_weights_norm} (false without it) instead of the FFN's {@code normWeights};
-     * {@code choiceBias} reads {@code exp_probs_b}, added to the probabilities to choose;
-     * {@code weightBeforeFfn} scales each expert's input by its weight (Llama 4).
-     */
-    record Routing(int fixedGating, int defaultGating, boolean sigmoidAllowed, KeyUse leadingDense, boolean interleave,
-                   boolean normFromKey, KeyUse choiceBias, boolean weightBeforeFfn) {
-        /** Mixtral's and most others': softmax from the key (1), every layer, no bias. */
-        static final Routing SOFTMAX = new Routing(0, 1, false, KeyUse.NONE, false, false, KeyUse.NONE, false);
-
-        /** DeepSeek-V3's family: softmax or sigmoid by the key, a dense lead, norm by key, an optional choice bias. */
-        static final Routing V3 = new Routing(0, 1, true, KeyUse.OPTIONAL, false, true, KeyUse.OPTIONAL, false);
-
-        Routing withDefaultGating(int g) {
-            return new Routing(fixedGating, g, sigmoidAllowed, leadingDense, interleave, normFromKey, choiceBias, weightBeforeFfn);
-        }
-
-        Routing withChoiceBias(KeyUse b) {
-            return new Routing(fixedGating, defaultGating, sigmoidAllowed, leadingDense, interleave, normFromKey, b, weightBeforeFfn);
-        }
-    }
-
     /** An architecture of the table with its dense FFN: gated, or ungated where the table says so. */
     LlamaVariant(Architecture facts) {
-        this(facts, facts.ungatedFfn() ? Ffn.PLAIN : Ffn.DENSE);
+        this(facts, facts.ungatedFfn() ? FfnShape.PLAIN : FfnShape.DENSE);
     }
 
-    LlamaVariant(Architecture facts, Ffn ffn) {
+    LlamaVariant(Architecture facts, FfnShape ffn) {
         this.facts = facts;
         this.architecture = facts.name();
         this.neox = facts.neox();
@@ -556,17 +504,6 @@ public enum LlamaVariant {
         return Softcaps.NONE;
     }
 
-    /**
-     * A shared expert: none; {@code GATED}, always there and scaled by a sigmoid of a one-row gate
-     * (Qwen2-MoE, {@code expert_shared_feed_forward_length} or {@code feed_forward_length} wide);
-     * {@code PLAIN}, there when {@code expert_shared_feed_forward_length} is above 0 and added as it
-     * is (Granite MoE Shared); {@code COUNTED}, {@code expert_shared_count} experts of
-     * {@code expert_feed_forward_length} in one ungated FFN, there when the count is above 0 (DeepSeek);
-     * {@code EXPERT_WIDE}, one as wide as the experts, always there and added as it is (Llama 4);
-     * {@code ALWAYS}, always there and added as it is, {@code expert_shared_feed_forward_length} or
-     * {@code feed_forward_length} wide (Hunyuan).
-     */
-    public enum SharedExpert { NONE, GATED, PLAIN, COUNTED, EXPERT_WIDE, ALWAYS }
 
     /**
      * Gemma's, as llama.cpp loads them: embeddings × sqrt(n_embd) and queries × 1/sqrt(head_dim),

@@ -167,7 +167,7 @@ record LlamaWeights(WeightMatrix tokenEmbd, WeightMatrix positionEmbd, Layer[] l
         int kNorm = v.qkNorm == dgr.gguf.arch.Architecture.QkNorm.PER_HEAD ? c.headDim() : c.kvDim();
         boolean qk = v.qkNorm != dgr.gguf.arch.Architecture.QkNorm.NONE;
         dgr.gguf.arch.Architecture.LayerNorm ln = v.layerNorm;
-        boolean plain = v.ffn.kind() == LlamaVariant.Ffn.Kind.PLAIN, ffnNorm = v.preNorms && c.parallel() != LlamaVariant.Parallel.SHARED_NORM;
+        boolean plain = v.ffn.kind() == FfnShape.Kind.PLAIN, ffnNorm = v.preNorms && c.parallel() != LlamaVariant.Parallel.SHARED_NORM;
         for (int l = first; l < end; l++) {
             String p = "blk." + l + ".";
             // StableLM 2 12B and Command R+: per-head LayerNorm weights for Q and K, one row per head

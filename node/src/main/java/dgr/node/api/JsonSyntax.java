@@ -22,6 +22,7 @@ final class JsonSyntax {
     }
 
     static String what(String m) {
+        if (m.startsWith("Invalid UTF-8")) return "it is not valid UTF-8 (JSON request bodies must be UTF-8)";
         if (m.startsWith("Unexpected end-of-input")) return "it ends before its objects, arrays or strings are closed";
         if (m.startsWith("Trailing token")) return "more data follows the JSON value";
         if (m.startsWith("Illegal unquoted character")) return "a control character inside a string must be escaped";

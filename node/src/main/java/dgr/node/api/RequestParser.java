@@ -51,6 +51,7 @@ public final class RequestParser {
     }
 
     private ObjectNode object(byte[] body) {
+        BodyEncoding.requireUtf8(body);
         JsonNode root;
         try {
             root = mapper.readTree(body);

@@ -8,8 +8,9 @@ import java.time.Duration;
  * a connection may sit idle (between requests, or before its first request line is complete), and
  * how long the rest of a request's head and its body may take to arrive once the request line is in.
  *
- * @param maxConnections most open connections; beyond it new ones wait in the listen backlog until a
- *                       slot frees, never taking a file descriptor (so the listener cannot run out)
+ * @param maxConnections most open connections served at once; one beyond it is accepted, answered 503
+ *                       and closed at once ({@link ConnectionCap}); beyond that too (the refusal slots
+ *                       busy) it waits in the listen backlog, never taking a file descriptor
  * @param idleTimeout    a connection with no request in progress longer than this is closed
  * @param headerTimeout  the headers and the body of one request must arrive within this, counted from
  *                       its request line (a slow-loris client is cut off)
@@ -45,14 +46,32 @@ public record ListenerLimits(int maxConnections, Duration idleTimeout, Duration 
     public ListenerLimits withHeaderTimeout(Duration d) { return new ListenerLimits(maxConnections, idleTimeout, d); }
 
     /**
-     * The connection cap in force: {@link #maxConnections}, lowered where the process's descriptor
-     * limit could not hold that many sockets beside what is open now and {@link #DESCRIPTOR_RESERVE}.
-     * Helidon 4.5's listener stops for good when accept fails (EMFILE); holding connections under
-     * the limit is what keeps accept from failing.
+     * The caps in force, from one reading of the process's descriptors: Helidon may hold
+     * {@link Caps#accepted} connections open (it waits for a free one before it accepts), of which
+     * {@link Caps#served} are served and the rest are being refused. Where the descriptor limit could
+     * not hold {@link #maxConnections} sockets plus the refusal slots beside those open now and
+     * {@link #DESCRIPTOR_RESERVE}, both are lowered (refusals keep at most a quarter). Helidon 4.5's
+     * listener stops when accept fails (EMFILE): holding connections under the limit is what keeps
+     * accept from failing ({@link ListenerWatch} restarts it if it stops anyway).
      */
-    public int effectiveMaxConnections() {
+    public Caps caps() {
         long room = descriptorRoom();
-        return room < 0 ? maxConnections : (int) Math.max(1, Math.min(maxConnections, room - DESCRIPTOR_RESERVE));
+        long wanted = (long) maxConnections + refusalSlots();
+        int accepted = room < 0 ? (int) Math.min(wanted, Integer.MAX_VALUE)
+                : (int) Math.max(2, Math.min(wanted, room - DESCRIPTOR_RESERVE));
+        int served = Math.max(1, Math.min(maxConnections, accepted - Math.min(refusalSlots(), Math.max(1, accepted / 4))));
+        return new Caps(served, accepted);
+    }
+
+    /** Connections served at once, and accepted at once (served plus being refused). */
+    public record Caps(int served, int accepted) {}
+
+    /**
+     * Connections that may be in the middle of a refusal at once (each holds its socket for at most
+     * {@link ConnectionCap#LINGER}): a quarter of the cap, at least 16 and at most 256.
+     */
+    public int refusalSlots() {
+        return Math.max(16, Math.min(256, maxConnections / 4));
     }
 
     /** Free descriptors (limit minus open), or -1 where the platform does not say. */

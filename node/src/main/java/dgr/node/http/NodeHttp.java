@@ -288,6 +288,7 @@ public final class NodeHttp {
     private byte[] body(ServerRequest req) {
         long declared = req.headers().contentLength().orElse(-1);
         if (declared > maxBodyBytes) throw tooLarge();
+        dgr.node.api.BodyEncoding.requireUtf8Charset(req.headers().first(HeaderNames.CONTENT_TYPE).orElse(null));
         return guard == null ? readBody(req) : guard.deadline(() -> readBody(req));
     }
 
