@@ -9,7 +9,7 @@ failure-free run's. Usage: failover.py --tracker http://127.0.0.1:18100 --model 
 import argparse, http.client, json, os, signal, threading, time, urllib.parse
 
 
-def stream(url, model, seed, max_tokens, out):
+def stream(url, model, seed, max_tokens, out, progress):
     u = urllib.parse.urlparse(url)
     body = json.dumps({"model": model, "prompt": f"Story {seed}: once upon a time", "max_tokens": max_tokens,
                        "stream": True, "ignore_eos": True, "temperature": 0.8, "seed": seed})
@@ -40,23 +40,28 @@ def stream(url, model, seed, max_tokens, out):
                 rec["gaps"].append(now - last)
             last = now
             rec["chunks"] += 1
+            progress[seed] = rec["chunks"]
             rec["text"] += ev["choices"][0].get("text", "")
     except Exception as e:  # a broken connection is a client error
         rec["error"] = repr(e)
     out[seed] = rec
 
 
-def run(args, kill_pid=None):
+def run(args, kill_pid=None, max_tokens=None):
     out = {}
-    threads = [threading.Thread(target=stream, args=(args.tracker, args.model, s, args.max_tokens, out))
+    progress = {}
+    threads = [threading.Thread(target=stream, args=(args.tracker, args.model, s, max_tokens or args.max_tokens, out, progress))
                for s in range(args.clients)]
     t0 = time.monotonic()
     for t in threads:
         t.start()
     if kill_pid:
-        time.sleep(args.kill_after)  # the moment of the kill, as an operator would pick it
+        # Mid-stream for every client: once each has received --kill-after-tokens chunks (or --kill-after s passed).
+        while time.monotonic() - t0 < args.kill_after and (
+                len(progress) < args.clients or min(progress.values()) < args.kill_after_tokens):
+            time.sleep(0.01)
         os.kill(kill_pid, signal.SIGKILL)
-        print(f"killed pid {kill_pid} at {time.monotonic() - t0:.2f} s")
+        print(f"killed pid {kill_pid} at {time.monotonic() - t0:.2f} s, clients had {sorted(progress.values())} chunks")
     for t in threads:
         t.join()
     return out, time.monotonic() - t0
@@ -74,8 +79,10 @@ def main():
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--max-tokens", type=int, default=96)
     ap.add_argument("--kill-pid", type=int, required=True)
-    ap.add_argument("--kill-after", type=float, default=3.0)
+    ap.add_argument("--kill-after", type=float, default=30.0, help="kill at the latest after this many seconds")
+    ap.add_argument("--kill-after-tokens", type=int, default=16, help="kill once every client has this many chunks")
     args = ap.parse_args()
+    run(args, max_tokens=16, kill_pid=None)  # warm-up: both nodes' JIT, so the reference run's gaps are not compile pauses
     ref, t_ref = run(args)
     got, t_got = run(args, args.kill_pid)
     completed = sum(1 for r in got.values() if r["done"] and r["error"] is None)
@@ -94,6 +101,12 @@ def main():
                       "texts_equal_failure_free": f"{equal}/{args.clients}",
                       "errors": [r["error"] for r in got.values() if r["error"]]},
     }, indent=1))
+    print(f"streams completed: {completed}/{args.clients}")
+    print(f"client errors: {errors} (goal 0)")
+    print(f"longest gap a client saw, p99 over clients: {pct(max_gaps, 99):.2f} s (goal <= 2 s: "
+          f"{'met' if pct(max_gaps, 99) <= 2 else 'MISSED'}); max {max(max_gaps):.2f} s; failure-free run's longest gap"
+          f" {max(ref_gaps):.2f} s")
+    print(f"texts equal to the failure-free run: {equal}/{args.clients}")
 
 
 if __name__ == "__main__":

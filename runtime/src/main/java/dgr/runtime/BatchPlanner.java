@@ -11,7 +11,8 @@ import java.util.List;
  *   <li>prefill chunks go to the sessions that waited longest (ties: earlier sequence id), each at
  *       most {@code maxPrefillChunk} tokens, until the token budget or the row limit is spent;</li>
  *   <li>mixed batches take all decode rows and then prefill chunks; decode-first runs prefill
- *       only when no decode is runnable or a prefill waited {@code maxPrefillWaitIterations}, and
+ *       only when no decode is runnable, a prefill waited {@code maxPrefillWaitIterations} or a
+ *       resumed session is in prefill (its client is mid-stream), and
  *       never more than {@code maxDecodeWaitIterations} iterations in a row.</li>
  * </ul>
  */
@@ -56,12 +57,14 @@ final class BatchPlanner {
         int nPrefill = 0;
         int nDecode = 0;
         int maxPrefillWait = -1;
+        boolean resumedPrefill = false;
         for (int i = 0; i < running.size(); i++) {
             Session s = running.get(i);
             if (s.inFlight != null) continue;
             if (s.inPrefill()) {
                 insertByWait(s, nPrefill++);
                 maxPrefillWait = Math.max(maxPrefillWait, s.waitedIterations);
+                resumedPrefill |= s.resumed;
             } else {
                 nDecode++;
             }
@@ -72,7 +75,7 @@ final class BatchPlanner {
         else if (nPrefill == 0) kind = Kind.DECODE;
         else if (nDecode == 0) kind = Kind.PREFILL;
         else if (decodeWaited >= config.maxDecodeWaitIterations()) kind = Kind.DECODE;
-        else if (maxPrefillWait >= config.maxPrefillWaitIterations()) kind = Kind.PREFILL;
+        else if (resumedPrefill || maxPrefillWait >= config.maxPrefillWaitIterations()) kind = Kind.PREFILL;
         else kind = Kind.DECODE;
 
         int limit = Math.min(maxSessions, sessions.length);

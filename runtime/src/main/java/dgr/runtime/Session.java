@@ -20,6 +20,8 @@ public final class Session {
     private final TextDecoder decoder;
     private final StopMatcher stopMatcher;
     private final SessionListener listener;
+    /** Continues a generation its client is already reading: admitted and prefilled first. */
+    final boolean resumed;
     private final long submittedNanos;
     private final long deadlineNanos;
     private final long reservationBytes;
@@ -59,6 +61,7 @@ public final class Session {
         this.decoder = request.decoder();
         this.stopMatcher = new StopMatcher(stop.stopStrings());
         this.listener = request.listener();
+        this.resumed = request.resumed();
         this.submittedNanos = submittedNanos;
         this.deadlineNanos = request.timeout() == null ? Long.MAX_VALUE
                 : submittedNanos + Math.max(0, request.timeout().toNanos());

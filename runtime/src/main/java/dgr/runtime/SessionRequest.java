@@ -18,15 +18,25 @@ import java.util.Objects;
  * @param timeout  deadline measured from submission, or null for none; on expiry the session is
  *                 cancelled with message "deadline exceeded"
  * @param listener the session's stream
+ * @param resumed  the session continues a generation whose client is already reading it (a stream resumed
+ *                 from another node, prompt = the request's prompt + the tokens delivered): it is admitted
+ *                 before waiting sessions, and under decode-first its prefill does not wait for
+ *                 {@code maxPrefillWaitIterations} (docs/scheduler.md), so the client's gap stays short
  */
 public record SessionRequest(String tenant, int[] prompt, TokenSampler sampler, StopConditions stop,
-                             TextDecoder decoder, Duration timeout, SessionListener listener) {
+                             TextDecoder decoder, Duration timeout, SessionListener listener, boolean resumed) {
     public SessionRequest {
         Objects.requireNonNull(tenant, "tenant");
         Objects.requireNonNull(sampler, "sampler");
         Objects.requireNonNull(stop, "stop");
         Objects.requireNonNull(listener, "listener");
         prompt = prompt.clone();
+    }
+
+    /** A fresh session (not resumed). */
+    public SessionRequest(String tenant, int[] prompt, TokenSampler sampler, StopConditions stop, TextDecoder decoder,
+                          Duration timeout, SessionListener listener) {
+        this(tenant, prompt, sampler, stop, decoder, timeout, listener, false);
     }
 
     /** A greedy request with no decoder, no deadline and no stream (tests, benchmark warm-up). */
@@ -36,23 +46,28 @@ public record SessionRequest(String tenant, int[] prompt, TokenSampler sampler, 
     }
 
     public SessionRequest withSampler(TokenSampler s) {
-        return new SessionRequest(tenant, prompt, s, stop, decoder, timeout, listener);
+        return new SessionRequest(tenant, prompt, s, stop, decoder, timeout, listener, resumed);
     }
 
     public SessionRequest withStop(StopConditions s) {
-        return new SessionRequest(tenant, prompt, sampler, s, decoder, timeout, listener);
+        return new SessionRequest(tenant, prompt, sampler, s, decoder, timeout, listener, resumed);
     }
 
     public SessionRequest withDecoder(TextDecoder d) {
-        return new SessionRequest(tenant, prompt, sampler, stop, d, timeout, listener);
+        return new SessionRequest(tenant, prompt, sampler, stop, d, timeout, listener, resumed);
     }
 
     public SessionRequest withTimeout(Duration t) {
-        return new SessionRequest(tenant, prompt, sampler, stop, decoder, t, listener);
+        return new SessionRequest(tenant, prompt, sampler, stop, decoder, t, listener, resumed);
     }
 
     public SessionRequest withListener(SessionListener l) {
-        return new SessionRequest(tenant, prompt, sampler, stop, decoder, timeout, l);
+        return new SessionRequest(tenant, prompt, sampler, stop, decoder, timeout, l, resumed);
+    }
+
+    /** This request as a resumed session: admitted first, prefilled without waiting (see {@code resumed}). */
+    public SessionRequest asResumed() {
+        return new SessionRequest(tenant, prompt, sampler, stop, decoder, timeout, listener, true);
     }
 
     @Override

@@ -55,7 +55,15 @@ final class TenantLedger {
             for (Tenant o : tenants.values()) if (o != t && o.active()) min = Math.min(min, o.counter);
             if (min != Long.MAX_VALUE) t.counter = Math.max(t.counter, min - maxService(s));
         }
-        t.waiting.addLast(s);
+        if (s.resumed) {
+            // A resumed session goes before its tenant's fresh ones (after any resumed ones already there).
+            ArrayDeque<Session> fresh = new ArrayDeque<>();
+            while (!t.waiting.isEmpty() && !t.waiting.peekLast().resumed) fresh.addFirst(t.waiting.pollLast());
+            t.waiting.addLast(s);
+            t.waiting.addAll(fresh);
+        } else {
+            t.waiting.addLast(s);
+        }
         waitingCount++;
     }
 
@@ -63,7 +71,10 @@ final class TenantLedger {
         return (long) promptWeight * s.promptLength() + (long) generatedWeight * s.stopConditions().maxTokens();
     }
 
-    /** The next session to admit, or null: least counter first (fairness on) or arrival order (off). */
+    /**
+     * The next session to admit, or null: a resumed session first (its client is mid-stream), then least
+     * counter first (fairness on) or arrival order (off).
+     */
     Session peekNext() {
         Tenant best = null;
         for (Tenant t : tenants.values()) {
@@ -75,6 +86,7 @@ final class TenantLedger {
     }
 
     private boolean before(Tenant a, Session headA, Tenant b, Session headB) {
+        if (headA.resumed != headB.resumed) return headA.resumed;
         if (fairness && a.counter != b.counter) return a.counter < b.counter;
         return headA.sequenceId() < headB.sequenceId();
     }

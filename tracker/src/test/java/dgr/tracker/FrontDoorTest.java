@@ -3,12 +3,13 @@ package dgr.tracker;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dgr.node.NodeServer;
+import dgr.tracker.cluster.Await;
 import dgr.tracker.cluster.Cluster;
 import dgr.tracker.cluster.InMemoryLedger;
+import dgr.tracker.cluster.StubNode;
 import dgr.tracker.ledger.Settlement;
 import dgr.tracker.routing.Decision;
 import dgr.tracker.routing.Lease;
-import java.net.ServerSocket;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Set;
@@ -93,23 +94,23 @@ class FrontDoorTest {
     }
 
     @Test
-    void aNodeThatRefusesTheConnectionIsLeftOutAndTheRequestRetriedInvisibly() throws Exception {
-        int dead;
-        try (ServerSocket s = new ServerSocket(0)) {
-            dead = s.getLocalPort(); // closed again: connecting is refused, as to a killed node
-        }
-        String hb = "{\"url\":\"http://127.0.0.1:" + dead + "/\",\"capabilities\":{\"node_id\":\"dead\",\"ready\":true,"
-                + "\"models\":[{\"id\":\"llama-tiny\",\"recipe_id\":\"r\",\"concurrency_limit\":{\"max_running_sessions\":64}}]}}";
-        cluster.post(cluster.trackerUrl(), "v1/nodes/heartbeat", hb, "Authorization", "Bearer " + Cluster.NODE_TOKEN);
-        try {
+    void aNodeThatFailsBeforeItsFirstByteIsLeftOutAndTheRequestRetriedInvisibly() throws Exception {
+        // It answers the tracker's pull of its capabilities (so it joins) and drops every request unanswered.
+        try (StubNode dead = new StubNode("{\"node_id\":\"dead\",\"ready\":true,\"models\":[{\"id\":\"llama-tiny\","
+                + "\"recipe_id\":\"r\",\"concurrency_limit\":{\"max_running_sessions\":64}}]}")) {
+            var reg = cluster.tracker.tracker().registry();
             for (boolean stream : new boolean[] {false, true}) {
+                // (Re-)report, so the dead node is in routing and preferred (more headroom) for each round.
+                cluster.post(cluster.trackerUrl(), "v1/nodes/heartbeat", dead.heartbeat(), "Authorization", "Bearer " + Cluster.NODE_TOKEN);
+                Await.until("the stub in routing and the real node free", java.time.Duration.ofSeconds(10),
+                        () -> reg.find("dead").map(reg::healthy).orElse(false)
+                                && reg.find("only").map(o -> o.headroom(Cluster.MODEL) > 0).orElse(false));
                 HttpResponse<String> r = post(BODY.replace("}", ",\"stream\":" + stream + "}"));
                 assertThat(r.statusCode()).isEqualTo(200);
                 assertThat(r.body()).doesNotContain("error");
                 assertThat(LEDGER.settled.getLast().nodes()).endsWith("only");
-                // Re-report so the dead node is eligible (and preferred) again for the streaming round.
-                cluster.post(cluster.trackerUrl(), "v1/nodes/heartbeat", hb, "Authorization", "Bearer " + Cluster.NODE_TOKEN);
             }
+            assertThat(dead.dropped.get()).as("both requests went to the failing node first").isEqualTo(2);
             assertThat(LEDGER.settled.getLast().nodes()).containsExactly("dead", "only");
         } finally {
             cluster.tracker.tracker().registry().remove("dead");

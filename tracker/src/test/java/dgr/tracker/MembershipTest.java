@@ -7,6 +7,7 @@ import dgr.node.NodeServer;
 import dgr.tracker.cluster.Await;
 import dgr.tracker.cluster.Cluster;
 import dgr.tracker.cluster.InMemoryLedger;
+import dgr.tracker.cluster.StubNode;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -65,21 +66,40 @@ class MembershipTest {
         }
     }
 
+    private static final String QUIET = "{\"node_id\":\"quiet\",\"ready\":true,\"models\":[{\"id\":\"llama-tiny\","
+            + "\"recipe_id\":\"r\",\"engine\":{\"id\":\"java-q8/1\"},\"concurrency_limit\":{\"max_running_sessions\":4}}]}";
+
     @Test
-    void aSilentNodeLeavesRoutingAfterTheHeartbeatTimeoutAndReturnsWhenItReportsAgain() {
-        TrackerConfig config = Cluster.config().withHeartbeatTimeout(Duration.ofMillis(1000));
-        try (Cluster c = new Cluster(config, new InMemoryLedger())) {
-            String hb = "{\"url\":\"http://127.0.0.1:9/\",\"capabilities\":{\"node_id\":\"quiet\",\"ready\":true,"
-                    + "\"models\":[{\"id\":\"llama-tiny\",\"concurrency_limit\":{\"max_running_sessions\":4}}]}}";
+    void aNodeWhoseUrlDoesNotAnswerTheJoinPullOfItsCapabilitiesIsOutOfRoutingAtOnce() {
+        try (Cluster c = new Cluster(Cluster.config(), new InMemoryLedger())) {
+            String hb = "{\"url\":\"http://127.0.0.1:9/\",\"capabilities\":" + QUIET + "}";
             assertThat(c.post(c.trackerUrl(), "v1/nodes/heartbeat", hb, AUTH, "Bearer " + Cluster.NODE_TOKEN).statusCode())
                     .isEqualTo(200);
             var reg = c.tracker.tracker().registry();
             var node = reg.find("quiet").orElseThrow();
-            assertThat(reg.healthy(node)).isTrue();
-            Await.until("the silent node out of routing", Duration.ofSeconds(5), () -> !reg.healthy(node));
-            assertThat(reg.unhealthyReason(node)).startsWith("no heartbeat for");
+            Await.until("the unreachable node out of routing", Duration.ofSeconds(5), () -> !reg.healthy(node));
+            assertThat(reg.unhealthyReason(node)).contains("GET /v1/capabilities (join) failed");
+        }
+    }
+
+    @Test
+    void aLateHeartbeatIsPulledForANodeThatAnswersStaysInRoutingAndIsOutAtOnceWhenItStopsAnswering() {
+        TrackerConfig config = Cluster.config().withHeartbeatTimeout(Duration.ofMillis(2000));
+        try (Cluster c = new Cluster(config, new InMemoryLedger()); StubNode stub = new StubNode(QUIET)) {
+            assertThat(c.post(c.trackerUrl(), "v1/nodes/heartbeat", stub.heartbeat(), AUTH, "Bearer " + Cluster.NODE_TOKEN)
+                    .statusCode()).isEqualTo(200);
+            var reg = c.tracker.tracker().registry();
+            var node = reg.find("quiet").orElseThrow();
+            Await.until("the join pull", Duration.ofSeconds(5), () -> stub.capabilityPulls.get() >= 1);
+            // No heartbeat after the first: from half the heartbeat timeout on, the tracker pulls the report.
+            Await.until("two pulls of a silent node", Duration.ofSeconds(10), () -> stub.capabilityPulls.get() >= 3);
+            assertThat(reg.healthy(node)).as("a node that answers is in routing without heartbeats").isTrue();
+            stub.close();
+            Await.until("the node out of routing", Duration.ofSeconds(10), () -> !reg.healthy(node));
+            assertThat(reg.unhealthyReason(node)).contains("GET /v1/capabilities (stale) failed");
             assertThat(c.json(c.get(c.trackerUrl(), "v1/models").body()).path("data").size()).isZero();
-            assertThat(c.post(c.trackerUrl(), "v1/nodes/heartbeat", hb, AUTH, "Bearer " + Cluster.NODE_TOKEN).statusCode())
+            String again = "{\"url\":\"http://127.0.0.1:9/\",\"capabilities\":" + QUIET + "}";
+            assertThat(c.post(c.trackerUrl(), "v1/nodes/heartbeat", again, AUTH, "Bearer " + Cluster.NODE_TOKEN).statusCode())
                     .isEqualTo(200);
             assertThat(reg.unhealthyReason(node)).as("back at its next report").isNull();
         }

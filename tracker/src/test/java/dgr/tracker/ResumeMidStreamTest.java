@@ -60,7 +60,7 @@ class ResumeMidStreamTest {
 
         try (CuttingProxy proxy = new CuttingProxy(Cluster.nodeUrl(survivor), cutAfter)) {
             String id = "cutting-" + endpoint + "-" + cutAfter;
-            heartbeatAs(id, proxy.url(), 8);
+            heartbeatAs(id, proxy, 8);
             HttpResponse<String> run = cluster.post(cluster.trackerUrl(), path, body);
             assertThat(proxy.cuts.get()).as("the proxy cut the stream").isEqualTo(1);
             assertThat(run.statusCode()).isEqualTo(200);
@@ -77,6 +77,74 @@ class ResumeMidStreamTest {
         }
     }
 
+    @ParameterizedTest(name = "{0} cut after {1} events")
+    @CsvSource({"completions, 6", "chat, 9"})
+    void aWholeAnswerWhoseNodeDiesMidGenerationIsResumedAndIsTheAnswerTheNodeWouldHaveGiven(String endpoint, int cutAfter)
+            throws Exception {
+        String path = endpoint.equals("chat") ? "v1/chat/completions" : "v1/completions";
+        String body = (endpoint.equals("chat") ? chat(24) : completion(24)).replace("\"stream\":true", "\"stream\":false")
+                .replace(",\"stream_options\":{\"include_usage\":true}", "");
+        HttpResponse<String> direct = cluster.post(Cluster.nodeUrl(survivor), path, body);
+        assertThat(direct.statusCode()).as(direct.body()).isEqualTo(200);
+        try (CuttingProxy proxy = new CuttingProxy(Cluster.nodeUrl(survivor), cutAfter)) {
+            String id = "cutting-whole-" + endpoint;
+            heartbeatAs(id, proxy, 8);
+            HttpResponse<String> run = cluster.post(cluster.trackerUrl(), path, body);
+            assertThat(proxy.cuts.get()).as("the node's stream to the tracker was cut mid-generation").isEqualTo(1);
+            assertThat(run.statusCode()).as(run.body()).isEqualTo(200);
+            assertThat(withoutIdAndCreated(run.body())).as("the answer a node gives, field for field")
+                    .isEqualTo(withoutIdAndCreated(direct.body()));
+            assertThat(run.headers().firstValue("X-Dgr-Node")).as("every node that served, in order").hasValue(id + ",survivor");
+            Settlement s = LEDGER.settled.getLast();
+            assertThat(s.nodes()).containsExactly(id, "survivor");
+            assertThat(s.recomputedTokens()).isPositive();
+            cluster.tracker.tracker().registry().remove(id);
+        }
+    }
+
+    @Test
+    void aResumedStreamNamesEveryNodeThatServedItInAnXDgrNodeTrailerWhenTheClientTakesTrailers() throws Exception {
+        try (CuttingProxy proxy = new CuttingProxy(Cluster.nodeUrl(survivor), 4)) {
+            heartbeatAs("trailer-cut", proxy, 8);
+            byte[] body = completion(12).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            String raw;
+            try (java.net.Socket socket = new java.net.Socket("127.0.0.1", cluster.tracker.port())) {
+                socket.setSoTimeout(60_000);
+                socket.getOutputStream().write(("POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json"
+                        + "\r\nTE: trailers\r\nConnection: close\r\nContent-Length: " + body.length + "\r\n\r\n")
+                        .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                socket.getOutputStream().write(body);
+                raw = untilLastChunk(socket.getInputStream());
+            }
+            assertThat(proxy.cuts.get()).isEqualTo(1);
+            int end = raw.indexOf("\r\n\r\n");
+            assertThat(raw.substring(0, end + 2)).as("the header names the first node").containsPattern("(?i)\r\nx-dgr-node: trailer-cut\r\n")
+                    .containsPattern("(?i)\r\ntrailer: x-dgr-node");
+            assertThat(raw.substring(end)).as("the trailer names both").containsPattern("(?i)\r\nx-dgr-node: trailer-cut,survivor\r\n");
+            cluster.tracker.tracker().registry().remove("trailer-cut");
+        }
+    }
+
+    /** A chunked response up to its last chunk and trailer section (the server may keep the connection open). */
+    private static String untilLastChunk(java.io.InputStream in) throws java.io.IOException {
+        StringBuilder raw = new StringBuilder();
+        byte[] buf = new byte[8192];
+        while (true) {
+            int n = in.read(buf);
+            if (n < 0) return raw.toString();
+            raw.append(new String(buf, 0, n, java.nio.charset.StandardCharsets.ISO_8859_1));
+            int last = raw.indexOf("\r\n0\r\n", raw.indexOf("[DONE]") + 1);
+            if (raw.indexOf("[DONE]") >= 0 && last >= 0 && raw.indexOf("\r\n\r\n", last + 2) >= 0) return raw.toString();
+        }
+    }
+
+    private String withoutIdAndCreated(String json) {
+        ObjectNode o = (ObjectNode) cluster.json(json);
+        o.remove("id");
+        o.remove("created");
+        return o.toString();
+    }
+
     @Test
     void aNodeThatHangsMidStreamWithItsSocketOpenIsResumedAfterTheChunkTimeout() throws Exception {
         InMemoryLedger ledger = new InMemoryLedger();
@@ -84,7 +152,7 @@ class ResumeMidStreamTest {
             NodeServer n = c.join(Cluster.node("steady", 2));
             String reference = c.post(c.trackerUrl(), "v1/completions", completion(16)).body();
             try (CuttingProxy hung = new CuttingProxy(Cluster.nodeUrl(n), 4, true)) {
-                heartbeatAs(c, n, "hung", hung.url(), 8);
+                heartbeatAs(c, n, "hung", hung, 8);
                 HttpResponse<String> run = c.post(c.trackerUrl(), "v1/completions", completion(16));
                 assertThat(hung.cuts.get()).isEqualTo(1);
                 assertThat(chunks(run.body())).isEqualTo(chunks(reference));
@@ -102,15 +170,18 @@ class ResumeMidStreamTest {
     }
 
     /** Registers a node the way a dgr node's heartbeat does, with the survivor's capabilities under another id. */
-    private static void heartbeatAs(String id, URI url, int maxRunning) {
-        heartbeatAs(cluster, survivor, id, url, maxRunning);
+    private static void heartbeatAs(String id, CuttingProxy proxy, int maxRunning) {
+        heartbeatAs(cluster, survivor, id, proxy, maxRunning);
     }
 
-    private static void heartbeatAs(Cluster cluster, NodeServer like, String id, URI url, int maxRunning) {
+    /** The proxy answers the tracker's pulls of its capabilities with the same report. */
+    private static void heartbeatAs(Cluster cluster, NodeServer like, String id, CuttingProxy proxy, int maxRunning) {
+        URI url = proxy.url();
         JsonNode caps = cluster.json(cluster.get(Cluster.nodeUrl(like), "v1/capabilities").body());
         ObjectNode c = caps.deepCopy();
         c.put("node_id", id);
         ((ObjectNode) c.get("models").get(0).get("concurrency_limit")).put("max_running_sessions", maxRunning);
+        proxy.capabilities = c.toString();
         ObjectNode hb = cluster.mapper.createObjectNode();
         hb.put("url", url.toString());
         hb.set("capabilities", c);

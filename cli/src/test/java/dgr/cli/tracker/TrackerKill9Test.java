@@ -48,7 +48,9 @@ class TrackerKill9Test {
         int trackerPort = DgrProcess.freePort();
         String tracker = "http://127.0.0.1:" + trackerPort;
         try (DgrProcess t = DgrProcess.start("tracker", dir, List.of("tracker", "--port", Integer.toString(trackerPort),
-                "--node-token", NODE_TOKEN, "--admin-token", ADMIN))) {
+                "--node-token", NODE_TOKEN, "--admin-token", ADMIN,
+                // A ledger of its own: the default file is shared with every other tracker on this machine.
+                "--db", "jdbc:sqlite:" + dir.resolve("ledger.db")))) {
             t.awaitHealthy(tracker, Duration.ofSeconds(60));
             List<DgrProcess> nodes = new ArrayList<>();
             try {

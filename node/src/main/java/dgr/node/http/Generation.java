@@ -91,6 +91,7 @@ final class Generation {
         TokenStream stream = new TokenStream();
         SessionRequest request = resumed != null
                 ? new SessionRequest(tenant, resumed.prompt(), resumed.sampler(), resumed.stop(), resumed.decoder(), timeout, stream)
+                        .asResumed() // its client is mid-stream: admitted and prefilled first
                 : new SessionRequest(tenant, prompt, model.newSampler(params.sampling()),
                         model.stopConditions(maxTokens, params.stop(), params.ignoreEos()), model.newDecoder(), timeout, stream);
         Session session = switch (model.scheduler().submit(request)) {

@@ -263,7 +263,10 @@ final class Downlinks implements Link.Owner, AutoCloseable {
             for (Link l : live) {
                 double perRow = l.nanosPerRow();
                 boolean measured = l.measured();
-                for (Link.Pending p : l.pending.values()) {
+                for (var e : l.pending.entrySet()) {
+                    // Warm-up rows are never late: their reply is awaited only to measure the link.
+                    if (e.getKey().startsWith(Wire.WARM_PREFIX)) continue;
+                    Link.Pending p = e.getValue();
                     long deadline = clock.deadline(p.sentNanos(), measured, perRow, p.rowsAhead());
                     if (now - deadline > 0) {
                         drop(l, "hung: no reply within " + (deadline - p.sentNanos()) / 1_000_000 + " ms (deadline from "

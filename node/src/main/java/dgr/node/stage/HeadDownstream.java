@@ -41,7 +41,7 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     private record Closing() implements Event {}
     private static final Wake WAKE = new Wake();
     /** Warm-up sessions' ids start with this; their rows per path. */
-    private static final String WARM = "warm-";
+    private static final String WARM = Wire.WARM_PREFIX;
     private static final int WARM_ROWS = 8;
 
     private static final class Head {

@@ -16,14 +16,15 @@ public record StepClock(long floorNanos, double factor, long initialNanosPerRow,
     }
 
     /**
-     * 250 ms floor, 4 × the measured time; before anything was measured 10 s plus 50 ms per row. A
+     * 250 ms floor, 4 × the measured time; before anything was measured 30 s plus 50 ms per row. A
      * head measures every link of its route (alternates too) with warm-up rows before its first
      * client, and a new link starts from the time measured on the others to the same span, so the
      * cold bound only covers a route's first seconds (a stage warms its kernels before it listens;
-     * its first stream still loads gRPC's classes: seconds on 2 shared cores).
+     * its first stream still loads gRPC's classes; a first llama-1b batch through a 1-thread stage took
+     * over 10 s on 2 cores shared by 30 runnable threads).
      */
     public static StepClock defaults() {
-        return new StepClock(250_000_000L, 4.0, 50_000_000L, 10_000_000_000L);
+        return new StepClock(250_000_000L, 4.0, 50_000_000L, 30_000_000_000L);
     }
 
     long deadline(long sentNanos, boolean measured, double nanosPerRow, int rowsAhead) {

@@ -10,6 +10,8 @@ import dgr.node.stage.wire.Sampling;
 final class Wire {
     /** The protocol version in {@code Open.protocol} (the proto package is {@code dgr.stage.v1}). */
     static final int PROTOCOL = 1;
+    /** Session ids of a head's warm-up rows start with this. */
+    static final String WARM_PREFIX = "warm-";
 
     private Wire() {}
 

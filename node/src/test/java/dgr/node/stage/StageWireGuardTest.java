@@ -50,7 +50,11 @@ class StageWireGuardTest {
     }
 
     /** Sends the messages on one stream and returns the status it ended with (or OK if it stayed open for 2 s). */
-    static Status send(ClusterToken token, List<Down> messages) throws Exception {
+    /** A refusal on a machine shared by many builds can take seconds: up to 15 s for one. */
+    static Status send(ClusterToken token, List<Down> messages) throws Exception { return send(token, messages, 15); }
+
+    /** The stream's end status, or OK when it is still open after {@code seconds}. */
+    static Status send(ClusterToken token, List<Down> messages, int seconds) throws Exception {
         CompletableFuture<Status> end = new CompletableFuture<>();
         var stub = token == null ? StageGrpc.newStub(channel) : StageGrpc.newStub(channel).withCallCredentials(token.credentials());
         StreamObserver<Down> out = stub.link(new StreamObserver<>() {
@@ -60,7 +64,7 @@ class StageWireGuardTest {
         });
         for (Down d : messages) out.onNext(d);
         try {
-            return end.get(2, TimeUnit.SECONDS);
+            return end.get(seconds, TimeUnit.SECONDS);
         } catch (java.util.concurrent.TimeoutException stillOpen) {
             out.onCompleted();
             return Status.OK;
@@ -126,7 +130,7 @@ class StageWireGuardTest {
         }
 
         // The stage still serves a well-formed stream: open, rows, a token back.
-        Status fine = send(token, List.of(open("fine"), rows("fine", 0, 3, 3 * width)));
+        Status fine = send(token, List.of(open("fine"), rows("fine", 0, 3, 3 * width)), 2);
         assertThat(fine.getCode()).isEqualTo(Status.Code.OK);
         Await.until(Duration.ofSeconds(5), "the stage computed the good rows", () -> stage.stats().rows() >= 3);
         // Refused and finished streams' sessions are freed after the orphan grace.

@@ -101,7 +101,7 @@ final class FrontDoor {
             throw new ApiFailure(422, "invalid_request_error", e.getMessage(), "Idempotency-Key", "idempotency_conflict");
         }
         new RelayedRequest(tracker, mapper, requestId, holder == null ? null : holder.tenant(),
-                model, path, forwardBody(body, stream), stream, stream && includeUsage(body), res).run();
+                model, path, forwardBody(body, stream), stream, stream && includeUsage(body), takesTrailers(req), res).run();
     }
 
     /**
@@ -120,6 +120,12 @@ final class FrontDoor {
             options.put("include_usage", true);
         }
         return b;
+    }
+
+    /** Whether the client said it reads trailers ({@code TE: trailers}). */
+    private static boolean takesTrailers(ServerRequest req) {
+        return req.headers().first(HeaderNames.TE).map(v -> v.toLowerCase(java.util.Locale.ROOT).contains("trailers"))
+                .orElse(false);
     }
 
     private static boolean includeUsage(ObjectNode body) {

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dgr.tracker.Tracker;
 import dgr.tracker.registry.Backend;
 import dgr.tracker.registry.BackendPoller;
+import dgr.tracker.registry.CapabilityReports;
 import dgr.tracker.registry.ModelCapacity;
 import dgr.tracker.registry.NodeRegistry;
 import dgr.tracker.registry.RegisteredNode;
@@ -45,13 +46,13 @@ final class NodesApi {
         URI url = url(body.path("url"), "url");
         JsonNode caps = body.path("capabilities");
         if (!caps.isObject()) throw ApiFailure.invalid("'capabilities' must be the node's capability report (an object).", "capabilities");
-        String id = text(caps.path("node_id"), "capabilities.node_id");
-        Map<String, ModelCapacity> models = new LinkedHashMap<>();
-        if (caps.path("ready").asBoolean(false)) {
-            for (JsonNode m : caps.path("models")) {
-                ModelCapacity c = capacity(m, caps.path("saturation"));
-                models.put(c.model(), c);
-            }
+        String id;
+        Map<String, ModelCapacity> models;
+        try {
+            id = CapabilityReports.nodeId(caps);
+            models = CapabilityReports.models(caps);
+        } catch (CapabilityReports.BadReport e) {
+            throw ApiFailure.invalid(e.getMessage(), e.field());
         }
         boolean joined;
         try {
@@ -59,35 +60,13 @@ final class NodesApi {
         } catch (IllegalArgumentException e) {
             throw new ApiFailure(409, "invalid_request_error", e.getMessage(), "capabilities.node_id", "node_id_taken");
         }
+        tracker.capabilities().reported(id, joined, models);
         ObjectNode out = JsonNodeFactory.instance.objectNode();
         out.put("node_id", id);
         out.put("joined", joined);
         out.put("heartbeat_interval_ms", HEARTBEAT_INTERVAL_MS);
         out.put("heartbeat_timeout_ms", tracker.config().heartbeatTimeout().toMillis());
         HttpIo.sendJson(res, mapper, 200, out);
-    }
-
-    private static ModelCapacity capacity(JsonNode m, JsonNode saturation) {
-        String id = text(m.path("id"), "capabilities.models[].id");
-        JsonNode limit = m.path("concurrency_limit");
-        int max = limit.path("max_running_sessions").asInt(0);
-        if (max < 1) {
-            throw ApiFailure.invalid("Model '" + id + "': concurrency_limit.max_running_sessions must be an integer >= 1.",
-                    "capabilities.models[].concurrency_limit");
-        }
-        String source = limit.path("source").asText("default");
-        return new ModelCapacity(id, m.path("recipe_id").asText(null), max, "saturation".equals(source), source,
-                m.path("load").path("running").asInt(0), m.path("load").path("waiting").asInt(0),
-                m.path("context_length").asInt(0), m.path("engine").path("id").asText(null),
-                "saturation".equals(source) ? sessionThroughput(saturation, m.path("recipe_id").asText("")) : 0);
-    }
-
-    /** The recommendation's measured tokens/s per session for this recipe, from the report's saturation section. */
-    private static double sessionThroughput(JsonNode saturation, String recipeId) {
-        for (JsonNode r : saturation.path("recommendations")) {
-            if (recipeId.equals(r.path("recipe_id").asText())) return r.path("expected_per_session_output_throughput").asDouble(0);
-        }
-        return 0;
     }
 
     /** A node removes itself (node token), or an operator removes any node (admin token). */
@@ -144,6 +123,7 @@ final class NodesApi {
                 d.put("recipe_id", m.recipeId());
                 d.put("engine", m.engine());
                 d.put("expected_session_tokens_per_second", m.sessionThroughput());
+                d.put("expected_output_tokens_per_second", m.outputThroughput());
                 d.put("recommended_max_concurrency", m.recommendedMaxConcurrency());
                 d.put("source", m.limitSource());
                 d.put("measured", m.measured());
@@ -178,7 +158,7 @@ final class NodesApi {
         }
         Map<String, BackendPoller.Capacity> byModel = new HashMap<>();
         BackendPoller.Capacity fallback = new BackendPoller.Capacity(fallbackMax, false,
-                body.has("max_concurrency") ? "operator" : "default", 0);
+                body.has("max_concurrency") ? "operator" : "default", 0, 0);
         JsonNode sat = body.path("saturation");
         if (!sat.isMissingNode() && !sat.isNull()) {
             if (!sat.isObject() || sat.path("schema_version").asInt(-1) != 1 || !sat.path("recommendations").isArray()) {
@@ -193,7 +173,8 @@ final class NodesApi {
                             + r.path("recommended_max_concurrency") + ".", "saturation");
                 }
                 BackendPoller.Capacity c = new BackendPoller.Capacity(max, true, "saturation",
-                        r.path("expected_per_session_output_throughput").asDouble(0));
+                        r.path("expected_per_session_output_throughput").asDouble(0),
+                        r.path("expected_output_throughput").asDouble(0));
                 if (r.hasNonNull("model_name")) byModel.put(r.get("model_name").asText(), c);
                 if (recs.size() == 1) fallback = c;
             }

@@ -41,6 +41,12 @@ import java.util.Set;
  * delivered tokens and streams the continuation, bit-identical by batch invariance. Chunk ids and
  * creation times are rewritten to the first node's, a repeated finish chunk is dropped, so the client
  * sees one uninterrupted stream.
+ *
+ * <p>A non-streaming request to a dgr node travels as a stream too ({@link WholeAnswer}): the tracker
+ * sees each token, resumes the same way, and answers the client with the one JSON object a node would
+ * have written. {@code X-Dgr-Node} names the nodes that served, in order, comma-separated: on a whole
+ * answer every one of them; on a stream the header leaves with the first chunk and names the first, and a
+ * client that sent {@code TE: trailers} gets the full list in an {@code X-Dgr-Node} trailer.
  */
 final class RelayedRequest {
     private static final System.Logger LOG = System.getLogger(RelayedRequest.class.getName());
@@ -53,7 +59,7 @@ final class RelayedRequest {
     private static final java.time.Duration CUT_ACCOUNTING_WAIT = java.time.Duration.ofSeconds(5);
     /** How long a cut stream's row waits, open, for a node that did not report in time (one restarting from its journal). */
     private static final java.time.Duration LATE_ACCOUNTING_WAIT = java.time.Duration.ofMinutes(2);
-    /** The node that served (began serving, for a stream), so dgr bench --url can report it per request. */
+    /** The nodes that served, in order, comma-separated (for a stream: the first, and all in a trailer). */
     static final io.helidon.http.HeaderName SERVED_BY = HeaderNames.create("X-Dgr-Node");
 
     private final Tracker tracker;
@@ -65,10 +71,18 @@ final class RelayedRequest {
     private final ObjectNode body;
     private final boolean stream;
     private final boolean clientWantsUsage;
+    /** The client sent {@code TE: trailers}: a stream ends with an X-Dgr-Node trailer naming every node. */
+    private final boolean clientTakesTrailers;
     private final ServerResponse res;
 
     private final Set<String> failed = new HashSet<>();
     private final List<String> servedBy = new ArrayList<>();
+    /** The nodes whose chunks reached the client (or the whole answer), in order. */
+    private final ServedBy contributors = new ServedBy();
+    /** A chunk reached the client or the whole answer: from now on a failed node means resume, not retry. */
+    private boolean started;
+    /** A non-streaming answer being assembled from a dgr node's stream, or null. */
+    private WholeAnswer whole;
     private final List<Integer> deliveredIds = new ArrayList<>();
     private long deliveredChunks;
     /** The request's exact prompt count as a dgr node's token chunks report it, or -1 (docs/tracker.md, the bill). */
@@ -92,11 +106,12 @@ final class RelayedRequest {
     /** The current node's session slot: freed when the node has finished, before the client's last bytes. */
     private Lease lease;
     private boolean firstTokenRecorded;
+    private boolean pulledForUnknown;
     private int lastStatus;
     private ObjectNode lastError;
 
     RelayedRequest(Tracker tracker, ObjectMapper mapper, String requestId, String tenant, String model, String path,
-                   ObjectNode body, boolean stream, boolean clientWantsUsage, ServerResponse res) {
+                   ObjectNode body, boolean stream, boolean clientWantsUsage, boolean clientTakesTrailers, ServerResponse res) {
         this.tracker = tracker;
         this.mapper = mapper;
         this.requestId = requestId;
@@ -106,6 +121,7 @@ final class RelayedRequest {
         this.body = body;
         this.stream = stream;
         this.clientWantsUsage = clientWantsUsage;
+        this.clientTakesTrailers = clientTakesTrailers;
         this.res = res;
     }
 
@@ -122,6 +138,11 @@ final class RelayedRequest {
                 Decision d = tracker.router().route(model, resuming() ? resumeKey : null, failed);
                 switch (d) {
                     case Decision.NoNode n -> {
+                        // A model (or, resuming, a recipe) no report named: ask the nodes once before giving up.
+                        if (!pulledForUnknown && (!n.anyKnown() || resuming()) && lastError == null) {
+                            pulledForUnknown = true;
+                            if (tracker.capabilities().pullAllForUnknownModel()) continue;
+                        }
                         tracker.metrics().decision("no_node");
                         fail(noNode(n));
                         return;
@@ -186,7 +207,7 @@ final class RelayedRequest {
         }
     }
 
-    private boolean resuming() { return out != null; }
+    private boolean resuming() { return started; }
 
     private String last() { return servedBy.isEmpty() ? null : servedBy.getLast(); }
 
@@ -219,6 +240,7 @@ final class RelayedRequest {
             try {
                 writeEvent(mapper.writeValueAsBytes(e == null ? lastError : e.body()));
                 out.write("data: [DONE]\n\n".getBytes(StandardCharsets.US_ASCII));
+                servedByTrailer();
                 out.close();
             } catch (IOException | ClientGone ignored) {
                 // The client is gone as well; nothing more to tell it.
@@ -243,7 +265,15 @@ final class RelayedRequest {
             firstBackend = node.backend();
         }
         ObjectNode b = body.deepCopy();
-        if (stream && node.backend() == Backend.DGR) {
+        // A whole answer from a dgr node is asked for as a stream, unless the client's body is one the node
+        // would refuse for its stream_options (then the node says so, as it would to the client).
+        boolean assemble = !stream && node.backend() == Backend.DGR && !body.hasNonNull("stream_options");
+        if (assemble) {
+            b.put("stream", true);
+            b.putObject("stream_options").put("include_usage", true);
+            if (whole == null) whole = new WholeAnswer(path.endsWith("chat/completions"));
+        }
+        if ((stream || assemble) && node.backend() == Backend.DGR) {
             ObjectNode ext = b.putObject("dgr");
             ext.put("token_ids", true);
             if (resuming()) {
@@ -262,9 +292,10 @@ final class RelayedRequest {
         } catch (IOException e) {
             return nodeFailed(node, "POST " + path + ": " + e);
         }
+        contributors.headers();
         try (InputStream in = r.body()) {
             if (r.statusCode() != 200) return refused(node, r.statusCode(), in);
-            return stream ? relayStream(node, in) : relayWhole(in);
+            return stream || assemble ? relayStream(node, in) : relayWhole(in);
         } catch (IOException e) {
             return nodeFailed(node, "reading the response: " + e);
         }
@@ -275,6 +306,7 @@ final class RelayedRequest {
                 + ")" + (resuming() ? "; resuming after " + deliveredIds.size() + " tokens" : "; retrying elsewhere"));
         tracker.registry().markBroken(node, why);
         failed.add(node.id());
+        contributors.failed();
         return Attempt.NODE_FAILED;
     }
 
@@ -336,9 +368,11 @@ final class RelayedRequest {
                 if (!line.startsWith("data:")) continue; // blank separators, comments
                 String data = line.substring(5).trim();
                 if (data.equals("[DONE]")) {
+                    if (whole != null) return answerWhole();
                     settle(outcomeOf(finishReason), 200);
                     lease.close(); // the node is done: a client's next request may take this slot at once
                     writeRaw("data: [DONE]\n\n");
+                    servedByTrailer();
                     out.close();
                     return Attempt.DONE;
                 }
@@ -350,14 +384,28 @@ final class RelayedRequest {
                         in.close();
                         return nodeFailed(node, "stream ended with error " + code);
                     }
-                    writeEvent(mapper.writeValueAsBytes(chunk));
                     finishReason = "error";
+                    if (whole != null) { // the node's whole answer would have been this error, with its status
+                        int status = WholeAnswer.statusOf(chunk);
+                        settle(Settlement.Outcome.FAILED, status);
+                        lease.close();
+                        sendJson(status, chunk);
+                        return Attempt.DONE;
+                    }
+                    writeEvent(mapper.writeValueAsBytes(chunk));
                     continue;
                 }
-                byte[] relayed = rewrite(chunk);
+                ObjectNode relayed = rewrite(chunk);
                 if (relayed != null) {
-                    writeEvent(relayed);
-                    tracker.metrics().relayed(System.nanoTime() - read);
+                    String resumed = contributors.chunkFrom(node.id(), deliveredIds.size() - 1);
+                    if (resumed != null) LOG.log(System.Logger.Level.INFO, "request " + requestId + ": " + resumed);
+                    started = true;
+                    if (whole != null) {
+                        whole.add(relayed);
+                    } else {
+                        writeEvent(mapper.writeValueAsBytes(relayed));
+                        tracker.metrics().relayed(System.nanoTime() - read);
+                    }
                 }
             }
             if (watch.expired()) return nodeFailed(node, "no chunk for " + tracker.config().chunkTimeout().toMillis() + " ms");
@@ -370,8 +418,26 @@ final class RelayedRequest {
         }
     }
 
+    /** A whole answer assembled from the stream: settled, then sent as the node would have sent it. */
+    private Attempt answerWhole() throws IOException {
+        byte[] bytes = mapper.writeValueAsBytes(whole.build(finishReason, usage));
+        resultJson = new String(bytes, StandardCharsets.UTF_8);
+        settle(outcomeOf(finishReason), 200);
+        lease.close(); // the node is done: a client's next request may take this slot at once
+        res.status(Status.OK_200);
+        res.header(HeaderNames.CONTENT_TYPE, "application/json");
+        res.header(SERVED_BY, contributors.header());
+        res.send(bytes);
+        return Attempt.DONE;
+    }
+
+    /** Names every node that served the stream in its X-Dgr-Node trailer, when the client takes trailers. */
+    private void servedByTrailer() {
+        if (clientTakesTrailers && out != null) res.trailers().set(SERVED_BY, contributors.header());
+    }
+
     /** Strips the node extension, keeps the first node's id and time, drops repeats and unasked usage; null: drop. */
-    private byte[] rewrite(ObjectNode chunk) throws IOException {
+    private ObjectNode rewrite(ObjectNode chunk) throws IOException {
         JsonNode ext = chunk.remove("dgr");
         boolean token = ext != null && ext.has("token_id");
         if (ext != null && ext.has("prompt_tokens")) promptSeen = ext.get("prompt_tokens").asLong();
@@ -389,7 +455,7 @@ final class RelayedRequest {
             if (!clientWantsUsage || usageSent) return null;
             usageSent = true;
             settle(outcomeOf(finishReason), 200); // before the usage the client bills by leaves
-            return mapper.writeValueAsBytes(chunk);
+            return chunk;
         }
         if (!clientWantsUsage) chunk.remove("usage");
         JsonNode finish = choices.path(0).path("finish_reason");
@@ -405,7 +471,7 @@ final class RelayedRequest {
             firstTokenRecorded = true;
             tracker.ledger().firstToken(requestId, Instant.now());
         }
-        return mapper.writeValueAsBytes(chunk);
+        return chunk;
     }
 
     private Backend node0Backend() { return firstBackend; }
@@ -444,6 +510,7 @@ final class RelayedRequest {
             res.header(HeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
             res.header(HeaderNames.CACHE_CONTROL, "no-cache");
             res.header(SERVED_BY, last());
+            if (clientTakesTrailers) res.header(HeaderNames.TRAILER, SERVED_BY.defaultCase());
             out = res.outputStream();
         }
         return out;

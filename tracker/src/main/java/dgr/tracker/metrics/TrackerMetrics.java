@@ -26,6 +26,7 @@ public final class TrackerMetrics {
     private final Counter decisions;
     private final Counter failovers;
     private final Counter recomputed;
+    private final Counter pulls;
     private final Histogram relay;
     private final Histogram queueWait;
 
@@ -34,8 +35,8 @@ public final class TrackerMetrics {
                 .help("Requests by outcome (stop, length, cut, failed, rejected, ...) and the node that ended them")
                 .labelNames("outcome", "node").register(registry);
         decisions = Counter.builder().name("dgr_tracker_routing_decisions_total")
-                .help("Routing decisions by reason (headroom, headroom_tie_two_choices, least_load, round_robin,"
-                        + " queued_*, full, no_node)")
+                .help("Routing decisions by reason (headroom, headroom_tie_two_choices, held_for_faster, least_load,"
+                        + " round_robin, queued_*, queue_wait_spent, resume_*, full, no_node)")
                 .labelNames("reason").register(registry);
         failovers = Counter.builder().name("dgr_tracker_failovers_total")
                 .help("Requests moved off a failed node: retried before the first byte or resumed mid-stream")
@@ -43,6 +44,10 @@ public final class TrackerMetrics {
         recomputed = Counter.builder().name("dgr_tracker_recomputed_tokens_total")
                 .help("Tokens computed again on the node a stream was resumed on (prompt and delivered tokens)")
                 .register(registry);
+        pulls = Counter.builder().name("dgr_tracker_capability_pulls_total")
+                .help("GET /v1/capabilities the tracker sent a dgr node, by reason (join, stale, incomplete,"
+                        + " unknown_model) and result (ok, failed)")
+                .labelNames("reason", "result").register(registry);
         relay = Histogram.builder().name("dgr_tracker_relay_latency_seconds")
                 .help("Time from reading a chunk off the node's stream to having flushed it to the client")
                 .classicOnly().classicUpperBounds(RELAY_BUCKETS).register(registry);
@@ -66,6 +71,8 @@ public final class TrackerMetrics {
     public void failover(String kind) { failovers.labelValues(kind).inc(); }
 
     public void recomputed(long tokens) { recomputed.inc(tokens); }
+
+    public void capabilityPull(String reason, boolean ok) { pulls.labelValues(reason, ok ? "ok" : "failed").inc(); }
 
     public void relayed(long nanos) { relay.observe(nanos / 1e9); }
 

@@ -26,7 +26,8 @@ public final class BackendPoller implements AutoCloseable {
                                Capacity fallback) {}
 
     /** A model's capacity from the saturation file, or the operator's configured limit when none matched. */
-    public record Capacity(int recommendedMaxConcurrency, boolean measured, String source, double sessionThroughput) {}
+    public record Capacity(int recommendedMaxConcurrency, boolean measured, String source, double sessionThroughput,
+                           double outputThroughput) {}
 
     private final NodeRegistry registry;
     private final NodeClient client;
@@ -68,7 +69,7 @@ public final class BackendPoller implements AutoCloseable {
                 if (id == null || id.isBlank()) continue;
                 Capacity c = r.capacityByModel().getOrDefault(id, r.fallback());
                 models.put(id, new ModelCapacity(id, null, c.recommendedMaxConcurrency(), c.measured(), c.source(),
-                        0, 0, 0, null, c.sessionThroughput()));
+                        0, 0, 0, null, c.sessionThroughput(), c.outputThroughput()));
             }
             if (!backends.containsKey(r.id())) return false; // unregistered meanwhile
             registry.report(r.id(), Backend.OPENAI, r.url(), r.apiKey(), models);

@@ -16,10 +16,12 @@ package dgr.tracker.registry;
  * @param engine                    the engine id and version that runs it ({@code java-q8/1}), or null when unknown
  * @param sessionThroughput         tokens/s one session gets at the recommendation, as measured
  *                                  ({@code expected_per_session_output_throughput}), or 0 when unknown
+ * @param outputThroughput          tokens/s the node sustains over all its sessions at the recommendation, as
+ *                                  measured ({@code expected_output_throughput}), or 0 when unknown
  */
 public record ModelCapacity(String model, String recipeId, int recommendedMaxConcurrency, boolean measured,
                             String limitSource, int reportedRunning, int reportedWaiting, int contextLength,
-                            String engine, double sessionThroughput) {
+                            String engine, double sessionThroughput, double outputThroughput) {
     public ModelCapacity {
         if (model == null || model.isBlank()) throw new IllegalArgumentException("a model needs an id");
         if (recommendedMaxConcurrency < 1) {
@@ -27,6 +29,9 @@ public record ModelCapacity(String model, String recipeId, int recommendedMaxCon
                     + recommendedMaxConcurrency);
         }
     }
+
+    /** Whether both measured speeds are known, so expected delays can be compared across nodes. */
+    public boolean speedMeasured() { return sessionThroughput > 0 && outputThroughput > 0; }
 
     /**
      * What must be equal for a stream to resume here bit-identically: the recipe and the engine (their pair

@@ -113,6 +113,12 @@ public final class RegisteredNode {
 
     public Instant lastReport() { return lastReport; }
 
+    /** When the last report arrived ({@link System#nanoTime}), or 0 before the first. */
+    public long lastReportNanos() { return lastReportNanos; }
+
+    /** Whether a connection to the node failed since its last report. */
+    public boolean broken() { return brokenAtNanos != 0; }
+
     public long routedTotal() { return routed.sum(); }
 
     public long failuresTotal() { return failures.sum(); }

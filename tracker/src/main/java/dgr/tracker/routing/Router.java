@@ -3,8 +3,12 @@ package dgr.tracker.routing;
 import dgr.tracker.registry.NodeRegistry;
 import dgr.tracker.registry.RegisteredNode;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -16,13 +20,17 @@ import java.util.concurrent.locks.ReentrantLock;
  * Chooses the node for one request, from the healthy nodes serving its model (and recipe, for a
  * resumed stream), under the configured {@link RoutingPolicy}.
  *
- * <p>Capacity routing: a node can take a session while its headroom (recommended_max_concurrency −
- * running) is positive; the node with the most headroom wins. Among equal headroom the node whose
- * measurement promises a session more tokens/s wins (an idle fast node before an idle slow one); what is
- * still tied goes to the less loaded of two picked at random (power of two choices). When every eligible node is at its recommendation the request waits
- * in a bounded queue ({@code maxQueued} requests, {@code maxQueueWait} each) for a lease to end or a
- * report to raise capacity, then gets {@link Decision.Full} (HTTP 429 with Retry-After). Choosing and
- * counting the lease happen under one lock, so two requests never both take a node's last slot.
+ * <p>Capacity routing (docs/tracker.md, "Routing"): a node can take a session while its headroom
+ * (recommended_max_concurrency − running) is positive. Among the eligible nodes the request goes where
+ * it is expected to finish first by the nodes' measured speeds ({@link ExpectedDelay}): on a node with
+ * headroom it starts at once and runs at the node's per-session speed; on a full node it first waits for
+ * the sessions ahead at the node's total speed. So a request waits for a busy fast node when that is
+ * sooner than starting on an idle slow one; ties go to the most headroom, then to the less loaded of two
+ * picked at random (power of two choices). Waiting requests are served first come, first served, in a
+ * bounded queue ({@code maxQueued} requests, {@code maxQueueWait} each), and each one waiting counts
+ * ahead of the next for the node it waits for. When the wait runs out the request takes any node with
+ * headroom, else gets {@link Decision.Full} (HTTP 429 with Retry-After). Choosing and counting the lease
+ * happen under one lock, so two requests never both take a node's last slot.
  *
  * <p>The blind policies (least-load, round-robin) never queue: like the routers they stand for, they
  * hand every request to some node and let its own scheduler queue it.
@@ -35,7 +43,8 @@ public final class Router {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition capacity = lock.newCondition();
     private final AtomicLong turn = new AtomicLong();
-    private int queued;
+    /** Capacity routing's requests not yet placed, first come first served. */
+    private final ArrayDeque<Ticket> waiting = new ArrayDeque<>();
 
     public Router(NodeRegistry registry, RoutingPolicy policy, Duration maxQueueWait, int maxQueued) {
         this.registry = registry;
@@ -47,55 +56,133 @@ public final class Router {
 
     public RoutingPolicy policy() { return policy; }
 
-    /** Requests now waiting for headroom. */
+    /** Requests now waiting for a node. */
     public int queued() {
         lock.lock();
         try {
-            return queued;
+            return waiting.size();
         } finally {
             lock.unlock();
+        }
+    }
+
+    /** One request waiting for capacity routing to place it. */
+    private static final class Ticket {
+        final String model;
+        final Set<String> exclude;
+        final long start;
+        Decision decision;
+        /** Passes in which it waited although some eligible node had headroom (a faster one was expected sooner). */
+        boolean heldForFaster;
+        boolean waited;
+
+        Ticket(String model, Set<String> exclude, long start) {
+            this.model = model;
+            this.exclude = exclude;
+            this.start = start;
         }
     }
 
     /**
      * Routes a request for {@code model}; with {@code resumeKey} only nodes serving that recipe on that
      * engine (a resumed stream); never one of {@code exclude} (nodes that already failed this request).
-     * A resumed stream never waits for headroom: its client is already being served, so it goes to the
-     * eligible node with the most headroom even when that is none, and that node's scheduler queues it.
+     * A resumed stream never waits: its client is already being served, so it goes to the eligible node
+     * where it is expected to finish first even when that node is at its recommendation, and that node's
+     * scheduler queues it.
      */
     public Decision route(String model, String resumeKey, Set<String> exclude) throws InterruptedException {
         long start = System.nanoTime();
-        boolean counted = false;
         lock.lockInterruptibly();
         try {
-            while (true) {
+            if (policy != RoutingPolicy.CAPACITY || resumeKey != null) {
                 List<RegisteredNode> eligible = eligibleOf(model, resumeKey, exclude);
-                if (eligible.isEmpty()) {
-                    return new Decision.NoNode(model, registry.all().stream().anyMatch(n -> n.models().containsKey(model)));
-                }
-                Pick pick = choose(eligible, model);
-                if (pick == null && resumeKey != null) {
-                    pick = new Pick(best(eligible, n -> n.headroom(model)).getFirst(), "resume_over_capacity");
-                }
-                if (pick != null) {
-                    String reason = counted ? "queued_" + pick.reason : pick.reason;
-                    return new Decision.Routed(new Lease(registry, pick.node, model, reason), System.nanoTime() - start);
-                }
-                if (!counted) {
-                    if (queued >= maxQueued) return new Decision.Full(model, System.nanoTime() - start, true);
-                    queued++;
-                    counted = true;
-                }
-                long left = maxQueueWaitNanos - (System.nanoTime() - start);
-                if (left <= 0) return new Decision.Full(model, System.nanoTime() - start, false);
-                // Woken by a lease ending or a report; the cap re-checks heartbeats that lapse meanwhile.
-                capacity.awaitNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(250)));
+                if (eligible.isEmpty()) return noNode(model);
+                Pick pick = resumeKey != null ? resume(eligible, model) : blind(eligible, model);
+                return new Decision.Routed(new Lease(registry, pick.node, model, pick.reason), System.nanoTime() - start);
             }
+            Ticket t = new Ticket(model, Set.copyOf(exclude), start);
+            waiting.addLast(t);
+            dispatch();
+            if (t.decision == null && waiting.size() > maxQueued) {
+                waiting.remove(t);
+                return new Decision.Full(model, System.nanoTime() - start, true);
+            }
+            try {
+                while (t.decision == null) {
+                    long left = maxQueueWaitNanos - (System.nanoTime() - start);
+                    if (left <= 0) {
+                        waiting.remove(t);
+                        return lastChance(t);
+                    }
+                    // Woken by a lease ending or a report; the cap re-checks heartbeats that lapse meanwhile.
+                    capacity.awaitNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(250)));
+                    dispatch();
+                }
+            } catch (InterruptedException e) {
+                if (!waiting.remove(t) && t.decision instanceof Decision.Routed r) r.lease().close();
+                throw e;
+            }
+            return t.decision;
         } finally {
-            if (counted) queued--;
             lock.unlock();
         }
     }
+
+    private Decision noNode(String model) {
+        return new Decision.NoNode(model, registry.all().stream().anyMatch(n -> n.models().containsKey(model)));
+    }
+
+    /**
+     * Places the waiting requests in arrival order: each goes to the node where it is expected to finish
+     * first, counting the requests before it that wait for the same node; it is routed when that node
+     * has headroom and keeps waiting otherwise. Runs under the lock.
+     */
+    private void dispatch() {
+        if (waiting.isEmpty()) return;
+        Map<String, Integer> ahead = new HashMap<>();
+        for (Iterator<Ticket> it = waiting.iterator(); it.hasNext(); ) {
+            Ticket t = it.next();
+            List<RegisteredNode> eligible = eligibleOf(t.model, null, t.exclude);
+            if (eligible.isEmpty()) {
+                t.decision = noNode(t.model);
+                it.remove();
+                continue;
+            }
+            ExpectedDelay delay = ExpectedDelay.of(eligible, t.model);
+            List<RegisteredNode> soonest = new ArrayList<>();
+            double best = Double.MAX_VALUE;
+            for (RegisteredNode n : eligible) {
+                double d = delay.of(n, ahead.getOrDefault(key(n, t.model), 0));
+                if (d < best - ExpectedDelay.EPSILON) {
+                    best = d;
+                    soonest.clear();
+                }
+                if (Math.abs(d - best) <= ExpectedDelay.EPSILON) soonest.add(n);
+            }
+            Pick pick = tieBreak(soonest, t.model);
+            if (pick.node.headroom(t.model) > 0) {
+                String reason = t.heldForFaster ? "held_for_faster" : t.waited ? "queued_" + pick.reason : pick.reason;
+                t.decision = new Decision.Routed(new Lease(registry, pick.node, t.model, reason), System.nanoTime() - t.start);
+                it.remove();
+            } else {
+                ahead.merge(key(pick.node, t.model), 1, Integer::sum);
+                t.waited = true;
+                for (RegisteredNode n : eligible) if (n.headroom(t.model) > 0) t.heldForFaster = true;
+            }
+        }
+    }
+
+    /** The queue wait ran out: any node with headroom rather than a refusal. */
+    private Decision lastChance(Ticket t) {
+        List<RegisteredNode> eligible = eligibleOf(t.model, null, t.exclude);
+        if (eligible.isEmpty()) return noNode(t.model);
+        List<RegisteredNode> free = best(eligible, n -> n.headroom(t.model));
+        if (free.getFirst().headroom(t.model) <= 0) return new Decision.Full(t.model, System.nanoTime() - t.start, false);
+        Pick pick = tieBreak(free, t.model);
+        return new Decision.Routed(new Lease(registry, pick.node, t.model, "queue_wait_spent"), System.nanoTime() - t.start);
+    }
+
+    private static String key(RegisteredNode n, String model) { return n.id() + '\0' + model; }
 
     private List<RegisteredNode> eligibleOf(String model, String resumeKey, Set<String> exclude) {
         List<RegisteredNode> eligible = new ArrayList<>();
@@ -105,31 +192,39 @@ public final class Router {
 
     private record Pick(RegisteredNode node, String reason) {}
 
-    /** The node this policy picks, or null when capacity routing finds no headroom. */
-    private Pick choose(List<RegisteredNode> eligible, String model) {
-        if (eligible.isEmpty()) return null;
-        return switch (policy) {
-            case ROUND_ROBIN -> new Pick(eligible.get((int) Math.floorMod(turn.getAndIncrement(), (long) eligible.size())),
-                    "round_robin");
-            case LEAST_LOAD -> {
-                List<RegisteredNode> least = best(eligible, n -> -n.running(model));
-                yield new Pick(least.get(ThreadLocalRandom.current().nextInt(least.size())), "least_load");
+    /** Among nodes expected equally soon: the most headroom, then the less loaded of two at random. */
+    private static Pick tieBreak(List<RegisteredNode> tied, String model) {
+        List<RegisteredNode> most = best(tied, n -> n.headroom(model));
+        if (most.size() == 1) return new Pick(most.getFirst(), "headroom");
+        ThreadLocalRandom r = ThreadLocalRandom.current();
+        int a = r.nextInt(most.size());
+        int b = (a + 1 + r.nextInt(most.size() - 1)) % most.size();
+        RegisteredNode x = most.get(a), y = most.get(b);
+        return new Pick(y.running(model) < x.running(model) ? y : x, "headroom_tie_two_choices");
+    }
+
+    /** A resumed stream: where it is expected to finish first, headroom or not. */
+    private static Pick resume(List<RegisteredNode> eligible, String model) {
+        ExpectedDelay delay = ExpectedDelay.of(eligible, model);
+        RegisteredNode best = null;
+        double d = Double.MAX_VALUE;
+        for (RegisteredNode n : eligible) {
+            double e = delay.of(n, 0);
+            if (e < d - ExpectedDelay.EPSILON || (Math.abs(e - d) <= ExpectedDelay.EPSILON && n.headroom(model) > best.headroom(model))) {
+                best = n;
+                d = e;
             }
-            case CAPACITY -> {
-                List<RegisteredNode> most = best(eligible, n -> n.headroom(model));
-                if (most.getFirst().headroom(model) <= 0) yield null;
-                if (most.size() == 1) yield new Pick(most.getFirst(), "headroom");
-                List<RegisteredNode> fastest = best(most, n -> (int) Math.round(1000 * n.models().get(model).sessionThroughput()));
-                if (fastest.size() == 1) yield new Pick(fastest.getFirst(), "headroom_tie_measured_speed");
-                most = fastest;
-                // Power of two choices among the ties: two at random, the less loaded wins.
-                ThreadLocalRandom r = ThreadLocalRandom.current();
-                int a = r.nextInt(most.size());
-                int b = (a + 1 + r.nextInt(most.size() - 1)) % most.size();
-                RegisteredNode x = most.get(a), y = most.get(b);
-                yield new Pick(y.running(model) < x.running(model) ? y : x, "headroom_tie_two_choices");
-            }
-        };
+        }
+        return new Pick(best, best.headroom(model) > 0 ? "resume_headroom" : "resume_over_capacity");
+    }
+
+    /** The node a blind policy picks. */
+    private Pick blind(List<RegisteredNode> eligible, String model) {
+        if (policy == RoutingPolicy.ROUND_ROBIN) {
+            return new Pick(eligible.get((int) Math.floorMod(turn.getAndIncrement(), (long) eligible.size())), "round_robin");
+        }
+        List<RegisteredNode> least = best(eligible, n -> -n.running(model));
+        return new Pick(least.get(ThreadLocalRandom.current().nextInt(least.size())), "least_load");
     }
 
     private static List<RegisteredNode> best(List<RegisteredNode> nodes, java.util.function.ToIntFunction<RegisteredNode> score) {
@@ -146,9 +241,11 @@ public final class Router {
         return out;
     }
 
+    /** Capacity may have grown (a lease ended, a report arrived): place what waits, wake the waiters. */
     private void wake() {
         lock.lock();
         try {
+            dispatch();
             capacity.signalAll();
         } finally {
             lock.unlock();

@@ -35,6 +35,8 @@ public final class CuttingProxy implements AutoCloseable {
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private final Thread acceptor;
     public final AtomicInteger cuts = new AtomicInteger();
+    /** The report this stand-in node answers the tracker's GET /v1/capabilities with (null: forwarded). */
+    public volatile String capabilities;
 
     public CuttingProxy(URI target, int cutAfter) throws IOException {
         this(target, cutAfter, false);
@@ -73,6 +75,15 @@ public final class CuttingProxy implements AutoCloseable {
             }
             byte[] body = in.readNBytes(Integer.parseInt(headers.getOrDefault("content-length", "0")));
             String path = requestLine.split(" ")[1];
+            if (requestLine.startsWith("GET /v1/capabilities") && capabilities != null) {
+                byte[] caps = capabilities.getBytes(StandardCharsets.UTF_8);
+                OutputStream out = s.getOutputStream();
+                out.write(("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + caps.length
+                        + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                out.write(caps);
+                out.flush();
+                return;
+            }
             HttpRequest.Builder b = HttpRequest.newBuilder(target.resolve(path)).timeout(Duration.ofSeconds(30))
                     .POST(HttpRequest.BodyPublishers.ofByteArray(body));
             for (String h : new String[] {"authorization", "content-type", "x-dgr-request-id", "x-dgr-tenant"}) {

@@ -27,7 +27,7 @@ class RouterTest {
     }
 
     private static ModelCapacity cap(int max) {
-        return new ModelCapacity(M, "recipe", max, true, "saturation", 0, 0, 4096, "java-q8/1", 0);
+        return new ModelCapacity(M, "recipe", max, true, "saturation", 0, 0, 4096, "java-q8/1", 0, 0);
     }
 
     private static String node(Decision d) {
@@ -55,18 +55,64 @@ class RouterTest {
         assertThat(((Decision.Routed) d).waitedNanos()).isLessThan(TimeUnit.SECONDS.toNanos(5));
     }
 
-    @Test
-    void amongEqualHeadroomTheNodeMeasuredFasterPerSessionWins() throws Exception {
+    /** Two nodes as measure.sh makes them: recommended 1 each, one about 7x faster (tokens/s per session, in total). */
+    private static NodeRegistry fastAndSlow() {
         NodeRegistry r = new NodeRegistry(Duration.ofSeconds(3), Clock.systemUTC());
         r.report("slow", Backend.DGR, URI.create("http://127.0.0.1:1/"), null,
-                Map.of(M, new ModelCapacity(M, "recipe", 1, true, "saturation", 0, 0, 4096, "java-simd/1", 4.8)));
+                Map.of(M, new ModelCapacity(M, "recipe", 1, true, "saturation", 0, 0, 4096, "java-simd/1", 7.0, 4.8)));
         r.report("fast", Backend.DGR, URI.create("http://127.0.0.1:2/"), null,
-                Map.of(M, new ModelCapacity(M, "recipe", 1, true, "saturation", 0, 0, 4096, "java-q8/1", 36.2)));
-        Router router = new Router(r, RoutingPolicy.CAPACITY, Duration.ZERO, 8);
+                Map.of(M, new ModelCapacity(M, "recipe", 1, true, "saturation", 0, 0, 4096, "java-q8/1", 49.0, 36.2)));
+        return r;
+    }
+
+    private static CompletableFuture<Decision> routeAsync(Router router) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return router.route(M, null, Set.of());
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        }, r -> Thread.ofVirtual().start(r)); // one thread each: the common pool may have a single worker
+    }
+
+    @Test
+    void aRequestWaitsForABusyFastNodeWhenThatIsSoonerThanStartingOnAnIdleSlowOne() throws Exception {
+        Router router = new Router(fastAndSlow(), RoutingPolicy.CAPACITY, Duration.ofSeconds(20), 8);
         Lease first = ((Decision.Routed) router.route(M, null, Set.of())).lease();
-        assertThat(first.node().id()).isEqualTo("fast");
-        assertThat(first.reason()).isEqualTo("headroom_tie_measured_speed");
-        assertThat(node(router.route(M, null, Set.of()))).as("then the slow one, which still has headroom").isEqualTo("slow");
+        assertThat(first.node().id()).as("idle, the faster node").isEqualTo("fast");
+        CompletableFuture<Decision> second = routeAsync(router);
+        dgr.tracker.cluster.Await.until("the second request waits for the fast node", Duration.ofSeconds(10),
+                () -> router.queued() == 1);
+        assertThat(second).as("the slow node has headroom, but one session on the fast node ends sooner").isNotDone();
+        first.close();
+        Lease next = ((Decision.Routed) second.get(10, TimeUnit.SECONDS)).lease();
+        assertThat(next.node().id()).isEqualTo("fast");
+        assertThat(next.reason()).isEqualTo("held_for_faster");
+        next.close();
+    }
+
+    @Test
+    void theSlowNodeTakesARequestOnceTheQueueForTheFastNodeIsLongerThanItsOwnDelay() throws Exception {
+        // fast: q/36.2 + 1/49 per token; slow idle: 1/7. Requests with q = 1..4 wait, the fifth starts on slow.
+        Router router = new Router(fastAndSlow(), RoutingPolicy.CAPACITY, Duration.ofSeconds(20), 8);
+        Lease first = ((Decision.Routed) router.route(M, null, Set.of())).lease();
+        List<CompletableFuture<Decision>> held = new ArrayList<>();
+        for (int i = 1; i <= 4; i++) {
+            held.add(routeAsync(router));
+            int n = i;
+            dgr.tracker.cluster.Await.until(n + " requests wait", Duration.ofSeconds(10), () -> router.queued() == n);
+        }
+        Decision fifth = router.route(M, null, Set.of());
+        assertThat(node(fifth)).isEqualTo("slow");
+        ((Decision.Routed) fifth).lease().close();
+        first.close();
+        for (CompletableFuture<Decision> f : held) {
+            Lease l = ((Decision.Routed) f.get(10, TimeUnit.SECONDS)).lease();
+            assertThat(l.node().id()).as("the held requests: first come, first served, on the fast node or the freed slow one")
+                    .isIn("fast", "slow");
+            l.close();
+        }
+        assertThat(router.queued()).isZero();
     }
 
     @Test
@@ -122,9 +168,9 @@ class RouterTest {
     void aResumedStreamOnlyGoesToANodeWithTheSameRecipeAndEngineAndNeverBackToOneThatFailed() throws Exception {
         NodeRegistry r = registry(4, 4);
         r.report("other-recipe", Backend.DGR, URI.create("http://127.0.0.1:3/"), null,
-                Map.of(M, new ModelCapacity(M, "another", 64, true, "saturation", 0, 0, 4096, "java-q8/1", 0)));
+                Map.of(M, new ModelCapacity(M, "another", 64, true, "saturation", 0, 0, 4096, "java-q8/1", 0, 0)));
         r.report("other-engine", Backend.DGR, URI.create("http://127.0.0.1:4/"), null,
-                Map.of(M, new ModelCapacity(M, "recipe", 32, true, "saturation", 0, 0, 4096, "java-simd/1", 0)));
+                Map.of(M, new ModelCapacity(M, "recipe", 32, true, "saturation", 0, 0, 4096, "java-simd/1", 0, 0)));
         Router router = new Router(r, RoutingPolicy.CAPACITY, Duration.ZERO, 8);
         assertThat(node(router.route(M, null, Set.of()))).isEqualTo("other-recipe");
         assertThat(node(router.route(M, "recipe java-q8/1", Set.of("big")))).isEqualTo("small");
