@@ -2,18 +2,19 @@
 # measure-memory.sh: resident memory of `dgr serve` against llama.cpp on the same file, per K/V cache type
 # (issue 26 item 4), and how many sessions of 4,096 tokens the node's admission takes into its 1 GiB state budget.
 # Usage: tools/speed/measure-memory.sh [MODEL.gguf]   (default /tmp/models/llama-1b-Q4_0.gguf, synthesized if absent)
-#   env: TYPES (default "f32 f16 bf16 q8_0"), DGR_TYPES (default TYPES), SESSIONS (8), TOKENS (2048), THREADS (2)
+#   env: TYPES (llama.cpp's, default "f32 f16 bf16 q8_0"), DGR_TYPES (default "f32 q8_0": each dgr type takes about
+#   2 minutes, mostly the prefill; run DGR_TYPES="f16 bf16" TYPES=f16 for the others), SESSIONS (8), TOKENS (2048), THREADS (2)
 # Per type, dgr: RSS (and anonymous RSS) after load ("idle"), then with SESSIONS sessions of TOKENS tokens each
 # (prompts of TOKENS-16 token ids, 16 generated, measured once every prompt is in the cache), then the sessions of
 # 4,096 positions a 1 GiB budget admits (32 submitted; the running count once admission settles). llama.cpp (through
 # node-llama-cpp's prebuilt CPU binaries, tools/llamacpp/memory.mjs): RSS with a context of SESSIONS x TOKENS of that
 # type, which llama.cpp allocates whole, so it is its idle and its full figure. Stops every process it started.
-# Runs about 5 minutes on an idle 2-core machine (the dgr prefill of 8 x 2,032 tokens per type dominates).
+# Runs about 5 minutes on an idle 2-core machine with the default types (the dgr prefill of 8 x 2,032 tokens per type dominates).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 MODEL="${1:-/tmp/models/llama-1b-Q4_0.gguf}"
 TYPES="${TYPES:-f32 f16 bf16 q8_0}"
-DGR_TYPES="${DGR_TYPES:-$TYPES}"
+DGR_TYPES="${DGR_TYPES:-f32 q8_0}"
 SESSIONS="${SESSIONS:-8}" TOKENS="${TOKENS:-2048}" THREADS="${THREADS:-2}"
 LLAMACPP_DIR="${LLAMACPP_DIR:-$ROOT/tools/llamacpp}"
 [ -f "$MODEL" ] || "$ROOT/dgr" synth --preset llama-1b --quant Q4_0 -o "$MODEL" >/dev/null
@@ -44,7 +45,8 @@ for t in $DGR_TYPES; do
   start=$(date +%s)
   for s in $(seq "$SESSIONS"); do complete $((TOKENS - 16)) 16 "$s" & done
   want=$(( SESSIONS * (TOKENS - 16) * per_token )) peak=0
-  while :; do
+  used=0
+  for _ in $(seq 1200); do   # at most 10 minutes
     used="$(cap '.memory.state_bytes_used')"; r="$(mb "$SERVER" VmRSS)"; [ "$r" -gt "$peak" ] && peak=$r
     [ "$used" -ge "$want" ] && break
     sleep 0.5

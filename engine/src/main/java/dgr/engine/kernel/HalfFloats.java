@@ -92,12 +92,16 @@ public final class HalfFloats {
      * {@code d[dBlock + 8b ..]}; elements {@code [i0, i0 + n)} go to {@code dst[o + 8c ..]}.
      */
     public static void q8ToFloats8(byte[] q, int qBlock, short[] d, int dBlock, int i0, int n, float[] dst, int o) {
-        FloatVector s = null;
-        for (int c = 0; c < n; c++) {
-            int i = i0 + c;
-            if (s == null || i % 32 == 0) s = f16(ints(d, dBlock + 8 * (i / 32)));
-            FloatVector x = (FloatVector) ByteVector.fromArray(B, q, qBlock + 8 * i).convertShape(VectorOperators.B2F, F, 0);
-            x.mul(s).intoArray(dst, o + 8 * c);
+        // One scale vector per block of 32, never carried across blocks in a variable that may be
+        // unset: C2 then keeps it in a register instead of boxing it (a boxed vector per element
+        // made every decode step allocate).
+        for (int i = i0, end = i0 + n; i < end; ) {
+            int blockEnd = Math.min(end, (i / 32 + 1) * 32);
+            FloatVector s = f16(ints(d, dBlock + 8 * (i / 32)));
+            for (; i < blockEnd; i++) {
+                FloatVector x = (FloatVector) ByteVector.fromArray(B, q, qBlock + 8 * i).convertShape(VectorOperators.B2F, F, 0);
+                x.mul(s).intoArray(dst, o + 8 * (i - i0));
+            }
         }
     }
 }
