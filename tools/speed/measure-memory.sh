@@ -36,7 +36,7 @@ complete() { # prompt-length max-tokens seed: one streamed completion, output di
 echo "# model $MODEL, $THREADS threads, $(nproc) cpus, $(date -u +%FT%TZ), load $(load)"
 for t in $DGR_TYPES; do
   PORT="$(port)"
-  "$ROOT/dgr" serve -m "$MODEL" --port "$PORT" -t "$THREADS" -c 4096 -np 32 -ctk "$t" -ctv "$t" >"/tmp/measure-memory-$t.log" 2>&1 &
+  "$ROOT/dgr" serve -m "$MODEL" --port "$PORT" -t "$THREADS" -c 4096 -n 4096 -np 32 -ctk "$t" -ctv "$t" >"/tmp/measure-memory-$t.log" 2>&1 &
   SERVER=$!
   for _ in $(seq 600); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break; sleep 0.2; done
   MODEL_ID="$(curl -sf "http://127.0.0.1:$PORT/v1/models" | jq -r '.data[0].id')"
