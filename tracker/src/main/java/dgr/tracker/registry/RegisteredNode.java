@@ -24,6 +24,8 @@ public final class RegisteredNode {
     private volatile String bearer;
     private volatile Map<String, ModelCapacity> models = Map.of();
     private volatile Map<String, Integer> othersRunning = Map.of();
+    /** Each model's sessions not leased here, as the latest report alone showed them (guarded by this). */
+    private final Map<String, Integer> lastSeenOthers = new HashMap<>();
     private volatile long lastReportNanos;
     private volatile Instant lastReport;
     /** When a connection to the node broke (nanoTime), or 0: out of routing until a later report. */
@@ -42,9 +44,15 @@ public final class RegisteredNode {
     synchronized void report(URI url, String bearer, Map<String, ModelCapacity> models, long nowNanos, Instant now) {
         this.url = url;
         this.bearer = bearer;
+        // Sessions the node runs that the tracker did not lease (other trackers, direct clients) count
+        // against its headroom only when two reports in a row show them: a report sent just before a
+        // leased session ended still counts it, and read alone it made the freed slot look taken until
+        // the next heartbeat (about 1 s) while requests queued for it.
         Map<String, Integer> others = new HashMap<>();
         for (ModelCapacity m : models.values()) {
-            others.put(m.model(), Math.max(0, m.reportedRunning() - inFlight(m.model())));
+            int seen = Math.max(0, m.reportedRunning() - inFlight(m.model()));
+            others.put(m.model(), Math.min(seen, lastSeenOthers.getOrDefault(m.model(), 0)));
+            lastSeenOthers.put(m.model(), seen);
         }
         this.models = Map.copyOf(models);
         this.othersRunning = Map.copyOf(others);

@@ -176,4 +176,22 @@ class RouterTest {
         assertThat(node(router.route(M, "recipe java-q8/1", Set.of("big")))).isEqualTo("small");
         assertThat(router.route(M, "recipe java-q8/1", Set.of("big", "small"))).isInstanceOf(Decision.NoNode.class);
     }
+
+    @Test
+    void sessionsTheTrackerDidNotLeaseCountAgainstHeadroomOnlyOnceTwoReportsInARowShowThem() throws Exception {
+        NodeRegistry r = new NodeRegistry(Duration.ofSeconds(3), Clock.systemUTC());
+        URI url = URI.create("http://127.0.0.1:1/");
+        ModelCapacity busy = new ModelCapacity(M, "recipe", 1, true, "saturation", 1, 0, 4096, "java-q8/1", 0, 0);
+        r.report("n", Backend.DGR, url, null, Map.of(M, cap(1)));
+        // One report still counting a session (a heartbeat sent just before a leased session ended): the slot stays free.
+        r.report("n", Backend.DGR, url, null, Map.of(M, busy));
+        assertThat(new Router(r, RoutingPolicy.CAPACITY, Duration.ZERO, 8).route(M, null, Set.of()))
+                .isInstanceOf(Decision.Routed.class);
+        // That lease is released; two reports in a row now show a session nobody here leased: the node is full.
+        NodeRegistry r2 = new NodeRegistry(Duration.ofSeconds(3), Clock.systemUTC());
+        r2.report("n", Backend.DGR, url, null, Map.of(M, busy));
+        r2.report("n", Backend.DGR, url, null, Map.of(M, busy));
+        assertThat(new Router(r2, RoutingPolicy.CAPACITY, Duration.ZERO, 8).route(M, null, Set.of()))
+                .isInstanceOf(Decision.Full.class);
+    }
 }
