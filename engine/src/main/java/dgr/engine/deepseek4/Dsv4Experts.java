@@ -1,11 +1,12 @@
 package dgr.engine.deepseek4;
 
+import dgr.engine.llama.ExpertGroups;
+
 import dgr.engine.Batch;
 import dgr.engine.kernel.Scratch;
 import dgr.engine.kernel.WeightMatrix;
 import dgr.engine.kernel.WorkerPool;
 import dgr.engine.llama.Matmuls;
-import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -150,28 +151,17 @@ final class Dsv4Experts implements WorkerPool.Job {
      */
     private void gather(float[] x, int choices, int ke) {
         int ne = c.nExpert(), ff = c.ffExp();
-        Arrays.fill(groupSize, 0);
-        for (int i = 0; i < choices; i++) groupSize[chosen[i]]++;
-        int active = 0;
-        for (int e = 0; e < ne; e++) {
-            if (groupSize[e] == 0) continue;
-            int a = active++;
-            while (a > 0 && groupSize[expertOf[a - 1]] < groupSize[e]) {
-                expertOf[a] = expertOf[a - 1];
-                a--;
-            }
-            expertOf[a] = e;
-        }
+        int active = ExpertGroups.order(chosen, choices, ne, groupSize, expertOf);
         for (int a = 0; a < active; a++) {
             int e = expertOf[a], m = groupSize[e];
             rowsOf[a] = m;
             slotOf[e] = a;
             filled[a] = 0;
-            in[a] = grow(in[a], m * nEmbd);
-            out[a] = grow(out[a], m * nEmbd);
-            gate[a] = grow(gate[a], m * ff);
-            up[a] = grow(up[a], m * ff);
-            hb[a] = grow(hb[a], m * ff);
+            in[a] = ExpertGroups.grow(in[a], m * nEmbd);
+            out[a] = ExpertGroups.grow(out[a], m * nEmbd);
+            gate[a] = ExpertGroups.grow(gate[a], m * ff);
+            up[a] = ExpertGroups.grow(up[a], m * ff);
+            hb[a] = ExpertGroups.grow(hb[a], m * ff);
         }
         for (int i = 0; i < choices; i++) {
             int a = slotOf[chosen[i]], m = filled[a]++;
@@ -230,7 +220,4 @@ final class Dsv4Experts implements WorkerPool.Job {
         }
     }
 
-    private static float[] grow(float[] a, int n) {
-        return a != null && a.length >= n ? a : new float[n];
-    }
 }

@@ -3,7 +3,6 @@ package dgr.engine.llama;
 import dgr.engine.kernel.Scratch;
 import dgr.engine.kernel.WeightMatrix;
 import dgr.engine.kernel.WorkerPool;
-import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -118,10 +117,6 @@ final class ExpertFfn {
         return 4 * floats + 4L * chosen.length + pass.bytesHeld();
     }
 
-    private static float[] grow(float[] a, int n) {
-        return a != null && a.length >= n ? a : new float[n];
-    }
-
     /**
      * The chosen experts of one layer step, run together. Active expert {@code a} (the experts some
      * row chose, largest group first) has the rows that chose it gathered into buffers of its own; one
@@ -182,28 +177,17 @@ final class ExpertFfn {
             this.ff = ff;
             this.choices = choices;
             int count = w.gate.length;
-            Arrays.fill(groupSize, 0);
-            for (int c = 0; c < choices; c++) groupSize[chosen[c]]++;
-            active = 0;
-            for (int ex = 0; ex < count; ex++) {
-                if (groupSize[ex] == 0) continue;
-                int a = active++;
-                while (a > 0 && groupSize[expertOf[a - 1]] < groupSize[ex]) {
-                    expertOf[a] = expertOf[a - 1];
-                    a--;
-                }
-                expertOf[a] = ex;
-            }
+            active = ExpertGroups.order(chosen, choices, count, groupSize, expertOf);
             for (int a = 0; a < active; a++) {
                 int ex = expertOf[a], m = groupSize[ex];
                 rowsOf[a] = m;
                 slotOf[ex] = a;
                 filled[a] = 0;
-                in[a] = grow(in[a], m * e);
-                out[a] = grow(out[a], m * e);
-                gate[a] = grow(gate[a], m * ff);
-                up[a] = grow(up[a], m * ff);
-                hb[a] = grow(hb[a], m * ff);
+                in[a] = ExpertGroups.grow(in[a], m * e);
+                out[a] = ExpertGroups.grow(out[a], m * e);
+                gate[a] = ExpertGroups.grow(gate[a], m * ff);
+                up[a] = ExpertGroups.grow(up[a], m * ff);
+                hb[a] = ExpertGroups.grow(hb[a], m * ff);
             }
             for (int c = 0; c < choices; c++) {
                 int a = slotOf[chosen[c]], m = filled[a]++;
