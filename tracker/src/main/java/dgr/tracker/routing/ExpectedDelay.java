@@ -34,10 +34,13 @@ record ExpectedDelay(String model, boolean measured) {
     }
 
     /** The expected delay of a request on {@code n} with {@code ahead} requests already waiting for it. */
-    double of(RegisteredNode n, int ahead) {
+    double of(RegisteredNode n, int ahead) { return of(n, n.running(model), ahead); }
+
+    /** The same, with the node's running sessions as the caller counted them. */
+    double of(RegisteredNode n, int running, int ahead) {
         ModelCapacity m = n.models().get(model);
         int r = m.recommendedMaxConcurrency();
-        int queue = Math.max(0, n.running(model) + ahead + 1 - r);
+        int queue = Math.max(0, running + ahead + 1 - r);
         if (measured) return queue / m.outputThroughput() + 1 / m.sessionThroughput();
         return 1.0 + (double) queue / r;
     }

@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.ToIntBiFunction;
 
 /**
  * Chooses the node for one request, from the healthy nodes serving its model (and recipe, for a
@@ -139,6 +140,12 @@ public final class Router {
      */
     private void dispatch() {
         if (waiting.isEmpty()) return;
+        // One pass reads each node's running sessions once. Lease.close and reports change them outside
+        // this lock; read live, a slot freed mid-pass was refused to an earlier request and given to a
+        // later one (first come, first served broken). A change mid-pass is seen by the next pass, which
+        // the change's wake() runs.
+        Map<String, Integer> running = new HashMap<>();
+        ToIntBiFunction<RegisteredNode, String> runs = (n, m) -> running.computeIfAbsent(key(n, m), k -> n.running(m));
         Map<String, Integer> ahead = new HashMap<>();
         for (Iterator<Ticket> it = waiting.iterator(); it.hasNext(); ) {
             Ticket t = it.next();
@@ -152,24 +159,31 @@ public final class Router {
             List<RegisteredNode> soonest = new ArrayList<>();
             double best = Double.MAX_VALUE;
             for (RegisteredNode n : eligible) {
-                double d = delay.of(n, ahead.getOrDefault(key(n, t.model), 0));
+                double d = delay.of(n, runs.applyAsInt(n, t.model), ahead.getOrDefault(key(n, t.model), 0));
                 if (d < best - ExpectedDelay.EPSILON) {
                     best = d;
                     soonest.clear();
                 }
                 if (Math.abs(d - best) <= ExpectedDelay.EPSILON) soonest.add(n);
             }
-            Pick pick = tieBreak(soonest, t.model);
-            if (pick.node.headroom(t.model) > 0) {
+            Pick pick = tieBreak(soonest, t.model, runs);
+            if (headroom(pick.node, t.model, runs) > 0) {
                 String reason = t.heldForFaster ? "held_for_faster" : t.waited ? "queued_" + pick.reason : pick.reason;
                 t.decision = new Decision.Routed(new Lease(registry, pick.node, t.model, reason), System.nanoTime() - t.start);
+                running.merge(key(pick.node, t.model), 1, Integer::sum);
                 it.remove();
             } else {
                 ahead.merge(key(pick.node, t.model), 1, Integer::sum);
                 t.waited = true;
-                for (RegisteredNode n : eligible) if (n.headroom(t.model) > 0) t.heldForFaster = true;
+                for (RegisteredNode n : eligible) if (headroom(n, t.model, runs) > 0) t.heldForFaster = true;
             }
         }
+    }
+
+    /** Recommended concurrency minus running sessions, as counted by {@code runs}. */
+    private static int headroom(RegisteredNode n, String model, ToIntBiFunction<RegisteredNode, String> runs) {
+        var m = n.models().get(model); // null when a report mid-pass dropped the model
+        return m == null ? 0 : m.recommendedMaxConcurrency() - runs.applyAsInt(n, model);
     }
 
     /** The queue wait ran out: any node with headroom rather than a refusal. */
@@ -178,7 +192,7 @@ public final class Router {
         if (eligible.isEmpty()) return noNode(t.model);
         List<RegisteredNode> free = best(eligible, n -> n.headroom(t.model));
         if (free.getFirst().headroom(t.model) <= 0) return new Decision.Full(t.model, System.nanoTime() - t.start, false);
-        Pick pick = tieBreak(free, t.model);
+        Pick pick = tieBreak(free, t.model, RegisteredNode::running);
         return new Decision.Routed(new Lease(registry, pick.node, t.model, "queue_wait_spent"), System.nanoTime() - t.start);
     }
 
@@ -193,14 +207,14 @@ public final class Router {
     private record Pick(RegisteredNode node, String reason) {}
 
     /** Among nodes expected equally soon: the most headroom, then the less loaded of two at random. */
-    private static Pick tieBreak(List<RegisteredNode> tied, String model) {
-        List<RegisteredNode> most = best(tied, n -> n.headroom(model));
+    private static Pick tieBreak(List<RegisteredNode> tied, String model, ToIntBiFunction<RegisteredNode, String> runs) {
+        List<RegisteredNode> most = best(tied, n -> headroom(n, model, runs));
         if (most.size() == 1) return new Pick(most.getFirst(), "headroom");
         ThreadLocalRandom r = ThreadLocalRandom.current();
         int a = r.nextInt(most.size());
         int b = (a + 1 + r.nextInt(most.size() - 1)) % most.size();
         RegisteredNode x = most.get(a), y = most.get(b);
-        return new Pick(y.running(model) < x.running(model) ? y : x, "headroom_tie_two_choices");
+        return new Pick(runs.applyAsInt(y, model) < runs.applyAsInt(x, model) ? y : x, "headroom_tie_two_choices");
     }
 
     /** A resumed stream: where it is expected to finish first, headroom or not. */

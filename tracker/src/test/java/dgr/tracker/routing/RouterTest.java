@@ -18,9 +18,12 @@ import org.junit.jupiter.api.Test;
 
 class RouterTest {
     private static final String M = "m";
+    /** These tests are about routing, not liveness: a node reported once must not go stale while a loaded CI machine
+     *  runs the test (a 3 s timeout expired both nodes mid-test under load and the held requests saw NoNode). */
+    private static final Duration NO_EXPIRY = Duration.ofHours(1);
 
     private static NodeRegistry registry(int bigMax, int smallMax) {
-        NodeRegistry r = new NodeRegistry(Duration.ofSeconds(3), Clock.systemUTC());
+        NodeRegistry r = new NodeRegistry(NO_EXPIRY, Clock.systemUTC());
         r.report("big", Backend.DGR, URI.create("http://127.0.0.1:1/"), null, Map.of(M, cap(bigMax)));
         r.report("small", Backend.DGR, URI.create("http://127.0.0.1:2/"), null, Map.of(M, cap(smallMax)));
         return r;
@@ -57,7 +60,7 @@ class RouterTest {
 
     /** Two nodes as measure.sh makes them: recommended 1 each, one about 7x faster (tokens/s per session, in total). */
     private static NodeRegistry fastAndSlow() {
-        NodeRegistry r = new NodeRegistry(Duration.ofSeconds(3), Clock.systemUTC());
+        NodeRegistry r = new NodeRegistry(NO_EXPIRY, Clock.systemUTC());
         r.report("slow", Backend.DGR, URI.create("http://127.0.0.1:1/"), null,
                 Map.of(M, new ModelCapacity(M, "recipe", 1, true, "saturation", 0, 0, 4096, "java-simd/1", 7.0, 4.8)));
         r.report("fast", Backend.DGR, URI.create("http://127.0.0.1:2/"), null,
@@ -179,7 +182,7 @@ class RouterTest {
 
     @Test
     void sessionsTheTrackerDidNotLeaseCountAgainstHeadroomOnlyOnceTwoReportsInARowShowThem() throws Exception {
-        NodeRegistry r = new NodeRegistry(Duration.ofSeconds(3), Clock.systemUTC());
+        NodeRegistry r = new NodeRegistry(NO_EXPIRY, Clock.systemUTC());
         URI url = URI.create("http://127.0.0.1:1/");
         ModelCapacity busy = new ModelCapacity(M, "recipe", 1, true, "saturation", 1, 0, 4096, "java-q8/1", 0, 0);
         r.report("n", Backend.DGR, url, null, Map.of(M, cap(1)));
@@ -188,7 +191,7 @@ class RouterTest {
         assertThat(new Router(r, RoutingPolicy.CAPACITY, Duration.ZERO, 8).route(M, null, Set.of()))
                 .isInstanceOf(Decision.Routed.class);
         // That lease is released; two reports in a row now show a session nobody here leased: the node is full.
-        NodeRegistry r2 = new NodeRegistry(Duration.ofSeconds(3), Clock.systemUTC());
+        NodeRegistry r2 = new NodeRegistry(NO_EXPIRY, Clock.systemUTC());
         r2.report("n", Backend.DGR, url, null, Map.of(M, busy));
         r2.report("n", Backend.DGR, url, null, Map.of(M, busy));
         assertThat(new Router(r2, RoutingPolicy.CAPACITY, Duration.ZERO, 8).route(M, null, Set.of()))
