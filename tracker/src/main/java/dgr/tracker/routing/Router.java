@@ -147,6 +147,7 @@ public final class Router {
         Map<String, Integer> running = new HashMap<>();
         ToIntBiFunction<RegisteredNode, String> runs = (n, m) -> running.computeIfAbsent(key(n, m), k -> n.running(m));
         Map<String, Integer> ahead = new HashMap<>();
+        Map<String, double[]> times = new HashMap<>(); // and each node's service times (ExpectedDelay)
         for (Iterator<Ticket> it = waiting.iterator(); it.hasNext(); ) {
             Ticket t = it.next();
             List<RegisteredNode> eligible = eligibleOf(t.model, null, t.exclude);
@@ -155,7 +156,7 @@ public final class Router {
                 it.remove();
                 continue;
             }
-            ExpectedDelay delay = ExpectedDelay.of(eligible, t.model);
+            ExpectedDelay delay = ExpectedDelay.of(eligible, t.model, times);
             List<RegisteredNode> soonest = new ArrayList<>();
             double best = Double.MAX_VALUE;
             for (RegisteredNode n : eligible) {
