@@ -47,7 +47,7 @@ public final class OnlineSoftmax {
             for (; j + 16 <= jEnd; j += 16) {
                 FloatVector s = FloatVector.fromArray(W, sc, base + j);
                 if (cap == 0f) s = s.mul(scale);
-                s = NEG_INF_W.blend(s, W.indexInRange(ta + j - lo, hi - lo));
+                if (ta + j < lo || ta + j + 16 > hi) s = NEG_INF_W.blend(s, W.indexInRange(ta + j - lo, hi - lo));
                 s.intoArray(sc, base + j);
                 mw = mw.max(s);
             }
@@ -56,8 +56,7 @@ public final class OnlineSoftmax {
         for (; j < jEnd; j += 8) {
             FloatVector s = FloatVector.fromArray(F, sc, base + j);
             if (cap == 0f) s = s.mul(scale);
-            VectorMask<Float> in = F.indexInRange(ta + j - lo, hi - lo);
-            s = NEG_INF.blend(s, in);
+            if (ta + j < lo || ta + j + 8 > hi) s = NEG_INF.blend(s, F.indexInRange(ta + j - lo, hi - lo));
             s.intoArray(sc, base + j);
             mx = mx.max(s);
         }
