@@ -17,8 +17,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * sequence), so batch invariance holds.
  */
 final class Dsv4Products implements WorkerPool.Job {
-    /** Weight bytes × rows below which the caller computes alone (a barrier costs more). */
-    private static final long INLINE_WORK = 48 << 10;
+    /**
+     * Weight bytes × rows below which the caller computes alone. At batch 1 this keeps the
+     * hyper-connection mixes' f32 products (192 KiB on dsv4-small), the grouped output LoRA and its
+     * projection back (136 and 272 KiB in Q8_0) on the caller: each is 7–15 µs of one core's work,
+     * so half of it saved costs about what a dispatch and its barrier cost on an idle machine, and
+     * far more when the other worker is off its core (the dispatches per layer at batch 1 go from 8
+     * to 4: the two attention projection groups and the experts' two passes).
+     */
+    private static final long INLINE_WORK = 320 << 10;
 
     private final Matmuls mats;
     private WeightMatrix[] m = new WeightMatrix[8];
