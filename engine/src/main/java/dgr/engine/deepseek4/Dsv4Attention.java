@@ -10,7 +10,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One V4 attention sub-layer for a batch (DSV4-SPEC 2.2, 2.3): the projections for all rows
- * (two dispatches, {@link Dsv4Products}, each weight row read once for all rows), then the state
+ * (one dispatch, {@link Dsv4Products}, each weight row read once for all rows), then the state
  * writes of each session's rows in position order on the caller, then every row's indexer choice
  * and attention on the pool ({@link Dsv4Mixer}), then the grouped output LoRA.
  */
@@ -57,7 +57,8 @@ final class Dsv4Attention implements WorkerPool.Job {
         Dsv4Weights.Compressor cp = L.compressor();
         Dsv4Weights.Indexer ix = L.indexer();
         float[] cv = null, cs = null, icv = null, ics = null, iq = null, iw = null;
-        // Everything that reads the normed input in one dispatch, then what reads the q latent.
+        // Everything that reads the normed input, then (behind the gate that norms the q latent)
+        // what reads the q latent, in one dispatch.
         Dsv4Products p = products.begin(n).add(L.qa(), x, qa).add(L.kv(), x, kv);
         if (cp != null) p.add(cp.kv(), x, cv = new float[n * cp.kv().rows()]).add(cp.gate(), x, cs = new float[n * cp.gate().rows()]);
         if (ix != null) {
@@ -65,9 +66,10 @@ final class Dsv4Attention implements WorkerPool.Job {
             p.add(ix.keys().kv(), x, icv = new float[n * ix.keys().kv().rows()]);
             p.add(ix.keys().gate(), x, ics = new float[n * ix.keys().gate().rows()]);
         }
-        p.run();
-        for (int r = 0; r < n; r++) Dsv4Kernels.rmsNorm(qa, r * rq, qa, r * rq, rq, L.qaNorm(), c.eps());
-        p.begin(n).add(L.qb(), qa, q);
+        p.gate(() -> {
+            for (int r = 0; r < n; r++) Dsv4Kernels.rmsNorm(qa, r * rq, qa, r * rq, rq, L.qaNorm(), c.eps());
+        });
+        p.add(L.qb(), qa, q);
         if (ix != null) p.add(ix.qb(), qa, iq = new float[n * c.idxHeads() * c.idxDim()]);
         p.run();
         for (int r = 0; r < n; r++) {
@@ -144,13 +146,14 @@ final class Dsv4Attention implements WorkerPool.Job {
         }
         p.begin(n);
         for (int gi = 0; gi < g; gi++) p.add(L.outA()[gi], groupIn[gi], groupOut[gi]);
-        p.run();
         float[] u = new float[n * g * ro];
-        for (int gi = 0; gi < g; gi++) {
-            for (int r = 0; r < n; r++) System.arraycopy(groupOut[gi], r * ro, u, r * g * ro + gi * ro, ro);
-        }
+        p.gate(() -> {
+            for (int gi = 0; gi < g; gi++) {
+                for (int r = 0; r < n; r++) System.arraycopy(groupOut[gi], r * ro, u, r * g * ro + gi * ro, ro);
+            }
+        });
         float[] out = new float[n * nEmbd];
-        p.begin(n).add(L.outB(), u, out).run();
+        p.add(L.outB(), u, out).run();
         return out;
     }
 
