@@ -49,7 +49,11 @@ final class Dsv4Attention implements WorkerPool.Job {
     /** A compressor's per-token values v and scores s (score includes ape[p mod ratio]). */
     record Proj(float[] v, float[] s, int width) {}
 
-    float[] run(Batch b, int n, List<Dsv4Forward.Run> runs, float[] x, Dsv4Weights.Layer L, int li) {
+    /**
+     * The sub-layer on the {@code n} rows of {@code x}; {@code first} is a dispatch begun over these
+     * rows whose last gate writes {@code x} (the input mix): the projections join it.
+     */
+    float[] run(Batch b, int n, List<Dsv4Forward.Run> runs, float[] x, Dsv4Weights.Layer L, int li, Dsv4Products first) {
         int d = c.headDim(), nh = c.nHead(), hd = nh * d, rq = c.qLoraRank();
         float[] qa = new float[n * rq];
         float[] q = new float[n * hd];
@@ -59,7 +63,7 @@ final class Dsv4Attention implements WorkerPool.Job {
         float[] cv = null, cs = null, icv = null, ics = null, iq = null, iw = null;
         // Everything that reads the normed input, then (behind the gate that norms the q latent)
         // what reads the q latent, in one dispatch.
-        Dsv4Products p = products.begin(n).add(L.qa(), x, qa).add(L.kv(), x, kv);
+        Dsv4Products p = first.add(L.qa(), x, qa).add(L.kv(), x, kv);
         if (cp != null) p.add(cp.kv(), x, cv = new float[n * cp.kv().rows()]).add(cp.gate(), x, cs = new float[n * cp.gate().rows()]);
         if (ix != null) {
             p.add(ix.proj(), x, iw = new float[n * c.idxHeads()]);
@@ -114,12 +118,12 @@ final class Dsv4Attention implements WorkerPool.Job {
             visible = new int[3 * n];
         }
         if (windowRows.length < n * nSwa) windowRows = new float[n * nSwa][];
-        Dsv4Mixer first = mixers[0];
+        Dsv4Mixer writer = mixers[0];
         for (Dsv4Forward.Run run : runs) {
             Dsv4State.LayerState ls = run.state().layers[li];
             for (int r = run.start(); r < run.end(); r++) {
                 int pos = b.position(r);
-                first.store(ls, L, r, pos, kv, comp, idxKeys);
+                writer.store(ls, L, r, pos, kv, comp, idxKeys);
                 int w0 = Math.max(0, pos - nSwa + 1);
                 for (int t = w0; t <= pos; t++) windowRows[r * nSwa + t - w0] = ls.window[t % nSwa];
                 rowState[r] = ls;
@@ -144,7 +148,7 @@ final class Dsv4Attention implements WorkerPool.Job {
         for (int gi = 0; gi < g; gi++) {
             for (int r = 0; r < n; r++) System.arraycopy(att, r * hd + gi * gd, groupIn[gi], r * gd, gd);
         }
-        p.begin(n);
+        p = products.begin(n);
         for (int gi = 0; gi < g; gi++) p.add(L.outA()[gi], groupIn[gi], groupOut[gi]);
         float[] u = new float[n * g * ro];
         p.gate(() -> {

@@ -35,7 +35,6 @@ final class Dsv4Experts implements WorkerPool.Job {
     private final float[][] in, gate, up, hb, out;
     private final AtomicInteger next = new AtomicInteger();
     private Dsv4Weights.Layer layer;
-    private final Dsv4Products products;
     private float[] input;
     private final Dsv4Gate passGate = new Dsv4Gate();
     private final int[] firstDown;
@@ -58,7 +57,6 @@ final class Dsv4Experts implements WorkerPool.Job {
         sharedUp = fsh > 0 ? new float[maxRows * fsh] : null;
         sharedHb = fsh > 0 ? new float[maxRows * fsh] : null;
         sharedOut = fsh > 0 ? new float[maxRows * nEmbd] : null;
-        this.products = new Dsv4Products(mats);
         int maxSlots = Math.min(ne, choices) + 1;
         firstChunk = new int[maxSlots + 1];
         firstDown = new int[maxSlots + 1];
@@ -76,11 +74,15 @@ final class Dsv4Experts implements WorkerPool.Job {
         out = new float[maxSlots][];
     }
 
-    /** The layer's experts and shared expert on the {@code n} rows of {@code x}, into {@code y} ({@code n × n_embd}). */
-    void run(Batch b, int n, float[] x, Dsv4Weights.Layer L, float[] y) {
+    /**
+     * The layer's experts and shared expert on the {@code n} rows of {@code x}, into {@code y}
+     * ({@code n × n_embd}); {@code first} is a dispatch begun over these rows whose last gate writes
+     * {@code x} (the input mix): the router joins it.
+     */
+    void run(Batch b, int n, float[] x, Dsv4Weights.Layer L, float[] y, Dsv4Products first) {
         int ke = c.nExpertUsed();
         layer = L;
-        products.begin(n).add(L.router(), x, routerScores).run();
+        first.add(L.router(), x, routerScores).run();
         for (int r = 0; r < n; r++) route(b, r, L);
         input = x;
         gather(x, n * ke, ke);
