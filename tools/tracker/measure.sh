@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # Capacity routing against round-robin on 127.0.0.1 (docs/tracker.md, "Measured"): two nodes of different
 # capacity, each with its own saturation.json from `dgr bench --url`, then `dgr bench --url` through the
-# tracker with --routing capacity and with round-robin on the same two nodes. Prints per level output
-# tokens/s and TTFT p50/p99 for both, and whether capacity's p99 TTFT is >= 15% below round-robin's at
-# equal or better throughput. About 4 minutes on an idle 2-core machine.
-# Usage: tools/tracker/measure.sh [OUT_DIR]   (env: LEVELS, LEVEL_SECONDS, SAT_SECONDS, QUEUE_WAIT)
-# Nodes: llama-110m Q4_0, one thread each; A runs java-q8/1, B java-simd/1 (B is several times slower per
-# token, so its saturation point and speeds differ). Every process started here is stopped by its pid.
+# tracker at each concurrency level with --routing capacity and with round-robin, REQUESTS requests a level.
+# The two policies alternate level by level (capacity first at odd levels, round-robin first at even ones),
+# the tracker restarted for each, so a machine whose load drifts does not favour one of them.
+# Prints per level and policy output tokens/s, TTFT p50/p99 and how many requests each node served, and
+# whether capacity's p99 TTFT is >= 15% below round-robin's at equal or better throughput.
+# About 4-5 minutes on an idle 2-core machine.
+# Usage: tools/tracker/measure.sh [OUT_DIR]
+#   env: LEVELS (1,2,4,8,16), REQUESTS (64 a level), REPEATS (1: each level and policy measured that many
+#        times, every run printed, the goal judged on the requests of all runs together), MAX_TOKENS (16),
+#        SAT_SECONDS (6), QUEUE_WAIT (30s)
+# Nodes: llama-110m Q4_0, one thread each; A runs java-q8, B java-simd (B is several times slower per token,
+# so their saturation points and speeds differ). Every process started here is stopped by its pid.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 OUT="${1:-/tmp/dgr-tracker-measure}"
@@ -16,8 +22,11 @@ DGR=("$JAVA" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAM
      -XX:ObjectAlignmentInBytes=32 -cp "$ROOT/cli/target/dgr-cli.jar:$ROOT/cli/target/lib/*" dgr.cli.Main)
 [ -f "$ROOT/cli/target/dgr-cli.jar" ] || { echo "build first: ./dgr --help" >&2; exit 1; }
 LEVELS="${LEVELS:-1,2,4,8,16}"
-COMMON=(--max-tokens 24 --prompt-tokens 16:32 --warmup 2 --seed 7)
+REQUESTS="${REQUESTS:-64}"
+REPEATS="${REPEATS:-1}"
+COMMON=(--max-tokens "${MAX_TOKENS:-16}" --prompt-tokens 16:32 --seed 7)
 PIDS=()
+TRACKER_PID=
 stop() { for p in "$@"; do kill "$p" 2>/dev/null || true; done; for p in "$@"; do wait "$p" 2>/dev/null || true; done; }
 cleanup() { stop "${PIDS[@]}"; }
 trap cleanup EXIT
@@ -35,10 +44,11 @@ node() { # name port engine [extra...]: started in the background, pid in NODE_P
   "${DGR[@]}" serve -m "$MODEL" -a llama-110m --port "$port" --threads 1 --engine "$engine" "$@" >>"$OUT/$name.log" 2>&1 &
   NODE_PID=$!; PIDS+=("$NODE_PID")
 }
-tracker() { # routing
+tracker() { # routing: a fresh tracker (the previous one stopped), both nodes joined
+  [ -z "$TRACKER_PID" ] || stop "$TRACKER_PID"
   "${DGR[@]}" tracker --port 18100 --node-token measure-token --admin-token measure-admin --routing "$1" \
-      --queue-wait "${QUEUE_WAIT:-30s}" >"$OUT/tracker-$1.log" 2>&1 &
-  TRACKER_PID=$!; PIDS+=("$TRACKER_PID"); healthy http://127.0.0.1:18100
+      --queue-wait "${QUEUE_WAIT:-30s}" >>"$OUT/tracker-$1.log" 2>&1 &
+  TRACKER_PID=$!; PIDS+=("$TRACKER_PID"); healthy http://127.0.0.1:18100; joined
 }
 echo "$(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg): measuring each node's saturation point" >&2
 
@@ -46,51 +56,30 @@ echo "$(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg): measuring each
 node a 18101 q8; A=$NODE_PID; node b 18102 simd; B=$NODE_PID
 healthy http://127.0.0.1:18101; healthy http://127.0.0.1:18102
 for n in a:18101 b:18102; do
-  "${DGR[@]}" bench --url "http://127.0.0.1:${n#*:}/v1" -m "$MODEL" --concurrency 1,2,4,8 --duration "${SAT_SECONDS:-8}s" \
-      "${COMMON[@]}" -o "$OUT/sat-${n%%:*}" >"$OUT/sat-${n%%:*}.log" 2>&1 || true  # non-zero when a fairness check fails
+  "${DGR[@]}" bench --url "http://127.0.0.1:${n#*:}/v1" -m "$MODEL" --concurrency 1,2,4,8 --duration "${SAT_SECONDS:-6}s" \
+      --warmup 2 "${COMMON[@]}" -o "$OUT/sat-${n%%:*}" >"$OUT/sat-${n%%:*}.log" 2>&1 || true  # non-zero when a fairness check fails
   [ -f "$OUT/sat-${n%%:*}/saturation.json" ] || { echo "no saturation.json for node ${n%%:*}: $OUT/sat-${n%%:*}.log" >&2; exit 1; }
 done
 stop "$A" "$B"
 
-# 2. The same two nodes, now with their saturation.json, behind a tracker: capacity, then round-robin
-#    (the tracker is restarted with the other policy; the nodes re-join it within a heartbeat).
-tracker capacity
+# 2. The same two nodes, now with their saturation.json, behind a tracker. Each (level, policy, repeat) is one
+#    `dgr bench --url` run into its own directory, against a tracker started for it with that policy.
 node a 18101 q8 --saturation "$OUT/sat-a/saturation.json" --tracker http://127.0.0.1:18100 --node-token measure-token
 node b 18102 simd --saturation "$OUT/sat-b/saturation.json" --tracker http://127.0.0.1:18100 --node-token measure-token
 healthy http://127.0.0.1:18101; healthy http://127.0.0.1:18102
-for routing in capacity round-robin; do
-  [ "$routing" = capacity ] || { stop "$TRACKER_PID"; tracker "$routing"; }
-  joined
-  curl -s -H 'Authorization: Bearer measure-admin' http://127.0.0.1:18100/v1/nodes >"$OUT/nodes-$routing.json"
-  echo "$(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg): bench through the tracker, --routing $routing" >&2
-  "${DGR[@]}" bench --url http://127.0.0.1:18100/v1 -m "$MODEL" --concurrency "$LEVELS" --duration "${LEVEL_SECONDS:-10}s" \
-      "${COMMON[@]}" -o "$OUT/$routing" >"$OUT/bench-$routing.log" 2>&1 || true
-  curl -s http://127.0.0.1:18100/metrics | grep -E '^dgr_tracker_routing_decisions_total' >"$OUT/decisions-$routing.txt" || true
+i=0
+for c in ${LEVELS//,/ }; do
+  for rep in $(seq "$REPEATS"); do
+    if (( i % 2 == 0 )); then order="capacity round-robin"; else order="round-robin capacity"; fi
+    i=$((i + 1))
+    for routing in $order; do
+      tracker "$routing"
+      echo "$(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg): c=$c run $rep --routing $routing" >&2
+      "${DGR[@]}" bench --url http://127.0.0.1:18100/v1 -m "$MODEL" --concurrency "$c" --requests-per-level "$REQUESTS" \
+          --duration 120s --warmup 2 "${COMMON[@]}" -o "$OUT/$routing-c$c-r$rep" >"$OUT/bench-$routing-c$c-r$rep.log" 2>&1 || true
+      curl -s http://127.0.0.1:18100/metrics | grep -E '^dgr_tracker_routing_decisions_total' >"$OUT/decisions-$routing-c$c-r$rep.txt" || true
+    done
+  done
 done
-python3 - "$OUT" <<'PY'
-import json, sys
-out = sys.argv[1]
-def levels(name):
-    d = json.load(open(f"{out}/{name}/bench-result.json"))
-    return {l["concurrency"]: l for l in d["runs"][0]["levels"]}
-for n in ("a", "b"):
-    r = json.load(open(f"{out}/sat-{n}/saturation.json"))["recommendations"][0]
-    print(f"node {n.upper()} ({r['engine']}): recommended_max_concurrency {r['recommended_max_concurrency']}, "
-          f"{r['expected_output_throughput']:.1f} tok/s total, {r['expected_per_session_output_throughput']:.1f} tok/s per session")
-cap, rr = levels("capacity"), levels("round-robin")
-met = True
-for c in sorted(cap):
-    a, b = cap[c], rr.get(c)
-    if b is None: continue
-    pa, pb = a["ttft_ms"]["p99"], b["ttft_ms"]["p99"]
-    better = (pb - pa) / pb * 100 if pb else float("nan")
-    ok = better >= 15 and a["output_throughput"] >= b["output_throughput"]
-    met &= ok
-    print(f"c={c}: capacity {a['output_throughput']:.1f} tok/s, TTFT p50/p99 {a['ttft_ms']['p50']:.0f}/{pa:.0f} ms"
-          f" ({a['completed']} done, {a['failed']} failed) | round-robin {b['output_throughput']:.1f} tok/s, TTFT p50/p99"
-          f" {b['ttft_ms']['p50']:.0f}/{pb:.0f} ms ({b['completed']} done, {b['failed']} failed) | capacity p99 {better:+.0f}% better:"
-          f" {'goal met' if ok else 'GOAL MISSED'}")
-print("goal (capacity p99 TTFT >= 15% below round-robin at equal or better throughput, every level):",
-      "met" if met else "MISSED")
-PY
+python3 "$ROOT/tools/tracker/measure_report.py" "$OUT" "$LEVELS" "$REPEATS"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); results under $OUT"

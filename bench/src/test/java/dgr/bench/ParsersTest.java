@@ -23,6 +23,8 @@ class ParsersTest {
                 .isEqualTo(new SseEvents.Line.Usage(5, 7));
         assertThat(SseEvents.parse("data: [DONE]")).isInstanceOf(SseEvents.Line.Done.class);
         assertThat(SseEvents.parse(": keep-alive")).isInstanceOf(SseEvents.Line.Ignored.class);
+        assertThat(SseEvents.parse(": X-Dgr-Node a:8081,b:8082")).as("a dgr tracker's list of the nodes that served")
+                .isEqualTo(new SseEvents.Line.ServedBy("a:8081,b:8082"));
         assertThat(SseEvents.parse("data: {\"error\":{\"message\":\"boom\"}}")).isEqualTo(new SseEvents.Line.Error("boom"));
     }
 

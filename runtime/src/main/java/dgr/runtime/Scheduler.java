@@ -299,13 +299,13 @@ public final class Scheduler implements AutoCloseable {
                 slot = engine.openSlot();
                 if (route != null) route.open(s);
             } catch (RuntimeException | Error e) {
-                // The session leaves the queue all the same, ending FAILED: its owner hears why, it
-                // holds nothing, and the sessions behind it get their turn.
+                // The session leaves the queue all the same, ending FAILED: its owner hears why, it holds
+                // nothing, and the sessions behind it get their turn. A dead route is no fault here: no trace.
                 tenants.dropNext(s);
                 queued.decrementAndGet();
                 if (slot != null) slot.close();
                 String message = "admission failed: engine " + engine.id() + " could not open the session: " + e;
-                LOG.log(System.Logger.Level.WARNING, message + " (session " + s.sequenceId() + ")", e);
+                LOG.log(System.Logger.Level.WARNING, message + " (session " + s.sequenceId() + ")", e instanceof RouteUnavailableException ? null : e);
                 end(s, Phase.FAILED, e instanceof RouteUnavailableException ? FinishReason.UNAVAILABLE : FinishReason.ERROR, message);
                 continue;
             }

@@ -125,6 +125,21 @@ class ResumeMidStreamTest {
         }
     }
 
+    @Test
+    void aResumedStreamNamesEveryNodeInAnSseCommentBeforeDoneWhenTheClientAsksAndOnlyThen() throws Exception {
+        try (CuttingProxy proxy = new CuttingProxy(Cluster.nodeUrl(survivor), 4)) {
+            heartbeatAs("comment-cut", proxy, 8);
+            HttpResponse<String> run = cluster.post(cluster.trackerUrl(), "v1/completions", completion(12), "X-Dgr-Node-Comment", "true");
+            assertThat(proxy.cuts.get()).isEqualTo(1);
+            assertThat(run.headers().firstValue("X-Dgr-Node")).as("the header names the first node").hasValue("comment-cut");
+            assertThat(run.body()).as("the comment, then [DONE], ends the stream")
+                    .endsWith("\n\n: X-Dgr-Node comment-cut,survivor\n\ndata: [DONE]\n\n");
+            cluster.tracker.tracker().registry().remove("comment-cut");
+        }
+        HttpResponse<String> plain = cluster.post(cluster.trackerUrl(), "v1/completions", completion(4));
+        assertThat(plain.body()).as("no comment unless asked").doesNotContain(": X-Dgr-Node").endsWith("data: [DONE]\n\n");
+    }
+
     /** A chunked response up to its last chunk and trailer section (the server may keep the connection open). */
     private static String untilLastChunk(java.io.InputStream in) throws java.io.IOException {
         StringBuilder raw = new StringBuilder();

@@ -179,6 +179,8 @@ public final class HttpTarget implements Target {
             throws InterruptedException {
         HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve("v1/completions"))
                 .header("Content-Type", "application/json").header("Accept", "text/event-stream")
+                // A dgr tracker then names every node that served, also after a resume, in a comment (SseEvents).
+                .header("X-Dgr-Node-Comment", "true")
                 .POST(HttpRequest.BodyPublishers.ofString(requestBody(tenant, spec)));
         if (apiKey != null) b.header("Authorization", "Bearer " + apiKey);
         long start = System.nanoTime() - origin;
@@ -191,7 +193,8 @@ public final class HttpTarget implements Target {
         String servedBy = null;
         try {
             HttpResponse<Stream<String>> resp = http.send(b.build(), HttpResponse.BodyHandlers.ofLines());
-            // A dgr tracker names the node that served the request; a node or another server does not.
+            // A dgr tracker names the node that served the request (the first, until its comment names all);
+            // a node or another server does not.
             servedBy = resp.headers().firstValue("X-Dgr-Node").orElse(null);
             try (Stream<String> lines = resp.body()) {
                 if (resp.statusCode() != 200) {
@@ -213,6 +216,7 @@ public final class HttpTarget implements Target {
                                 completion = u.completionTokens();
                             }
                             case SseEvents.Line.Error e -> error = e.message();
+                            case SseEvents.Line.ServedBy s -> servedBy = s.nodes();
                             case SseEvents.Line.Done d -> { }
                             case SseEvents.Line.Ignored i -> { }
                         }

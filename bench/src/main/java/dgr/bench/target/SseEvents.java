@@ -8,7 +8,8 @@ import java.io.IOException;
  * Reads an OpenAI completions stream one SSE line at a time, as vLLM's benchmark client does: each
  * {@code data:} chunk with a choice that carries text or has not finished is one streamed token
  * chunk (its arrival time is a token time); a chunk with {@code usage} gives the exact token counts;
- * {@code data: [DONE]} ends the stream.
+ * {@code data: [DONE]} ends the stream. A dgr tracker asked with {@code X-Dgr-Node-Comment: true} names
+ * every node that served the stream in a comment line {@code : X-Dgr-Node a,b} before {@code [DONE]}.
  */
 public final class SseEvents {
     /** What one line meant. */
@@ -18,17 +19,25 @@ public final class SseEvents {
         record Finish(String reason) implements Line {}
         record Error(String message) implements Line {}
         record Done() implements Line {}
+        /** The nodes that served the stream, in order, comma-separated (a dgr tracker's comment). */
+        record ServedBy(String nodes) implements Line {}
         record Ignored() implements Line {}
     }
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Line IGNORED = new Line.Ignored();
 
+    /** The comment a dgr tracker ends a stream with when asked: every node that served it. */
+    static final String SERVED_BY_COMMENT = ": X-Dgr-Node ";
+
     private SseEvents() {}
 
     /** Interprets one line of the stream (a chunk with both text and a finish reason reads as a chunk). */
     public static Line parse(String line) {
-        if (!line.startsWith("data:")) return IGNORED; // comments, event:, id:, blank separators
+        if (line.startsWith(SERVED_BY_COMMENT) && line.length() > SERVED_BY_COMMENT.length()) {
+            return new Line.ServedBy(line.substring(SERVED_BY_COMMENT.length()).strip());
+        }
+        if (!line.startsWith("data:")) return IGNORED; // other comments, event:, id:, blank separators
         String data = line.substring(5).strip();
         if (data.equals("[DONE]")) return new Line.Done();
         JsonNode n;

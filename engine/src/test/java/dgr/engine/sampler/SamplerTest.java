@@ -160,10 +160,15 @@ class SamplerTest {
         for (int i = 0; i < 2_000; i++) s.sample(logits); // warm up: JIT, penalties window full
         var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         long tid = Thread.currentThread().threadId();
-        long before = threads.getThreadAllocatedBytes(tid);
-        for (int i = 0; i < 500; i++) s.sample(logits);
-        long allocated = threads.getThreadAllocatedBytes(tid) - before;
-        assertThat(allocated).isZero();
+        // The least of several rounds: on a loaded machine the JIT may not have compiled the loop yet in
+        // the first (once 376 bytes under load 30); code that allocates per draw does so in every round.
+        long least = Long.MAX_VALUE;
+        for (int round = 0; round < 20 && least > 0; round++) {
+            long before = threads.getThreadAllocatedBytes(tid);
+            for (int i = 0; i < 500; i++) s.sample(logits);
+            least = Math.min(least, threads.getThreadAllocatedBytes(tid) - before);
+        }
+        assertThat(least).isZero();
     }
 
     @Test

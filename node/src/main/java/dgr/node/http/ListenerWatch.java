@@ -35,6 +35,12 @@ public final class ListenerWatch implements AutoCloseable {
     private final Thread thread;
     private volatile WebServer web;
     private volatile boolean closed;
+    /**
+     * Ends the watch when the JVM begins to exit: Helidon's own shutdown hook stops the server while
+     * the node's close has not run yet, and the watch took that for a dead listener and started a new
+     * one on the way out (seen on every Ctrl-C / SIGTERM of a node).
+     */
+    private final Thread onExit = Thread.ofPlatform().unstarted(() -> closed = true);
 
     private ListenerWatch(IntFunction<WebServer> build, WebServer first, String host, Duration period) {
         this.build = build;
@@ -60,6 +66,7 @@ public final class ListenerWatch implements AutoCloseable {
             throw new IllegalStateException("could not listen on " + host + ":" + port + " (see the log line before this one)");
         }
         ListenerWatch w = new ListenerWatch(build, first, host, period);
+        Runtime.getRuntime().addShutdownHook(w.onExit);
         w.thread.start();
         return w;
     }
@@ -146,6 +153,11 @@ public final class ListenerWatch implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        try {
+            Runtime.getRuntime().removeShutdownHook(onExit);
+        } catch (IllegalStateException exiting) {
+            // closed from a shutdown hook: the hook has run or runs now, and does no harm
+        }
         thread.interrupt();
         try {
             thread.join(10_000);

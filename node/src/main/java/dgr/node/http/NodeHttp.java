@@ -208,9 +208,14 @@ public final class NodeHttp {
 
     private void health(ServerResponse res) {
         ObjectNode body = JsonNodeFactory.instance.objectNode();
+        String waiting = models.waitingFor();
         if (models.ready()) {
             body.put("status", "ok");
             JsonReply.send(res, mapper, Status.OK_200, body);
+        } else if (waiting != null) {
+            body.put("status", "waiting for route");
+            body.put("detail", waiting);
+            JsonReply.send(res, mapper, Status.SERVICE_UNAVAILABLE_503, body);
         } else {
             body.put("status", "loading");
             JsonReply.send(res, mapper, Status.SERVICE_UNAVAILABLE_503, body);
@@ -258,8 +263,13 @@ public final class NodeHttp {
     }
 
     private ServedModel model(String id) {
-        if (!models.ready()) {
+        if (!models.loaded()) {
             throw new ApiError(503, "server_error", "Models are still loading; retry shortly.", null, "loading");
+        }
+        String waiting = models.waitingFor();
+        if (waiting != null) {
+            throw new ApiError(503, "server_error", "The model's route is not ready: " + waiting + "; retry shortly.", null,
+                    "route_unavailable");
         }
         return models.find(id).orElseThrow(() -> ApiError.notFound("The model '" + id + "' does not exist. "
                 + "This node serves: " + String.join(", ", models.all().stream().map(ServedModel::id).toList()) + ".",

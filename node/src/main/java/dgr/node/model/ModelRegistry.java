@@ -28,7 +28,20 @@ public final class ModelRegistry implements AutoCloseable {
         published = true;
     }
 
-    public boolean ready() { return published; }
+    /** Loaded, and every head's route has answered (a head whose later stages are not up yet is not ready). */
+    public boolean ready() { return published && waitingFor() == null; }
+
+    /** Whether loading finished (published), ready or not. */
+    public boolean loaded() { return published; }
+
+    /** Null when every model is ready (or none is loaded yet); else what a head still waits for. */
+    public String waitingFor() {
+        for (ServedModel m : models.values()) {
+            String w = m.waitingFor();
+            if (w != null) return "model " + m.id() + " waits for " + w;
+        }
+        return null;
+    }
 
     public Optional<ServedModel> find(String id) { return Optional.ofNullable(models.get(id)); }
 

@@ -56,11 +56,15 @@ public final class ServedModel implements AutoCloseable {
         this.created = System.currentTimeMillis() / 1000;
     }
 
+    /** Null when this model serves on its own or its route answered; else what its head waits for. */
+    public String waitingFor() { return route == null ? null : route.waitingFor(); }
+
     /**
      * Loads the engine (its row limit set to the scheduler's {@code maxBatchTokens}), so the node can
      * read its recipe before it decides the scheduler's limits. A few throw-away passes follow
      * ({@link dgr.engine.WarmUp}) so the first request is not served by uncompiled kernels.
      */
+
     public static Engine loadEngine(ModelSpec spec, EngineOptions engineOptions, SchedulerConfig base) {
         Engine engine = Engines.load(spec.path(), engineOptions.withMaxRows(base.maxBatchTokens()));
         try {

@@ -40,8 +40,7 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     private record Wake() implements Event {}
     private record Closing() implements Event {}
     private static final Wake WAKE = new Wake();
-    /** Warm-up sessions' ids start with this; their rows per path. */
-    private static final String WARM = Wire.WARM_PREFIX;
+    /** Zero rows each warm-up session sends. */
     private static final int WARM_ROWS = 8;
 
     private static final class Head {
@@ -71,7 +70,12 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     private final Downlinks links;
     private final String modelRecipeId, schemaId, prefix;
     private final int firstLayerAfter;
-    private final Set<String> dead = ConcurrentHashMap.newKeySet();
+    /** Addresses declared dead, with when ({@link System#nanoTime}); see {@link #choose}. */
+    private final Map<String, Long> dead = new ConcurrentHashMap<>();
+    /** A hop whose every stage is dead tries the one dead longest again after this: it may have been started again. */
+    private static final long RETRY_DEAD_NANOS = TimeUnit.SECONDS.toNanos(2);
+    private final RouteWarmUp warm;
+    private final float[] warmRows;
     private final LinkedBlockingQueue<Event> events = new LinkedBlockingQueue<>();
     private final Map<Long, Head> sessions = new HashMap<>();
     private final Map<String, Head> byWire = new HashMap<>();
@@ -92,40 +96,26 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
         this.firstLayerAfter = head.recipe().endLayer();
         this.links = new Downlinks(token, clock, head.boundarySchema().rowWidth(), this);
         this.prefix = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong()) + "-";
-        warmUp(head.boundarySchema().rowWidth());
+        this.warmRows = new float[WARM_ROWS * head.boundarySchema().rowWidth()];
+        this.warm = new RouteWarmUp(route, prefix, this::warm);
     }
 
     /**
-     * Sends a few zero boundary rows down every path of the route (the preferred stages, and each
-     * alternate in its hop's place) and closes them at once: every stream is open, every stage's
+     * Sends a few zero boundary rows down one path of the route: the stream is open, every stage's
      * rows path has run, and every link has measured a step time before the first client, so an
-     * alternate taking over is warm and a hung stage is detected from a measured deadline.
-     * Replies to these sessions are not awaited; a stage not up yet is not declared dead for them.
+     * alternate taking over is warm and a hung stage is detected from a measured deadline. The
+     * session is closed when the last stage's token comes back (a stage in the middle relays a token
+     * only for a session still open), which says the path answered ({@link RouteWarmUp}).
      */
-    private void warmUp(int width) {
-        float[] zero = new float[WARM_ROWS * width];
-        java.util.Set<List<String>> paths = new java.util.LinkedHashSet<>();
-        paths.add(route.preferred());
-        for (int h = 0; h < route.hops().size(); h++) {
-            for (String a : route.hops().get(h).addresses()) {
-                List<String> p = new ArrayList<>(route.preferred());
-                p.set(h, a);
-                paths.add(p);
-            }
-        }
-        int n = 0;
-        for (List<String> path : paths) {
-            Head w = new Head(-1, WARM + prefix + n++, SamplerConfig.greedy(), LogitBias.none(), path);
-            try {
-                links.open(w.wire, path.getFirst(), open(w, false));
-                links.send(w.wire, 0, zero, 0, WARM_ROWS, WARM_ROWS - 1, false);
-                links.flush();
-                links.close(w.wire);
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.INFO, "warming route path " + path + " failed: " + e);
-            }
-        }
+    private void warm(String wire, List<String> path) {
+        Head w = new Head(-1, wire, SamplerConfig.greedy(), LogitBias.none(), path);
+        links.open(w.wire, path.getFirst(), open(w, false));
+        links.send(w.wire, 0, warmRows, 0, WARM_ROWS, WARM_ROWS - 1, false);
+        links.flush();
     }
+
+    /** Null once every hop of the route has a stage that answered; else what the head waits for. */
+    public String waitingFor() { return warm.waitingFor(); }
 
     @Override
     public int depth() { return route.hops().size() + 1; }
@@ -150,9 +140,24 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
         return b.build();
     }
 
-    /** The hop's first address not known dead; throws when none is left. */
+    /**
+     * The hop's first address not known dead; when every one is, the one dead longest if that was
+     * over {@link #RETRY_DEAD_NANOS} ago (a stage started again is taken back; a session failing over
+     * now never goes back to the stage that just failed it); throws when none is left.
+     */
     private String choose(int hop, String why) {
-        for (String a : route.hops().get(hop).addresses()) if (!dead.contains(a)) return a;
+        List<String> addresses = route.hops().get(hop).addresses();
+        for (String a : addresses) if (!dead.containsKey(a)) return a;
+        long now = System.nanoTime();
+        String retry = null;
+        for (String a : addresses) {
+            Long at = dead.get(a);
+            if (at != null && now - at > RETRY_DEAD_NANOS && (retry == null || at - dead.get(retry) < 0)) retry = a;
+        }
+        if (retry != null) {
+            dead.remove(retry);
+            return retry;
+        }
         throw new RouteUnavailableException("hop " + (hop + 1) + " of the route (" + String.join("|", route.hops().get(hop).addresses())
                 + ") has no live stage" + (why == null ? "" : ": " + why) + "; no alternate serves its span");
     }
@@ -222,7 +227,7 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
 
     /** Moves every session routed through {@code address} to its hop's next alternate; the others are lost. */
     private void failover(String address, String reason, Replies out) {
-        dead.add(address);
+        dead.put(address, System.nanoTime());
         Map<Long, String> lost = new HashMap<>();
         for (Head s : sessions.values()) {
             int hop = s.hops.indexOf(address);
@@ -277,7 +282,10 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     public void wake() { events.add(WAKE); }
 
     @Override
-    public void tokens(List<Token> tokens, long computeNanos) { events.add(new Tokens(tokens)); }
+    public void tokens(List<Token> tokens, long computeNanos) {
+        for (Token t : tokens) if (warm.isWarmUp(t.getSession()) && warm.answered(t.getSession())) links.close(t.getSession());
+        events.add(new Tokens(tokens)); // warm-up tokens among them are ignored: no session awaits them
+    }
 
     @Override
     public void overhead(long nanos) { overheads.add(nanos); }
@@ -290,11 +298,13 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
 
     @Override
     public void failed(String address, String reason, List<String> sessions) {
-        // A stage that fails only warm-up sessions (not up yet when the head started) is no failure yet.
-        if (sessions.stream().allMatch(id -> id.startsWith(WARM))) {
-            LOG.log(System.Logger.Level.INFO, "warming stage " + address + ": " + reason);
-            return;
+        for (String id : sessions) {
+            if (!warm.isWarmUp(id)) continue;
+            warm.failed(id, "stage " + address + ": " + reason);
+            links.cancel(id, "warm-up failed"); // frees its kept rows here and its state on the stages before the failed one
         }
+        // A stage that fails only warm-up sessions (not up yet when the head started) is no failure yet.
+        if (sessions.stream().allMatch(warm::isWarmUp)) return;
         events.add(new Failed(address, reason));
     }
 
@@ -335,6 +345,7 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     @Override
     public void close() {
         closed = true;
+        warm.close();
         events.add(new Closing());
         links.close();
     }

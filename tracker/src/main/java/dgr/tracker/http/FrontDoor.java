@@ -31,6 +31,8 @@ import java.util.concurrent.ThreadLocalRandom;
  */
 final class FrontDoor {
     private static final HexFormat HEX = HexFormat.of();
+    /** A client that cannot read trailers asks with {@code X-Dgr-Node-Comment: true} for the node list in an SSE comment. */
+    static final io.helidon.http.HeaderName NODE_COMMENT = HeaderNames.create("X-Dgr-Node-Comment");
     /** OpenAI's default max_tokens for completions; chat defaults to the rest of the context. */
     private static final int COMPLETIONS_DEFAULT_MAX_TOKENS = 16;
     /** Reserved for a chat request without max_tokens when no node reports its context length. */
@@ -101,7 +103,7 @@ final class FrontDoor {
             throw new ApiFailure(422, "invalid_request_error", e.getMessage(), "Idempotency-Key", "idempotency_conflict");
         }
         new RelayedRequest(tracker, mapper, requestId, holder == null ? null : holder.tenant(),
-                model, path, forwardBody(body, stream), stream, stream && includeUsage(body), takesTrailers(req), res).run();
+                model, path, forwardBody(body, stream), stream, stream && includeUsage(body), atEnd(req), res).run();
     }
 
     /**
@@ -122,10 +124,9 @@ final class FrontDoor {
         return b;
     }
 
-    /** Whether the client said it reads trailers ({@code TE: trailers}). */
-    private static boolean takesTrailers(ServerRequest req) {
-        return req.headers().first(HeaderNames.TE).map(v -> v.toLowerCase(java.util.Locale.ROOT).contains("trailers"))
-                .orElse(false);
+    /** How the client asked a stream to name every node at its end ({@code TE: trailers}, {@code X-Dgr-Node-Comment}). */
+    private static ServedBy.AtEnd atEnd(ServerRequest req) {
+        return ServedBy.AtEnd.of(req.headers().first(HeaderNames.TE).orElse(null), req.headers().first(NODE_COMMENT).orElse(null));
     }
 
     private static boolean includeUsage(ObjectNode body) {

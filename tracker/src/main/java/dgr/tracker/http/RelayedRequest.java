@@ -46,7 +46,8 @@ import java.util.Set;
  * sees each token, resumes the same way, and answers the client with the one JSON object a node would
  * have written. {@code X-Dgr-Node} names the nodes that served, in order, comma-separated: on a whole
  * answer every one of them; on a stream the header leaves with the first chunk and names the first, and a
- * client that sent {@code TE: trailers} gets the full list in an {@code X-Dgr-Node} trailer.
+ * client that sent {@code TE: trailers} gets the full list in an {@code X-Dgr-Node} trailer, one that sent
+ * {@code X-Dgr-Node-Comment: true} in an SSE comment before {@code [DONE]} ({@link ServedBy.AtEnd}).
  */
 final class RelayedRequest {
     private static final System.Logger LOG = System.getLogger(RelayedRequest.class.getName());
@@ -71,8 +72,8 @@ final class RelayedRequest {
     private final ObjectNode body;
     private final boolean stream;
     private final boolean clientWantsUsage;
-    /** The client sent {@code TE: trailers}: a stream ends with an X-Dgr-Node trailer naming every node. */
-    private final boolean clientTakesTrailers;
+    /** How a stream names every node at its end: an X-Dgr-Node trailer, an SSE comment, or not at all. */
+    private final ServedBy.AtEnd atEnd;
     private final ServerResponse res;
 
     private final Set<String> failed = new HashSet<>();
@@ -111,7 +112,7 @@ final class RelayedRequest {
     private ObjectNode lastError;
 
     RelayedRequest(Tracker tracker, ObjectMapper mapper, String requestId, String tenant, String model, String path,
-                   ObjectNode body, boolean stream, boolean clientWantsUsage, boolean clientTakesTrailers, ServerResponse res) {
+                   ObjectNode body, boolean stream, boolean clientWantsUsage, ServedBy.AtEnd atEnd, ServerResponse res) {
         this.tracker = tracker;
         this.mapper = mapper;
         this.requestId = requestId;
@@ -121,7 +122,7 @@ final class RelayedRequest {
         this.body = body;
         this.stream = stream;
         this.clientWantsUsage = clientWantsUsage;
-        this.clientTakesTrailers = clientTakesTrailers;
+        this.atEnd = atEnd;
         this.res = res;
     }
 
@@ -239,7 +240,7 @@ final class RelayedRequest {
             settle(Settlement.Outcome.FAILED, 200);
             try {
                 writeEvent(mapper.writeValueAsBytes(e == null ? lastError : e.body()));
-                out.write("data: [DONE]\n\n".getBytes(StandardCharsets.US_ASCII));
+                out.write(contributors.done(atEnd).getBytes(StandardCharsets.US_ASCII));
                 servedByTrailer();
                 out.close();
             } catch (IOException | ClientGone ignored) {
@@ -371,7 +372,7 @@ final class RelayedRequest {
                     if (whole != null) return answerWhole();
                     settle(outcomeOf(finishReason), 200);
                     lease.close(); // the node is done: a client's next request may take this slot at once
-                    writeRaw("data: [DONE]\n\n");
+                    writeRaw(contributors.done(atEnd));
                     servedByTrailer();
                     out.close();
                     return Attempt.DONE;
@@ -400,6 +401,7 @@ final class RelayedRequest {
                     String resumed = contributors.chunkFrom(node.id(), deliveredIds.size() - 1);
                     if (resumed != null) LOG.log(System.Logger.Level.INFO, "request " + requestId + ": " + resumed);
                     started = true;
+                    lease.firstToken(); // its time since routing: what routing expects of this node next (ServiceTimes)
                     if (whole != null) {
                         whole.add(relayed);
                     } else {
@@ -433,7 +435,7 @@ final class RelayedRequest {
 
     /** Names every node that served the stream in its X-Dgr-Node trailer, when the client takes trailers. */
     private void servedByTrailer() {
-        if (clientTakesTrailers && out != null) res.trailers().set(SERVED_BY, contributors.header());
+        if (atEnd == ServedBy.AtEnd.TRAILER && out != null) res.trailers().set(SERVED_BY, contributors.header());
     }
 
     /** Strips the node extension, keeps the first node's id and time, drops repeats and unasked usage; null: drop. */
@@ -510,7 +512,7 @@ final class RelayedRequest {
             res.header(HeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
             res.header(HeaderNames.CACHE_CONTROL, "no-cache");
             res.header(SERVED_BY, last());
-            if (clientTakesTrailers) res.header(HeaderNames.TRAILER, SERVED_BY.defaultCase());
+            if (atEnd == ServedBy.AtEnd.TRAILER) res.header(HeaderNames.TRAILER, SERVED_BY.defaultCase());
             out = res.outputStream();
         }
         return out;

@@ -9,6 +9,21 @@ import java.util.List;
  * then to its first token (the recomputation of prompt + delivered tokens).
  */
 final class ServedBy {
+    /**
+     * How a stream's client asked for the full list at the stream's end: an {@code X-Dgr-Node} trailer (it sent
+     * {@code TE: trailers}), an SSE comment line {@code : X-Dgr-Node a,b} just before {@code data: [DONE]} (it
+     * sent {@code X-Dgr-Node-Comment: true}; for clients that cannot read trailers, such as Java's HttpClient;
+     * SSE parsers skip comments, so an OpenAI SDK never sees it), or neither.
+     */
+    enum AtEnd {
+        NONE, TRAILER, COMMENT;
+
+        static AtEnd of(String te, String comment) {
+            if (comment != null && comment.strip().equalsIgnoreCase("true")) return COMMENT;
+            return te != null && te.toLowerCase(java.util.Locale.ROOT).contains("trailers") ? TRAILER : NONE;
+        }
+    }
+
     private final List<String> nodes = new ArrayList<>();
     private long failedAtNanos;
     private long headersAtNanos;
@@ -33,4 +48,7 @@ final class ServedBy {
 
     /** The X-Dgr-Node value: every node that served, in order. */
     String header() { return String.join(",", nodes); }
+
+    /** A stream's last event, {@code data: [DONE]}, after the SSE comment naming every node when the client asked for it. */
+    String done(AtEnd atEnd) { return (atEnd == AtEnd.COMMENT ? ": X-Dgr-Node " + header() + "\n\n" : "") + "data: [DONE]\n\n"; }
 }

@@ -32,6 +32,7 @@ public final class RegisteredNode {
     private volatile long brokenAtNanos;
     private volatile String brokenReason;
     private final Map<String, AtomicInteger> inFlight = new ConcurrentHashMap<>();
+    private final Map<String, ServiceTimes> times = new ConcurrentHashMap<>();
     private final LongAdder routed = new LongAdder();
     private final LongAdder failures = new LongAdder();
 
@@ -93,6 +94,9 @@ public final class RegisteredNode {
         ModelCapacity m = models.get(model);
         return m == null ? 0 : m.recommendedMaxConcurrency() - running(model);
     }
+
+    /** What the tracker saw of this node serving {@code model}. */
+    public ServiceTimes times(String model) { return times.computeIfAbsent(model, k -> new ServiceTimes()); }
 
     public int inFlight(String model) {
         AtomicInteger n = inFlight.get(model);

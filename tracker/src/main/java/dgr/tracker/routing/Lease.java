@@ -16,6 +16,8 @@ public final class Lease implements AutoCloseable {
     private final String model;
     private final String reason;
     private final AtomicBoolean open = new AtomicBoolean(true);
+    private final long routedAt = System.nanoTime();
+    private volatile boolean streamed;
 
     Lease(NodeRegistry registry, RegisteredNode node, String model, String reason) {
         this.registry = registry;
@@ -31,8 +33,18 @@ public final class Lease implements AutoCloseable {
 
     public String reason() { return reason; }
 
+    /** The node's first chunk arrived: its time since routing goes to the node's {@link dgr.tracker.registry.ServiceTimes}. */
+    public void firstToken() {
+        if (streamed) return;
+        streamed = true;
+        node.times(model).firstToken(System.nanoTime() - routedAt);
+    }
+
     @Override
     public void close() {
-        if (open.compareAndSet(true, false)) registry.released(node, model);
+        if (!open.compareAndSet(true, false)) return;
+        // Only a session that streamed tells how long a slot stays taken (a refusal or a failure says nothing).
+        if (streamed) node.times(model).session(System.nanoTime() - routedAt);
+        registry.released(node, model);
     }
 }

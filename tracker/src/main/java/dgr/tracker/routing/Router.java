@@ -23,10 +23,10 @@ import java.util.function.ToIntBiFunction;
  *
  * <p>Capacity routing (docs/tracker.md, "Routing"): a node can take a session while its headroom
  * (recommended_max_concurrency − running) is positive. Among the eligible nodes the request goes where
- * it is expected to finish first by the nodes' measured speeds ({@link ExpectedDelay}): on a node with
- * headroom it starts at once and runs at the node's per-session speed; on a full node it first waits for
- * the sessions ahead at the node's total speed. So a request waits for a busy fast node when that is
- * sooner than starting on an idle slow one; ties go to the most headroom, then to the less loaded of two
+ * it is expected to get its first token soonest ({@link ExpectedDelay}): on a node with headroom after the
+ * node's time to first token; on a full node after the sessions ahead of it end, then that. So a request
+ * waits for a busy fast node while that is sooner than a first token from an idle slow one; ties go to the
+ * most headroom, then to the less loaded of two
  * picked at random (power of two choices). Waiting requests are served first come, first served, in a
  * bounded queue ({@code maxQueued} requests, {@code maxQueueWait} each), and each one waiting counts
  * ahead of the next for the node it waits for. When the wait runs out the request takes any node with
@@ -88,7 +88,7 @@ public final class Router {
      * Routes a request for {@code model}; with {@code resumeKey} only nodes serving that recipe on that
      * engine (a resumed stream); never one of {@code exclude} (nodes that already failed this request).
      * A resumed stream never waits: its client is already being served, so it goes to the eligible node
-     * where it is expected to finish first even when that node is at its recommendation, and that node's
+     * where its next token is expected soonest even when that node is at its recommendation, and that node's
      * scheduler queues it.
      */
     public Decision route(String model, String resumeKey, Set<String> exclude) throws InterruptedException {
@@ -134,8 +134,8 @@ public final class Router {
     }
 
     /**
-     * Places the waiting requests in arrival order: each goes to the node where it is expected to finish
-     * first, counting the requests before it that wait for the same node; it is routed when that node
+     * Places the waiting requests in arrival order: each goes to the node where it is expected to get its
+     * first token soonest, counting the requests before it that wait for the same node; it is routed when that node
      * has headroom and keeps waiting otherwise. Runs under the lock.
      */
     private void dispatch() {
@@ -147,6 +147,7 @@ public final class Router {
         Map<String, Integer> running = new HashMap<>();
         ToIntBiFunction<RegisteredNode, String> runs = (n, m) -> running.computeIfAbsent(key(n, m), k -> n.running(m));
         Map<String, Integer> ahead = new HashMap<>();
+        Map<String, double[]> times = new HashMap<>(); // and each node's service times (ExpectedDelay)
         for (Iterator<Ticket> it = waiting.iterator(); it.hasNext(); ) {
             Ticket t = it.next();
             List<RegisteredNode> eligible = eligibleOf(t.model, null, t.exclude);
@@ -155,7 +156,7 @@ public final class Router {
                 it.remove();
                 continue;
             }
-            ExpectedDelay delay = ExpectedDelay.of(eligible, t.model);
+            ExpectedDelay delay = ExpectedDelay.of(eligible, t.model, times);
             List<RegisteredNode> soonest = new ArrayList<>();
             double best = Double.MAX_VALUE;
             for (RegisteredNode n : eligible) {
@@ -217,7 +218,7 @@ public final class Router {
         return new Pick(runs.applyAsInt(y, model) < runs.applyAsInt(x, model) ? y : x, "headroom_tie_two_choices");
     }
 
-    /** A resumed stream: where it is expected to finish first, headroom or not. */
+    /** A resumed stream: where its next token is expected soonest, headroom or not. */
     private static Pick resume(List<RegisteredNode> eligible, String model) {
         ExpectedDelay delay = ExpectedDelay.of(eligible, model);
         RegisteredNode best = null;

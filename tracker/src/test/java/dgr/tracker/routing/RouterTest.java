@@ -96,11 +96,12 @@ class RouterTest {
 
     @Test
     void theSlowNodeTakesARequestOnceTheQueueForTheFastNodeIsLongerThanItsOwnDelay() throws Exception {
-        // fast: q/36.2 + 1/49 per token; slow idle: 1/7. Requests with q = 1..4 wait, the fifth starts on slow.
+        // Before any observation (first token 8 token times, a session 32): fast q·32/49 + 8/49 s, slow idle 8/7 s.
+        // q = 1 (0.82 s) waits, q = 2 (1.47 s) starts on slow.
         Router router = new Router(fastAndSlow(), RoutingPolicy.CAPACITY, Duration.ofSeconds(20), 8);
         Lease first = ((Decision.Routed) router.route(M, null, Set.of())).lease();
         List<CompletableFuture<Decision>> held = new ArrayList<>();
-        for (int i = 1; i <= 4; i++) {
+        for (int i = 1; i <= 1; i++) {
             held.add(routeAsync(router));
             int n = i;
             dgr.tracker.cluster.Await.until(n + " requests wait", Duration.ofSeconds(10), () -> router.queued() == n);
@@ -196,5 +197,26 @@ class RouterTest {
         r2.report("n", Backend.DGR, url, null, Map.of(M, busy));
         assertThat(new Router(r2, RoutingPolicy.CAPACITY, Duration.ZERO, 8).route(M, null, Set.of()))
                 .isInstanceOf(Decision.Full.class);
+    }
+
+    @Test
+    void whatTheTrackerSawOfEachNodesFirstTokensAndSessionsDecidesWhetherARequestWaitsForABusyNode() throws Exception {
+        NodeRegistry r = fastAndSlow();
+        RegisteredNodes.seen(r, "fast", 0.05, 0.50);
+        // No queue (maxQueued 0): a request that would wait is refused at once, so each decision shows synchronously.
+        Router router = new Router(r, RoutingPolicy.CAPACITY, Duration.ofSeconds(30), 0);
+        Lease first = ((Decision.Routed) router.route(M, null, Set.of())).lease();
+        assertThat(first.node().id()).isEqualTo("fast");
+        // The slow node's first tokens came in 0.2 s: sooner than 0.5 s for the fast node's slot + 0.05 s.
+        RegisteredNodes.seen(r, "slow", 0.20, 5.0);
+        assertThat(node(router.route(M, null, Set.of()))).isEqualTo("slow");
+        // Its first tokens came in 2 s (slower than the prior 8/7 s): the wait for the fast node is sooner.
+        NodeRegistry r2 = fastAndSlow();
+        RegisteredNodes.seen(r2, "fast", 0.05, 0.50);
+        RegisteredNodes.seen(r2, "slow", 2.0, 5.0);
+        Router router2 = new Router(r2, RoutingPolicy.CAPACITY, Duration.ofSeconds(30), 0);
+        router2.route(M, null, Set.of());
+        assertThat(router2.route(M, null, Set.of())).isInstanceOfSatisfying(Decision.Full.class,
+                f -> assertThat(f.queueFull()).as("it would wait for the fast node").isTrue());
     }
 }
