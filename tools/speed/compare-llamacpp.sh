@@ -1,25 +1,34 @@
 #!/usr/bin/env bash
 # compare-llamacpp.sh: dgr against llama.cpp on the same file, same threads, same hour (issue 26's table).
-# Usage: tools/speed/compare-llamacpp.sh [MODEL.gguf] [THREADS]
-#   MODEL defaults to /tmp/models/llama-1b-Q4_0.gguf (made by `./dgr synth --preset llama-1b --quant Q4_0`).
+# Usage: tools/speed/compare-llamacpp.sh [--quant Q4_0|Q4_K_M|...] [MODEL.gguf] [THREADS]
+#   MODEL defaults to /tmp/models/llama-1b-QUANT.gguf (QUANT defaults to Q4_0), made by
+#   `./dgr synth --preset llama-1b --quant QUANT` when missing.
 # Needs tools/llamacpp/node_modules (see tools/llamacpp/README.md; LLAMACPP_DIR overrides where it lives).
 # Prints one line per figure: "<side> prompt <L> <tok/s>" and "<side> decode depth <L> <tok/s>", each with
-# the load average, so a figure taken on a busy machine can be seen as such. Runs about 5 minutes.
+# the load average, so a figure taken on a busy machine can be seen as such, then the ratios dgr / llama.cpp.
+# Runs about 4 minutes per file (run it once per --quant). PROMPTS (default 128,1024,4096) and DEPTHS (default
+# 4096) choose the lengths; CHUNK (default 64, the scheduler's default batch) the prompt rows per forward.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-MODEL="${1:-/tmp/models/llama-1b-Q4_0.gguf}"
+QUANT=Q4_0
+if [ "${1:-}" = "--quant" ]; then QUANT="$2"; shift 2; fi
+MODEL="${1:-/tmp/models/llama-1b-$QUANT.gguf}"
 THREADS="${2:-2}"
 LLAMACPP_DIR="${LLAMACPP_DIR:-$ROOT/tools/llamacpp}"
 PROMPTS="${PROMPTS:-128,1024,4096}"
-[ -f "$MODEL" ] || "$ROOT/dgr" synth --preset llama-1b --quant Q4_0 -o "$MODEL"
+DEPTHS="${DEPTHS:-4096}"
+CHUNK="${CHUNK:-64}"
+mkdir -p "$(dirname "$MODEL")"
+[ -f "$MODEL" ] || "$ROOT/dgr" synth --preset llama-1b --quant "$QUANT" -o "$MODEL"
 load() { cut -d' ' -f1-3 /proc/loadavg; }
+OUT="$(mktemp)"; trap 'rm -f "$OUT"' EXIT
 
 echo "# model $MODEL, $THREADS threads, $(nproc) cpus, $(date -u +%FT%TZ)"
-for L in ${PROMPTS//,/ }; do
+for L in $(tr ',' '\n' <<<"$PROMPTS,$DEPTHS" | sort -nu); do
   out="$(cd "$LLAMACPP_DIR" && node compare.mjs -m "$MODEL" -t "$THREADS" --ctx $((L + 64)) --bench 16 --prompt-len "$L" --no-tf 2>&1 | grep '^bench batch=1' || true)"
   pp="$(sed -n 's/.*= \([0-9.]*\) prompt tok\/s.*/\1/p' <<<"$out")"
   tg="$(sed -n 's/.*tokens in [0-9]* ms = \([0-9.]*\) tok\/s.*/\1/p' <<<"$out")"
-  echo "llama.cpp prompt $L ${pp:-?} tok/s; decode depth $L ${tg:-?} tok/s [load $(load)]"
+  echo "llama.cpp prompt $L ${pp:-?} tok/s; decode depth $L ${tg:-?} tok/s [load $(load)]" | tee -a "$OUT"
 done
 
 cd "$ROOT"
@@ -28,5 +37,15 @@ CP="engine/target/classes:gguf/target/classes"
 JAVA="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java"
 "$JAVA" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC \
   -XX:ObjectAlignmentInBytes=32 -cp "$CP" dgr.engine.llama.DecodeBench "$MODEL" --threads "$THREADS" \
-  --prompts "$PROMPTS" --depths "$PROMPTS" --batches 1 --steady 64 2>&1 | sed 's/^/dgr /'
+  --prompts "$PROMPTS" --depths "$DEPTHS" --chunk "$CHUNK" --batches 1 --steps 16 --steady 0 2>&1 \
+  | grep -v '^WARNING' | sed 's/^/dgr /' | tee -a "$OUT"
+# Ratios: dgr's wall-clock rate over llama.cpp's at each length.
+awk '
+  /^llama.cpp prompt/ { lp[$3] = $4; ld[$3] = $9 }
+  /^dgr prompt/ { dp[$3] = $8 }
+  /^dgr decode B= 1 at depth/ { d = $7; sub(":", "", d); dd[d] = $8 }
+  END {
+    for (L in dp) if (lp[L] + 0 > 0) printf "ratio prompt %s: dgr %.1f / llama.cpp %.1f = %.2fx (goal 1.5x)\n", L, dp[L], lp[L], dp[L] / lp[L]
+    for (L in dd) if (ld[L] + 0 > 0) printf "ratio decode depth %s: dgr %.1f / llama.cpp %.1f = %.2fx (goal 2x at 4096)\n", L, dd[L], ld[L], dd[L] / ld[L]
+  }' "$OUT" | sort -k2,3
 echo "# done [load $(load)]"

@@ -43,7 +43,7 @@ public final class ReportWriter {
                     + (t.rowLimit() > 0 ? t.rowLimit() : "unknown") + ", fairness counters "
                     + (t.fairness() == null ? "unknown" : t.fairness() ? "on" : "off") + ".");
             recommendation(d, run.recommendation());
-            if (run.sweepEnd() != null) d.p("Sweep: ended because of " + run.sweepEnd() + ".");
+            if (run.sweepEnd() != null) d.p("Sweep: ended: " + run.sweepEnd() + ".");
             throughputTable(d, run.levels());
             latencyTable(d, run.levels());
             batchTable(d, run.levels());

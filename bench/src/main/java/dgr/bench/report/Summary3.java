@@ -22,7 +22,7 @@ final class Summary3 {
                 + (closed.isEmpty() ? ", open-loop levels only"
                 : String.format(Locale.ROOT, ", closed loop at %s clients: output %.0f → %.0f tok/s", levels,
                         closed.getFirst().outputThroughput(), closed.stream().mapToDouble(LevelMetrics::outputThroughput).max().orElse(0)))
-                + (run.sweepEnd() == null ? "." : "; the sweep ended because of " + run.sweepEnd() + ".");
+                + (run.sweepEnd() == null ? "." : "; the sweep ended: " + run.sweepEnd() + ".");
         Recommendation r = run.recommendation();
         if (r == null) {
             return List.of(measured, "**Recommendation:** none (no closed-loop levels).", "**Apply:** nothing to apply.");

@@ -24,6 +24,16 @@ public interface Kernels {
     void scores8(float[] q, int qo, int heads, int hd, float[] k, int kBase, float[] sc, int so, int scStride);
 
     /**
+     * {@link #scores8} for {@code blocks} consecutive blocks of 8 positions, block {@code b} at
+     * {@code kBase + b·blockStride} and its scores at {@code sc[so + 8b ..]}: the same bits, the
+     * blocks free to run side by side.
+     */
+    default void scores(float[] q, int qo, int heads, int hd, float[] k, int kBase, int blockStride, int blocks, float[] sc,
+                        int so, int scStride) {
+        for (int b = 0; b < blocks; b++) scores8(q, qo, heads, hd, k, kBase + b * blockStride, sc, so + 8 * b, scStride);
+    }
+
+    /**
      * Weighted V rows into {@code heads} outputs: for {@code g < heads}, {@code i < hd}:
      * {@code out[oo + g·hd + i] += w[wo + g·wStride + t] · v[vBase + (t − t0)·kvd + i]} for
      * {@code t} from {@code t0} to {@code t1 − 1} in order (positions of one V page).

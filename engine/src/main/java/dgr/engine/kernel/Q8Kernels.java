@@ -52,6 +52,12 @@ public final class Q8Kernels implements Kernels {
     }
 
     @Override
+    public void scores(float[] q, int qo, int heads, int hd, float[] k, int kBase, int blockStride, int blocks, float[] sc,
+                       int so, int scStride) {
+        simd.scores(q, qo, heads, hd, k, kBase, blockStride, blocks, sc, so, scStride);
+    }
+
+    @Override
     public void weightedV(float[] w, int wo, int wStride, int heads, int t0, int t1, float[] v, int vBase, int kvd,
                           float[] out, int oo, int hd) {
         simd.weightedV(w, wo, wStride, heads, t0, t1, v, vBase, kvd, out, oo, hd);

@@ -97,29 +97,14 @@ public final class SimdKernels implements Kernels {
      */
     @Override
     public void scores8(float[] q, int qo, int heads, int hd, float[] k, int kBase, float[] sc, int so, int scStride) {
-        int g = 0;
-        for (; g + 4 <= heads; g += 4) {
-            int q0 = qo + g * hd, q1 = q0 + hd, q2 = q1 + hd, q3 = q2 + hd;
-            FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
-            for (int d = 0; d < hd; d++) {
-                FloatVector kv = FloatVector.fromArray(F, k, kBase + 8 * d);
-                a0 = kv.fma(FloatVector.broadcast(F, q[q0 + d]), a0);
-                a1 = kv.fma(FloatVector.broadcast(F, q[q1 + d]), a1);
-                a2 = kv.fma(FloatVector.broadcast(F, q[q2 + d]), a2);
-                a3 = kv.fma(FloatVector.broadcast(F, q[q3 + d]), a3);
-            }
-            int o = so + g * scStride;
-            a0.intoArray(sc, o);
-            a1.intoArray(sc, o + scStride);
-            a2.intoArray(sc, o + 2 * scStride);
-            a3.intoArray(sc, o + 3 * scStride);
-        }
-        for (; g < heads; g++) {
-            int q0 = qo + g * hd;
-            FloatVector a0 = FloatVector.zero(F);
-            for (int d = 0; d < hd; d++) a0 = FloatVector.fromArray(F, k, kBase + 8 * d).fma(FloatVector.broadcast(F, q[q0 + d]), a0);
-            a0.intoArray(sc, so + g * scStride);
-        }
+        SimdAttention.scores1(q, qo, heads, hd, k, kBase, sc, so, scStride);
+    }
+
+    /** Up to four blocks side by side ({@link SimdAttention#scores}): each score's bits are {@link #scores8}'s. */
+    @Override
+    public void scores(float[] q, int qo, int heads, int hd, float[] k, int kBase, int blockStride, int blocks, float[] sc,
+                       int so, int scStride) {
+        SimdAttention.scores(q, qo, heads, hd, k, kBase, blockStride, blocks, sc, so, scStride);
     }
 
     /**
@@ -176,34 +161,7 @@ public final class SimdKernels implements Kernels {
     @Override
     public void weightedV(float[] w, int wo, int wStride, int heads, int t0, int t1, float[] v, int vBase, int kvd,
                           float[] out, int oo, int hd) {
-        int g = 0;
-        for (; g + 4 <= heads; g += 4) {
-            int w0 = wo + g * wStride, w1 = w0 + wStride, w2 = w1 + wStride, w3 = w2 + wStride;
-            int o0 = oo + g * hd, o1 = o0 + hd, o2 = o1 + hd, o3 = o2 + hd;
-            for (int c = 0; c < hd; c += 8) {
-                FloatVector a0 = FloatVector.fromArray(F, out, o0 + c), a1 = FloatVector.fromArray(F, out, o1 + c);
-                FloatVector a2 = FloatVector.fromArray(F, out, o2 + c), a3 = FloatVector.fromArray(F, out, o3 + c);
-                for (int t = t0, vo = vBase + c; t < t1; t++, vo += kvd) {
-                    FloatVector x = FloatVector.fromArray(F, v, vo);
-                    a0 = x.fma(FloatVector.broadcast(F, w[w0 + t]), a0);
-                    a1 = x.fma(FloatVector.broadcast(F, w[w1 + t]), a1);
-                    a2 = x.fma(FloatVector.broadcast(F, w[w2 + t]), a2);
-                    a3 = x.fma(FloatVector.broadcast(F, w[w3 + t]), a3);
-                }
-                a0.intoArray(out, o0 + c);
-                a1.intoArray(out, o1 + c);
-                a2.intoArray(out, o2 + c);
-                a3.intoArray(out, o3 + c);
-            }
-        }
-        for (; g < heads; g++) {
-            int w0 = wo + g * wStride, o0 = oo + g * hd;
-            for (int c = 0; c < hd; c += 8) {
-                FloatVector a0 = FloatVector.fromArray(F, out, o0 + c);
-                for (int t = t0, vo = vBase + c; t < t1; t++, vo += kvd) a0 = FloatVector.fromArray(F, v, vo).fma(FloatVector.broadcast(F, w[w0 + t]), a0);
-                a0.intoArray(out, o0 + c);
-            }
-        }
+        SimdAttention.weightedV(w, wo, wStride, heads, t0, t1, v, vBase, kvd, out, oo, hd);
     }
 
     /** The fixed lane reduction: ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)). */

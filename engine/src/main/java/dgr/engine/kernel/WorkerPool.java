@@ -9,8 +9,8 @@ import java.util.concurrent.locks.LockSupport;
  * caller is worker 0). Waiting threads spin briefly, then yield their core (on a machine shared
  * with other work the thread waited for may be off its core, and pure spinning keeps it off: llama-1b
  * Q4_0 batch 1, two builds in one JVM, faster in 97 and 103 of 150 steps, medians +4–6%; batch 4
- * faster in 33 of 60), and workers park after longer, so an idle engine does
- * not burn a core. Dispatching allocates nothing.
+ * faster in 33 of 60), and idle workers park after {@link #YIELD_NANOS}, so an engine that waits
+ * for anything but its own next job leaves its cores to others. Dispatching allocates nothing.
  */
 public final class WorkerPool implements AutoCloseable {
     /** Work split by the job itself: worker {@code w} of {@code n} does its own fixed share. */
@@ -19,8 +19,18 @@ public final class WorkerPool implements AutoCloseable {
         void run(int worker, int workers);
     }
 
-    private static final int SPINS_BEFORE_PARK = 20_000;
     private static final int SPINS_BEFORE_YIELD = 2_000;
+    /**
+     * How long an idle worker yields (after spinning) before it parks: long enough to span the
+     * caller's serial work between two jobs of one forward pass, short enough that a pool whose
+     * engine waits for something else (a stage waiting for its route neighbour, a scheduler between
+     * iterations) gives its core back at once. It used to yield for 18,000 rounds (milliseconds, and
+     * far longer when other processes want the core), which took a core from the next stage of a
+     * route on the same machine: two stages of llama-1b Q4_0 at -t 2 each on 2 shared cores, c=1,
+     * spent 101 CPU ms per token with that wait and 82 with this one (one node -t 2: 83 and 76;
+     * means of 3 rounds, machine load ~22).
+     */
+    private static final long YIELD_NANOS = 100_000;
 
     private final int size;
     private final Thread[] threads;
@@ -80,16 +90,20 @@ public final class WorkerPool implements AutoCloseable {
     private void loop(int w) {
         int seen = 0;
         while (true) {
-            int spins = 0;
-            while (generation == seen && !closed) {
-                if (++spins < SPINS_BEFORE_PARK) {
-                    if (spins < SPINS_BEFORE_YIELD) Thread.onSpinWait();
-                    else Thread.yield();
-                } else {
-                    sleeping.set(w, 1);
-                    if (generation == seen && !closed) LockSupport.park(this);
-                    sleeping.set(w, 0);
+            long yieldUntil = 0;
+            for (int spins = 0; generation == seen && !closed; spins++) {
+                if (spins < SPINS_BEFORE_YIELD) {
+                    Thread.onSpinWait();
+                    continue;
                 }
+                if (spins == SPINS_BEFORE_YIELD) yieldUntil = System.nanoTime() + YIELD_NANOS;
+                if (System.nanoTime() - yieldUntil < 0) {
+                    Thread.yield();
+                    continue;
+                }
+                sleeping.set(w, 1);
+                if (generation == seen && !closed) LockSupport.park(this);
+                sleeping.set(w, 0);
             }
             if (closed) return;
             seen = generation;

@@ -133,9 +133,8 @@ final class TiledAttention {
                 int lo = Math.max(ta, window != null ? window.start(pos) : 0), hi = Math.min(ta + TILE, pos + 1);
                 if (lo >= hi) continue;
                 int so = (r - r0) * heads * TILE, qo = r * qd + kh * heads * hd;
-                for (int tb = lo - lo % 8; tb < hi; tb += 8) {
-                    kernels.scores8(q, qo, heads, hd, kp, KvSlot.kBlock(tb, kStride) + kHead, sc, so + tb - ta, TILE);
-                }
+                int tb = lo - lo % 8;
+                kernels.scores(q, qo, heads, hd, kp, KvSlot.kBlock(tb, kStride) + kHead, 8 * kStride, (hi - tb + 7) / 8, sc, so + tb - ta, TILE);
                 for (int g = 0; g < heads; g++) {
                     OnlineSoftmax.tile(sc, so + g * TILE, ta, lo, hi, scale, cap, capper, st, 2 * ((r - r0) * heads + g),
                             att, qo + g * hd, hd);

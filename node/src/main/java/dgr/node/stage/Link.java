@@ -57,8 +57,10 @@ final class Link {
     Link(String address, ClusterToken token, StepClock clock, Owner owner) {
         this.address = address;
         this.nanosPerRow = clock.initialNanosPerRow();
+        // directExecutor: replies are handled on the transport's thread (Downlinks only records them
+        // and enqueues or relays; nothing there blocks), one thread hand-off less per token.
         this.channel = NettyChannelBuilder.forTarget(address).usePlaintext()
-                .maxInboundMessageSize(StageServer.MAX_MESSAGE_BYTES).build();
+                .maxInboundMessageSize(StageServer.MAX_MESSAGE_BYTES).directExecutor().build();
         Link self = this;
         var observer = new ClientResponseObserver<Down, Up>() {
             @Override
