@@ -39,7 +39,7 @@ public final class OnlineSoftmax {
         // 8-lane halves in block order as the 8-lane loop does.
         // The −∞ vectors are locals, not static finals: blending into a static final one boxed a vector
         // per block on JDK 25's C2 (96 bytes each, 1.8 MB of garbage per decode step of two llama-1b
-        // sessions at depth ~140; DecodeAllocationTest).
+        // sessions at depth ~140).
         int jEnd = (j1 + 7) & ~7, j = j0;
         FloatVector negInf = FloatVector.broadcast(F, Float.NEGATIVE_INFINITY), mx = negInf;
         float mxw = Float.NEGATIVE_INFINITY;
