@@ -10,7 +10,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One V4 attention sub-layer for a batch (DSV4-SPEC 2.2, 2.3): the projections for all rows
- * (two dispatches, {@link Dsv4Products}, each weight row read once for all rows), then the state
+ * (one dispatch, {@link Dsv4Products}, each weight row read once for all rows), then the state
  * writes of each session's rows in position order on the caller, then every row's indexer choice
  * and attention on the pool ({@link Dsv4Mixer}), then the grouped output LoRA.
  */
@@ -49,7 +49,11 @@ final class Dsv4Attention implements WorkerPool.Job {
     /** A compressor's per-token values v and scores s (score includes ape[p mod ratio]). */
     record Proj(float[] v, float[] s, int width) {}
 
-    float[] run(Batch b, int n, List<Dsv4Forward.Run> runs, float[] x, Dsv4Weights.Layer L, int li) {
+    /**
+     * The sub-layer on the {@code n} rows of {@code x}; {@code first} is a dispatch begun over these
+     * rows whose last gate writes {@code x} (the input mix): the projections join it.
+     */
+    float[] run(Batch b, int n, List<Dsv4Forward.Run> runs, float[] x, Dsv4Weights.Layer L, int li, Dsv4Products first) {
         int d = c.headDim(), nh = c.nHead(), hd = nh * d, rq = c.qLoraRank();
         float[] qa = new float[n * rq];
         float[] q = new float[n * hd];
@@ -57,17 +61,19 @@ final class Dsv4Attention implements WorkerPool.Job {
         Dsv4Weights.Compressor cp = L.compressor();
         Dsv4Weights.Indexer ix = L.indexer();
         float[] cv = null, cs = null, icv = null, ics = null, iq = null, iw = null;
-        // Everything that reads the normed input in one dispatch, then what reads the q latent.
-        Dsv4Products p = products.begin(n).add(L.qa(), x, qa).add(L.kv(), x, kv);
+        // Everything that reads the normed input, then (behind the gate that norms the q latent)
+        // what reads the q latent, in one dispatch.
+        Dsv4Products p = first.add(L.qa(), x, qa).add(L.kv(), x, kv);
         if (cp != null) p.add(cp.kv(), x, cv = new float[n * cp.kv().rows()]).add(cp.gate(), x, cs = new float[n * cp.gate().rows()]);
         if (ix != null) {
             p.add(ix.proj(), x, iw = new float[n * c.idxHeads()]);
             p.add(ix.keys().kv(), x, icv = new float[n * ix.keys().kv().rows()]);
             p.add(ix.keys().gate(), x, ics = new float[n * ix.keys().gate().rows()]);
         }
-        p.run();
-        for (int r = 0; r < n; r++) Dsv4Kernels.rmsNorm(qa, r * rq, qa, r * rq, rq, L.qaNorm(), c.eps());
-        p.begin(n).add(L.qb(), qa, q);
+        p.gate(() -> {
+            for (int r = 0; r < n; r++) Dsv4Kernels.rmsNorm(qa, r * rq, qa, r * rq, rq, L.qaNorm(), c.eps());
+        });
+        p.add(L.qb(), qa, q);
         if (ix != null) p.add(ix.qb(), qa, iq = new float[n * c.idxHeads() * c.idxDim()]);
         p.run();
         for (int r = 0; r < n; r++) {
@@ -112,12 +118,12 @@ final class Dsv4Attention implements WorkerPool.Job {
             visible = new int[3 * n];
         }
         if (windowRows.length < n * nSwa) windowRows = new float[n * nSwa][];
-        Dsv4Mixer first = mixers[0];
+        Dsv4Mixer writer = mixers[0];
         for (Dsv4Forward.Run run : runs) {
             Dsv4State.LayerState ls = run.state().layers[li];
             for (int r = run.start(); r < run.end(); r++) {
                 int pos = b.position(r);
-                first.store(ls, L, r, pos, kv, comp, idxKeys);
+                writer.store(ls, L, r, pos, kv, comp, idxKeys);
                 int w0 = Math.max(0, pos - nSwa + 1);
                 for (int t = w0; t <= pos; t++) windowRows[r * nSwa + t - w0] = ls.window[t % nSwa];
                 rowState[r] = ls;
@@ -142,15 +148,16 @@ final class Dsv4Attention implements WorkerPool.Job {
         for (int gi = 0; gi < g; gi++) {
             for (int r = 0; r < n; r++) System.arraycopy(att, r * hd + gi * gd, groupIn[gi], r * gd, gd);
         }
-        p.begin(n);
+        p = products.begin(n);
         for (int gi = 0; gi < g; gi++) p.add(L.outA()[gi], groupIn[gi], groupOut[gi]);
-        p.run();
         float[] u = new float[n * g * ro];
-        for (int gi = 0; gi < g; gi++) {
-            for (int r = 0; r < n; r++) System.arraycopy(groupOut[gi], r * ro, u, r * g * ro + gi * ro, ro);
-        }
+        p.gate(() -> {
+            for (int gi = 0; gi < g; gi++) {
+                for (int r = 0; r < n; r++) System.arraycopy(groupOut[gi], r * ro, u, r * g * ro + gi * ro, ro);
+            }
+        });
         float[] out = new float[n * nEmbd];
-        p.begin(n).add(L.outB(), u, out).run();
+        p.add(L.outB(), u, out).run();
         return out;
     }
 

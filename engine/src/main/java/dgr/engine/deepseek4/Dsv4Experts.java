@@ -13,8 +13,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * V4's mixture of experts (DSV4-SPEC 2.5) for a batch, with its own buffers (nothing is allocated
  * per step once they have grown): the router for all rows ({@link Dsv4Products}: on the caller
  * alone when small); each row's experts (hash table or biased top-k of sqrt-softplus scores); then
- * the rows are grouped by expert and every chosen expert runs in two pool passes for all experts
- * together (clamped SwiGLU, then down), the shared expert one more slot of all rows in each, so
+ * the rows are grouped by expert and every chosen expert runs in one pool dispatch for all experts
+ * together (clamped SwiGLU, then behind a {@link Dsv4Gate} down), the shared expert one more slot of all rows in each, so
  * each expert's weights are read once per step whatever the batch. Last, per row, {@code w₀·y₀ + w₁·y₁ + …}
  * in the row's choice order (each product rounded before the add), then the shared expert's output.
  *
@@ -35,12 +35,12 @@ final class Dsv4Experts implements WorkerPool.Job {
     private final float[][] in, gate, up, hb, out;
     private final AtomicInteger next = new AtomicInteger();
     private Dsv4Weights.Layer layer;
-    private final Dsv4Products products;
     private float[] input;
-    private int slots, chunkRows, chunks;
-    private boolean swigluPass;
+    private final Dsv4Gate passGate = new Dsv4Gate();
+    private final int[] firstDown;
+    private int slots, upRows, downRows, upChunks, chunks;
     private float limit, sharedLimit;
-    private long epoch;
+    private long epoch, downEpoch;
 
     Dsv4Experts(Dsv4Config c, int maxRows, Matmuls mats) {
         this.c = c;
@@ -57,9 +57,9 @@ final class Dsv4Experts implements WorkerPool.Job {
         sharedUp = fsh > 0 ? new float[maxRows * fsh] : null;
         sharedHb = fsh > 0 ? new float[maxRows * fsh] : null;
         sharedOut = fsh > 0 ? new float[maxRows * nEmbd] : null;
-        this.products = new Dsv4Products(mats);
         int maxSlots = Math.min(ne, choices) + 1;
         firstChunk = new int[maxSlots + 1];
+        firstDown = new int[maxSlots + 1];
         expertOf = new int[maxSlots];
         rowsOf = new int[maxSlots];
         filled = new int[maxSlots];
@@ -74,19 +74,21 @@ final class Dsv4Experts implements WorkerPool.Job {
         out = new float[maxSlots][];
     }
 
-    /** The layer's experts and shared expert on the {@code n} rows of {@code x}, into {@code y} ({@code n × n_embd}). */
-    void run(Batch b, int n, float[] x, Dsv4Weights.Layer L, float[] y) {
+    /**
+     * The layer's experts and shared expert on the {@code n} rows of {@code x}, into {@code y}
+     * ({@code n × n_embd}); {@code first} is a dispatch begun over these rows whose last gate writes
+     * {@code x} (the input mix): the router joins it.
+     */
+    void run(Batch b, int n, float[] x, Dsv4Weights.Layer L, float[] y, Dsv4Products first) {
         int ke = c.nExpertUsed();
         layer = L;
-        products.begin(n).add(L.router(), x, routerScores).run();
+        first.add(L.router(), x, routerScores).run();
         for (int r = 0; r < n; r++) route(b, r, L);
         input = x;
         gather(x, n * ke, ke);
         limit = c.clampExp()[L.index()];
         sharedLimit = c.clampShexp()[L.index()];
-        phase(true);
-        mats.pool().run(this);
-        phase(false);
+        chunks();
         mats.pool().run(this);
         for (int r = 0; r < n; r++) {
             int t0 = r * nEmbd;
@@ -178,20 +180,28 @@ final class Dsv4Experts implements WorkerPool.Job {
         }
     }
 
-    /** Sets up the SwiGLU pass (gate and up rows of the routed experts) or the down pass (theirs and the shared one's). */
-    private void phase(boolean swiglu) {
-        swigluPass = swiglu;
-        WeightMatrix m = swiglu ? layer.gateExp()[0] : layer.downExp()[0];
-        chunkRows = Matmuls.expertChunkRows(m);
+    /**
+     * Lays out the dispatch's chunks: first the SwiGLU pass (gate and up rows of the routed experts
+     * and the shared one), then, behind the {@link Dsv4Gate}, the down pass (theirs and the shared
+     * one's): one dispatch, where two passes would cost a barrier between them.
+     */
+    private void chunks() {
         int n = layer.gateSh() == null ? slots : slots + 1;
+        upRows = Matmuls.expertChunkRows(layer.gateExp()[0]);
+        downRows = Matmuls.expertChunkRows(layer.downExp()[0]);
         firstChunk[0] = 0;
         for (int a = 0; a < n; a++) {
-            int rows = swiglu ? (expertOf[a] < 0 ? layer.gateSh().rows() : m.rows()) : nEmbd;
-            firstChunk[a + 1] = firstChunk[a] + (rows + chunkRows - 1) / chunkRows;
+            int rows = expertOf[a] < 0 ? layer.gateSh().rows() : c.ffExp();
+            firstChunk[a + 1] = firstChunk[a] + (rows + upRows - 1) / upRows;
         }
-        chunks = firstChunk[n];
+        upChunks = firstChunk[n];
+        firstDown[0] = 0;
+        for (int a = 0; a < n; a++) firstDown[a + 1] = firstDown[a] + (nEmbd + downRows - 1) / downRows;
+        chunks = upChunks + firstDown[n];
+        passGate.arm(upChunks, null);
         next.set(0);
         epoch = mats.nextEpoch();
+        downEpoch = mats.nextEpoch();
     }
 
     @Override
@@ -200,22 +210,41 @@ final class Dsv4Experts implements WorkerPool.Job {
         s.epoch = epoch;
         int ff = c.ffExp();
         int a = 0;
+        boolean down = false;
         for (int k = next.getAndIncrement(); k < chunks; k = next.getAndIncrement()) {
-            while (k >= firstChunk[a + 1]) a++;
-            int e = expertOf[a], m = rowsOf[a];
-            int rows = !swigluPass ? nEmbd : e < 0 ? layer.gateSh().rows() : ff;
-            int o0 = (k - firstChunk[a]) * chunkRows, o1 = Math.min(rows, o0 + chunkRows);
-            if (swigluPass && e < 0) {
-                mats.kernels().matmul(layer.gateSh(), input, m, sharedGate, o0, o1, s);
-                mats.kernels().matmul(layer.upSh(), input, m, sharedUp, o0, o1, s);
-                Dsv4Kernels.swiglu(sharedGate, sharedUp, sharedHb, m, rows, o0, o1, sharedLimit);
-            } else if (swigluPass) {
-                mats.kernels().matmul(layer.gateExp()[e], in[a], m, gate[a], o0, o1, s);
-                mats.kernels().matmul(layer.upExp()[e], in[a], m, up[a], o0, o1, s);
-                Dsv4Kernels.swiglu(gate[a], up[a], hb[a], m, ff, o0, o1, limit);
-            } else {
-                if (e < 0) mats.kernels().matmul(layer.downSh(), sharedHb, m, sharedOut, o0, o1, s);
-                else mats.kernels().matmul(layer.downExp()[e], hb[a], m, out[a], o0, o1, s);
+            try {
+                if (k < upChunks) {
+                    while (k >= firstChunk[a + 1]) a++;
+                    int e = expertOf[a], m = rowsOf[a];
+                    int rows = e < 0 ? layer.gateSh().rows() : ff;
+                    int o0 = (k - firstChunk[a]) * upRows, o1 = Math.min(rows, o0 + upRows);
+                    if (e < 0) {
+                        mats.kernels().matmul(layer.gateSh(), input, m, sharedGate, o0, o1, s);
+                        mats.kernels().matmul(layer.upSh(), input, m, sharedUp, o0, o1, s);
+                        Dsv4Kernels.swiglu(sharedGate, sharedUp, sharedHb, m, rows, o0, o1, sharedLimit);
+                    } else {
+                        mats.kernels().matmul(layer.gateExp()[e], in[a], m, gate[a], o0, o1, s);
+                        mats.kernels().matmul(layer.upExp()[e], in[a], m, up[a], o0, o1, s);
+                        Dsv4Kernels.swiglu(gate[a], up[a], hb[a], m, ff, o0, o1, limit);
+                    }
+                    passGate.chunkDone();
+                } else {
+                    if (!down) {
+                        passGate.await();
+                        s.epoch = downEpoch;  // the activations were written behind the gate: no cache from before it
+                        down = true;
+                        a = 0;
+                    }
+                    int d = k - upChunks;
+                    while (d >= firstDown[a + 1]) a++;
+                    int e = expertOf[a], m = rowsOf[a];
+                    int o0 = (d - firstDown[a]) * downRows, o1 = Math.min(nEmbd, o0 + downRows);
+                    if (e < 0) mats.kernels().matmul(layer.downSh(), sharedHb, m, sharedOut, o0, o1, s);
+                    else mats.kernels().matmul(layer.downExp()[e], hb[a], m, out[a], o0, o1, s);
+                }
+            } catch (RuntimeException | Error ex) {
+                passGate.fail();
+                throw ex;
             }
         }
     }

@@ -84,28 +84,37 @@ final class Dsv4Forward {
 
     // ---------------------------------------------------------------- layer
 
+    /**
+     * Each sub-layer's input mix (2.1) is the first product of the sub-layer's first dispatch: its
+     * mix, the branch input and its norm follow behind a gate, then the projections that read it
+     * (the attention's, or the router).
+     */
     private void layer(Batch b, int n, List<Run> runs, float[] x, Dsv4Weights.Layer L, int li) {
         float[] y = new float[n * nEmbd], post = new float[n * hc], comb = new float[n * hc * hc];
-        hcPre(L.hcAttn(), x, n, y, post, comb);
-        for (int r = 0; r < n; r++) Dsv4Kernels.rmsNorm(y, r * nEmbd, y, r * nEmbd, nEmbd, L.attnNorm(), c.eps());
-        float[] a = attention.run(b, n, runs, y, L, li);
+        float[] a = attention.run(b, n, runs, y, L, li, hcPre(L.hcAttn(), x, n, y, post, comb, L.attnNorm()));
         hcPost(a, x, n, post, comb);
 
-        hcPre(L.hcFfn(), x, n, y, post, comb);
-        for (int r = 0; r < n; r++) Dsv4Kernels.rmsNorm(y, r * nEmbd, y, r * nEmbd, nEmbd, L.ffnNorm(), c.eps());
         float[] f = new float[n * nEmbd];
-        experts.run(b, n, y, L, f);
+        experts.run(b, n, y, L, f, hcPre(L.hcFfn(), x, n, y, post, comb, L.ffnNorm()));
         hcPost(f, x, n, post, comb);
     }
 
     // ---------------------------------------------------------------- hyper-connections (2.1)
 
-    private void hcPre(Dsv4Weights.Hc h, float[] x, int n, float[] y, float[] post, float[] comb) {
+    /**
+     * Begins a dispatch with the mix's product; behind its gate each row's pre weights, post weights
+     * and Sinkhorn-normalised comb, its streams mixed into {@code y} and {@code y} normed by {@code norm}.
+     */
+    private Dsv4Products hcPre(Dsv4Weights.Hc h, float[] x, int n, float[] y, float[] post, float[] comb, float[] norm) {
         int m = c.hcMix();
         float[] z = new float[n * hcD];
         for (int r = 0; r < n; r++) Dsv4Kernels.rmsNorm(x, r * hcD, z, r * hcD, hcD, null, c.eps());
         float[] mix = new float[n * m];
-        products.begin(n).add(h.fn(), z, mix).run();
+        return products.begin(n).add(h.fn(), z, mix).gate(() -> hcMix(h, x, n, mix, y, post, comb, norm));
+    }
+
+    private void hcMix(Dsv4Weights.Hc h, float[] x, int n, float[] mix, float[] y, float[] post, float[] comb, float[] norm) {
+        int m = c.hcMix();
         float[] base = h.base(), scale = h.scale();
         float[] pre = new float[hc];
         for (int r = 0; r < n; r++) {
@@ -116,6 +125,7 @@ final class Dsv4Forward {
             for (int i = 0; i < hc * hc; i++) comb[co + i] = mix[o + 2 * hc + i] * scale[2] + base[2 * hc + i];
             sinkhorn(comb, co);
             Dsv4Kernels.mixStreams(x, r * hcD, nEmbd, hc, pre, 0, 1, y, r * nEmbd);
+            Dsv4Kernels.rmsNorm(y, r * nEmbd, y, r * nEmbd, nEmbd, norm, c.eps());
         }
     }
 

@@ -11,21 +11,36 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Any number of matrix products over the same batch rows in one pool dispatch ({@link #begin} …
  * {@link #add} … {@link #run}): V4 has many small projections of one input (query, key, two
  * compressors, the indexer) and one output LoRA matrix per head group, and at batch 1 a dispatch's
- * barrier costs more than a small product, so they share one. Work of a few tens of KiB runs on the
+ * barrier costs more than a small product, so they share one. Products that read what earlier ones
+ * wrote join the same dispatch behind a {@link Dsv4Gate} ({@link #gate}): the step between the two
+ * (a norm, a copy) runs once, on whichever worker finishes the last chunk before the gate, and
+ * chunks after it wait only for chunks already claimed. Work of a few hundred KiB runs on the
  * calling thread alone. Chunks of {@link Matmuls#chunkRows} output rows are claimed from one
  * counter; which worker computes a row never changes its bits (each output element is one kernel
  * sequence), so batch invariance holds.
  */
 final class Dsv4Products implements WorkerPool.Job {
-    /** Weight bytes × rows below which the caller computes alone (a barrier costs more). */
-    private static final long INLINE_WORK = 48 << 10;
+    /**
+     * Weight bytes × rows below which the caller computes alone. At batch 1 this keeps the FFN's
+     * input mix with the router (f32, 224 KiB on dsv4-small) and the grouped output LoRA with its
+     * projection back (408 KiB in Q8_0) on the caller: 10–20 µs of one core's work, so half of it
+     * saved costs about what a dispatch and its barrier cost on an idle machine, and far more when
+     * the other worker is off its core. Per layer at batch 1 two dispatches remain: the attention's
+     * input mix with its projections (1.3 MiB), and the experts.
+     */
+    private static final long INLINE_WORK = 512 << 10;
 
     private final Matmuls mats;
     private WeightMatrix[] m = new WeightMatrix[8];
     private float[][] in = new float[8][], out = new float[8][];
     private int[] firstChunk = new int[9], chunkRows = new int[8];
     private final AtomicInteger next = new AtomicInteger();
-    private int count, n, chunks;
+    /** Gates in order: the product index each stands before, its step, its epoch; gates[k] counts segment k's chunks. */
+    private Dsv4Gate[] gates = new Dsv4Gate[0];
+    private int[] gateAt = new int[4], gateEnd = new int[4];
+    private Runnable[] gateStep = new Runnable[4];
+    private long[] gateEpoch = new long[4];
+    private int count, n, chunks, gateCount, liveGates;
     private long epoch;
 
     Dsv4Products(Matmuls mats) {
@@ -36,6 +51,7 @@ final class Dsv4Products implements WorkerPool.Job {
     Dsv4Products begin(int n) {
         this.n = n;
         this.count = 0;
+        this.gateCount = 0;
         return this;
     }
 
@@ -55,9 +71,42 @@ final class Dsv4Products implements WorkerPool.Job {
         return this;
     }
 
-    /** Runs the products added since {@link #begin} and returns when all are done. */
+    /**
+     * Products added after this call start once every product added before it is done and then
+     * {@code step} has run (once, on one worker): {@code step} turns their outputs into the later
+     * products' inputs. Two gates with no product between run their steps in order as one.
+     */
+    Dsv4Products gate(Runnable step) {
+        java.util.Objects.requireNonNull(step, "step");
+        if (gateCount > 0 && gateAt[gateCount - 1] == count) {
+            Runnable first = gateStep[gateCount - 1];
+            gateStep[gateCount - 1] = () -> {
+                first.run();
+                step.run();
+            };
+            return this;
+        }
+        if (gateCount == gateAt.length) {
+            gateAt = Arrays.copyOf(gateAt, 2 * gateCount);
+            gateEnd = Arrays.copyOf(gateEnd, 2 * gateCount);
+            gateStep = Arrays.copyOf(gateStep, 2 * gateCount);
+            gateEpoch = Arrays.copyOf(gateEpoch, 2 * gateCount);
+        }
+        gateAt[gateCount] = count;
+        gateStep[gateCount] = step;
+        gateCount++;
+        return this;
+    }
+
+    /** Runs the products added since {@link #begin} (and the gates' steps) and returns when all are done. */
     void run() {
-        if (count == 0) return;
+        int g0 = 0;
+        // Steps with no product before them run first, on the caller.
+        for (; g0 < gateCount && gateAt[g0] == 0; g0++) gateStep[g0].run();
+        if (count == 0) {
+            Arrays.fill(gateStep, 0, gateCount, null);
+            return;
+        }
         long work = 0;
         firstChunk[0] = 0;
         for (int j = 0; j < count; j++) {
@@ -67,23 +116,51 @@ final class Dsv4Products implements WorkerPool.Job {
         }
         chunks = firstChunk[count];
         epoch = mats.nextEpoch();
+        // Gate k (after those already run) counts the chunks between the gate before it and itself.
+        int live = gateCount - g0;
+        if (gates.length < live) {
+            Dsv4Gate[] grown = Arrays.copyOf(gates, live);
+            for (int k = gates.length; k < live; k++) grown[k] = new Dsv4Gate();
+            gates = grown;
+        }
+        for (int k = 0; k < live; k++) {
+            int start = k == 0 ? 0 : gateEnd[k - 1], end = firstChunk[gateAt[g0 + k]];
+            gateEnd[k] = end;
+            gateEpoch[k] = mats.nextEpoch();
+            gates[k].arm(end - start, gateStep[g0 + k]);
+        }
+        liveGates = live;
         next.set(0);
-        if (work < INLINE_WORK) run(0, 1);
-        else mats.pool().run(this);
-        Arrays.fill(in, 0, count, null);
-        Arrays.fill(out, 0, count, null);
-        Arrays.fill(m, 0, count, null);
+        try {
+            if (work < INLINE_WORK) run(0, 1);
+            else mats.pool().run(this);
+        } finally {
+            Arrays.fill(gateStep, 0, gateCount, null);
+            Arrays.fill(in, 0, count, null);
+            Arrays.fill(out, 0, count, null);
+            Arrays.fill(m, 0, count, null);
+        }
     }
 
     @Override
     public void run(int worker, int workers) {
         Scratch s = mats.scratch(worker);
         s.epoch = epoch;
-        int j = 0;
-        for (int c = next.getAndIncrement(); c < chunks; c = next.getAndIncrement()) {
-            while (c >= firstChunk[j + 1]) j++;
-            int o0 = (c - firstChunk[j]) * chunkRows[j], o1 = Math.min(m[j].rows(), o0 + chunkRows[j]);
-            mats.kernels().matmul(m[j], in[j], n, out[j], o0, o1, s);
+        int g = 0, j = 0;  // the next gate to pass, the product of the chunk
+        try {
+            for (int c = next.getAndIncrement(); c < chunks; c = next.getAndIncrement()) {
+                for (; g < liveGates && c >= gateEnd[g]; g++) {
+                    gates[g].await();
+                    s.epoch = gateEpoch[g];  // inputs written behind a gate are never taken from a cache made before it
+                }
+                while (c >= firstChunk[j + 1]) j++;
+                int o0 = (c - firstChunk[j]) * chunkRows[j], o1 = Math.min(m[j].rows(), o0 + chunkRows[j]);
+                mats.kernels().matmul(m[j], in[j], n, out[j], o0, o1, s);
+                if (g < liveGates) gates[g].chunkDone();  // c lies between gate g - 1 and gate g
+            }
+        } catch (RuntimeException | Error e) {
+            for (int k = 0; k < liveGates; k++) gates[k].fail();
+            throw e;
         }
     }
 }

@@ -23,19 +23,21 @@ import java.util.SplittableRandom;
  *
  * <pre>
  * java --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:ObjectAlignmentInBytes=32 -cp ... dgr.engine.llama.DecodeBench MODEL.gguf|--synth-1b
- *      [--threads 2] [--steps 32] [--batches 1,2,4,8,16] [--prompt 128] [--chunk 32] [--steady 512] [--scalar | --simd | --q8]
+ *      [--threads 2] [--steps 32] [--batches 1,2,4,8,16] [--prompt 128] [--chunk 32] [--steady 512] [--warmup 8] [--scalar | --simd | --q8]
  * </pre>
  * {@code --synth-1b} writes (once) a random Q4_0 model of the llama-3.2-1B shape to /tmp. Prints
  * the load average, batch-1 decode tok/s, aggregate decode tok/s at each batch size, prompt tok/s
  * for one session's prompt fed {@code --chunk} rows per forward, and the GC count over 512 tokens
  * of steady-state decode ({@code --steady}; it should not move: the hot path allocates nothing).
+ * {@code --warmup} batch-1 steps run untimed first (8 by default; a model as small as dsv4-small
+ * needs a few hundred before the JIT has compiled its steps, as a serving node's first requests do).
  */
 public final class DecodeBench {
     private DecodeBench() {}
 
     public static void main(String[] args) throws Exception {
         Path model = null;
-        int threads = 2, steps = 32, prompt = 128, chunk = 32, steady = 512;
+        int threads = 2, steps = 32, prompt = 128, chunk = 32, steady = 512, warmup = 8;
         int[] batches = {1, 2, 4, 8, 16}, prompts = null, depths = {};
         EngineOptions.Kind kind = EngineOptions.Kind.AUTO;
         for (int i = 0; i < args.length; i++) {
@@ -48,6 +50,7 @@ public final class DecodeBench {
                 case "--depths" -> depths = ints(args[++i]);
                 case "--chunk" -> chunk = Integer.parseInt(args[++i]);
                 case "--steady" -> steady = Integer.parseInt(args[++i]);
+                case "--warmup" -> warmup = Integer.parseInt(args[++i]);
                 case "--batches" -> batches = ints(args[++i]);
                 case "--scalar" -> kind = EngineOptions.Kind.SCALAR;
                 case "--q8" -> kind = EngineOptions.Kind.Q8;
@@ -56,7 +59,7 @@ public final class DecodeBench {
             }
         }
         if (model == null) throw new IllegalArgumentException("usage: DecodeBench MODEL.gguf|--synth-1b [--threads N] [--steps N] "
-                + "[--batches 1,2,4,8,16] [--prompt N | --prompts N,N,..] [--depths N,N,..] [--chunk N] [--steady TOKENS] "
+                + "[--batches 1,2,4,8,16] [--prompt N | --prompts N,N,..] [--depths N,N,..] [--chunk N] [--steady TOKENS] [--warmup STEPS] "
                 + "[--scalar | --simd | --q8]");
         if (prompts == null) prompts = prompt > 0 ? new int[] {prompt} : new int[0];
         int maxB = java.util.Arrays.stream(batches).max().orElse(1);
@@ -67,7 +70,7 @@ public final class DecodeBench {
             System.out.printf("model %s, engine %s, threads %d, %d layers, n_embd %d, vocab %d; %s%n", model, e.id(), threads,
                     e.info().nLayers(), e.info().nEmbd(), e.info().vocabSize(), dgr.engine.Engines.kernelMemoryReport());
             System.out.println("resident after load: " + resident());
-            decode(e, 1, 8); // warm-up: JIT compiles the kernels
+            decode(e, 1, warmup); // warm-up: JIT compiles the kernels (a small model's first hundreds of steps run partly interpreted)
             decode(e, Math.min(4, maxB), 4);
             for (int b : batches) {
                 Rate r = decode(e, b, steps);

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# v4-llamacpp.sh: the DeepSeek-V4 lane, dgr against llama.cpp, same files, same threads, same hour (issue 26, item 3).
+#   tools/speed/v4-llamacpp.sh [QUANT ...]     (default: Q8_0 Q4_K_M; each a dsv4-small file made once by `dgr synth`)
+# For each file, 2 threads (THREADS overrides):
+#   dgr <quant> batch 1 / aggregate at 8 / prompt 128: DecodeBench, java-q8, after 256 untimed batch-1 steps
+#     (measure-v4.sh's method: the engine alone, no HTTP; wall and CPU-time tok/s).
+#   llama.cpp <quant> pp128 / tg64: llama-bench (3 repetitions, mean ± sd), when LLAMA_BENCH is there.
+#   llama.cpp <quant> aggregate at 8: llama-batched-bench's S_TG with 8 sequences of 128 prompt + 64 generated
+#     tokens, when LLAMA_BATCHED_BENCH is there.
+# The llama.cpp tools are built from the source bundle node-llama-cpp ships (CPU only, native), see the
+# bottom of this file; LLAMACPP_BIN (default /work/llamacpp-build/build/bin) says where they are.
+# About 3-4 minutes on a quiet 2-core machine; one process at a time, each exits before the next starts.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+THREADS="${THREADS:-2}"
+LLAMACPP_BIN="${LLAMACPP_BIN:-/work/llamacpp-build/build/bin}"
+LLAMA_BENCH="${LLAMA_BENCH:-$LLAMACPP_BIN/llama-bench}"
+LLAMA_BATCHED_BENCH="${LLAMA_BATCHED_BENCH:-$LLAMACPP_BIN/llama-batched-bench}"
+QUANTS=("$@")
+[ ${#QUANTS[@]} -gt 0 ] || QUANTS=(Q8_0 Q4_K_M)
+source "$ROOT/cli/src/dist/bin/dgr"   # find_jdk (nothing runs when sourced)
+JDK="$(find_jdk)" || { echo "v4-llamacpp: no Java 25 or newer found" >&2; exit 1; }
+"$ROOT/dgr" --version >/dev/null      # builds the jars when sources changed
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+
+echo "# v4-llamacpp: $(date -u +%FT%TZ), $(nproc) CPUs, $THREADS threads, load $(load)"
+if [ -x "$LLAMA_BENCH" ]; then
+  echo "# llama.cpp: $("$LLAMA_BENCH" --version 2>&1 | head -1 || true) ($LLAMA_BENCH)"
+else
+  echo "# llama.cpp: no llama-bench at $LLAMA_BENCH (build it: see the end of this script)"
+fi
+for q in "${QUANTS[@]}"; do
+  model="${TMPDIR:-/tmp}/dgr-measure-dsv4-small-$q.gguf"
+  [ -f "$model" ] || "$ROOT/dgr" synth --preset dsv4-small --quant "$q" -o "$model" >/dev/null
+  "$JDK/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:ObjectAlignmentInBytes=32 \
+    -cp "$ROOT/cli/target/lib/*" dgr.engine.llama.DecodeBench "$model" --q8 --threads "$THREADS" \
+    --batches 1,8 --steps 128 --prompt 128 --chunk 128 --steady 0 --warmup 256 2>&1 \
+    | grep -E '^(decode|prompt)' | sed -e "s/^/dgr $q: /" -e 's/; activations.*//'
+  if [ -x "$LLAMA_BENCH" ]; then
+    # -o md: one table row per test (pp128, tg64) with t/s as "mean ± sd".
+    "$LLAMA_BENCH" -m "$model" -t "$THREADS" -p 128 -n 64 -r 3 -o md 2>&1 \
+      | grep -E '(pp|tg)[0-9]+' | sed -e "s/^/llama.cpp $q: /" || echo "llama.cpp $q: llama-bench failed"
+    echo "llama.cpp $q: [load $(load)]"
+  fi
+  if [ -x "$LLAMA_BATCHED_BENCH" ]; then
+    "$LLAMA_BATCHED_BENCH" -m "$model" -t "$THREADS" -c 2048 -b 2048 -ub 512 -npp 128 -ntg 64 -npl 1,8 2>&1 \
+      | grep -E '^\|\s+[0-9]+' | sed -e "s/^/llama.cpp $q batched (PP TG B N_KV T_PP S_PP T_TG S_TG T S): /" \
+      || echo "llama.cpp $q: llama-batched-bench failed"
+  fi
+done
+echo "# done [load $(load)]"
+
+# Building the llama.cpp side (about 1 h on 2 shared cores; nothing here runs it):
+#   git clone tools/llamacpp/node_modules/node-llama-cpp/llama/gitRelease.bundle /work/llamacpp-build/src
+#   cmake -S /work/llamacpp-build/src -B /work/llamacpp-build/build -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON \
+#     -DGGML_CUDA=OFF -DGGML_VULKAN=OFF -DGGML_METAL=OFF -DLLAMA_CURL=OFF -DGGML_OPENMP=ON \
+#     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF
+#   nice -n 19 cmake --build /work/llamacpp-build/build --target llama-bench llama-batched-bench -j2
