@@ -1,7 +1,6 @@
 package dgr.engine.kernel;
 
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -18,7 +17,6 @@ public final class OnlineSoftmax {
     private OnlineSoftmax() {}
 
     static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
-    static final VectorSpecies<Float> W = FloatVector.SPECIES_512;
 
     /**
      * Scores at {@code sc[base + (t − ta)]} for {@code t} in {@code [lo, hi)} (raw dot products;
@@ -34,46 +32,24 @@ public final class OnlineSoftmax {
         if (cap != 0f) {
             for (int j = lo - ta; j < j1; j++) sc[base + j] = capper.apply(sc[base + j] * scale, cap);
         }
-        // 16 positions per vector where the CPU has 512-bit vectors: the weights are lane-wise and
-        // the maximum exact in any order, so only the sum's order matters, and it adds the two
-        // 8-lane halves in block order as the 8-lane loop does.
-        // The −∞ vectors are locals, not static finals: blending into a static final one boxed a vector
+        // 8 positions per vector. A 16-lane form of these loops (2026-12-02) allocated a few KB per
+        // decode step on JDK 25's C2 (DecodeAllocationTest), so it is not used.
+        // The −∞ vector is a local, not a static final: blending into a static final one boxed a vector
         // per block on JDK 25's C2 (96 bytes each, 1.8 MB of garbage per decode step of two llama-1b
         // sessions at depth ~140).
-        int jEnd = (j1 + 7) & ~7, j = j0;
+        int jEnd = (j1 + 7) & ~7;
         FloatVector negInf = FloatVector.broadcast(F, Float.NEGATIVE_INFINITY), mx = negInf;
-        float mxw = Float.NEGATIVE_INFINITY;
-        if (SimdAttention.WIDE) {
-            FloatVector negInfW = FloatVector.broadcast(W, Float.NEGATIVE_INFINITY), mw = negInfW;
-            for (; j + 16 <= jEnd; j += 16) {
-                FloatVector s = FloatVector.fromArray(W, sc, base + j);
-                if (cap == 0f) s = s.mul(scale);
-                if (ta + j < lo || ta + j + 16 > hi) s = negInfW.blend(s, W.indexInRange(ta + j - lo, hi - lo));
-                s.intoArray(sc, base + j);
-                mw = mw.max(s);
-            }
-            mxw = mw.reduceLanes(VectorOperators.MAX);
-        }
-        for (; j < jEnd; j += 8) {
+        for (int j = j0; j < jEnd; j += 8) {
             FloatVector s = FloatVector.fromArray(F, sc, base + j);
             if (cap == 0f) s = s.mul(scale);
             if (ta + j < lo || ta + j + 8 > hi) s = negInf.blend(s, F.indexInRange(ta + j - lo, hi - lo));
             s.intoArray(sc, base + j);
             mx = mx.max(s);
         }
-        float mOld = state[i], m = Math.max(mOld, Math.max(mxw, mx.reduceLanes(VectorOperators.MAX)));
+        float mOld = state[i], m = Math.max(mOld, mx.reduceLanes(VectorOperators.MAX));
         float alpha = mOld == Float.NEGATIVE_INFINITY ? 0f : Exp.exp(mOld - m);
         FloatVector mv = FloatVector.broadcast(F, m), sum = FloatVector.zero(F);
-        j = j0;
-        if (SimdAttention.WIDE) {
-            FloatVector mvw = FloatVector.broadcast(W, m);
-            for (; j + 16 <= jEnd; j += 16) {
-                Exp.exp16(FloatVector.fromArray(W, sc, base + j).sub(mvw)).intoArray(sc, base + j);
-                // The halves from memory: the Vector API's shape change is not compiled to an extract here.
-                sum = sum.add(FloatVector.fromArray(F, sc, base + j)).add(FloatVector.fromArray(F, sc, base + j + 8));
-            }
-        }
-        for (; j < jEnd; j += 8) {
+        for (int j = j0; j < jEnd; j += 8) {
             FloatVector p = Exp.exp(FloatVector.fromArray(F, sc, base + j).sub(mv));
             p.intoArray(sc, base + j);
             sum = sum.add(p);

@@ -11,8 +11,9 @@ import jdk.incubator.vector.VectorSpecies;
  * time. What changes is how many of those independent sequences run side by side: an FMA takes
  * four cycles and a core issues two a cycle, so four chains (four query heads of one K/V head)
  * left three quarters of the FMA slots empty, where a long context spends most of its time.
- * Scores take up to four blocks of 8 positions for four heads (16 chains, each K vector still
- * loaded once for the four heads); weighted values take 16 lanes per vector where the CPU has
+ * Scores take two blocks of 8 positions for four heads (8 chains, each K vector still loaded once
+ * for the four heads; four blocks, 16 chains, made C2 box vectors, a few KB per decode step:
+ * {@code DecodeAllocationTest}); weighted values take 16 lanes per vector where the CPU has
  * 512-bit vectors ({@link #WIDE}), a whole 64-value head per four vectors, for four heads (16
  * chains, each V row loaded once for the four heads).
  */
@@ -21,7 +22,7 @@ final class SimdAttention {
 
     static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
     static final VectorSpecies<Float> W = FloatVector.SPECIES_512;
-    /** 512-bit vectors run natively here (AVX-512): without them, 16-lane vectors would be emulated, and 16 chains would spill. */
+    /** 512-bit vectors run natively here (AVX-512): without them, 16-lane vectors would be emulated. */
     static final boolean WIDE = FloatVector.SPECIES_PREFERRED.vectorBitSize() >= 512;
 
     /**
@@ -31,84 +32,8 @@ final class SimdAttention {
     static void scores(float[] q, int qo, int heads, int hd, float[] k, int kBase, int blockStride, int blocks,
                        float[] sc, int so, int scStride) {
         int b = 0;
-        if (WIDE) {
-            for (; b + 4 <= blocks; b += 4) scores4x4(q, qo, heads, hd, k, kBase + b * blockStride, blockStride, sc, so + 8 * b, scStride);
-        }
         for (; b + 2 <= blocks; b += 2) scores2(q, qo, heads, hd, k, kBase + b * blockStride, blockStride, sc, so + 8 * b, scStride);
         for (; b < blocks; b++) scores1(q, qo, heads, hd, k, kBase + b * blockStride, sc, so + 8 * b, scStride);
-    }
-
-    /** Four blocks: four heads at a time (16 chains), then one head at a time (4 chains). */
-    private static void scores4x4(float[] q, int qo, int heads, int hd, float[] k, int kb, int bs, float[] sc, int so, int scStride) {
-        int g = 0;
-        for (; g + 4 <= heads; g += 4) {
-            int q0 = qo + g * hd, q1 = q0 + hd, q2 = q1 + hd, q3 = q2 + hd;
-            FloatVector z = FloatVector.zero(F);
-            FloatVector a00 = z, a01 = z, a02 = z, a03 = z, a10 = z, a11 = z, a12 = z, a13 = z;
-            FloatVector a20 = z, a21 = z, a22 = z, a23 = z, a30 = z, a31 = z, a32 = z, a33 = z;
-            for (int d = 0; d < hd; d++) {
-                int o = kb + 8 * d;
-                FloatVector k0 = FloatVector.fromArray(F, k, o), k1 = FloatVector.fromArray(F, k, o + bs);
-                FloatVector k2 = FloatVector.fromArray(F, k, o + 2 * bs), k3 = FloatVector.fromArray(F, k, o + 3 * bs);
-                FloatVector x = FloatVector.broadcast(F, q[q0 + d]);
-                a00 = k0.fma(x, a00);
-                a01 = k1.fma(x, a01);
-                a02 = k2.fma(x, a02);
-                a03 = k3.fma(x, a03);
-                x = FloatVector.broadcast(F, q[q1 + d]);
-                a10 = k0.fma(x, a10);
-                a11 = k1.fma(x, a11);
-                a12 = k2.fma(x, a12);
-                a13 = k3.fma(x, a13);
-                x = FloatVector.broadcast(F, q[q2 + d]);
-                a20 = k0.fma(x, a20);
-                a21 = k1.fma(x, a21);
-                a22 = k2.fma(x, a22);
-                a23 = k3.fma(x, a23);
-                x = FloatVector.broadcast(F, q[q3 + d]);
-                a30 = k0.fma(x, a30);
-                a31 = k1.fma(x, a31);
-                a32 = k2.fma(x, a32);
-                a33 = k3.fma(x, a33);
-            }
-            int o = so + g * scStride;
-            a00.intoArray(sc, o);
-            a01.intoArray(sc, o + 8);
-            a02.intoArray(sc, o + 16);
-            a03.intoArray(sc, o + 24);
-            o += scStride;
-            a10.intoArray(sc, o);
-            a11.intoArray(sc, o + 8);
-            a12.intoArray(sc, o + 16);
-            a13.intoArray(sc, o + 24);
-            o += scStride;
-            a20.intoArray(sc, o);
-            a21.intoArray(sc, o + 8);
-            a22.intoArray(sc, o + 16);
-            a23.intoArray(sc, o + 24);
-            o += scStride;
-            a30.intoArray(sc, o);
-            a31.intoArray(sc, o + 8);
-            a32.intoArray(sc, o + 16);
-            a33.intoArray(sc, o + 24);
-        }
-        for (; g < heads; g++) {
-            int q0 = qo + g * hd;
-            FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
-            for (int d = 0; d < hd; d++) {
-                int o = kb + 8 * d;
-                FloatVector x = FloatVector.broadcast(F, q[q0 + d]);
-                a0 = FloatVector.fromArray(F, k, o).fma(x, a0);
-                a1 = FloatVector.fromArray(F, k, o + bs).fma(x, a1);
-                a2 = FloatVector.fromArray(F, k, o + 2 * bs).fma(x, a2);
-                a3 = FloatVector.fromArray(F, k, o + 3 * bs).fma(x, a3);
-            }
-            int o = so + g * scStride;
-            a0.intoArray(sc, o);
-            a1.intoArray(sc, o + 8);
-            a2.intoArray(sc, o + 16);
-            a3.intoArray(sc, o + 24);
-        }
     }
 
     /** Two blocks: four heads at a time (8 chains), then one head at a time. */
