@@ -12,8 +12,8 @@ import jdk.incubator.vector.VectorSpecies;
  * four cycles and a core issues two a cycle, so four chains (four query heads of one K/V head)
  * left three quarters of the FMA slots empty, where a long context spends most of its time.
  * Scores take two blocks of 8 positions for four heads (8 chains, each K vector still loaded once
- * for the four heads; four blocks, 16 chains, made C2 box vectors, a few KB per decode step:
- * {@code DecodeAllocationTest}); weighted values take 16 lanes per vector where the CPU has
+ * for the four heads; four blocks, 16 chains, made C2 box vectors, a few KB per decode step);
+ * weighted values take 16 lanes per vector where the CPU has
  * 512-bit vectors ({@link #WIDE}), a whole 64-value head per four vectors, for four heads (16
  * chains, each V row loaded once for the four heads).
  */
