@@ -6,7 +6,7 @@
 #      for one decode row (c=1), its bubble at c=8; then the route with micro-batches in flight (-t 1 per
 #      stage, the default depth of one per stage) at c=8: tok/s and bubble;
 #   2. a 3-stage route (-t 2 each, --route-depth 1: the replacement replays on both cores) with an
-#      alternate middle stage: a failure-free c=8 run, then KILLS (default 5) runs, each on a fresh head
+#      alternate middle stage: a failure-free c=8 run, then KILLS (default 4) runs, each on a fresh head
 #      and a fresh preferred middle stage, whose middle stage is killed (kill -9) at a random moment: the longest gap a client saw per kill and their p99 (nearest
 #      rank: with fewer than 100 kills, the largest), tokens recomputed, texts equal yes/no.
 # Heads run with --stage-reply-floor 2s, so a stall of a loaded machine is not taken for a hung stage
@@ -20,7 +20,7 @@ DGR="$ROOT/dgr"
 HERE="$ROOT/tools/stages"
 MODEL="${1:-/tmp/models/llama-1b-Q4_0.gguf}"
 TOKEN="measure-$$"
-KILLS="${KILLS:-5}"
+KILLS="${KILLS:-4}"
 FLOOR=(--stage-reply-floor 2s)
 WORK="$(mktemp -d /tmp/dgr-stages-measure.XXXXXX)"
 PIDS=()
