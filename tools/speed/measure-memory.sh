@@ -1,22 +1,21 @@
 #!/usr/bin/env bash
-# measure-memory.sh: resident memory of `dgr serve` against llama.cpp on the same file, per K/V cache type
-# (issue 26 item 4), and how many sessions of 4,096 tokens the node's admission takes into its 1 GiB state budget.
+# measure-memory.sh: resident memory of `dgr serve` per K/V cache type (issue 26 item 4), and how many sessions of
+# 4,096 tokens the node's admission takes into its 1 GiB state budget. llama.cpp's figures on the same file:
+# tools/speed/measure-memory-llamacpp.sh (split off so each script fits 5 minutes).
 # Usage: tools/speed/measure-memory.sh [MODEL.gguf]   (default /tmp/models/llama-1b-Q4_0.gguf, synthesized if absent)
-#   env: TYPES (llama.cpp's, default "f32 f16 bf16 q8_0"), DGR_TYPES (default "f32 q8_0": each dgr type takes about
-#   2 minutes, mostly the prefill; run DGR_TYPES="f16 bf16" TYPES=f16 for the others), SESSIONS (8), TOKENS (2048), THREADS (2)
-# Per type, dgr: RSS (and anonymous RSS) after load ("idle"), then with SESSIONS sessions of TOKENS tokens each
+#   env: DGR_TYPES (default "f32 q8_0": each type takes about 2 minutes, mostly the prefill; DGR_TYPES="f16 bf16"
+#   for the others), SESSIONS (8), TOKENS (2048), THREADS (2); DGR_JAVA_OPTS reaches the server's JVM (e.g. another
+#   collector, to compare with the launcher's choice for serve).
+# Per type: RSS (and anonymous RSS) after load ("idle"), then with SESSIONS sessions of TOKENS tokens each
 # (prompts of TOKENS-16 token ids, 16 generated, measured once every prompt is in the cache), then the sessions of
-# 4,096 positions a 1 GiB budget admits (32 submitted; the running count once admission settles). llama.cpp (through
-# node-llama-cpp's prebuilt CPU binaries, tools/llamacpp/memory.mjs): RSS with a context of SESSIONS x TOKENS of that
-# type, which llama.cpp allocates whole, so it is its idle and its full figure. Stops every process it started.
-# Runs about 5 minutes on an idle 2-core machine with the default types (the dgr prefill of 8 x 2,032 tokens per type dominates).
+# 4,096 positions a 1 GiB budget admits (32 submitted; the running count once admission settles). Stops every
+# process it started. About 4-5 minutes on an idle 2-core machine with the default types (the prefill of
+# 8 x 2,032 tokens per type dominates).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 MODEL="${1:-/tmp/models/llama-1b-Q4_0.gguf}"
-TYPES="${TYPES:-f32 f16 bf16 q8_0}"
 DGR_TYPES="${DGR_TYPES:-f32 q8_0}"
 SESSIONS="${SESSIONS:-8}" TOKENS="${TOKENS:-2048}" THREADS="${THREADS:-2}"
-LLAMACPP_DIR="${LLAMACPP_DIR:-$ROOT/tools/llamacpp}"
 [ -f "$MODEL" ] || "$ROOT/dgr" synth --preset llama-1b --quant Q4_0 -o "$MODEL" >/dev/null
 "$ROOT/dgr" --version >/dev/null   # builds what is missing before anything is timed
 
@@ -67,11 +66,4 @@ for t in $DGR_TYPES; do
   wait 2>/dev/null || true
 done
 
-if [ -d "$LLAMACPP_DIR/node_modules" ]; then
-  for t in $TYPES; do
-    (cd "$LLAMACPP_DIR" && timeout 120 node memory.mjs "$MODEL" "$SESSIONS" "$TOKENS" "$THREADS" "$t" 2>&1 | grep '^llama.cpp' || echo "llama.cpp $t: failed")
-  done
-else
-  echo "llama.cpp: tools/llamacpp/node_modules missing (see tools/llamacpp/README.md)"
-fi
 echo "# done $(date -u +%FT%TZ) [load $(load)]"

@@ -40,16 +40,20 @@ public final class StageOptions {
                     + " 4 x the step time measured on that link (default: ${DEFAULT-VALUE})")
     String replyFloor;
 
+    @Option(names = "--route-depth", paramLabel = "N", description = "micro-batches the head keeps on its route at once (default: one per"
+            + " stage, so every stage computes at once; 1 suits stages that share one machine's cores, each using all of them)")
+    Integer routeDepth;
+
     /** The plan, or null when no stage flag was given. */
     StagePlan plan() {
         if (layers == null) {
-            if (stagePort != null || route != null || clusterToken != null) {
-                throw new IllegalArgumentException("--stage-port, --route and --cluster-token need --layers A:B (the span this node serves)");
+            if (stagePort != null || route != null || clusterToken != null || routeDepth != null) {
+                throw new IllegalArgumentException("--stage-port, --route, --route-depth and --cluster-token need --layers A:B (the span this node serves)");
             }
             return null;
         }
         Duration grace = DurationFlag.parse("--stage-orphan-grace", orphanGrace);
-        return StagePlan.of(layers, route, stagePort, clusterToken, grace, DurationFlag.parse("--stage-reply-floor", replyFloor));
+        return StagePlan.of(layers, route, stagePort, clusterToken, grace, DurationFlag.parse("--stage-reply-floor", replyFloor), routeDepth);
     }
 
     /** The engine options with the plan's span. */

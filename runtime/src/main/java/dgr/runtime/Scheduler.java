@@ -3,7 +3,6 @@ package dgr.runtime;
 import dgr.engine.Batch;
 import dgr.engine.Engine;
 import dgr.engine.ForwardResult;
-import dgr.engine.StateLayout;
 import dgr.engine.StateSlot;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,7 +12,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -35,9 +33,7 @@ public final class Scheduler implements AutoCloseable {
 
     private final Engine engine;
     private final SchedulerConfig config;
-    private final StateLayout layout;
-    private final int contextLength;
-    private final int vocabSize;
+    private final RequestCheck check;
     private final CompatibilityKey prefillKey;
     private final CompatibilityKey decodeKey;
     private final CompatibilityKey mixedKey;
@@ -50,12 +46,7 @@ public final class Scheduler implements AutoCloseable {
     private final AtomicLong nextSequenceId = new AtomicLong(1);
     /** Sessions submitted and not yet admitted or ended (inbox + waiting), for the queue bound. */
     private final AtomicInteger queued = new AtomicInteger();
-    private final LongAdder submitted = new LongAdder();
-    private final LongAdder admitted = new LongAdder();
-    private final LongAdder rejected = new LongAdder();
-    private final LongAdder finished = new LongAdder();
-    private final LongAdder cancelled = new LongAdder();
-    private final LongAdder failed = new LongAdder();
+    private final SchedulerTally tally = new SchedulerTally();
     private final Runnable onCancel = this::onCancel;
     /** The stages after this head's span, or null when the engine runs the whole model. */
     private final HeadRoute route;
@@ -91,9 +82,8 @@ public final class Scheduler implements AutoCloseable {
         }
         this.engine = engine;
         this.config = config;
-        this.layout = engine.stateLayout();
-        this.contextLength = recipe.contextLength();
-        this.vocabSize = engine.info().vocabSize();
+        this.check = new RequestCheck(engine.info().vocabSize(), recipe.contextLength(), engine.stateLayout(),
+                config.stateBudgetBytes());
         boolean mixedEngine = engine.features().mixedPrefillDecode();
         this.prefillKey = CompatibilityKey.of(engine, Phase.PREFILL);
         this.decodeKey = CompatibilityKey.of(engine, Phase.DECODE);
@@ -126,34 +116,16 @@ public final class Scheduler implements AutoCloseable {
      */
     public Submission submit(SessionRequest request) {
         long now = System.nanoTime();
-        submitted.increment();
+        tally.submitted();
         if (closed) return reject(request, RejectReason.CLOSED, "scheduler for " + engine.id() + " is closed");
-        int n = request.promptLength();
-        if (n == 0) return reject(request, RejectReason.INVALID_REQUEST, "prompt is empty");
-        for (int i = 0; i < n; i++) {
-            int tok = request.promptToken(i);
-            if (tok < 0 || tok >= vocabSize) {
-                return reject(request, RejectReason.INVALID_REQUEST,
-                        "prompt token " + tok + " at index " + i + " is outside the vocabulary [0, " + vocabSize + ")");
-            }
-        }
-        if (!request.stop().stopStrings().isEmpty() && request.decoder() == null) {
-            return reject(request, RejectReason.INVALID_REQUEST, "stop strings need a text decoder");
-        }
-        String tooLong = ContextRule.violation(n, request.stop().maxTokens(), contextLength);
-        if (tooLong != null) return reject(request, RejectReason.EXCEEDS_CONTEXT, tooLong);
-        long maxPositions = ContextRule.positions(n, request.stop().maxTokens());
-        long reservation = layout.bytesForTokens((int) maxPositions);
-        if (reservation > config.stateBudgetBytes()) {
-            return reject(request, RejectReason.EXCEEDS_STATE_BUDGET, "the session needs " + reservation
-                    + " state bytes, more than the whole budget of " + config.stateBudgetBytes());
-        }
+        Submission.Rejected refusal = check.refusal(request);
+        if (refusal != null) return reject(request, refusal.reason(), refusal.message());
         if (queued.incrementAndGet() > config.maxWaitingSessions()) {
             queued.decrementAndGet();
             return reject(request, RejectReason.OVER_CAPACITY, "over capacity: " + config.maxWaitingSessions()
                     + " sessions already wait for " + engine.id() + "; retry later");
         }
-        Session s = new Session(nextSequenceId.getAndIncrement(), request, now, reservation, onCancel);
+        Session s = new Session(nextSequenceId.getAndIncrement(), request, now, check.reservationBytes(request), onCancel);
         inbox.add(s);
         // close() sets closed and then drains the inbox: if it has already drained, this session
         // would wait forever, so whoever sees closed after adding drains too (each poll hands a
@@ -164,7 +136,7 @@ public final class Scheduler implements AutoCloseable {
     }
 
     private Submission reject(SessionRequest request, RejectReason reason, String message) {
-        rejected.increment();
+        tally.rejected();
         publish(new SchedulerEvent.SessionRejected(request.tenant(), reason, message));
         return new Submission.Rejected(reason, message);
     }
@@ -345,7 +317,7 @@ public final class Scheduler implements AutoCloseable {
             s.waitedIterations = 0;
             reservedBytes += s.reservationBytes();
             running.add(s);
-            admitted.increment();
+            tally.admitted();
             publish(new SchedulerEvent.SessionAdmitted(s.sequenceId(), s.tenant(), iteration, now - s.submittedNanos(),
                     s.reservationBytes()));
         }
@@ -470,11 +442,7 @@ public final class Scheduler implements AutoCloseable {
 
     /** The owner-facing half of an end: counters, Finished, completion, SessionEnded. */
     private void finish(Session s, Phase phase, FinishReason reason, String message) {
-        switch (phase) {
-            case CANCELLED -> cancelled.increment();
-            case FAILED -> failed.increment();
-            default -> finished.increment();
-        }
+        tally.ended(phase);
         Accounting acc = s.accounting();
         var fin = new SessionEvent.Finished(reason, message, acc);
         deliver(s, fin);
@@ -546,8 +514,7 @@ public final class Scheduler implements AutoCloseable {
     public int waitingCount() { return queued.get(); }
 
     public SchedulerCounters counters() {
-        return new SchedulerCounters(submitted.sum(), admitted.sum(), rejected.sum(), finished.sum(), cancelled.sum(),
-                failed.sum(), iteration);
+        return tally.snapshot(iteration);
     }
 
     /** Real weighted service per tenant ({@code promptTokenWeight × prompt + generatedTokenWeight × generated}). */

@@ -67,6 +67,7 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     }
 
     private final RouteSpec route;
+    private final int depth;
     private final Downlinks links;
     private final String modelRecipeId, schemaId, prefix;
     private final int firstLayerAfter;
@@ -90,7 +91,17 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     private final RecentNanos overheads = new RecentNanos(1024);
 
     public HeadDownstream(Engine head, RouteSpec route, ClusterToken token, StepClock clock) {
+        this(head, route, token, clock, 0);
+    }
+
+    /**
+     * @param depth micro-batches kept on the route at once; 0: one per stage, so every stage computes
+     *              at once (1 suits stages that share one machine's cores and each use all of them)
+     */
+    public HeadDownstream(Engine head, RouteSpec route, ClusterToken token, StepClock clock, int depth) {
+        if (depth < 0) throw new IllegalArgumentException("route depth must be >= 0 (0: one micro-batch per stage), got " + depth);
         this.route = route;
+        this.depth = depth == 0 ? route.hops().size() + 1 : depth;
         this.modelRecipeId = Wire.modelRecipeId(head);
         this.schemaId = head.boundarySchema().id();
         this.firstLayerAfter = head.recipe().endLayer();
@@ -118,7 +129,7 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     public String waitingFor() { return warm.waitingFor(); }
 
     @Override
-    public int depth() { return route.hops().size() + 1; }
+    public int depth() { return depth; }
 
     @Override
     public void open(long sequenceId, TokenSampler sampler) {

@@ -13,9 +13,10 @@ import java.time.Duration;
  * @param token       the cluster's shared token
  * @param clock       reply deadlines downstream
  * @param orphanGrace how long a later stage keeps a session whose upstream stream broke
+ * @param routeDepth  a head's micro-batches on the route at once; 0: one per stage
  */
 public record StagePlan(int firstLayer, int endLayer, RouteSpec route, int stagePort, ClusterToken token, StepClock clock,
-                        Duration orphanGrace) {
+                        Duration orphanGrace, int routeDepth) {
 
     public boolean isHead() { return route != null; }
 
@@ -26,6 +27,12 @@ public record StagePlan(int firstLayer, int endLayer, RouteSpec route, int stage
      */
     public static StagePlan of(String layers, String route, Integer stagePort, String clusterToken, Duration orphanGrace,
                                Duration replyFloor) {
+        return of(layers, route, stagePort, clusterToken, orphanGrace, replyFloor, null);
+    }
+
+    /** As above, with {@code --route-depth} (null when not given). */
+    public static StagePlan of(String layers, String route, Integer stagePort, String clusterToken, Duration orphanGrace,
+                               Duration replyFloor, Integer routeDepth) {
         int colon = layers.indexOf(':');
         int a, b;
         try {
@@ -43,11 +50,13 @@ public record StagePlan(int firstLayer, int endLayer, RouteSpec route, int stage
         if (a == 0) {
             if (route == null) throw new IllegalArgumentException("--layers 0:" + b + " makes this node a head: give --route HOST:PORT,... for the stages after layer " + b);
             if (stagePort != null) throw new IllegalArgumentException("--stage-port is for stages after the head; a head (--layers 0:" + b + ") sends with --route");
-            return new StagePlan(a, b, RouteSpec.parse(route), 0, token, clock, orphanGrace);
+            if (routeDepth != null && routeDepth < 1) throw new IllegalArgumentException("--route-depth must be at least 1, got " + routeDepth);
+            return new StagePlan(a, b, RouteSpec.parse(route), 0, token, clock, orphanGrace, routeDepth == null ? 0 : routeDepth);
         }
         if (route != null) throw new IllegalArgumentException("--route belongs to the head (--layers 0:A); this stage (--layers " + layers + ") learns its route from the head");
+        if (routeDepth != null) throw new IllegalArgumentException("--route-depth belongs to the head (--layers 0:A), which keeps the micro-batches on the route");
         if (stagePort == null) throw new IllegalArgumentException("--layers " + layers + " is a later stage: give --stage-port P to listen for boundary rows");
         if (stagePort < 0 || stagePort > 65535) throw new IllegalArgumentException("--stage-port must be in [0, 65535], got " + stagePort);
-        return new StagePlan(a, b, null, stagePort, token, clock, orphanGrace);
+        return new StagePlan(a, b, null, stagePort, token, clock, orphanGrace, 0);
     }
 }

@@ -30,7 +30,7 @@ public final class StageRole implements AutoCloseable {
     /** A head's downstream for its engine, or null when the plan is not a head's. */
     public HeadDownstream head(Engine engine, StagePlan plan, PrometheusRegistry registry) {
         if (plan == null || !plan.isHead()) return null;
-        HeadDownstream d = new HeadDownstream(engine, plan.route(), plan.token(), plan.clock());
+        HeadDownstream d = new HeadDownstream(engine, plan.route(), plan.token(), plan.clock(), plan.routeDepth());
         report = StageReport.of(engine, d);
         report.register(registry);
         return d;

@@ -134,6 +134,11 @@ final class StageFixture {
         final Scheduler scheduler;
 
         Route(Path model, int[] splits, Duration orphanGrace) {
+            this(model, splits, orphanGrace, 0);
+        }
+
+        /** With {@code depth} micro-batches on the route at once (0: one per stage). */
+        Route(Path model, int[] splits, Duration orphanGrace, int depth) {
             head = Engines.load(model, options().withSpan(0, splits[0]));
             StringBuilder route = new StringBuilder();
             for (int i = 0; i < splits.length; i++) {
@@ -145,7 +150,7 @@ final class StageFixture {
                 route.append("127.0.0.1:").append(s.port());
             }
             // A 20 s floor: these routes test bits, not detection, and a machine shared by many builds stalls for seconds.
-            downstream = new HeadDownstream(head, RouteSpec.parse(route.toString()), ClusterToken.of(TOKEN), PATIENT);
+            downstream = new HeadDownstream(head, RouteSpec.parse(route.toString()), ClusterToken.of(TOKEN), PATIENT, depth);
             scheduler = new Scheduler(head, SchedulerConfig.defaults().withBatch(16, 64), downstream);
             scheduler.start();
         }

@@ -40,6 +40,18 @@ class StageRouteTest {
     }
 
     @org.junit.jupiter.api.Test
+    void aRouteOfDepthOneKeepsOneMicroBatchOnItAndGivesTheSameTokens() throws Exception {
+        // --route-depth 1: stages that share one machine's cores compute in turn, each with all of them.
+        Path model = StageFixture.llamaTiny4();
+        List<List<Integer>> reference = StageFixture.single(model, EIGHT, MAX_TOKENS);
+        try (var route = new StageFixture.Route(model, new int[] {1, 3}, Duration.ofSeconds(5), 1)) {
+            assertThat(route.downstream.depth()).isEqualTo(1);
+            assertThat(route.run(EIGHT, MAX_TOKENS)).isEqualTo(reference);
+            assertThat(route.downstream.peakFlights()).isEqualTo(1);
+        }
+    }
+
+    @org.junit.jupiter.api.Test
     void aLogitBiasTravelsToTheLastStageAndSamplesThereAsOnOneNode() throws Exception {
         Path model = StageFixture.llamaTiny4();
         int[] ids = {2, 3};

@@ -219,4 +219,20 @@ class RouterTest {
         assertThat(router2.route(M, null, Set.of())).isInstanceOfSatisfying(Decision.Full.class,
                 f -> assertThat(f.queueFull()).as("it would wait for the fast node").isTrue());
     }
+
+    @Test
+    void onlyALeaseWhoseNodeStreamedTellsRoutingItsFirstTokenAndSessionTimes() throws Exception {
+        NodeRegistry r = registry(1, 1);
+        Router router = new Router(r, RoutingPolicy.CAPACITY, Duration.ZERO, 8);
+        Lease refused = ((Decision.Routed) router.route(M, null, Set.of())).lease();
+        refused.close(); // a node that refused or failed before its first chunk says nothing of its speed
+        assertThat(refused.node().times(M).firstTokenSeconds()).isNaN();
+        assertThat(refused.node().times(M).sessionSeconds()).isNaN();
+        Lease served = ((Decision.Routed) router.route(M, null, Set.of())).lease();
+        served.firstToken();
+        served.firstToken(); // once per lease
+        served.close();
+        var seen = served.node().times(M);
+        assertThat(seen.firstTokenSeconds()).isNotNaN().isLessThanOrEqualTo(seen.sessionSeconds());
+    }
 }
