@@ -25,7 +25,7 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 
 echo "# v4-llamacpp: $(date -u +%FT%TZ), $(nproc) CPUs, $THREADS threads, load $(load)"
 if [ -x "$LLAMA_BENCH" ]; then
-  echo "# llama.cpp: $("$LLAMA_BENCH" --version 2>&1 | head -1 || true) ($LLAMA_BENCH)"
+  echo "# llama.cpp: $LLAMA_BENCH (its build line below names the commit; node-llama-cpp 3.21.1's bundle, release v0.4.0, is 80fb11a)"
 else
   echo "# llama.cpp: no llama-bench at $LLAMA_BENCH (build it: see the end of this script)"
 fi
@@ -39,7 +39,7 @@ for q in "${QUANTS[@]}"; do
   if [ -x "$LLAMA_BENCH" ]; then
     # -o md: one table row per test (pp128, tg64) with t/s as "mean ± sd".
     "$LLAMA_BENCH" -m "$model" -t "$THREADS" -p 128 -n 64 -r 3 -o md 2>&1 \
-      | grep -E '(pp|tg)[0-9]+' | sed -e "s/^/llama.cpp $q: /" || echo "llama.cpp $q: llama-bench failed"
+      | grep -E '(pp|tg)[0-9]+|^build:' | sed -e "s/^/llama.cpp $q: /" || echo "llama.cpp $q: llama-bench failed"
     echo "llama.cpp $q: [load $(load)]"
   fi
   if [ -x "$LLAMA_BATCHED_BENCH" ]; then
