@@ -74,13 +74,27 @@ public final class OnlineSoftmax {
                 sum = sum.add(FloatVector.fromArray(F, sc, base + j)).add(FloatVector.fromArray(F, sc, base + j + 8));
             }
         }
+        if (SimdAttention.WIDE) {
+            // At most one block of 8 is left here, and C2 finds this call site too cold to inline the
+            // vector exp into an already large method: a vector crossing that call was boxed (llama-1b,
+            // 2 sessions at depth ~140: 4.8 MB of garbage per decode step). Lane by lane instead, with the
+            // scalar exp whose lanes the vector one equals (ExpTest), then summed as the vector would.
+            for (; j < jEnd; j += 8) {
+                for (int l = base + j, e = l + 8; l < e; l++) sc[l] = Exp.exp(sc[l] - m);
+                sum = sum.add(FloatVector.fromArray(F, sc, base + j));
+            }
+        }
         for (; j < jEnd; j += 8) {
             FloatVector p = Exp.exp(FloatVector.fromArray(F, sc, base + j).sub(mv));
             p.intoArray(sc, base + j);
             sum = sum.add(p);
         }
         state[i] = m;
-        state[i + 1] = state[i + 1] * alpha + sum8(sum);
+        // sum8's tree written out: C2 stopped inlining calls in this method (node count), and a vector
+        // argument to a call it does not inline is boxed.
+        float s0 = sum.lane(0), s1 = sum.lane(1), s2 = sum.lane(2), s3 = sum.lane(3);
+        float s4 = sum.lane(4), s5 = sum.lane(5), s6 = sum.lane(6), s7 = sum.lane(7);
+        state[i + 1] = state[i + 1] * alpha + (((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)));
         if (alpha != 1f) scale(acc, ao, hd, alpha);
     }
 
@@ -101,13 +115,6 @@ public final class OnlineSoftmax {
 
     private static void scale(float[] acc, int ao, int hd, float f) {
         for (int c = 0; c < hd; c += 8) FloatVector.fromArray(F, acc, ao + c).mul(f).intoArray(acc, ao + c);
-    }
-
-    /** {@code ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7))}. */
-    private static float sum8(FloatVector v) {
-        float l0 = v.lane(0), l1 = v.lane(1), l2 = v.lane(2), l3 = v.lane(3);
-        float l4 = v.lane(4), l5 = v.lane(5), l6 = v.lane(6), l7 = v.lane(7);
-        return ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7));
     }
 
     /** A score soft cap ({@code tanh(s/cap)·cap}), as the model's configuration states it. */
