@@ -6,7 +6,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 MODEL="${1:-$HOME/.cache/dgr/models/llama-110m-Q4_0-seed42.gguf}"
 [ -f "$MODEL" ] || { echo "no $MODEL: pass a GGUF, or run dgr bench once (it makes llama-110m)" >&2; exit 1; }
-G1="-XX:+UseG1GC -XX:G1PeriodicGCInterval=10000 -XX:MaxHeapFreeRatio=30 -XX:MinHeapFreeRatio=10 -XX:TrimNativeHeapInterval=10000"
+G1="-XX:+UseG1GC -XX:MaxNewSize=64m -XX:G1PeriodicGCInterval=10000 -XX:MaxHeapFreeRatio=30 -XX:MinHeapFreeRatio=10 -XX:TrimNativeHeapInterval=10000"
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); model $MODEL"
 for round in 1 2 3; do
   for gc in parallel g1; do

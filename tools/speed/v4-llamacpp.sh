@@ -25,7 +25,7 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 
 echo "# v4-llamacpp: $(date -u +%FT%TZ), $(nproc) CPUs, $THREADS threads, load $(load)"
 if [ -x "$LLAMA_BENCH" ]; then
-  echo "# llama.cpp: $("$LLAMA_BENCH" --version 2>&1 | head -1 || true) ($LLAMA_BENCH)"
+  echo "# llama.cpp: $LLAMA_BENCH (its build line below names the commit; node-llama-cpp 3.21.1's bundle, release v0.4.0, is 80fb11a)"
 else
   echo "# llama.cpp: no llama-bench at $LLAMA_BENCH (build it: see the end of this script)"
 fi
@@ -39,12 +39,12 @@ for q in "${QUANTS[@]}"; do
   if [ -x "$LLAMA_BENCH" ]; then
     # -o md: one table row per test (pp128, tg64) with t/s as "mean ± sd".
     "$LLAMA_BENCH" -m "$model" -t "$THREADS" -p 128 -n 64 -r 3 -o md 2>&1 \
-      | grep -E '(pp|tg)[0-9]+' | sed -e "s/^/llama.cpp $q: /" || echo "llama.cpp $q: llama-bench failed"
+      | grep -E '(pp|tg)[0-9]+|^build:|GGML_ASSERT' | sed -e "s/^/llama.cpp $q: /" || echo "llama.cpp $q: llama-bench failed"
     echo "llama.cpp $q: [load $(load)]"
   fi
   if [ -x "$LLAMA_BATCHED_BENCH" ]; then
     "$LLAMA_BATCHED_BENCH" -m "$model" -t "$THREADS" -c 2048 -b 2048 -ub 512 -npp 128 -ntg 64 -npl 1,8 2>&1 \
-      | grep -E '^\|\s+[0-9]+' | sed -e "s/^/llama.cpp $q batched (PP TG B N_KV T_PP S_PP T_TG S_TG T S): /" \
+      | grep -E '^\|\s+[0-9]+|GGML_ASSERT' | sed -e "s/^/llama.cpp $q batched (PP TG B N_KV T_PP S_PP T_TG S_TG T S): /" \
       || echo "llama.cpp $q: llama-batched-bench failed"
   fi
 done

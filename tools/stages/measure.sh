@@ -5,9 +5,9 @@
 #      go to whichever stage computes): generation tok/s at c=1 and c=8, the route's per-hop overhead p50
 #      for one decode row (c=1), its bubble at c=8; then the route with micro-batches in flight (-t 1 per
 #      stage, the default depth of one per stage) at c=8: tok/s and bubble;
-#   2. a 3-stage route (-t 1 each) with an alternate middle stage: a failure-free c=8 run, then KILLS
-#      (default 5) runs, each on a fresh head and a fresh preferred middle stage, whose middle stage is
-#      killed (kill -9) at a random moment: the longest gap a client saw per kill and their p99 (nearest
+#   2. a 3-stage route (-t 2 each, --route-depth 1: the replacement replays on both cores) with an
+#      alternate middle stage: a failure-free c=8 run, then KILLS (default 4) runs, each on a fresh head
+#      and a fresh preferred middle stage, whose middle stage is killed (kill -9) at a random moment: the longest gap a client saw per kill and their p99 (nearest
 #      rank: with fewer than 100 kills, the largest), tokens recomputed, texts equal yes/no.
 # Heads run with --stage-reply-floor 2s, so a stall of a loaded machine is not taken for a hung stage
 # (a kill -9 is detected from the broken stream, not from the deadline).
@@ -20,7 +20,7 @@ DGR="$ROOT/dgr"
 HERE="$ROOT/tools/stages"
 MODEL="${1:-/tmp/models/llama-1b-Q4_0.gguf}"
 TOKEN="measure-$$"
-KILLS="${KILLS:-5}"
+KILLS="${KILLS:-4}"
 FLOOR=(--stage-reply-floor 2s)
 WORK="$(mktemp -d /tmp/dgr-stages-measure.XXXXXX)"
 PIDS=()
@@ -111,12 +111,13 @@ echo "  generation tok/s c=8: $routem8 ($(pct "$routem8" "$one8") of one node); 
 # times. A head keeps a dead address dead, so every kill gets a fresh head and a fresh preferred middle
 # stage (on a new port); the last stage and the alternate stay.
 PL=$(port); P2=$(port)
-serve last3 "$(port)" --layers 11:16 --stage-port "$PL" --cluster-token "$TOKEN" -t 1
-serve alt "$(port)" --layers 5:11 --stage-port "$P2" --cluster-token "$TOKEN" -t 1
+serve last3 "$(port)" --layers 11:16 --stage-port "$PL" --cluster-token "$TOKEN" -t 2
+serve alt "$(port)" --layers 5:11 --stage-port "$P2" --cluster-token "$TOKEN" -t 2
 for k in $(seq 0 "$KILLS"); do
   P1=$(port); H=$(port)
-  serve "mid$k" "$(port)" --layers 5:11 --stage-port "$P1" --cluster-token "$TOKEN" -t 1
-  serve "head3_$k" "$H" --layers 0:5 --route "127.0.0.1:$P1|127.0.0.1:$P2,127.0.0.1:$PL" --cluster-token "$TOKEN" "${FLOOR[@]}" -t 1
+  serve "mid$k" "$(port)" --layers 5:11 --stage-port "$P1" --cluster-token "$TOKEN" -t 2
+  serve "head3_$k" "$H" --layers 0:5 --route "127.0.0.1:$P1|127.0.0.1:$P2,127.0.0.1:$PL" --cluster-token "$TOKEN" "${FLOOR[@]}" \
+      --route-depth 1 -t 2
   if [ "$k" = 0 ]; then  # the failure-free run, on the same route
     python3 "$HERE/streams.py" "http://127.0.0.1:$H" 8 24 "$WORK/reference.json"
   else
@@ -143,7 +144,7 @@ ref = json.load(open(sys.argv[1]))
 lines = open(sys.argv[2]).read().splitlines()
 gaps = sorted(float(re.search(r"longest gap (\d+) ms", l).group(1)) for l in lines)
 p99 = gaps[max(0, math.ceil(0.99 * len(gaps)) - 1)]
-print("3-stage route (-t 1 each), kill -9 of the middle stage at a random moment at c=8, %s kills:" % sys.argv[3])
+print("3-stage route (-t 2 each, --route-depth 1), kill -9 of the middle stage at a random moment at c=8, %s kills:" % sys.argv[3])
 print("\n".join(lines))
 print("  longest gap a client saw, p99 over the kills: %.0f ms (median %.0f ms; failure-free run: %.0f ms)"
       % (p99, gaps[len(gaps) // 2], max(r["gap_ms"] for r in ref)))

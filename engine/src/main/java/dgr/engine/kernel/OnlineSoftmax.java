@@ -1,6 +1,7 @@
 package dgr.engine.kernel;
 
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -17,6 +18,7 @@ public final class OnlineSoftmax {
     private OnlineSoftmax() {}
 
     static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
+    static final VectorSpecies<Float> W = FloatVector.SPECIES_512;
 
     /**
      * Scores at {@code sc[base + (t − ta)]} for {@code t} in {@code [lo, hi)} (raw dot products;
@@ -32,30 +34,67 @@ public final class OnlineSoftmax {
         if (cap != 0f) {
             for (int j = lo - ta; j < j1; j++) sc[base + j] = capper.apply(sc[base + j] * scale, cap);
         }
-        // 8 positions per vector. A 16-lane form of these loops (2026-12-02) allocated a few KB per
-        // decode step on JDK 25's C2 (DecodeAllocationTest), so it is not used.
-        // The −∞ vector is a local, not a static final: blending into a static final one boxed a vector
+        // 16 positions per vector where the CPU has 512-bit vectors: the weights are lane-wise and
+        // the maximum exact in any order, so only the sum's order matters, and it adds the two
+        // 8-lane halves in block order as the 8-lane loop does.
+        // The −∞ vectors are locals, not static finals: blending into a static final one boxed a vector
         // per block on JDK 25's C2 (96 bytes each, 1.8 MB of garbage per decode step of two llama-1b
         // sessions at depth ~140).
-        int jEnd = (j1 + 7) & ~7;
+        int jEnd = (j1 + 7) & ~7, j = j0;
         FloatVector negInf = FloatVector.broadcast(F, Float.NEGATIVE_INFINITY), mx = negInf;
-        for (int j = j0; j < jEnd; j += 8) {
+        float mxw = Float.NEGATIVE_INFINITY;
+        if (SimdAttention.WIDE) {
+            FloatVector negInfW = FloatVector.broadcast(W, Float.NEGATIVE_INFINITY), mw = negInfW;
+            for (; j + 16 <= jEnd; j += 16) {
+                FloatVector s = FloatVector.fromArray(W, sc, base + j);
+                if (cap == 0f) s = s.mul(scale);
+                s = negInfW.blend(s, W.indexInRange(ta + j - lo, hi - lo));
+                s.intoArray(sc, base + j);
+                mw = mw.max(s);
+            }
+            mxw = mw.reduceLanes(VectorOperators.MAX);
+        }
+        for (; j < jEnd; j += 8) {
             FloatVector s = FloatVector.fromArray(F, sc, base + j);
             if (cap == 0f) s = s.mul(scale);
-            if (ta + j < lo || ta + j + 8 > hi) s = negInf.blend(s, F.indexInRange(ta + j - lo, hi - lo));
+            VectorMask<Float> in = F.indexInRange(ta + j - lo, hi - lo);
+            s = negInf.blend(s, in);
             s.intoArray(sc, base + j);
             mx = mx.max(s);
         }
-        float mOld = state[i], m = Math.max(mOld, mx.reduceLanes(VectorOperators.MAX));
+        float mOld = state[i], m = Math.max(mOld, Math.max(mxw, mx.reduceLanes(VectorOperators.MAX)));
         float alpha = mOld == Float.NEGATIVE_INFINITY ? 0f : Exp.exp(mOld - m);
         FloatVector mv = FloatVector.broadcast(F, m), sum = FloatVector.zero(F);
-        for (int j = j0; j < jEnd; j += 8) {
+        j = j0;
+        if (SimdAttention.WIDE) {
+            FloatVector mvw = FloatVector.broadcast(W, m);
+            for (; j + 16 <= jEnd; j += 16) {
+                Exp.exp16(FloatVector.fromArray(W, sc, base + j).sub(mvw)).intoArray(sc, base + j);
+                // The halves from memory: the Vector API's shape change is not compiled to an extract here.
+                sum = sum.add(FloatVector.fromArray(F, sc, base + j)).add(FloatVector.fromArray(F, sc, base + j + 8));
+            }
+        }
+        if (SimdAttention.WIDE) {
+            // At most one block of 8 is left here, and C2 finds this call site too cold to inline the
+            // vector exp into an already large method: a vector crossing that call was boxed (llama-1b,
+            // 2 sessions at depth ~140: 4.8 MB of garbage per decode step). Lane by lane instead, with the
+            // scalar exp whose lanes the vector one equals (ExpTest), then summed as the vector would.
+            for (; j < jEnd; j += 8) {
+                for (int l = base + j, e = l + 8; l < e; l++) sc[l] = Exp.exp(sc[l] - m);
+                sum = sum.add(FloatVector.fromArray(F, sc, base + j));
+            }
+        }
+        for (; j < jEnd; j += 8) {
             FloatVector p = Exp.exp(FloatVector.fromArray(F, sc, base + j).sub(mv));
             p.intoArray(sc, base + j);
             sum = sum.add(p);
         }
         state[i] = m;
-        state[i + 1] = state[i + 1] * alpha + sum8(sum);
+        // sum8's tree written out: C2 stopped inlining calls in this method (node count), and a vector
+        // argument to a call it does not inline is boxed.
+        float s0 = sum.lane(0), s1 = sum.lane(1), s2 = sum.lane(2), s3 = sum.lane(3);
+        float s4 = sum.lane(4), s5 = sum.lane(5), s6 = sum.lane(6), s7 = sum.lane(7);
+        state[i + 1] = state[i + 1] * alpha + (((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)));
         if (alpha != 1f) scale(acc, ao, hd, alpha);
     }
 
@@ -76,13 +115,6 @@ public final class OnlineSoftmax {
 
     private static void scale(float[] acc, int ao, int hd, float f) {
         for (int c = 0; c < hd; c += 8) FloatVector.fromArray(F, acc, ao + c).mul(f).intoArray(acc, ao + c);
-    }
-
-    /** {@code ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7))}. */
-    private static float sum8(FloatVector v) {
-        float l0 = v.lane(0), l1 = v.lane(1), l2 = v.lane(2), l3 = v.lane(3);
-        float l4 = v.lane(4), l5 = v.lane(5), l6 = v.lane(6), l7 = v.lane(7);
-        return ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7));
     }
 
     /** A score soft cap ({@code tanh(s/cap)·cap}), as the model's configuration states it. */

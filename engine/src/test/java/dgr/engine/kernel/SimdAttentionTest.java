@@ -100,6 +100,25 @@ class SimdAttentionTest {
         }
     }
 
+    @Test
+    void sixteenLaneExponentialEqualsTheScalarFormToTheBit() {
+        SplittableRandom rnd = new SplittableRandom(8);
+        float[] x = new float[16], y = new float[16];
+        for (int rep = 0; rep < 20_000; rep++) {
+            for (int i = 0; i < 16; i++) x[i] = rep % 5 == 0 ? (float) -rnd.nextDouble(100) : (float) -rnd.nextDouble(0.01);
+            if (rep == 0) {
+                x[0] = Float.NEGATIVE_INFINITY;
+                x[1] = Float.NaN;
+                x[2] = -0f;
+                x[3] = Exp.FLOOR;
+            }
+            Exp.exp16(jdk.incubator.vector.FloatVector.fromArray(Exp.W, x, 0)).intoArray(y, 0);
+            for (int i = 0; i < 16; i++) {
+                assertThat(Float.floatToRawIntBits(y[i])).as("e^%s", x[i]).isEqualTo(Float.floatToRawIntBits(Exp.exp(x[i])));
+            }
+        }
+    }
+
     private static float[] random(SplittableRandom rnd, int n) {
         float[] x = new float[n];
         for (int i = 0; i < n; i++) x[i] = (float) rnd.nextDouble(-1, 1);
