@@ -31,6 +31,14 @@ final class TrackerLedgerRecovery {
     static void start(TrackerServer server, JdbcLedger ledger, Instant started, Duration grace) {
         NodeRoster roster = ledger.roster();
         List<NodeRoster.Entry> remembered = roster.seenSince(started.minus(REMEMBERED));
+        server.tracker().registry().onSighting(s -> {
+            if (s.backend() != Backend.DGR) return;
+            try {
+                roster.seen(s.id(), stripSlash(s.url().toString()), Instant.now());
+            } catch (RuntimeException e) {   // the loop below writes it again within a second
+                System.err.println("dgr tracker: could not remember node " + s.id() + " in the ledger: " + e.getMessage());
+            }
+        });
         Thread.ofVirtual().name("dgr-ledger-roster").start(() -> remember(server, roster));
         if (ledger.openRequests().stream().noneMatch(r -> r.arrival().isBefore(started))) return;
         String token = server.tracker().config().nodeToken();
@@ -56,7 +64,10 @@ final class TrackerLedgerRecovery {
         });
     }
 
-    /** Every second, notes the dgr nodes in the registry (a database write only for a new or moved node). */
+    /**
+     * Every second, notes the dgr nodes in the registry (a database write only for a new or moved node, or one
+     * not written for {@link NodeRoster}'s refresh period); a join is written at once ({@code onSighting}).
+     */
     private static void remember(TrackerServer server, NodeRoster roster) {
         while (true) {
             try {
