@@ -265,7 +265,7 @@ final class Downlinks implements Link.Owner, AutoCloseable {
                 boolean measured = l.measured();
                 for (var e : l.pending.entrySet()) {
                     // Warm-up rows are never late: their reply is awaited only to measure the link.
-                    if (e.getKey().startsWith(Wire.WARM_PREFIX)) continue;
+                    if (Wire.isWarmUp(e.getKey())) continue;
                     Link.Pending p = e.getValue();
                     long deadline = clock.deadline(p.sentNanos(), measured, perRow, p.rowsAhead());
                     if (now - deadline > 0) {

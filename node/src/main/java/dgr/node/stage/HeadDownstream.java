@@ -294,7 +294,7 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
 
     @Override
     public void tokens(List<Token> tokens, long computeNanos) {
-        for (Token t : tokens) if (warm.isWarmUp(t.getSession()) && warm.answered(t.getSession())) links.close(t.getSession());
+        for (Token t : tokens) if (Wire.isWarmUp(t.getSession()) && warm.answered(t.getSession())) links.close(t.getSession());
         events.add(new Tokens(tokens)); // warm-up tokens among them are ignored: no session awaits them
     }
 
@@ -310,12 +310,12 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     @Override
     public void failed(String address, String reason, List<String> sessions) {
         for (String id : sessions) {
-            if (!warm.isWarmUp(id)) continue;
+            if (!Wire.isWarmUp(id)) continue;
             warm.failed(id, "stage " + address + ": " + reason);
             links.cancel(id, "warm-up failed"); // frees its kept rows here and its state on the stages before the failed one
         }
         // A stage that fails only warm-up sessions (not up yet when the head started) is no failure yet.
-        if (sessions.stream().allMatch(warm::isWarmUp)) return;
+        if (sessions.stream().allMatch(Wire::isWarmUp)) return;
         events.add(new Failed(address, reason));
     }
 

@@ -106,8 +106,6 @@ final class RouteWarmUp implements AutoCloseable {
         }
     }
 
-    boolean isWarmUp(String wire) { return wire.startsWith(Wire.WARM_PREFIX); }
-
     private boolean everyPathAnswered() {
         for (List<String> p : paths) if (!answered.containsAll(p)) return false;
         return true;

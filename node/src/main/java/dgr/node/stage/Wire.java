@@ -13,6 +13,9 @@ final class Wire {
     /** Session ids of a head's warm-up rows start with this. */
     static final String WARM_PREFIX = "warm-";
 
+    /** Whether a session id is a head's warm-up session ({@link RouteWarmUp}). */
+    static boolean isWarmUp(String session) { return session.startsWith(WARM_PREFIX); }
+
     private Wire() {}
 
     /**

@@ -50,7 +50,7 @@ record ExpectedDelay(String model, boolean measured, Map<RegisteredNode, double[
         boolean all = true;
         for (RegisteredNode n : nodes) all &= n.models().get(model).speedMeasured();
         Map<RegisteredNode, double[]> times = new IdentityHashMap<>();
-        for (RegisteredNode n : nodes) times.put(n, all ? seen.computeIfAbsent(n.id() + '\0' + model, k -> observed(n, model)) : new double[] {1, 1});
+        for (RegisteredNode n : nodes) times.put(n, all ? seen.computeIfAbsent(Router.key(n, model), k -> observed(n, model)) : new double[] {1, 1});
         return new ExpectedDelay(model, all, times);
     }
 

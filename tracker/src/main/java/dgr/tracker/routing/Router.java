@@ -197,7 +197,8 @@ public final class Router {
         return new Decision.Routed(new Lease(registry, pick.node, t.model, "queue_wait_spent"), System.nanoTime() - t.start);
     }
 
-    private static String key(RegisteredNode n, String model) { return n.id() + '\0' + model; }
+    /** A node and model as one map key (the dispatch pass's counts, and {@link ExpectedDelay}'s times). */
+    static String key(RegisteredNode n, String model) { return n.id() + '\0' + model; }
 
     private List<RegisteredNode> eligibleOf(String model, String resumeKey, Set<String> exclude) {
         List<RegisteredNode> eligible = new ArrayList<>();
