@@ -10,7 +10,8 @@
 #   failover: N kills (SIGNAL), longest gap p50 X ms p90 Y ms p99 Z ms max W ms; failure-free run's longest gap B ms; ...
 # Load is printed at the start and the end: gaps grow with it.
 #   tools/stages/failover.sh [MODEL]     (default /tmp/models/llama-1b-Q4_0.gguf, made when missing)
-#   KILLS=N (default 20)  SIGNAL=KILL|STOP (default KILL)  FLOOR=2s (the heads' --stage-reply-floor)
+#   KILLS=N (default 20)  SIGNAL=KILL|STOP (default KILL)  FLOOR=... (the heads' --stage-reply-floor;
+#   default 2s for KILL, 250ms for STOP)
 # About 10 s a kill on 2 quiet cores. Stops every process it starts, by handle.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -20,9 +21,10 @@ MODEL="${1:-/tmp/models/llama-1b-Q4_0.gguf}"
 TOKEN="failover-$$"
 KILLS="${KILLS:-20}"
 SIGNAL="${SIGNAL:-KILL}"
-# A kill -9 is told from the broken stream at once; the floor only guards a loaded machine's stalls
-# from being taken for a hung stage. With SIGNAL=STOP the floor is what detection waits for.
-FLOOR="${FLOOR:-2s}"
+# A kill -9 is told from the broken stream at once; the floor (2 s) only guards a loaded machine's
+# stalls from being taken for a hung stage. With SIGNAL=STOP (a hung stage) the deadline is what tells,
+# so the floor is the serving default (250 ms): detection = floor + 4 step times of the rows ahead.
+if [ "$SIGNAL" = STOP ]; then FLOOR="${FLOOR:-250ms}"; else FLOOR="${FLOOR:-2s}"; fi
 WORK="$(mktemp -d /tmp/dgr-stages-failover.XXXXXX)"
 PIDS=()
 
