@@ -23,26 +23,28 @@ import org.junit.jupiter.api.Test;
  * Item 5 of issue 23 with the tracker supplying the alternate, as real processes on 127.0.0.1: a
  * {@code dgr tracker}, two stages s1 and s2 serving [1,4) that join it, and a head [0,1) whose
  * {@code --route} names only s1 and that joins it too. {@code kill -9} of s1 while 4 streams decode:
- * every stream finishes on s2, which only the tracker named, with the failure-free run's text bit for bit.
+ * every stream finishes on s2, which only the tracker named, with the failure-free run's text bit for bit;
+ * a head started afterwards with a route whose only stage is dead serves through s2.
  */
 class TrackerAlternateFailoverTest {
     static final String CLUSTER = "alternates-cluster-token", NODE = "alternates-node-token";
     static final int SESSIONS = 4, MAX_TOKENS = 32;
     static final List<DgrProcess> processes = new ArrayList<>();
-    static Path dir;
+    static Path dir, model;
     static DgrProcess s1;
-    static int headPort, p2;
+    static String tracker;
+    static int headPort, p1, p2;
 
     @BeforeAll
     static void startCluster() throws Exception {
         dir = Files.createTempDirectory("dgr-tracker-alternates");
-        Path model = dir.resolve("llama-tiny4-Q4_0.gguf");
+        model = dir.resolve("llama-tiny4-Q4_0.gguf");
         Synth.write(StageFailoverTest.LLAMA_TINY4, QuantMix.parse("Q4_0"), 7, model);
         int trackerPort = DgrProcess.freePort();
-        String tracker = "http://127.0.0.1:" + trackerPort;
+        tracker = "http://127.0.0.1:" + trackerPort;
         start("tracker", List.of("tracker", "--port", String.valueOf(trackerPort), "--node-token", NODE, "--admin-token", "admin",
                 "--db", "jdbc:sqlite:" + dir.resolve("ledger.db")), trackerPort);
-        int p1 = DgrProcess.freePort();
+        p1 = DgrProcess.freePort();
         p2 = DgrProcess.freePort();
         s1 = stage("s1", model, p1, tracker);
         stage("s2", model, p2, tracker);
@@ -98,6 +100,18 @@ class TrackerAlternateFailoverTest {
         List<String> live = new ArrayList<>();
         stage.path("neighbours").path("downstream").forEach(n -> live.add(n.asText()));
         assertThat(live).as("the head's live links after the kill").containsExactly(s2);
+
+        // A head started now with a route whose only stage is dead is ready through the tracker's s2 and
+        // serves the same bits (its first sessions find s1 dead on open and fail over).
+        int late = DgrProcess.freePort();
+        start("late-head", List.of("serve", "-m", model.toString(), "-a", "m", "--layers", "0:1", "--route", "127.0.0.1:" + p1,
+                "--cluster-token", CLUSTER, "--port", String.valueOf(late), "-t", "1", "--stage-reply-floor", "1s",
+                "--tracker", tracker, "--node-token", NODE), late);
+        List<Streams.Result> fromLate = Streams.join(Streams.start("http://127.0.0.1:" + late, 2, MAX_TOKENS));
+        for (int i = 0; i < 2; i++) {
+            assertThat(fromLate.get(i).error).as("late head, session %d error", i).isNull();
+            assertThat(fromLate.get(i).text.toString()).as("late head, session %d text", i).isEqualTo(reference.get(i).text.toString());
+        }
     }
 
     static List<String> alternates(String base) {
