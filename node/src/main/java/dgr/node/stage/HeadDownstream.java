@@ -78,6 +78,8 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     /** A hop whose every stage is dead tries the one dead longest again after this: it may have been started again. */
     private static final long RETRY_DEAD_NANOS = TimeUnit.SECONDS.toNanos(2);
     private final RouteWarmUp warm;
+    /** Per hop, the alternates a tracker supplied ({@link TrackerAlternates}), tried after the hop's own; replaced whole. */
+    private final List<List<String>> supplied;
     private final float[] warmRows;
     private final LinkedBlockingQueue<Event> events = new LinkedBlockingQueue<>();
     private final Map<Long, Head> sessions = new HashMap<>();
@@ -110,7 +112,43 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
         this.links = new Downlinks(token, clock, head.boundarySchema().rowWidth(), this);
         this.prefix = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong()) + "-";
         this.warmRows = new float[WARM_ROWS * head.boundarySchema().rowWidth()];
+        this.supplied = new java.util.concurrent.CopyOnWriteArrayList<>(java.util.Collections.nCopies(route.hops().size(), List.<String>of()));
         this.warm = new RouteWarmUp(route, prefix, this::warm);
+    }
+
+    /**
+     * Sets the alternates a tracker offers for hop {@code hop} (0: the first stage after the head), most
+     * headroom first; addresses the hop already names on {@code --route} are left out, as they come first.
+     * A stage offered anew is warmed like the route's own, and one the head had found dead is taken back (a
+     * tracker offers only stages whose heartbeat is live); one no longer offered is not chosen again.
+     */
+    public synchronized void supply(int hop, List<String> addresses) {
+        if (closed) return;
+        List<String> named = route.hops().get(hop).addresses();
+        List<String> fresh = addresses.stream().filter(a -> !named.contains(a)).distinct().toList();
+        List<String> before = supplied.get(hop);
+        if (fresh.equals(before)) return;
+        supplied.set(hop, fresh);
+        for (String a : before) if (!fresh.contains(a)) warm.remove(hop, a);
+        for (String a : fresh) {
+            if (before.contains(a)) continue;
+            dead.remove(a);
+            warm.add(hop, a);
+        }
+        LOG.log(System.Logger.Level.INFO, "hop " + (hop + 1) + ": alternates from the tracker " + fresh);
+    }
+
+    /** The alternates a tracker supplied for hop {@code hop}, after those of {@code --route}. */
+    public List<String> supplied(int hop) { return supplied.get(hop); }
+
+    /** A hop's stages in the order they are tried: its {@code --route} addresses, then the tracker's. */
+    private List<String> addresses(int hop) {
+        List<String> more = supplied.get(hop);
+        List<String> named = route.hops().get(hop).addresses();
+        if (more.isEmpty()) return named;
+        List<String> all = new ArrayList<>(named);
+        all.addAll(more);
+        return all;
     }
 
     /**
@@ -159,7 +197,7 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
      * now never goes back to the stage that just failed it); throws when none is left.
      */
     private String choose(int hop, String why) {
-        List<String> addresses = route.hops().get(hop).addresses();
+        List<String> addresses = addresses(hop);
         for (String a : addresses) if (!dead.containsKey(a)) return a;
         long now = System.nanoTime();
         String retry = null;
@@ -171,7 +209,7 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
             dead.remove(retry);
             return retry;
         }
-        throw new RouteUnavailableException("hop " + (hop + 1) + " of the route (" + String.join("|", route.hops().get(hop).addresses())
+        throw new RouteUnavailableException("hop " + (hop + 1) + " of the route (" + String.join("|", addresses)
                 + ") has no live stage" + (why == null ? "" : ": " + why) + "; no alternate serves its span");
     }
 
