@@ -137,6 +137,7 @@ public final class ServeCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--tracker needs --node-token: the tracker refuses a node without its token");
         }
         NodeConfig config = config();
+        StageOptions.requireDialable(stage.plan(), host, tracker != null);
         NodeServer node = NodeServer.start(config, listenerLimits(), stage.plan(),
                 accounting.open(nodeToken, config.port(), System.err));
         if (tracker != null) node.joinTracker(tracker);

@@ -44,16 +44,31 @@ public final class StageOptions {
             + " stage, so every stage computes at once; 1 suits stages that share one machine's cores, each using all of them)")
     Integer routeDepth;
 
+    @Option(names = "--stage-advertise", paramLabel = "HOST[:PORT]", description = "a later stage's address as heads dial it, which a tracker"
+            + " (--tracker) offers them as an alternate of the hop serving its span (default: --host and the bound stage port;"
+            + " needed when --host is 0.0.0.0 or behind a forwarded port)")
+    String advertise;
+
     /** The plan, or null when no stage flag was given. */
     StagePlan plan() {
         if (layers == null) {
-            if (stagePort != null || route != null || clusterToken != null || routeDepth != null) {
-                throw new IllegalArgumentException("--stage-port, --route, --route-depth and --cluster-token need --layers A:B (the span this node serves)");
+            if (stagePort != null || route != null || clusterToken != null || routeDepth != null || advertise != null) {
+                throw new IllegalArgumentException("--stage-port, --route, --route-depth, --stage-advertise and --cluster-token need --layers A:B (the span this node serves)");
             }
             return null;
         }
         Duration grace = DurationFlag.parse("--stage-orphan-grace", orphanGrace);
-        return StagePlan.of(layers, route, stagePort, clusterToken, grace, DurationFlag.parse("--stage-reply-floor", replyFloor), routeDepth);
+        StagePlan plan = StagePlan.of(layers, route, stagePort, clusterToken, grace, DurationFlag.parse("--stage-reply-floor", replyFloor), routeDepth);
+        return advertise == null ? plan : plan.withAdvertise(advertise);
+    }
+
+    /** A later stage that joins a tracker is offered to heads at its address: refused before loading when it has none. */
+    static void requireDialable(StagePlan plan, String host, boolean joinsTracker) {
+        if (plan == null || plan.isHead() || !joinsTracker) return;
+        if (plan.dialAddress(host, Math.max(1, plan.stagePort())) == null) {
+            throw new IllegalArgumentException("--host " + host + " binds every interface, which heads cannot dial: give --stage-advertise"
+                    + " HOST[:PORT] so the tracker (--tracker) can offer this stage as an alternate");
+        }
     }
 
     /** The engine options with the plan's span. */

@@ -44,6 +44,8 @@ public final class NodeServer implements AutoCloseable {
     private volatile ListenerWatch listener;
     private final NodeHttp http;
     private volatile TrackerLink trackerLink;
+    /** A head's alternates from the tracker it joined (docs/stages.md), or null. */
+    private volatile dgr.node.stage.TrackerAlternates trackerAlternates;
     private final ConnectionGuard guard;
     /** This node's place in a route (docs/stages.md), or null for whole models. */
     private final dgr.node.stage.StagePlan stagePlan;
@@ -232,7 +234,9 @@ public final class NodeServer implements AutoCloseable {
             }
         }
         URI self = URI.create("http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port() + "/");
-        trackerLink = TrackerLink.start(tracker, config.nodeToken(), self, () -> capabilities().build());
+        // A stage's span, address and load go with the report: the tracker offers later stages to heads.
+        trackerAlternates = stage.followTracker(tracker, config.nodeToken());
+        trackerLink = TrackerLink.start(tracker, config.nodeToken(), self, () -> stage.addTo(capabilities().build()));
     }
 
     /** The bound port (the one picked when the config said 0). */
@@ -253,6 +257,8 @@ public final class NodeServer implements AutoCloseable {
         // sessions and free engines.
         TrackerLink link = trackerLink;
         if (link != null) link.close();
+        var alternates = trackerAlternates;
+        if (alternates != null) alternates.close();
         ListenerWatch l = listener;
         if (l != null) l.close();
         guard.close();

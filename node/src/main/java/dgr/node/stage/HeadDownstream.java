@@ -36,7 +36,7 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
 
     private sealed interface Event {}
     private record Tokens(List<Token> tokens) implements Event {}
-    private record Failed(String address, String reason) implements Event {}
+    private record Failed(String address, String reason, long epochMillis, long nanos) implements Event {}
     private record Wake() implements Event {}
     private record Closing() implements Event {}
     private static final Wake WAKE = new Wake();
@@ -56,6 +56,8 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
         boolean lost;
         /** The micro-batch whose token this session awaits: its count of sessions still awaiting. */
         int[] flight;
+        /** The failover that moved this session, until its next token comes. */
+        FailoverPhases recovery;
 
         Head(long sequenceId, String wire, SamplerConfig sampler, LogitBias bias, List<String> hops) {
             this.sequenceId = sequenceId;
@@ -76,6 +78,8 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     /** A hop whose every stage is dead tries the one dead longest again after this: it may have been started again. */
     private static final long RETRY_DEAD_NANOS = TimeUnit.SECONDS.toNanos(2);
     private final RouteWarmUp warm;
+    /** Per hop, the alternates a tracker supplied ({@link TrackerAlternates}), tried after the hop's own; replaced whole. */
+    private final List<List<String>> supplied;
     private final float[] warmRows;
     private final LinkedBlockingQueue<Event> events = new LinkedBlockingQueue<>();
     private final Map<Long, Head> sessions = new HashMap<>();
@@ -108,7 +112,43 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
         this.links = new Downlinks(token, clock, head.boundarySchema().rowWidth(), this);
         this.prefix = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong()) + "-";
         this.warmRows = new float[WARM_ROWS * head.boundarySchema().rowWidth()];
+        this.supplied = new java.util.concurrent.CopyOnWriteArrayList<>(java.util.Collections.nCopies(route.hops().size(), List.<String>of()));
         this.warm = new RouteWarmUp(route, prefix, this::warm);
+    }
+
+    /**
+     * Sets the alternates a tracker offers for hop {@code hop} (0: the first stage after the head), most
+     * headroom first; addresses the hop already names on {@code --route} are left out, as they come first.
+     * A stage offered anew is warmed like the route's own, and one the head had found dead is taken back (a
+     * tracker offers only stages whose heartbeat is live); one no longer offered is not chosen again.
+     */
+    public synchronized void supply(int hop, List<String> addresses) {
+        if (closed) return;
+        List<String> named = route.hops().get(hop).addresses();
+        List<String> fresh = addresses.stream().filter(a -> !named.contains(a)).distinct().toList();
+        List<String> before = supplied.get(hop);
+        if (fresh.equals(before)) return;
+        supplied.set(hop, fresh);
+        for (String a : before) if (!fresh.contains(a)) warm.remove(hop, a);
+        for (String a : fresh) {
+            if (before.contains(a)) continue;
+            dead.remove(a);
+            warm.add(hop, a);
+        }
+        LOG.log(System.Logger.Level.INFO, "hop " + (hop + 1) + ": alternates from the tracker " + fresh);
+    }
+
+    /** The alternates a tracker supplied for hop {@code hop}, after those of {@code --route}. */
+    public List<String> supplied(int hop) { return supplied.get(hop); }
+
+    /** A hop's stages in the order they are tried: its {@code --route} addresses, then the tracker's. */
+    private List<String> addresses(int hop) {
+        List<String> more = supplied.get(hop);
+        List<String> named = route.hops().get(hop).addresses();
+        if (more.isEmpty()) return named;
+        List<String> all = new ArrayList<>(named);
+        all.addAll(more);
+        return all;
     }
 
     /**
@@ -157,7 +197,7 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
      * now never goes back to the stage that just failed it); throws when none is left.
      */
     private String choose(int hop, String why) {
-        List<String> addresses = route.hops().get(hop).addresses();
+        List<String> addresses = addresses(hop);
         for (String a : addresses) if (!dead.containsKey(a)) return a;
         long now = System.nanoTime();
         String retry = null;
@@ -169,7 +209,7 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
             dead.remove(retry);
             return retry;
         }
-        throw new RouteUnavailableException("hop " + (hop + 1) + " of the route (" + String.join("|", route.hops().get(hop).addresses())
+        throw new RouteUnavailableException("hop " + (hop + 1) + " of the route (" + String.join("|", addresses)
                 + ") has no live stage" + (why == null ? "" : ": " + why) + "; no alternate serves its span");
     }
 
@@ -216,7 +256,7 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
         for (Event e : drained) {
             switch (e) {
                 case Tokens t -> take(t.tokens(), replies);
-                case Failed f -> failover(f.address(), f.reason(), replies);
+                case Failed f -> failover(f, replies);
                 case Wake w -> { }
                 case Closing c -> loseAll("the head is shutting down", replies);
             }
@@ -232,12 +272,20 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
             s.generated.add(t.getToken());
             s.pendingPosition = -1;
             land(s);
+            recovered(s);
             out.token(s.sequenceId, t.getToken());
         }
     }
 
-    /** Moves every session routed through {@code address} to its hop's next alternate; the others are lost. */
-    private void failover(String address, String reason, Replies out) {
+    /**
+     * Moves every session routed through the failed stage to its hop's next alternate; the others are
+     * lost. Every moved session is re-opened first and the kept rows of all of them go in one flush,
+     * so the replacement computes them in full batches ({@link Downlinks#resume}).
+     */
+    private void failover(Failed f, Replies out) {
+        String address = f.address(), reason = f.reason();
+        FailoverPhases phases = new FailoverPhases(address, reason, f.epochMillis(), f.nanos());
+        phases.handled(System.nanoTime());
         dead.put(address, System.nanoTime());
         Map<Long, String> lost = new HashMap<>();
         for (Head s : sessions.values()) {
@@ -254,14 +302,24 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
             }
             s.hops.set(hop, alt);
             LOG.log(System.Logger.Level.WARNING, "session " + s.wire + ": stage " + address + " " + reason + "; moved to " + alt);
-            links.resume(s.wire, s.hops.getFirst(), open(s, true), s.pendingPosition);
+            phases.moved(alt, links.resume(s.wire, s.hops.getFirst(), open(s, true), s.pendingPosition));
+            recovered(s);  // a session moved twice before its next token: the first failover stops waiting for it
+            s.recovery = phases;
             // The replacement computes the dead span again for every position sent so far.
             s.recomputed += s.sent;
             recomputedTotal += s.sent;
             recovered++;
         }
+        links.flush();
+        phases.sent(System.nanoTime());
         // Reported after the scan: ending a session closes it here, which changes the map.
         lost.forEach(out::lost);
+    }
+
+    private void recovered(Head s) {
+        if (s.recovery == null) return;
+        s.recovery.next(System.nanoTime());
+        s.recovery = null;
     }
 
     private void land(Head s) {
@@ -278,6 +336,7 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
         Head s = sessions.remove(sequenceId);
         if (s == null) return;
         land(s);
+        recovered(s);
         byWire.remove(s.wire);
         if (phase == Phase.FINISHED) links.close(s.wire);
         else links.cancel(s.wire, reason == null || reason.isEmpty() ? phase.name().toLowerCase() : reason);
@@ -316,7 +375,7 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
         }
         // A stage that fails only warm-up sessions (not up yet when the head started) is no failure yet.
         if (sessions.stream().allMatch(Wire::isWarmUp)) return;
-        events.add(new Failed(address, reason));
+        events.add(new Failed(address, reason, System.currentTimeMillis(), System.nanoTime()));
     }
 
     @Override

@@ -33,7 +33,11 @@ final class RouteWarmUp implements AutoCloseable {
     private final RouteSpec route;
     private final String prefix;
     private final Sender sender;
-    private final List<List<String>> paths = new ArrayList<>();
+    private final List<List<String>> paths = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** Per hop, alternates a tracker supplied ({@link #add}): their paths are warmed too, and they count for readiness. */
+    private final Map<Integer, Set<String>> supplied = new ConcurrentHashMap<>();
+    /** Released when a path is added, so a warm-up that had finished starts again. */
+    private final java.util.concurrent.Semaphore added = new java.util.concurrent.Semaphore(0);
     /** Warm-up sessions not answered yet, by wire id: the path each went down. */
     private final Map<String, List<String>> pending = new ConcurrentHashMap<>();
     private final Set<String> answered = ConcurrentHashMap.newKeySet();
@@ -63,7 +67,14 @@ final class RouteWarmUp implements AutoCloseable {
     private void warmUntilAnswered() {
         long pause = FIRST_PAUSE.toMillis();
         try {
-            while (!closed && !everyPathAnswered()) {
+            while (!closed) {
+                if (everyPathAnswered()) {
+                    added.acquire(); // every path answered: nothing to do until a tracker supplies another stage
+                    added.drainPermits();
+                    pause = FIRST_PAUSE.toMillis();
+                    warmUnanswered();
+                    continue;
+                }
                 Thread.sleep(pause); // a backoff between attempts to reach stages that are not up yet
                 pause = Math.min(pause * 2, MAX_PAUSE.toMillis());
                 if (!closed) warmUnanswered();
@@ -85,6 +96,24 @@ final class RouteWarmUp implements AutoCloseable {
                 if (reportedFailing.add(path)) LOG.log(System.Logger.Level.INFO, "warming route path " + path + " failed: " + e + "; trying again");
             }
         }
+    }
+
+    /** Warms the path through a stage a tracker supplied for {@code hop} (the preferred stages elsewhere) until it answers. */
+    void add(int hop, String address) {
+        List<String> p = new ArrayList<>(route.preferred());
+        p.set(hop, address);
+        supplied.computeIfAbsent(hop, k -> ConcurrentHashMap.newKeySet()).add(address);
+        if (!paths.contains(p)) paths.add(List.copyOf(p));
+        added.release();
+    }
+
+    /** A supplied stage the tracker no longer offers: its path is not warmed again. */
+    void remove(int hop, String address) {
+        Set<String> s = supplied.get(hop);
+        if (s != null) s.remove(address);
+        List<String> p = new ArrayList<>(route.preferred());
+        p.set(hop, address);
+        if (!route.hops().get(hop).addresses().contains(address)) paths.remove(p);
     }
 
     /** A warm-up session's token came back: every stage on its path answered. False for other sessions. */
@@ -119,6 +148,7 @@ final class RouteWarmUp implements AutoCloseable {
             List<String> addresses = route.hops().get(h).addresses();
             boolean any = false;
             for (String a : addresses) any |= answered.contains(a);
+            for (String a : supplied.getOrDefault(h, Set.of())) any |= answered.contains(a);
             if (!any) return "a stage of hop " + (h + 1) + " (" + String.join("|", addresses) + ") to answer";
         }
         return null;

@@ -14,9 +14,11 @@ import java.time.Duration;
  * @param clock       reply deadlines downstream
  * @param orphanGrace how long a later stage keeps a session whose upstream stream broke
  * @param routeDepth  a head's micro-batches on the route at once; 0: one per stage
+ * @param advertise   a later stage's address as heads dial it ({@code --stage-advertise HOST[:PORT]}), or null:
+ *                    the bound host and port
  */
 public record StagePlan(int firstLayer, int endLayer, RouteSpec route, int stagePort, ClusterToken token, StepClock clock,
-                        Duration orphanGrace, int routeDepth) {
+                        Duration orphanGrace, int routeDepth, String advertise) {
 
     public boolean isHead() { return route != null; }
 
@@ -51,12 +53,49 @@ public record StagePlan(int firstLayer, int endLayer, RouteSpec route, int stage
             if (route == null) throw new IllegalArgumentException("--layers 0:" + b + " makes this node a head: give --route HOST:PORT,... for the stages after layer " + b);
             if (stagePort != null) throw new IllegalArgumentException("--stage-port is for stages after the head; a head (--layers 0:" + b + ") sends with --route");
             if (routeDepth != null && routeDepth < 1) throw new IllegalArgumentException("--route-depth must be at least 1, got " + routeDepth);
-            return new StagePlan(a, b, RouteSpec.parse(route), 0, token, clock, orphanGrace, routeDepth == null ? 0 : routeDepth);
+            return new StagePlan(a, b, RouteSpec.parse(route), 0, token, clock, orphanGrace, routeDepth == null ? 0 : routeDepth, null);
         }
         if (route != null) throw new IllegalArgumentException("--route belongs to the head (--layers 0:A); this stage (--layers " + layers + ") learns its route from the head");
         if (routeDepth != null) throw new IllegalArgumentException("--route-depth belongs to the head (--layers 0:A), which keeps the micro-batches on the route");
         if (stagePort == null) throw new IllegalArgumentException("--layers " + layers + " is a later stage: give --stage-port P to listen for boundary rows");
         if (stagePort < 0 || stagePort > 65535) throw new IllegalArgumentException("--stage-port must be in [0, 65535], got " + stagePort);
-        return new StagePlan(a, b, null, stagePort, token, clock, orphanGrace, 0);
+        return new StagePlan(a, b, null, stagePort, token, clock, orphanGrace, 0, null);
+    }
+
+    /**
+     * This plan with a later stage's advertised address ({@code --stage-advertise}): {@code HOST:PORT}, or
+     * {@code HOST} to keep the bound port. What a tracker offers heads as this stage's address.
+     */
+    public StagePlan withAdvertise(String address) {
+        if (isHead()) throw new IllegalArgumentException("--stage-advertise is a later stage's address; a head (--layers 0:" + endLayer + ") is dialled by no stage");
+        String a = address == null ? "" : address.trim();
+        if (a.isEmpty() || a.length() > 255 || a.contains("/") || a.contains(" ")) {
+            throw new IllegalArgumentException("--stage-advertise '" + address + "' is not HOST or HOST:PORT");
+        }
+        int colon = a.lastIndexOf(':');
+        if (colon >= 0 && !(a.startsWith("[") && a.endsWith("]"))) {
+            String port = a.substring(colon + 1);
+            int p;
+            try {
+                p = Integer.parseInt(port);
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("--stage-advertise '" + address + "': port '" + port + "' is not a number");
+            }
+            if (colon == 0 || p < 1 || p > 65535) throw new IllegalArgumentException("--stage-advertise '" + address + "' is not HOST or HOST:PORT (port in 1..65535)");
+        }
+        return new StagePlan(firstLayer, endLayer, route, stagePort, token, clock, orphanGrace, routeDepth, a);
+    }
+
+    /**
+     * Where heads dial this later stage: the advertised address (its port added when only a host was given),
+     * else the bound host and port; null when that host is a wildcard (0.0.0.0, ::), which names no machine.
+     */
+    public String dialAddress(String bindHost, int boundPort) {
+        if (advertise != null) {
+            boolean hasPort = advertise.startsWith("[") ? advertise.contains("]:") : advertise.contains(":");
+            return hasPort ? advertise : advertise + ":" + boundPort;
+        }
+        if (bindHost.equals("0.0.0.0") || bindHost.equals("::") || bindHost.equals("[::]")) return null;
+        return (bindHost.contains(":") && !bindHost.startsWith("[") ? "[" + bindHost + "]" : bindHost) + ":" + boundPort;
     }
 }

@@ -18,16 +18,22 @@ public final class StageReport {
     private final Engine engine;
     private final StageServer stage;
     private final HeadDownstream head;
+    /** Where heads dial a later stage (null: unknown, its host is a wildcard); unused on a head. */
+    private final String address;
 
-    private StageReport(Engine engine, StageServer stage, HeadDownstream head) {
+    private StageReport(Engine engine, StageServer stage, HeadDownstream head, String address) {
         this.engine = engine;
         this.stage = stage;
         this.head = head;
+        this.address = address;
     }
 
-    public static StageReport of(StageServer stage) { return new StageReport(stage.engine(), stage, null); }
+    public static StageReport of(StageServer stage) { return of(stage, null); }
 
-    public static StageReport of(Engine headEngine, HeadDownstream head) { return new StageReport(headEngine, null, head); }
+    /** A later stage's report; {@code address} is where heads dial it, what a tracker offers them as an alternate. */
+    public static StageReport of(StageServer stage, String address) { return new StageReport(stage.engine(), stage, null, address); }
+
+    public static StageReport of(Engine headEngine, HeadDownstream head) { return new StageReport(headEngine, null, head, null); }
 
     /** Adds {@code "stage": {...}} to a capability report. */
     public ObjectNode addTo(ObjectNode report) {
@@ -45,6 +51,11 @@ public final class StageReport {
         ObjectNode n = o.putObject("neighbours");
         if (stage != null) {
             o.put("stage_port", stage.port());
+            // What a tracker needs to offer this stage to heads as an alternate of a hop serving the same span.
+            o.put("address", address);
+            o.putObject("state_layout").put("id", engine.stateLayout().id());
+            o.putObject("engine").put("id", engine.id().toString());
+            o.put("max_batch_rows", engine.features().maxRows());
             stage.upstream().forEach(n.putArray("upstream")::add);
             stage.stats().downstream().forEach(n.putArray("downstream")::add);
             o.put("sessions", stage.stats().sessions());
@@ -53,6 +64,11 @@ public final class StageReport {
         } else {
             var hops = n.putArray("route");
             for (RouteSpec.Hop h : head.route().hops()) hops.add(String.join("|", h.addresses()));
+            var supplied = n.putArray("tracker_alternates");
+            for (int h = 0; h < head.route().hops().size(); h++) {
+                var hop = supplied.addArray();
+                head.supplied(h).forEach(hop::add);
+            }
             head.neighbours().forEach(n.putArray("downstream")::add);
             o.put("kept_row_bytes", head.keptBytes());
             o.put("recovered_sessions", head.recoveredSessions());

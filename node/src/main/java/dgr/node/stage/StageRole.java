@@ -13,6 +13,10 @@ import java.util.List;
 public final class StageRole implements AutoCloseable {
     private volatile StageReport report;
     private StageServer server;
+    /** A later stage's address as heads dial it (null: unknown), or a head's engine and route. */
+    private String address;
+    private Engine headEngine;
+    private HeadDownstream head;
 
     /** A later stage: serves the one loaded engine on the plan's stage port (the role owns the engine from here). */
     public void startStage(List<Engine> engines, NodeConfig config, StagePlan plan, PrometheusRegistry registry) {
@@ -20,7 +24,8 @@ public final class StageRole implements AutoCloseable {
         Engine e = engines.getFirst();
         server = StageServer.start(e, new StageServer.Options(config.host(), plan.stagePort(), plan.token(), plan.clock(), plan.orphanGrace()));
         engines.set(0, null);
-        report = StageReport.of(server);
+        address = plan.dialAddress(config.host(), server.port());
+        report = StageReport.of(server, address);
         report.register(registry);
         System.Logger log = System.getLogger(StageRole.class.getName());
         log.log(System.Logger.Level.INFO, "stage layers [" + e.recipe().firstLayer() + ", " + e.recipe().endLayer() + ") of "
@@ -31,9 +36,25 @@ public final class StageRole implements AutoCloseable {
     public HeadDownstream head(Engine engine, StagePlan plan, PrometheusRegistry registry) {
         if (plan == null || !plan.isHead()) return null;
         HeadDownstream d = new HeadDownstream(engine, plan.route(), plan.token(), plan.clock(), plan.routeDepth());
+        headEngine = engine;
+        head = d;
         report = StageReport.of(engine, d);
         report.register(registry);
         return d;
+    }
+
+    /**
+     * What joining a tracker adds to the heartbeats: a head asks the tracker for alternates of its hops (the
+     * returned poller, closed by the caller); a later stage is offered to heads at its address, so it must
+     * have one (a wildcard bind names no machine). Null for a node that serves no span, or a later stage.
+     */
+    public TrackerAlternates followTracker(java.net.URI tracker, String nodeToken) {
+        if (server != null && address == null) {
+            throw new IllegalArgumentException("this stage binds a wildcard address, which heads cannot dial: give --stage-advertise HOST[:PORT]"
+                    + " so the tracker can offer it as an alternate");
+        }
+        if (head == null) return null;
+        return TrackerAlternates.start(head, headEngine, new dgr.node.tracker.StageDirectory(tracker, nodeToken));
     }
 
     /** The bound stage port of a later stage, or -1. */

@@ -58,15 +58,19 @@ public final class TrackerLink implements AutoCloseable {
      * @param capabilities the node's capability report, built fresh at every beat
      */
     public static TrackerLink start(URI tracker, String nodeToken, URI self, Supplier<JsonNode> capabilities) {
+        TrackerTrust.of(nodeToken); // the same blank check as the trust the node keeps
+        TrackerLink link = new TrackerLink(baseUrl(tracker), nodeToken, self, capabilities);
+        link.timer.scheduleAtFixedRate(link::beat, 0, INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
+        return link;
+    }
+
+    /** The tracker's base URL ending in {@code /} (a trailing {@code /v1} dropped); a URL that is not http(s) is refused. */
+    public static URI baseUrl(URI tracker) {
         String scheme = tracker.getScheme();
         if (!("http".equals(scheme) || "https".equals(scheme)) || tracker.getHost() == null) {
             throw new IllegalArgumentException("--tracker must be an http(s) URL such as http://HOST:8000, got '" + tracker + "'");
         }
-        TrackerTrust.of(nodeToken); // the same blank check as the trust the node keeps
-        String base = tracker.toString().replaceAll("/+$", "").replaceAll("/v1$", "");
-        TrackerLink link = new TrackerLink(URI.create(base + "/"), nodeToken, self, capabilities);
-        link.timer.scheduleAtFixedRate(link::beat, 0, INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
-        return link;
+        return URI.create(tracker.toString().replaceAll("/+$", "").replaceAll("/v1$", "") + "/");
     }
 
     /** The id the tracker knows this node by, once a heartbeat was accepted. */

@@ -12,6 +12,7 @@ import dgr.tracker.registry.CapabilityReports;
 import dgr.tracker.registry.ModelCapacity;
 import dgr.tracker.registry.NodeRegistry;
 import dgr.tracker.registry.RegisteredNode;
+import dgr.tracker.registry.StageSpan;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import java.io.IOException;
@@ -41,22 +42,24 @@ final class NodesApi {
     }
 
     void heartbeat(ServerRequest req, ServerResponse res) {
-        requireNodeToken(req);
+        requireNodeToken(tracker, req);
         JsonNode body = json(req);
         URI url = url(body.path("url"), "url");
         JsonNode caps = body.path("capabilities");
         if (!caps.isObject()) throw ApiFailure.invalid("'capabilities' must be the node's capability report (an object).", "capabilities");
         String id;
         Map<String, ModelCapacity> models;
+        StageSpan stage;
         try {
             id = CapabilityReports.nodeId(caps);
             models = CapabilityReports.models(caps);
+            stage = CapabilityReports.stage(caps);
         } catch (CapabilityReports.BadReport e) {
             throw ApiFailure.invalid(e.getMessage(), e.field());
         }
         boolean joined;
         try {
-            joined = tracker.registry().report(id, Backend.DGR, url, tracker.config().nodeToken(), models);
+            joined = tracker.registry().report(id, Backend.DGR, url, tracker.config().nodeToken(), models, stage);
         } catch (IllegalArgumentException e) {
             throw new ApiFailure(409, "invalid_request_error", e.getMessage(), "capabilities.node_id", "node_id_taken");
         }
@@ -116,6 +119,16 @@ final class NodesApi {
             o.put("exact_accounting", n.backend().exactAccounting());
             o.put("routed_total", n.routedTotal());
             o.put("failures_total", n.failuresTotal());
+            StageSpan stage = n.stage();
+            if (stage != null) {
+                // A later stage of a route: offered to heads as an alternate (GET /v1/stages), never routed requests.
+                ObjectNode st = o.putObject("stage");
+                st.put("address", stage.address());
+                st.putArray("span").add(stage.firstLayer()).add(stage.endLayer());
+                st.put("model_recipe_id", stage.modelRecipeId());
+                st.put("sessions", stage.sessions());
+                st.put("headroom", stage.headroom());
+            }
             ArrayNode detail = o.putArray("model_capacity");
             for (ModelCapacity m : n.models().values()) {
                 ObjectNode d = detail.addObject();
@@ -196,7 +209,8 @@ final class NodesApi {
         HttpIo.sendJson(res, mapper, 201, out);
     }
 
-    private void requireNodeToken(ServerRequest req) {
+    /** 401 unless the request presents the node token (compared in constant time). */
+    static void requireNodeToken(Tracker tracker, ServerRequest req) {
         if (tracker.config().nodeToken() == null) {
             throw ApiFailure.unauthorized("This tracker takes no nodes: it was started without --node-token.");
         }

@@ -21,7 +21,7 @@ import java.util.TreeMap;
  *
  * <p>Front door (clients): {@code POST /v1/completions}, {@code POST /v1/chat/completions},
  * {@code GET /v1/models}, {@code /health}, {@code /metrics}. Nodes: {@code POST /v1/nodes/heartbeat},
- * {@code DELETE /v1/nodes/ID} (node token). Operators: {@code GET /v1/nodes}, {@code POST /v1/nodes},
+ * {@code DELETE /v1/nodes/ID}, {@code GET /v1/stages?recipe=R} (node token). Operators: {@code GET /v1/nodes}, {@code POST /v1/nodes},
  * {@code DELETE /v1/nodes/ID}, {@code GET /v1/usage?tenant=T} (admin token).
  */
 public final class TrackerHttp {
@@ -32,12 +32,14 @@ public final class TrackerHttp {
     private final FrontDoor frontDoor;
     private final NodesApi nodesApi;
     private final UsageApi usageApi;
+    private final StagesApi stagesApi;
 
     public TrackerHttp(Tracker tracker) {
         this.tracker = tracker;
         this.frontDoor = new FrontDoor(tracker, mapper);
         this.nodesApi = new NodesApi(tracker, mapper);
         this.usageApi = new UsageApi(tracker, mapper);
+        this.stagesApi = new StagesApi(tracker, mapper);
     }
 
     /** The Helidon handler: every request of every route comes here on its own virtual thread. */
@@ -100,6 +102,10 @@ public final class TrackerHttp {
             case "/v1/usage" -> {
                 require(path, method, Method.GET);
                 usageApi.usage(req, res);
+            }
+            case "/v1/stages" -> {
+                require(path, method, Method.GET);
+                stagesApi.stages(req, res);
             }
             case "/v1/nodes/heartbeat" -> {
                 require(path, method, Method.POST);

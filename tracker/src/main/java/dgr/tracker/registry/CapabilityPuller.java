@@ -118,7 +118,7 @@ public final class CapabilityPuller implements AutoCloseable {
                 return;
             }
             if (registry.find(n.id()).orElse(null) != n) return; // it left meanwhile
-            registry.report(n.id(), Backend.DGR, n.url(), n.bearer(), CapabilityReports.models(caps));
+            registry.report(n.id(), Backend.DGR, n.url(), n.bearer(), CapabilityReports.models(caps), CapabilityReports.stage(caps));
             metrics.capabilityPull(reason, true);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -44,6 +44,49 @@ public final class CapabilityReports {
         return models;
     }
 
+    /** Longest id, address or schema string a stage report may carry: reports are bounded like bodies. */
+    private static final int MAX_FIELD_CHARS = 256;
+
+    /**
+     * The span a later stage reports (its {@code stage} object, role {@code middle} or {@code last}), or null
+     * for a node that is no later stage (a whole-model node, a head) or that has no address heads can dial.
+     */
+    public static StageSpan stage(JsonNode caps) {
+        JsonNode s = caps.path("stage");
+        if (!s.isObject()) return null;
+        String role = s.path("role").asText("");
+        if (!role.equals("middle") && !role.equals("last")) return null;
+        if (!s.path("address").isTextual()) return null;
+        String address = field(s, "address");
+        int colon = address.lastIndexOf(':');
+        if (colon <= 0 || !address.substring(colon + 1).matches("[0-9]{1,5}")) {
+            throw new BadReport("'capabilities.stage.address' must be HOST:PORT, got '" + address + "'.", "capabilities.stage.address");
+        }
+        JsonNode span = s.path("span");
+        if (!span.isArray() || span.size() != 2 || !span.get(0).canConvertToInt() || !span.get(1).canConvertToInt()) {
+            throw new BadReport("'capabilities.stage.span' must be [first_layer, end_layer].", "capabilities.stage.span");
+        }
+        int first = span.get(0).asInt(), end = span.get(1).asInt(), n = s.path("n_layers").asInt(-1);
+        if (first < 1 || end <= first || end > n) {
+            throw new BadReport("'capabilities.stage.span' [" + first + ", " + end + ") is not a later span of a model of "
+                    + n + " layers.", "capabilities.stage.span");
+        }
+        return new StageSpan(field(s, "model_recipe_id"), first, end, n, field(s.path("boundary_schema"), "id", "boundary_schema.id"),
+                field(s.path("state_layout"), "id", "state_layout.id"), field(s.path("engine"), "id", "engine.id"), address,
+                Math.max(0, s.path("sessions").asInt(0)), Math.max(0, s.path("max_batch_rows").asInt(0)));
+    }
+
+    private static String field(JsonNode o, String name) { return field(o, name, name); }
+
+    private static String field(JsonNode o, String name, String path) {
+        JsonNode v = o.path(name);
+        if (!v.isTextual() || v.asText().isBlank() || v.asText().length() > MAX_FIELD_CHARS) {
+            throw new BadReport("'capabilities.stage." + path + "' must be a non-empty string of at most " + MAX_FIELD_CHARS
+                    + " characters.", "capabilities.stage." + path);
+        }
+        return v.asText();
+    }
+
     /**
      * Whether a report lacks what routing by measured capacity uses: a model whose limit comes from a
      * saturation recommendation but whose recommendation (with its measured speeds) is not in the report,

@@ -44,8 +44,13 @@ public final class NodeRegistry {
      */
     public void onSighting(java.util.function.Consumer<Sighting> c) { onSighting.add(c); }
 
-    /** Records a report; the node joins if it is new. Returns whether it was new. */
+    /** Records a report of a node that is no stage of a route; the node joins if it is new. Returns whether it was new. */
     public boolean report(String id, Backend backend, URI url, String bearer, Map<String, ModelCapacity> models) {
+        return report(id, backend, url, bearer, models, null);
+    }
+
+    /** As above, with the span it serves when it is a later stage of a route ({@code stage}, else null). */
+    public boolean report(String id, Backend backend, URI url, String bearer, Map<String, ModelCapacity> models, StageSpan stage) {
         boolean[] joined = {false};
         RegisteredNode n = nodes.computeIfAbsent(id, k -> {
             joined[0] = true;
@@ -56,7 +61,7 @@ public final class NodeRegistry {
                     + " backend");
         }
         if (joined[0] || !url.equals(n.url())) for (var c : onSighting) c.accept(new Sighting(id, backend, url));
-        n.report(url, bearer, models, System.nanoTime(), clock.instant());
+        n.report(url, bearer, models, stage, System.nanoTime(), clock.instant());
         capacityChanged();
         return joined[0];
     }
@@ -91,6 +96,24 @@ public final class NodeRegistry {
             if (resumeKey != null && !resumeKey.equals(m.resumeKey())) continue;
             out.add(n);
         }
+        return out;
+    }
+
+    /**
+     * Healthy later stages of the model with recipe {@code recipe} (its whole-model recipe id), those serving
+     * exactly {@code [first, end)} when {@code first >= 0}, most headroom first (then by span and id).
+     */
+    public List<RegisteredNode> stages(String recipe, int first, int end) {
+        List<RegisteredNode> out = new ArrayList<>();
+        for (RegisteredNode n : all()) {
+            StageSpan s = n.stage();
+            if (s == null || !healthy(n) || !s.modelRecipeId().equals(recipe)) continue;
+            if (first >= 0 && !s.serves(recipe, first, end)) continue;
+            out.add(n);
+        }
+        out.sort(Comparator.comparingInt((RegisteredNode n) -> n.stage().firstLayer())
+                .thenComparing(Comparator.comparingInt((RegisteredNode n) -> n.stage().headroom()).reversed())
+                .thenComparing(RegisteredNode::id));
         return out;
     }
 

@@ -23,6 +23,8 @@ public final class RegisteredNode {
     private volatile URI url;
     private volatile String bearer;
     private volatile Map<String, ModelCapacity> models = Map.of();
+    /** The span it serves when it is a later stage of a route, else null. */
+    private volatile StageSpan stage;
     private volatile Map<String, Integer> othersRunning = Map.of();
     /** Each model's sessions not leased here, as the latest report alone showed them (guarded by this). */
     private final Map<String, Integer> lastSeenOthers = new HashMap<>();
@@ -42,8 +44,9 @@ public final class RegisteredNode {
         this.url = url;
     }
 
-    synchronized void report(URI url, String bearer, Map<String, ModelCapacity> models, long nowNanos, Instant now) {
+    synchronized void report(URI url, String bearer, Map<String, ModelCapacity> models, StageSpan stage, long nowNanos, Instant now) {
         this.url = url;
+        this.stage = stage;
         this.bearer = bearer;
         // Sessions the node runs that the tracker did not lease (other trackers, direct clients) count
         // against its headroom only when two reports in a row show them: a report sent just before a
@@ -122,6 +125,9 @@ public final class RegisteredNode {
     public String bearer() { return bearer; }
 
     public Map<String, ModelCapacity> models() { return models; }
+
+    /** The span it serves as a later stage of a route (never routed client requests), or null. */
+    public StageSpan stage() { return stage; }
 
     public Instant lastReport() { return lastReport; }
 
