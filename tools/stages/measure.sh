@@ -5,10 +5,9 @@
 #      go to whichever stage computes): generation tok/s at c=1 and c=8, the route's per-hop overhead p50
 #      for one decode row (c=1), its bubble at c=8; then the route with micro-batches in flight (-t 1 per
 #      stage, the default depth of one per stage) at c=8: tok/s and bubble;
-#   2. a 3-stage route (-t 2 each, --route-depth 1: the replacement replays on both cores) with an
-#      alternate middle stage: a failure-free c=8 run, then KILLS (default 4) runs, each on a fresh head
-#      and a fresh preferred middle stage, whose middle stage is killed (kill -9) at a random moment: the longest gap a client saw per kill and their p99 (nearest
-#      rank: with fewer than 100 kills, the largest), tokens recomputed, texts equal yes/no.
+#   2. tools/stages/failover.sh: a 3-stage route (-t 2 each, --route-depth 1) with an alternate middle
+#      stage, its middle stage killed (kill -9) at a random moment of a c=8 run, KILLS (default 4) times:
+#      the longest gap a client saw per kill, p50/p90/p99/max, tokens recomputed, texts equal yes/no.
 # Heads run with --stage-reply-floor 2s, so a stall of a loaded machine is not taken for a hung stage
 # (a kill -9 is detected from the broken stream, not from the deadline).
 # About 4-5 minutes on 2 quiet cores; prints plain lines; stops every process it started.
@@ -107,47 +106,9 @@ echo "  bubble at c=8 (fraction of the level each stage waited): $bubble8"
 echo "2-stage route, -t 1 per stage, micro-batches in flight (default depth: one per stage):"
 echo "  generation tok/s c=8: $routem8 ($(pct "$routem8" "$one8") of one node); bubble at c=8: $bubblem8"
 
-# 2. Three stages, the middle one with an alternate; kill -9 of the middle at a random moment at c=8, KILLS
-# times. A head keeps a dead address dead, so every kill gets a fresh head and a fresh preferred middle
-# stage (on a new port); the last stage and the alternate stay.
-PL=$(port); P2=$(port)
-serve last3 "$(port)" --layers 11:16 --stage-port "$PL" --cluster-token "$TOKEN" -t 2
-serve alt "$(port)" --layers 5:11 --stage-port "$P2" --cluster-token "$TOKEN" -t 2
-for k in $(seq 0 "$KILLS"); do
-  P1=$(port); H=$(port)
-  serve "mid$k" "$(port)" --layers 5:11 --stage-port "$P1" --cluster-token "$TOKEN" -t 2
-  serve "head3_$k" "$H" --layers 0:5 --route "127.0.0.1:$P1|127.0.0.1:$P2,127.0.0.1:$PL" --cluster-token "$TOKEN" "${FLOOR[@]}" \
-      --route-depth 1 -t 2
-  if [ "$k" = 0 ]; then  # the failure-free run, on the same route
-    python3 "$HERE/streams.py" "http://127.0.0.1:$H" 8 24 "$WORK/reference.json"
-  else
-    before=$(metric "$H" dgr_route_recomputed_tokens_total)
-    after_chunks=$(( 3 + RANDOM % 16 ))
-    pid_var="PID_mid$k"
-    python3 "$HERE/streams.py" "http://127.0.0.1:$H" 8 24 "$WORK/killed$k.json" --kill "${!pid_var}" --signal KILL --after "$after_chunks"
-    after=$(metric "$H" dgr_route_recomputed_tokens_total)
-    python3 - "$WORK/reference.json" "$WORK/killed$k.json" "$after_chunks" "${before:-0}" "${after:-0}" "$k" >>"$WORK/kills.txt" <<'PY'
-import json, sys
-ref, got = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-errors = [g["error"] for g in got + ref if g["error"]]
-equal = all(r["text"] == g["text"] for r, g in zip(ref, got)) and not errors
-print("  kill %s after %s chunks of session 0: longest gap %.0f ms, %d tokens recomputed, texts equal to the failure-free run: %s%s"
-      % (sys.argv[6], sys.argv[3], max(g["gap_ms"] for g in got), float(sys.argv[5]) - float(sys.argv[4]),
-         "yes" if equal else "no", "" if not errors else "; errors: " + "; ".join(errors)))
-PY
-  fi
-  for v in "PID_head3_$k" "PID_mid$k"; do kill "${!v}" 2>/dev/null || true; wait "${!v}" 2>/dev/null || true; done
-done
-python3 - "$WORK/reference.json" "$WORK/kills.txt" "$KILLS" <<'PY'
-import json, math, re, sys
-ref = json.load(open(sys.argv[1]))
-lines = open(sys.argv[2]).read().splitlines()
-gaps = sorted(float(re.search(r"longest gap (\d+) ms", l).group(1)) for l in lines)
-p99 = gaps[max(0, math.ceil(0.99 * len(gaps)) - 1)]
-print("3-stage route (-t 2 each, --route-depth 1), kill -9 of the middle stage at a random moment at c=8, %s kills:" % sys.argv[3])
-print("\n".join(lines))
-print("  longest gap a client saw, p99 over the kills: %.0f ms (median %.0f ms; failure-free run: %.0f ms)"
-      % (p99, gaps[len(gaps) // 2], max(r["gap_ms"] for r in ref)))
-PY
+# 2. Three stages, the middle one with an alternate, kill -9 of the middle at a random moment at c=8:
+# tools/stages/failover.sh (its own copy of the build and its own processes; prints its summary line).
+echo "3-stage route (-t 2 each, --route-depth 1), kill -9 of the middle stage at a random moment at c=8:"
+KILLS="$KILLS" "$HERE/failover.sh" "$MODEL" | sed 's/^/  /'
 stop_all
 echo "logs and bench reports: $WORK"

@@ -4,7 +4,7 @@
   streams.py URL N MAX_TOKENS OUT.json [--kill PID --signal KILL|STOP --after CHUNKS]
 
 Greedy for even sessions, seeded sampling for odd ones (the StageFailoverTest's bodies). With --kill,
-sends the signal to PID once session 0 has CHUNKS chunks. Writes each session's text, error and the
+sends the signal to PID once session 0 has CHUNKS chunks (and writes when, epoch ms, to OUT.json.kill). Writes each session's text, error and the
 longest gap between its chunks (ms) to OUT.json."""
 import json, os, signal, sys, threading, time, urllib.request
 
@@ -57,6 +57,8 @@ def main():
         while progress.get(0, 0) < after and threads[0].is_alive():
             time.sleep(0.01)
         os.kill(int(opts["--kill"]), getattr(signal, "SIG" + opts.get("--signal", "KILL")))
+        with open(path + ".kill", "w") as f:  # when the signal went (epoch ms), for the head's failover phases
+            f.write("%d\n" % round(time.time() * 1000))
     for t in threads:
         t.join()
     with open(path, "w") as f:

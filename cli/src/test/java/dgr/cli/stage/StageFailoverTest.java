@@ -98,6 +98,10 @@ class StageFailoverTest {
             assertThat(r.error).as("stream after the last alternate died").contains("route_unavailable");
         }
         await(Duration.ofSeconds(15), "the last stage freed every session", () -> lastSessions() == 0);
+        // Back to idle everywhere alive: the last stage holds no state, the head keeps no rows and has nothing in flight.
+        assertThat(lastStage().path("state_bytes").asLong()).as("last stage's state bytes").isZero();
+        await(Duration.ofSeconds(15), "the head kept no rows and had no micro-batch in flight",
+                () -> stageOrEmpty(base).path("kept_row_bytes").asLong(-1) == 0 && stageOrEmpty(base).path("batches_in_flight").asInt(-1) == 0);
         HttpResponse<String> after = post(base, Streams.body(0, 4).replace("\"stream\":true", "\"stream\":false"));
         assertThat(after.statusCode()).isEqualTo(503);
         assertThat(Streams.JSON.readTree(after.body()).path("error").path("code").asText()).isEqualTo("route_unavailable");
@@ -131,13 +135,19 @@ class StageFailoverTest {
     }
 
     static int lastSessions() {
+        return lastStage().path("sessions").asInt(-1);
+    }
+
+    /** The last stage's capabilities' stage object, or an empty node when it does not answer. */
+    static JsonNode lastStage() {
+        return stageOrEmpty("http://127.0.0.1:" + lastHttp);
+    }
+
+    static JsonNode stageOrEmpty(String base) {
         try {
-            HttpResponse<String> r = Streams.HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + lastHttp + "/v1/capabilities")).build(),
-                    HttpResponse.BodyHandlers.ofString());
-            JsonNode stage = Streams.JSON.readTree(r.body()).path("stage");
-            return stage.path("sessions").asInt(-1);
+            return headStage(base);
         } catch (Exception e) {
-            return -1;
+            return Streams.JSON.createObjectNode();
         }
     }
 

@@ -147,10 +147,14 @@ final class Downlinks implements Link.Owner, AutoCloseable {
 
     /**
      * Re-opens a session after a failover with the route in {@code open}: when its next hop is now
-     * {@code address} (another stage than before), the kept rows are replayed there, the row at
-     * {@code pendingPosition} marked as the one whose token is awaited; otherwise the open is passed on.
+     * {@code address} (another stage than before), the kept rows are queued for a replay there, the row
+     * at {@code pendingPosition} marked as the one whose token is awaited; otherwise the open is passed
+     * on. The open goes at once, the rows with the next {@link #flush}: a failover resumes every moved
+     * session first and flushes once, so the replacement gets every open before any replayed row and
+     * computes the rows of all sessions in full batches, not session by session (an open ends the
+     * batch being formed). Returns the rows queued for the replay.
      */
-    synchronized void resume(String session, String address, Open open, int pendingPosition) {
+    synchronized int resume(String session, String address, Open open, int pendingPosition) {
         Route r = routes.get(session);
         if (r == null) throw new IllegalStateException("session " + session + " is not open downstream");
         Link old = links.get(r.address);
@@ -162,22 +166,29 @@ final class Downlinks implements Link.Owner, AutoCloseable {
         if (moved && r.kept.size() > 0) {
             int out = pendingPosition >= 0 && pendingPosition < r.kept.size() ? pendingPosition : -1;
             queue(l, session, 0, r.kept.array(), 0, r.kept.size(), out, true);
-            flush();
-        } else if (pendingPosition >= 0) {
-            l.expect(List.of(key(session, pendingPosition)), r.kept.size());
+            return r.kept.size();
         }
+        if (pendingPosition >= 0) l.expect(List.of(key(session, pendingPosition)), r.kept.size());
+        return 0;
     }
 
     synchronized void close(String session) {
+        flushBeforeEnd();
         Route r = routes.remove(session);
         if (r != null) sendTo(r.address, Down.newBuilder().setClose(Close.newBuilder().setSession(session)).build());
     }
 
     synchronized void cancel(String session, String reason) {
+        flushBeforeEnd();
         Route r = routes.remove(session);
         if (r != null) {
             sendTo(r.address, Down.newBuilder().setCancel(Cancel.newBuilder().setSession(session).setReason(reason)).build());
         }
+    }
+
+    /** A close or cancel goes at once: rows still queued (a replay) go first, so none arrives for a session ended there. */
+    private void flushBeforeEnd() {
+        if (!outgoing.isEmpty()) flush();
     }
 
     private void sendTo(String address, Down message) {

@@ -36,7 +36,7 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
 
     private sealed interface Event {}
     private record Tokens(List<Token> tokens) implements Event {}
-    private record Failed(String address, String reason) implements Event {}
+    private record Failed(String address, String reason, long epochMillis, long nanos) implements Event {}
     private record Wake() implements Event {}
     private record Closing() implements Event {}
     private static final Wake WAKE = new Wake();
@@ -56,6 +56,8 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
         boolean lost;
         /** The micro-batch whose token this session awaits: its count of sessions still awaiting. */
         int[] flight;
+        /** The failover that moved this session, until its next token comes. */
+        FailoverPhases recovery;
 
         Head(long sequenceId, String wire, SamplerConfig sampler, LogitBias bias, List<String> hops) {
             this.sequenceId = sequenceId;
@@ -257,7 +259,7 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
         for (Event e : drained) {
             switch (e) {
                 case Tokens t -> take(t.tokens(), replies);
-                case Failed f -> failover(f.address(), f.reason(), replies);
+                case Failed f -> failover(f, replies);
                 case Wake w -> { }
                 case Closing c -> loseAll("the head is shutting down", replies);
             }
@@ -273,12 +275,20 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
             s.generated.add(t.getToken());
             s.pendingPosition = -1;
             land(s);
+            recovered(s);
             out.token(s.sequenceId, t.getToken());
         }
     }
 
-    /** Moves every session routed through {@code address} to its hop's next alternate; the others are lost. */
-    private void failover(String address, String reason, Replies out) {
+    /**
+     * Moves every session routed through the failed stage to its hop's next alternate; the others are
+     * lost. Every moved session is re-opened first and the kept rows of all of them go in one flush,
+     * so the replacement computes them in full batches ({@link Downlinks#resume}).
+     */
+    private void failover(Failed f, Replies out) {
+        String address = f.address(), reason = f.reason();
+        FailoverPhases phases = new FailoverPhases(address, reason, f.epochMillis(), f.nanos());
+        phases.handled(System.nanoTime());
         dead.put(address, System.nanoTime());
         Map<Long, String> lost = new HashMap<>();
         for (Head s : sessions.values()) {
@@ -295,14 +305,24 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
             }
             s.hops.set(hop, alt);
             LOG.log(System.Logger.Level.WARNING, "session " + s.wire + ": stage " + address + " " + reason + "; moved to " + alt);
-            links.resume(s.wire, s.hops.getFirst(), open(s, true), s.pendingPosition);
+            phases.moved(alt, links.resume(s.wire, s.hops.getFirst(), open(s, true), s.pendingPosition));
+            recovered(s);  // a session moved twice before its next token: the first failover stops waiting for it
+            s.recovery = phases;
             // The replacement computes the dead span again for every position sent so far.
             s.recomputed += s.sent;
             recomputedTotal += s.sent;
             recovered++;
         }
+        links.flush();
+        phases.sent(System.nanoTime());
         // Reported after the scan: ending a session closes it here, which changes the map.
         lost.forEach(out::lost);
+    }
+
+    private void recovered(Head s) {
+        if (s.recovery == null) return;
+        s.recovery.next(System.nanoTime());
+        s.recovery = null;
     }
 
     private void land(Head s) {
@@ -319,6 +339,7 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
         Head s = sessions.remove(sequenceId);
         if (s == null) return;
         land(s);
+        recovered(s);
         byWire.remove(s.wire);
         if (phase == Phase.FINISHED) links.close(s.wire);
         else links.cancel(s.wire, reason == null || reason.isEmpty() ? phase.name().toLowerCase() : reason);
@@ -357,7 +378,7 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
         }
         // A stage that fails only warm-up sessions (not up yet when the head started) is no failure yet.
         if (sessions.stream().allMatch(Wire::isWarmUp)) return;
-        events.add(new Failed(address, reason));
+        events.add(new Failed(address, reason, System.currentTimeMillis(), System.nanoTime()));
     }
 
     @Override

@@ -66,7 +66,7 @@ public final class StageServer implements AutoCloseable {
         if (engine.recipe().isFirstStage()) {
             throw new IllegalArgumentException("a stage port serves a later span; layers [0, " + engine.recipe().endLayer() + ") are the head's (give --route)");
         }
-        warmUp(engine);
+        StageWarmUp.run(engine);
         StageServer s = new StageServer(engine, o);
         try {
             s.server.start();
@@ -75,23 +75,6 @@ public final class StageServer implements AutoCloseable {
             throw new UncheckedIOException("stage port " + o.host() + ":" + o.port() + ": " + e.getMessage(), e);
         }
         return s;
-    }
-
-    /**
-     * As {@link dgr.engine.WarmUp} does for a first stage: a few throw-away passes of zero boundary
-     * rows on a private slot, so the first real rows are not computed by uncompiled kernels.
-     */
-    private static void warmUp(Engine engine) {
-        int n = Math.min(4, engine.features().maxRows());
-        dgr.engine.Batch b = new dgr.engine.Batch(n, engine.boundarySchema().rowWidth());
-        float[] zero = new float[engine.boundarySchema().rowWidth()];
-        try (var slot = engine.openSlot()) {
-            for (int round = 0; round < 2 && slot.length() + n <= slot.capacity(); round++) {
-                b.clear();
-                for (int i = 0; i < n; i++) b.addBoundary(slot, slot.length() + i, zero, 0, i == n - 1);
-                engine.forward(b);
-            }
-        }
     }
 
     public int port() { return server.getPort(); }

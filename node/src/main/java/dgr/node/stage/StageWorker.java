@@ -93,6 +93,7 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
                     op = ops.poll();
                 }
                 runBatch();
+                if (down != null) down.flush();  // replays queued by the opens of a failover (Downlinks.resume), all at once
                 publish();
                 reportLoad(System.nanoTime());
             } catch (InterruptedException e) {
@@ -259,20 +260,43 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
         }
         int count = r.getCount() - skip;
         if (count == 0) return true;  // a replay of rows this stage holds already
-        if (s.plannedRows > 0 || batch.size() + count > maxRows) runBatch();
         if (expected + count > s.slot.capacity()) {
             refuse(link, Status.OUT_OF_RANGE.withDescription("session " + s.id + ": position " + (expected + count - 1) + " is past the context " + s.slot.capacity()));
             return false;
         }
         int out = r.getOutputRow() - skip;
-        int row0 = batch.size();
         var data = r.getData().asReadOnlyByteBuffer().order(java.nio.ByteOrder.LITTLE_ENDIAN).asFloatBuffer();
-        for (int i = 0; i < count; i++) {
-            data.get((skip + i) * width, rowScratch, 0, width);
-            batch.addBoundary(s.slot, expected + i, rowScratch, 0, last ? i == out : true);
+        for (int done = 0; done < count; ) {
+            // A long run of one session's rows (a replay after a failover, a prefill) comes in several
+            // entries back to back: they join the batch being formed as one instead of each ending it.
+            // Any other second entry of a session in the batch ends the batch first.
+            Planned prev = planned.isEmpty() ? null : planned.getLast();
+            boolean extend = s.plannedRows > 0 && prev != null && prev.session() == s && prev.replay() == r.getReplay()
+                    && (prev.outputRow() < 0 || out - done < 0);
+            int room = maxRows - batch.size();
+            // An entry that does not fit starts the next batch; a replay's rows fill this one exactly
+            // (a failover's pause is the batches its replay takes) and the rest start the next.
+            if ((s.plannedRows > 0 && !extend) || room == 0 || (!r.getReplay() && count > room)) {
+                runBatch();
+                extend = false;
+                room = maxRows;
+            }
+            int n = Math.min(count - done, room), o = out - done >= 0 && out - done < n ? out - done : -1;
+            int row0 = batch.size(), from = expected + done;
+            for (int i = 0; i < n; i++) {
+                data.get((skip + done + i) * width, rowScratch, 0, width);
+                batch.addBoundary(s.slot, from + i, rowScratch, 0, last ? i == o : true);
+            }
+            if (extend) {
+                planned.removeLast();
+                planned.add(new Planned(s, prev.from(), prev.count() + n, o >= 0 ? prev.count() + o : prev.outputRow(), prev.replay(), prev.row()));
+                s.plannedRows += n;
+            } else {
+                s.plannedRows = n;
+                planned.add(new Planned(s, from, n, o, r.getReplay(), row0));
+            }
+            done += n;
         }
-        s.plannedRows = count;
-        planned.add(new Planned(s, expected, count, out, r.getReplay(), row0));
         return true;
     }
 
@@ -301,8 +325,17 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
         long computed = System.nanoTime() - t0;
         for (var e : replies.entrySet()) e.getKey().send(Up.newBuilder().setTokens(e.getValue().setComputeNanos(computed)).build());
         stats.batch(batch.size(), System.nanoTime() - t0);
+        logReplay(System.nanoTime() - t0);
         planned.clear();
         batch.clear();
+    }
+
+    /** A failover's replay, batch by batch (docs/stages.md, "What a failover costs"): where its pause goes. */
+    private void logReplay(long nanos) {
+        int rows = 0, sessions = 0;
+        for (Planned p : planned) if (p.replay()) { rows += p.count(); sessions++; }
+        if (rows > 0) LOG.log(System.Logger.Level.INFO, "replay: " + rows + " rows of " + sessions + " sessions in a batch of " + batch.size()
+                + " rows, " + nanos / 1_000_000 + " ms");
     }
 
     private void reply(UpLink link, StageSession s, int position, int token) {
