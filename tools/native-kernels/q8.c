@@ -51,41 +51,6 @@ INLINE __m512i isum_from(const __m512i w[8], const int32_t *a, int32_t init) {
     return _mm512_add_epi32(s0, s1);
 }
 
-#ifdef __AMX_INT8__
-/*
- * AMX (prompt chunks, 16 batch rows at a time): one tile multiply gives the exact sums of one
- * 32-value block for 16 batch rows against the group's 16 weight rows. The unpacked operands are
- * already the B tile's rows (row c: values 4c..4c+3 of each weight row, 4 bytes per row), the
- * batch rows' int8 activations of the block are the A tile's rows, and C[k][r] is the same integer
- * sum of a * w that vpdpbusd forms (tdpbsud: signed activations, unsigned weights), so the float
- * steps after it, and every bit of the result, are those of the VNNI path.
- */
-INLINE void amx_configure(void) {
-    uint8_t cfg[64] __attribute__((aligned(64)));
-    _mm512_store_si512(cfg, _mm512_setzero_si512());
-    cfg[0] = 1;                                          /* palette 1 */
-    cfg[16] = 64; cfg[48] = 16;                          /* tile 0: C, 16 rows of 16 int32 */
-    cfg[18] = 32; cfg[49] = 16;                          /* tile 1: A, 16 rows of 32 int8 */
-    cfg[20] = 64; cfg[50] = 8;                           /* tile 2: B, 8 rows of 16 x 4 bytes */
-    _tile_loadconfig(cfg);
-}
-
-INLINE void amx_block(const __m512i w[8], const int8_t *a, long aStride, uint8_t *bt, int32_t *ct) {
-    #pragma GCC unroll 16
-    for (int c = 0; c < 8; c++) _mm512_store_si512(bt + 64 * c, w[c]);
-    _tile_loadd(2, bt, 64);
-    _tile_loadd(1, a, aStride);
-    _tile_zero(0);
-    _tile_dpbsud(0, 1, 2);
-    _tile_stored(0, ct, 64);
-}
-#define AMX_SCRATCH uint8_t bt[512] __attribute__((aligned(64))); int32_t ct[256] __attribute__((aligned(64)))
-#define AMX_PREP(G, w, a, aStride) do { if ((G) == 16) amx_block(w, a, aStride, bt, ct); } while (0)
-#define ISUM(G, w, a, init, k) ((G) == 16 ? _mm512_add_epi32(_mm512_load_si512(ct + 16 * (k)), _mm512_set1_epi32(init)) : isum_from(w, a, init))
-#else
-#define AMX_PREP(G, w, a, aStride) do { } while (0)
-#define ISUM(G, w, a, init, k) isum_from(w, a, init)
-#endif
 
 INLINE void unpack_q4(const uint8_t *q, __m512i w[8]) {
     const __m512i mask = _mm512_set1_epi8(15);
@@ -146,13 +111,12 @@ INLINE void unpack_mxfp4(const uint8_t *q, __m512i w[8]) {
         else if (KIND == 3) unpack_mxfp4(blk + HEAD, w);                                                \
         else if (KIND == 5 || KIND == 6) unpack_q5(blk + HEAD, w);                                      \
         else unpack_q4(blk + HEAD, w);                                                                  \
-        AMX_PREP(G, w, aq + 32 * (b0 * nb + b), 32 * nb);                                              \
         _Pragma("GCC unroll 16")                                                                        \
         for (int k = 0; k < G; k++) {                                                                   \
             long ab = (b0 + k) * nb + b;                                                                \
             const int32_t *a = (const int32_t *) (aq + 32 * ab);                                        \
             int off = KIND == 1 || KIND == 2 || KIND == 3 ? 128 : KIND == 0 ? 8 : KIND == 5 ? 16 : 0;   \
-            __m512i is = ISUM(G, w, a, -off * asum[ab], k);                                             \
+            __m512i is = isum_from(w, a, -off * asum[ab]);                                              \
             __m512 da = _mm512_set1_ps(ad[ab]);                                                         \
             acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(d, da), acc[k]);             \
             if (KIND == 4 || KIND == 6)                                                                 \
@@ -229,8 +193,7 @@ INLINE __m512i isum16(const __m512i *w, const int32_t *a, __m512i init) {
 INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const int32_t *half,
                         const float *ad, long b0, float *out, long outStride, __mmask16 keep, long ahead) {
     const int SB = T == 2 ? 2368 : T == 4 ? 2880 : T == 3 ? 3360 : T == 8 ? 1344 : T == 9 ? 1824 : 2208, mins = T == 2 || T == 4;
-    __m512 acc[16];
-    AMX_SCRATCH;
+    __m512 acc[8];
     #pragma GCC unroll 16
     for (int k = 0; k < G; k++) acc[k] = _mm512_setzero_ps();
     for (long S = 0; S < nb / 8; S++) {
@@ -305,17 +268,16 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
                 sv = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) (sb + 32 + 16 * j)))));
                 unpack_iq4(sb + 160 + 256 * j, w);
             }
-            AMX_PREP(G, w, aq + 32 * (b0 * nb + 8 * S + j), 32 * nb);
             #pragma GCC unroll 16
             for (int k = 0; k < G; k++) {
                 long ab = (b0 + k) * nb + 8 * S + j;
                 const int32_t *a = (const int32_t *) (aq + 32 * ab);
                 __m512 da = _mm512_set1_ps(ad[ab]);
                 if (mins) {
-                    acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ISUM(G, w, a, 0, k)), _mm512_mul_ps(sv, da), acc[k]);
+                    acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum_from(w, a, 0)), _mm512_mul_ps(sv, da), acc[k]);
                     acc[k] = _mm512_fnmadd_ps(_mm512_set1_ps((float) asum[ab]), _mm512_mul_ps(mm, da), acc[k]);
                 } else {
-                    acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ISUM(G, w, a, -128 * asum[ab], k)), _mm512_mul_ps(sv, da), acc[k]);
+                    acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum_from(w, a, -128 * asum[ab])), _mm512_mul_ps(sv, da), acc[k]);
                 }
             }
         }
@@ -323,6 +285,178 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
     #pragma GCC unroll 16
     for (int k = 0; k < G; k++) _mm512_mask_storeu_ps(out + (b0 + k) * outStride, keep, acc[k]);
 }
+
+#ifdef __AMX_INT8__
+/*
+ * AMX (prompt chunks, 16 batch rows at a time): one tile multiply gives a 32-value block's exact
+ * sums for 16 batch rows against a group's 16 weight rows. The unpacked operands are already B
+ * tile rows (row c: values 4c..4c+3 of each weight row, the interleaving above), the batch rows'
+ * int8 activations of the block are the A tile (stride one batch row), and C[k][r] is the integer
+ * sum of a * (w - offset) that vpdpbusd's path forms, so the float steps after it, and every bit
+ * of the result, are those of the VNNI path. Offsets are taken out of the operands instead of
+ * added per row: Q4_0 and Q5_0 subtract 8 and 16 from the unpacked quants, Q8_0 keeps its signed
+ * quants (whose 64-byte stretches are the B tile as they lie), IQ4 and MXFP4 look up signed
+ * grids, and tdpbssd multiplies signed by signed; Q4_1, Q5_1, Q4_K and Q5_K (offset 0, mins
+ * apart) keep unsigned quants for tdpbsud.
+ *
+ * Tiles 0/1 hold C (even and odd blocks), 2/3 A, 4/5 B. Two things decide the speed (measured in
+ * a C harness, docs/engine.md): a tile loaded from bytes just written by vector stores waits for
+ * them, so each chunk of weight blocks is unpacked first and read back by every 16 batch rows
+ * long after (amx_group): 430 -> 650 GOPS; and each block's sums go to one of four buffers, their
+ * float steps run AMX_LAG blocks later (lags of 1 to 3 measured alike, within the noise).
+ */
+INLINE void amx_configure(void) {
+    uint8_t cfg[64] __attribute__((aligned(64)));
+    _mm512_store_si512(cfg, _mm512_setzero_si512());
+    cfg[0] = 1;                                          /* palette 1 */
+    for (int t = 0; t < 6; t++) {
+        cfg[16 + 2 * t] = t < 2 || t >= 4 ? 64 : 32;     /* bytes per row: C 16 int32, A 32 int8, B 16 x 4 bytes */
+        cfg[48 + t] = t < 4 ? 16 : 8;                    /* rows */
+    }
+    _tile_loadconfig(cfg);
+}
+
+/* AMX kinds: BLOCK's KIND 0..6, and 10 + T for the super-block types T = 2 (Q4_K), 4 (Q5_K), 6 (IQ4_XS). */
+#define AMX_SIGNED(K) ((K) == 0 || (K) == 1 || (K) == 2 || (K) == 3 || (K) == 5 || (K) == 16)
+
+/*
+ * Block b's B tile bytes (in bt, or Q8_0's own quants) and its scales d (and m: the mins' scales,
+ * or the super-block's d * min bytes), prefetching `ahead` bytes on.
+ */
+INLINE const uint8_t *amx_operand(int K, const uint8_t *gw, long b, uint8_t *bt, __m512 *d, __m512 *m, long ahead) {
+    __m512i w[8];
+    if (K < 10) {
+        const int HEAD = K == 3 ? 16 : K == 4 || K == 6 ? 64 : 32, QBYTES = K == 1 ? 512 : K == 5 || K == 6 ? 320 : 256;
+        const uint8_t *blk = gw + (long) (HEAD + QBYTES) * b;
+        if (ahead > 0) {
+            #pragma GCC unroll 16
+            for (int c = 0; c < HEAD + QBYTES; c += 64) _mm_prefetch((const char *) blk + ahead + c, _MM_HINT_T2);
+        }
+        *d = K == 3
+            ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_sub_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *) blk)), _mm512_set1_epi32(1)), 23))
+            : _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) blk));
+        if (K == 4 || K == 6) *m = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (blk + 32)));
+        if (K == 1) return blk + HEAD;
+        if (K == 5 || K == 6) unpack_q5(blk + HEAD, w);
+        else unpack_q4(blk + HEAD, w);
+        if (K == 0 || K == 5) {
+            #pragma GCC unroll 16
+            for (int c = 0; c < 8; c++) w[c] = _mm512_sub_epi8(w[c], _mm512_set1_epi8(K == 0 ? 8 : 16));
+        } else if (K == 2 || K == 3) {
+            const __m512i grid = K == 2
+                ? _mm512_broadcast_i32x4(_mm_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113))
+                : _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12));
+            #pragma GCC unroll 16
+            for (int c = 0; c < 8; c++) w[c] = _mm512_shuffle_epi8(grid, w[c]);
+        }
+    } else {
+        const int T = K - 10, SB = T == 2 ? 2368 : T == 4 ? 2880 : 2208;
+        const long j = b & 7;
+        const uint8_t *sb = gw + (long) SB * (b >> 3);
+        if (ahead > 0 && j == 0) {
+            for (int c = 0; c < SB; c += 64) _mm_prefetch((const char *) sb + ahead + c, _MM_HINT_T2);
+        }
+        __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) sb));
+        if (T == 6) {
+            *d = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) (sb + 32 + 16 * j)))));
+            const __m512i grid = _mm512_broadcast_i32x4(_mm_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113));
+            unpack_q4(sb + 160 + 256 * j, w);
+            #pragma GCC unroll 16
+            for (int c = 0; c < 8; c++) w[c] = _mm512_shuffle_epi8(grid, w[c]);
+        } else {
+            __m512 mv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (sb + 32)));
+            *d = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *) (sb + 64 + 16 * j)))));
+            *m = _mm512_mul_ps(mv, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *) (sb + 192 + 16 * j)))));
+            if (T == 4) unpack_q5(sb + 320 + 320 * j, w);
+            else unpack_q4(sb + 320 + 256 * j, w);
+        }
+    }
+    #pragma GCC unroll 16
+    for (int c = 0; c < 8; c++) _mm512_store_si512(bt + 64 * c, w[c]);
+    __asm__ volatile("" ::: "memory"); /* GCC's tileloadd names no memory input: the stores above must stay before it */
+    return bt;
+}
+
+/* Block b's float steps for the 16 batch rows from b0, on its stored sums ct: those of BLOCK and group_super. */
+INLINE void amx_epilogue(int K, const int32_t *ct, __m512 d, __m512 m, long b, long nb, const int32_t *asum, const float *ad,
+                         long b0, __m512 acc[16]) {
+    #pragma GCC unroll 16
+    for (int k = 0; k < 16; k++) {
+        long ab = (b0 + k) * nb + b;
+        __m512 da = _mm512_set1_ps(ad[ab]);
+        acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(ct + 16 * k)), _mm512_mul_ps(d, da), acc[k]);
+        if (K == 4 || K == 6) acc[k] = _mm512_fmadd_ps(_mm512_set1_ps((float) asum[ab]), _mm512_mul_ps(m, da), acc[k]);
+        if (K == 12 || K == 14) acc[k] = _mm512_fnmadd_ps(_mm512_set1_ps((float) asum[ab]), _mm512_mul_ps(m, da), acc[k]);
+    }
+}
+
+/* Blocks unpacked at a time: 16 KiB of B tiles (and their scales), read back from L1 by every batch group. */
+#define AMX_CHUNK 32
+/* Blocks between a block's tile store and its float steps (at most 3: four copies of the sums). */
+#define AMX_LAG 3
+
+/* Issues block b's tile work (chunk slot i) on tiles C, A, B (literal numbers: GCC names them in the instruction) and sums copy t. */
+#define AMX_STAGE(C, A, B, t, b, i) do {                                                        \
+        _tile_loadd(B, K == 1 ? gw + 544 * (b) + 32 : bt[i], 64);                               \
+        _tile_loadd(A, a0 + 32 * (b), aStride);                                                 \
+        _tile_zero(C);                                                                          \
+        if (AMX_SIGNED(K)) _tile_dpbssd(C, A, B); else _tile_dpbsud(C, A, B);                  \
+        _tile_stored(C, ct[t], 64);                                                             \
+    } while (0)
+
+/*
+ * A group of 16 weight rows against batch rows [0, nRows) (a multiple of 16; amx_configure done).
+ * Per chunk of blocks, the weights are unpacked once into B tiles and the scales into vectors
+ * (Q8_0's quants are B tiles as they lie), then every 16 batch rows run over them, their
+ * accumulators kept in `out` (lanes in `keep` only) between chunks: each weight block is decoded
+ * once per call, and its B tile is read from L1 long after its stores.
+ */
+INLINE void amx_group(int K, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const float *ad,
+                      long nRows, float *out, long outStride, __mmask16 keep, long ahead) {
+    uint8_t bt[AMX_CHUNK][512] __attribute__((aligned(64)));
+    __m512 dc[AMX_CHUNK], mc[AMX_CHUNK];
+    int32_t ct[4][256] __attribute__((aligned(64)));
+    const long aStride = 32 * nb;
+    for (long c0 = 0; c0 < nb; c0 += AMX_CHUNK) {
+        const long cn = nb - c0 < AMX_CHUNK ? nb - c0 : AMX_CHUNK;
+        for (long i = 0; i < cn; i++) {
+            __m512 d, m = _mm512_setzero_ps();
+            if (K == 1) {
+                const uint8_t *blk = gw + 544 * (c0 + i);
+                if (ahead > 0) {
+                    #pragma GCC unroll 16
+                    for (int c = 0; c < 544; c += 64) _mm_prefetch((const char *) blk + ahead + c, _MM_HINT_T2);
+                }
+                d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) blk));
+            } else {
+                amx_operand(K, gw, c0 + i, bt[i], &d, &m, ahead);
+            }
+            dc[i] = d;
+            mc[i] = m;
+        }
+        for (long b0 = 0; b0 < nRows; b0 += 16) {
+            __m512 acc[16];
+            const int8_t *a0 = aq + 32 * b0 * nb;
+            #pragma GCC unroll 16
+            for (int k = 0; k < 16; k++) acc[k] = c0 == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(keep, out + (b0 + k) * outStride);
+            /* block i's sums go to ct[i % 4], its float steps run AMX_LAG blocks later (its tile store long done) */
+            for (long i = 0; i < cn; i += 4) {
+                AMX_STAGE(0, 2, 4, 0, c0 + i, i);
+                if (i >= AMX_LAG) amx_epilogue(K, ct[(i - AMX_LAG) & 3], dc[i - AMX_LAG], mc[i - AMX_LAG], c0 + i - AMX_LAG, nb, asum, ad, b0, acc);
+                AMX_STAGE(1, 3, 5, 1, c0 + i + 1, i + 1);
+                if (i + 1 >= AMX_LAG) amx_epilogue(K, ct[(i + 1 - AMX_LAG) & 3], dc[i + 1 - AMX_LAG], mc[i + 1 - AMX_LAG], c0 + i + 1 - AMX_LAG, nb, asum, ad, b0, acc);
+                AMX_STAGE(0, 2, 4, 2, c0 + i + 2, i + 2);
+                if (i + 2 >= AMX_LAG) amx_epilogue(K, ct[(i + 2 - AMX_LAG) & 3], dc[i + 2 - AMX_LAG], mc[i + 2 - AMX_LAG], c0 + i + 2 - AMX_LAG, nb, asum, ad, b0, acc);
+                AMX_STAGE(1, 3, 5, 3, c0 + i + 3, i + 3);
+                if (i + 3 >= AMX_LAG) amx_epilogue(K, ct[(i + 3 - AMX_LAG) & 3], dc[i + 3 - AMX_LAG], mc[i + 3 - AMX_LAG], c0 + i + 3 - AMX_LAG, nb, asum, ad, b0, acc);
+            }
+            for (long j = cn - AMX_LAG; j < cn; j++) amx_epilogue(K, ct[j & 3], dc[j], mc[j], c0 + j, nb, asum, ad, b0, acc);
+            #pragma GCC unroll 16
+            for (int k = 0; k < 16; k++) _mm512_mask_storeu_ps(out + (b0 + k) * outStride, keep, acc[k]);
+        }
+    }
+}
+#endif
 
 #else
 /* ---------------- AVX2: two ymm halves (rows 0-7, 8-15) per group ---------------- */
@@ -584,9 +718,6 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
     for (int k = 0; k < G; k++) store(out + (b0 + k) * outStride, keep, acc[k]);
 }
 #endif
-#ifndef AMX_SCRATCH
-#define AMX_SCRATCH char amx_unused_ __attribute__((unused))
-#endif
 
 /*
  * Group `gw` (rows row0 ..) against G batch rows from b0 (G = 1, 2, 4 or 8, a constant after
@@ -595,7 +726,6 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
 INLINE void group(int G, int kind, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const float *ad,
                   long b0, float *out, long outStride, long row0, __mmask16 keep, long ahead) {
     facc acc[16];
-    AMX_SCRATCH;
     #pragma GCC unroll 16
     for (int k = 0; k < G; k++) acc[k] = FZERO();
     if (kind == 1) {
@@ -620,16 +750,16 @@ INLINE void group(int G, int kind, const uint8_t *gw, long nb, const int8_t *aq,
 /*
  * out[b * outStride + o] for batch rows b < nBatch and weight rows o in [o0, o1) of a matrix of
  * `type` (0: Q4_0, 1: Q8_0, 2: Q4_K, 3: Q6_K, 4: Q5_K, 5: IQ4_NL, 6: IQ4_XS, 7: MXFP4, 8: Q2_K, 9: Q3_K, 10: Q4_1, 11: Q5_0, 12: Q5_1) with `rowBytes` per row: batch rows in groups of eight, four, two, one
- * (outer), row groups inner, so a group's activations stay in L1 while the weights stream; the
+ * (outer; with AMX, first all the multiples of 16 at once), row groups inner, so a group's activations stay in L1 while the weights stream; the
  * first batch group prefetches `ahead` bytes on.
  */
 /* CALL(T, G) for the group's batch-row count G (8, 4, 2 or 1), so that every kernel is compiled for constant T and G. */
 #define ROWS(CALL, T) do { if (n == 8) CALL(T, 8); else if (n == 4) CALL(T, 4); else if (n == 2) CALL(T, 2); else CALL(T, 1); } while (0)
 #ifdef __AMX_INT8__
 /* The types whose 32-value blocks (or sub-blocks) have one scale per weight row: 16 batch rows at a time go through AMX. */
-#define ROWS16(CALL, T) do { if (n == 16) CALL(T, 16); else ROWS(CALL, T); } while (0)
+#define ROWS16(CALL, T, K) do { if (b0 < nAmx) amx_group(K, gw, nb, aq, asum, ad, nAmx, o, outStride, keep, pf); else ROWS(CALL, T); } while (0)
 #else
-#define ROWS16 ROWS
+#define ROWS16(CALL, T, K) ROWS(CALL, T)
 #endif
 #define BLOCKS(T, G) group(G, T, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf)
 #define SUPER(T, G) group_super(G, T, gw, nb, aq, asum, half, ad, b0, o, outStride, keep, pf)
@@ -645,10 +775,12 @@ void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long n
     int amx = 0;
 #endif
     type &= 255;
+    /* AMX takes the first nAmx batch rows (a multiple of 16) in one pass, the rest go in groups of 8, 4, 2, 1. */
+    const long nAmx = amx ? nBatch / 16 * 16 : 0;
     for (long b0 = 0, n; b0 < nBatch; b0 += n) {
-        n = amx && nBatch - b0 >= 16 ? 16 : nBatch - b0 >= 8 ? 8 : nBatch - b0 >= 4 ? 4 : nBatch - b0 >= 2 ? 2 : 1;
+        n = b0 < nAmx ? nAmx : nBatch - b0 >= 8 ? 8 : nBatch - b0 >= 4 ? 4 : nBatch - b0 >= 2 ? 2 : 1;
 #ifdef __AMX_INT8__
-        if (n == 16 && !tiles) {
+        if (b0 < nAmx && !tiles) {
             amx_configure();
             tiles = 1;
         }
@@ -660,19 +792,19 @@ void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long n
             const uint8_t *gw = w + g * groupBytes;
             float *o = out + 16 * g;
             switch (type) {
-            case 1: ROWS16(BLOCKS, 1); break;
-            case 5: ROWS16(BLOCKS, 2); break;
-            case 7: ROWS16(BLOCKS, 3); break;
-            case 10: ROWS16(BLOCKS, 4); break;
-            case 11: ROWS16(BLOCKS, 5); break;
-            case 12: ROWS16(BLOCKS, 6); break;
-            case 2: ROWS16(SUPER, 2); break;
+            case 1: ROWS16(BLOCKS, 1, 1); break;
+            case 5: ROWS16(BLOCKS, 2, 2); break;
+            case 7: ROWS16(BLOCKS, 3, 3); break;
+            case 10: ROWS16(BLOCKS, 4, 4); break;
+            case 11: ROWS16(BLOCKS, 5, 5); break;
+            case 12: ROWS16(BLOCKS, 6, 6); break;
+            case 2: ROWS16(SUPER, 2, 12); break;
             case 3: ROWS(SUPER, 3); break;
-            case 4: ROWS16(SUPER, 4); break;
-            case 6: ROWS16(SUPER, 6); break;
+            case 4: ROWS16(SUPER, 4, 14); break;
+            case 6: ROWS16(SUPER, 6, 16); break;
             case 8: ROWS(SUPER, 8); break;
             case 9: ROWS(SUPER, 9); break;
-            default: ROWS16(BLOCKS, 0); break;
+            default: ROWS16(BLOCKS, 0, 0); break;
             }
         }
     }

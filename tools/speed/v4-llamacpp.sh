@@ -2,11 +2,20 @@
 # v4-llamacpp.sh: the DeepSeek-V4 lane, dgr against llama.cpp, same files, same threads, same hour (issue 26, item 3).
 #   tools/speed/v4-llamacpp.sh [QUANT ...]     (default: Q8_0 Q4_K_M; each a dsv4-small file made once by `dgr synth`)
 # For each file, 2 threads (THREADS overrides):
-#   dgr <quant> batch 1 / aggregate at 8 / prompt 128: DecodeBench, java-q8, after 256 untimed batch-1 steps
+#   dgr <quant> batch 1 / aggregate at 8 / prompt 128: DecodeBench, java-q8, after 1000 untimed batch-1 steps, each figure
+#     three times (batch 1, 8) or five (prompt: one forward of 128 rows, about 0.1 s); read the median
 #     (measure-v4.sh's method: the engine alone, no HTTP; wall and CPU-time tok/s).
-#   llama.cpp <quant> pp128 / tg64: llama-bench (3 repetitions, mean ± sd), when LLAMA_BENCH is there.
-#   llama.cpp <quant> aggregate at 8: llama-batched-bench's S_TG with 8 sequences of 128 prompt + 64 generated
-#     tokens, when LLAMA_BATCHED_BENCH is there.
+#   llama.cpp <quant>: llama-batched-bench -nr with 128 prompt + 64 generated tokens per sequence at 1, 1 and 8
+#     sequences (the first row warms up): S_PP at B=1 is prompt 128, S_TG at B=1 generation at batch 1, S_TG at
+#     B=8 the aggregate at 8 sessions.
+# Why -nr (no repacked weights): at this llama.cpp (node-llama-cpp 3.21.1's bundle, 80fb11a) on a CPU with AMX,
+# deepseek4 aborts with GGML_ASSERT(*cur_backend_id != -1) while reserving its graph. The node no backend takes
+# is attn_wo_a-N, the MUL_MAT of the grouped output LoRA blk.N.attn_output_a.weight (3-D, [256,128,4] on
+# dsv4-small) by its permuted, non-contiguous input: the loader put that weight into the AMX buffer (its
+# supports_op test uses a contiguous input), the AMX buffer refuses a non-contiguous src1, and the CPU backend
+# refuses any op whose weight sits in a non-host buffer. -nr keeps every weight in plain CPU buffers; llama-bench
+# has no such flag at this tag (its -ot X=CPU still picks the AMX buffer), so it still aborts. What -nr costs
+# llama.cpp: Q8_0 has no x86 repack, so only AMX (prompt); Q4_K_M also loses its AVX2 8x8 repack (q4_K_8x8).
 # The llama.cpp tools are built from the source bundle node-llama-cpp ships (CPU only, native), see the
 # bottom of this file; LLAMACPP_BIN (default /work/llamacpp-build/build/bin) says where they are.
 # About 3-4 minutes on a quiet 2-core machine; one process at a time, each exits before the next starts.
@@ -14,7 +23,6 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 THREADS="${THREADS:-2}"
 LLAMACPP_BIN="${LLAMACPP_BIN:-/work/llamacpp-build/build/bin}"
-LLAMA_BENCH="${LLAMA_BENCH:-$LLAMACPP_BIN/llama-bench}"
 LLAMA_BATCHED_BENCH="${LLAMA_BATCHED_BENCH:-$LLAMACPP_BIN/llama-batched-bench}"
 QUANTS=("$@")
 [ ${#QUANTS[@]} -gt 0 ] || QUANTS=(Q8_0 Q4_K_M)
@@ -24,28 +32,23 @@ JDK="$(find_jdk)" || { echo "v4-llamacpp: no Java 25 or newer found" >&2; exit 1
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
 echo "# v4-llamacpp: $(date -u +%FT%TZ), $(nproc) CPUs, $THREADS threads, load $(load)"
-if [ -x "$LLAMA_BENCH" ]; then
-  echo "# llama.cpp: $LLAMA_BENCH (its build line below names the commit; node-llama-cpp 3.21.1's bundle, release v0.4.0, is 80fb11a)"
+if [ -x "$LLAMA_BATCHED_BENCH" ]; then
+  echo "# llama.cpp: $LLAMA_BATCHED_BENCH (node-llama-cpp 3.21.1's bundle, release v0.4.0, commit 80fb11a), -nr: see above"
 else
-  echo "# llama.cpp: no llama-bench at $LLAMA_BENCH (build it: see the end of this script)"
+  echo "# llama.cpp: no llama-batched-bench at $LLAMA_BATCHED_BENCH (build it: see the end of this script)"
 fi
 for q in "${QUANTS[@]}"; do
   model="${TMPDIR:-/tmp}/dgr-measure-dsv4-small-$q.gguf"
   [ -f "$model" ] || "$ROOT/dgr" synth --preset dsv4-small --quant "$q" -o "$model" >/dev/null
   "$JDK/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:ObjectAlignmentInBytes=32 \
     -cp "$ROOT/cli/target/lib/*" dgr.engine.llama.DecodeBench "$model" --q8 --threads "$THREADS" \
-    --batches 1,8 --steps 128 --prompt 128 --chunk 128 --steady 0 --warmup 256 2>&1 \
+    --batches 1,1,1,8,8,8 --steps 128 --prompts 128,128,128,128,128 --chunk 128 --steady 0 --warmup 1000 2>&1 \
     | grep -E '^(decode|prompt)' | sed -e "s/^/dgr $q: /" -e 's/; activations.*//'
-  if [ -x "$LLAMA_BENCH" ]; then
-    # -o md: one table row per test (pp128, tg64) with t/s as "mean ± sd".
-    "$LLAMA_BENCH" -m "$model" -t "$THREADS" -p 128 -n 64 -r 3 -o md 2>&1 \
-      | grep -E '(pp|tg)[0-9]+|^build:|GGML_ASSERT' | sed -e "s/^/llama.cpp $q: /" || echo "llama.cpp $q: llama-bench failed"
-    echo "llama.cpp $q: [load $(load)]"
-  fi
   if [ -x "$LLAMA_BATCHED_BENCH" ]; then
-    "$LLAMA_BATCHED_BENCH" -m "$model" -t "$THREADS" -c 2048 -b 2048 -ub 512 -npp 128 -ntg 64 -npl 1,8 2>&1 \
-      | grep -E '^\|\s+[0-9]+|GGML_ASSERT' | sed -e "s/^/llama.cpp $q batched (PP TG B N_KV T_PP S_PP T_TG S_TG T S): /" \
+    "$LLAMA_BATCHED_BENCH" -m "$model" -t "$THREADS" -c 2048 -b 2048 -ub 512 -npp 128 -ntg 64 -npl 1,1,8 -nr 2>&1 \
+      | grep -E '^\|\s+[0-9]+|GGML_ASSERT' | sed -e "s/^/llama.cpp $q batched -nr (PP TG B N_KV T_PP S_PP T_TG S_TG T S): /" \
       || echo "llama.cpp $q: llama-batched-bench failed"
+    echo "llama.cpp $q: [load $(load)]"
   fi
 done
 echo "# done [load $(load)]"

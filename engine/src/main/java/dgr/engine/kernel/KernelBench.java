@@ -10,15 +10,19 @@ import java.util.SplittableRandom;
  * Single-thread matmul timings by hand (not a test): random weights of one type, by default 2048
  * columns × 8192 rows, four copies cycled so the weights come from memory as in a decode step
  * (one copy of 256 rows stays in L2 instead, which times the kernel alone). Prints the
- * fastest thread-CPU ms per matmul, weight GB/s and GFLOP/s for batch sizes 1, 2, 4, 8, 16.
+ * fastest thread-CPU ms per matmul, weight GB/s and GFLOP/s for batch sizes 1, 2, 4, 8, 16 (up to
+ * 64, a prompt chunk). {@code -Ddgr.bench.kernels=q8} times {@code java-q8}'s kernels (native, with
+ * {@code -Ddgr.amx=false} for VNNI alone) instead of {@code java-simd}'s.
  *
  * <pre>
  * java --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:ObjectAlignmentInBytes=32 -cp ... dgr.engine.kernel.KernelBench [Q4_0|Q8_0|Q4_K|Q6_K] [reps] [batches, e.g. 1,8] [rows] [copies] [cols]
  * </pre>
  */
 public final class KernelBench {
-    /** Output rows per call, as the llama engine hands them to its workers. */
-    private static final int CHUNK = 32;
+    /** Output rows per call, as the llama engine hands them to its workers ({@code -Ddgr.bench.chunk}, e.g. 128). */
+    private static final int CHUNK = Integer.getInteger("dgr.bench.chunk", 32);
+    /** Batch rows at most (a prompt chunk). */
+    private static final int MAX_BATCH = 64;
 
     private KernelBench() {}
 
@@ -30,20 +34,20 @@ public final class KernelBench {
         WeightMatrix[] ws = new WeightMatrix[copies];
         SplittableRandom rnd = new SplittableRandom(7);
         Arena arena = Arena.ofAuto();
+        Kernels k = "q8".equals(System.getProperty("dgr.bench.kernels")) ? new Q8Kernels() : new SimdKernels();
         for (int c = 0; c < copies; c++) {
             MemorySegment m = arena.allocate(rowBytes * rows, 64);
             for (long i = 0; i < m.byteSize(); i++) m.set(ValueLayout.JAVA_BYTE, i, (byte) rnd.nextInt());
             fixScales(type, m, rowBytes * rows);
-            ws[c] = new SimdKernels().prepare(new WeightMatrix("bench" + c, type, rows, cols, rowBytes, m), arena);
+            ws[c] = k.prepare(new WeightMatrix("bench" + c, type, rows, cols, rowBytes, m), arena);
         }
-        float[] x = new float[16 * cols];
+        float[] x = new float[MAX_BATCH * cols];
         for (int i = 0; i < x.length; i++) x[i] = (float) rnd.nextGaussian();
-        float[] out = new float[16 * rows];
-        Kernels k = new SimdKernels();
+        float[] out = new float[MAX_BATCH * rows];
         Scratch s = new Scratch(cols, 16);
         // Thread CPU time, not wall time: on a shared machine preemption would otherwise swamp the kernel.
         java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
-        System.out.println(SimdKernels.memoryReport());
+        System.out.println(k.name() + "; " + SimdKernels.memoryReport());
         int[] batches = args.length > 2 ? java.util.Arrays.stream(args[2].split(",")).mapToInt(Integer::parseInt).toArray()
                 : new int[] {1, 2, 4, 8, 16};
         for (int b : batches) {

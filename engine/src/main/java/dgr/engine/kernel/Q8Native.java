@@ -39,18 +39,20 @@ import java.util.Set;
  *
  * <p><b>AMX for prompt chunks.</b> Where the CPU has AMX ({@code amx_tile}, {@code amx_int8}) and
  * Linux grants the process its tile state ({@code arch_prctl(ARCH_REQ_XCOMP_PERM)}, asked once at
- * load), the AVX-512 image takes batch rows 16 at a time through one tile multiply per 32-value
- * block ({@code tdpbsud}: the block's exact integer sums for 16 batch rows and 16 weight rows) for
- * every type but Q6_K, Q2_K and Q3_K; the integers are the ones {@code vpdpbusd} forms and the float
- * steps after them are the same, so the bits are too ({@code Q8RowsTest} runs batches past 16).
+ * load), the AVX-512 image takes the batch rows in multiples of 16 through one tile multiply per
+ * 32-value block ({@code tdpbssd}/{@code tdpbsud}: the block's exact integer sums for 16 batch rows
+ * and 16 weight rows), each weight block unpacked once per call for all of them, for every type but
+ * Q6_K, Q2_K and Q3_K; the integers are the ones {@code vpdpbusd} forms and the float steps after
+ * them are the same, so the bits are too ({@code Q8RowsTest} runs batches past 16). About 1.7 times
+ * the VNNI kernel's rate at 64 rows (docs/engine.md, "Prompt chunks on AMX").
  * {@code -Ddgr.amx=false} keeps it off.
  */
 final class Q8Native {
     /** The two images, best first, with the CPU flags each needs. */
     enum Variant {
-        AVX512_VNNI("q8-avx512vnni.bin", "d38ab9040f699c3cb456e28998008e8daf9a355039f8a9b3be897bf4ef9e6d87",
+        AVX512_VNNI("q8-avx512vnni.bin", "7bf7c1228bbf8f74d9f2a96a8a0d781a94adf1756de9b40359f76d73f54594e0",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")),
-        AVX2("q8-avx2.bin", "c12858ab070dd594108bb273606e06c06f6aadc1219974f817c77bf24414fbc3",
+        AVX2("q8-avx2.bin", "95aec3f7398366b59e551c89d705d07804ecd0f2d8c4c727035410f748895ca5",
                 List.of("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"));
 
         final String resource, sha256;
