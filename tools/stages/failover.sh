@@ -97,9 +97,12 @@ for k in $(seq 0 "$KILLS"); do
   P1=$(port); P2=$(port); H=$(port)
   start "mid$k" "$(port)" --layers 5:11 --stage-port "$P1" --cluster-token "$TOKEN" -t 2
   start "alt$k" "$(port)" --layers 5:11 --stage-port "$P2" --cluster-token "$TOKEN" -t 2
+  # The head starts once both middle stages listen: a head is ready as soon as each hop has one stage
+  # that answered its warm-up, and would put the sessions on the alternate if it answered first.
+  healthy "mid$k" "alt$k"
   start "head$k" "$H" --layers 0:5 --route "127.0.0.1:$P1|127.0.0.1:$P2,127.0.0.1:$PL" --cluster-token "$TOKEN" \
       --stage-reply-floor "$FLOOR" --route-depth 1 -t 2
-  healthy "mid$k" "alt$k" "head$k"
+  healthy "head$k"
   mid_var="PID_mid$k"; alt_var="PID_alt$k"; head_var="PID_head$k"
   if [ "$k" = 0 ]; then  # the failure-free run, on the same kind of route
     python3 "$HERE/streams.py" "http://127.0.0.1:$H" 8 24 "$WORK/reference.json"

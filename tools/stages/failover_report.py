@@ -41,7 +41,10 @@ def nearest_rank(sorted_values, q):
 
 def summary(ref_path, kills_path, signal, load):
     ref = json.load(open(ref_path))
-    lines = open(kills_path).read().splitlines()
+    # A kill that moved no session (the sessions were not on the killed stage) measured nothing.
+    all_lines = open(kills_path).read().splitlines()
+    lines = [l for l in all_lines if not (" 0 tokens recomputed" in l and "phases: none logged" in l)]
+    missed = len(all_lines) - len(lines)
     gaps = sorted(float(re.search(r"longest gap (\d+) ms", l).group(1)) for l in lines)
     recomputed = [int(re.search(r"(-?\d+) tokens recomputed", l).group(1)) for l in lines]
     unequal = sum(1 for l in lines if "texts equal: yes" not in l)
@@ -52,11 +55,12 @@ def summary(ref_path, kills_path, signal, load):
         return
     print("failover: %d kills (SIG%s), longest gap p50 %.0f ms p90 %.0f ms p99 %.0f ms max %.0f ms; failure-free run's longest gap %.0f ms;"
           " tokens recomputed median %d; texts equal %d/%d; detection p50 %s ms max %s ms; detection to last next token p50 %s ms;"
-          " load average at end %s" % (
+          " load average at end %s%s" % (
               len(gaps), signal, nearest_rank(gaps, .5), nearest_rank(gaps, .9), nearest_rank(gaps, .99), gaps[-1],
               max(r["gap_ms"] for r in ref), sorted(recomputed)[len(recomputed) // 2], len(lines) - unequal, len(lines),
               detect[len(detect) // 2] if detect else "?", detect[-1] if detect else "?",
-              last[len(last) // 2] if last else "?", load))
+              last[len(last) // 2] if last else "?", load,
+              "" if not missed else "; %d kills moved no session and are left out" % missed))
 
 
 if __name__ == "__main__":
