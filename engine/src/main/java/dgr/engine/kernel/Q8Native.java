@@ -50,7 +50,7 @@ import java.util.Set;
 final class Q8Native {
     /** The two images, best first, with the CPU flags each needs. */
     enum Variant {
-        AVX512_VNNI("q8-avx512vnni.bin", "7bf7c1228bbf8f74d9f2a96a8a0d781a94adf1756de9b40359f76d73f54594e0",
+        AVX512_VNNI("q8-avx512vnni.bin", "25ee88e50a8a958901a7f6d22b3110d483365f340a4e11f7fcd92f5a8054d85f",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")),
         AVX2("q8-avx2.bin", "95aec3f7398366b59e551c89d705d07804ecd0f2d8c4c727035410f748895ca5",
                 List.of("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"));
