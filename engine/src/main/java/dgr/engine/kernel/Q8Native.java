@@ -72,6 +72,11 @@ final class Q8Native {
     static final Q8Native KERNEL;
     /** Whether the kernel may take 16 batch rows at a time through AMX tiles. */
     static final boolean AMX;
+    /**
+     * Set by an A/B benchmark in one JVM ({@link Q8Kernels#amxForBenchmark}) to run the VNNI path
+     * where AMX would; the bits are the same either way. Volatile: the workers read it per call.
+     */
+    static volatile boolean amxHeldOff;
     /** One line for benchmark reports. */
     static final String DESCRIPTION;
 
@@ -179,7 +184,7 @@ final class Q8Native {
             default -> 0;
         };
         try {
-            if (AMX && nRows >= 16) type |= 256;
+            if (AMX && nRows >= 16 && !amxHeldOff) type |= 256;
             handle.invokeExact(type, w.data().address(), w.rowBytes(), (long) oStart, (long) oEnd, (long) (w.cols() / 32),
                     in.qSeg, in.sumSeg, in.halfSeg, in.dSeg, (long) nRows, s.segmentOf(out), (long) w.rows(), ahead);
         } catch (Throwable t) {
