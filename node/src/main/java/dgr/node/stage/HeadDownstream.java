@@ -135,7 +135,10 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
             dead.remove(a);
             warm.add(hop, a);
         }
-        LOG.log(System.Logger.Level.INFO, "hop " + (hop + 1) + ": alternates from the tracker " + fresh);
+        // Logged when the set changes, not when only the tracker's order by headroom does.
+        if (!new java.util.HashSet<>(fresh).equals(new java.util.HashSet<>(before))) {
+            LOG.log(System.Logger.Level.INFO, "hop " + (hop + 1) + ": alternates from the tracker " + fresh);
+        }
     }
 
     /** The alternates a tracker supplied for hop {@code hop}, after those of {@code --route}. */

@@ -22,6 +22,7 @@ public final class StageRole implements AutoCloseable {
     public void startStage(List<Engine> engines, NodeConfig config, StagePlan plan, PrometheusRegistry registry) {
         if (engines.size() != 1) throw new IllegalArgumentException("a stage serves one model's span; " + engines.size() + " models were given");
         Engine e = engines.getFirst();
+        warmWire(plan, e);
         server = StageServer.start(e, new StageServer.Options(config.host(), plan.stagePort(), plan.token(), plan.clock(), plan.orphanGrace()));
         engines.set(0, null);
         address = plan.dialAddress(config.host(), server.port());
@@ -35,12 +36,22 @@ public final class StageRole implements AutoCloseable {
     /** A head's downstream for its engine, or null when the plan is not a head's. */
     public HeadDownstream head(Engine engine, StagePlan plan, PrometheusRegistry registry) {
         if (plan == null || !plan.isHead()) return null;
+        warmWire(plan, engine);
         HeadDownstream d = new HeadDownstream(engine, plan.route(), plan.token(), plan.clock(), plan.routeDepth());
         headEngine = engine;
         head = d;
         report = StageReport.of(engine, d);
         report.register(registry);
         return d;
+    }
+
+    /** Compiles the stage transport before this node serves (both ends: a stage is server upstream, client downstream). */
+    private static void warmWire(StagePlan plan, Engine e) {
+        long nanos = WireWarmUp.run(plan.token(), e.boundarySchema().rowWidth(), WireWarmUp.ROUNDS);
+        if (nanos >= 0) {
+            System.getLogger(StageRole.class.getName()).log(System.Logger.Level.INFO,
+                    "stage transport warm-up: " + WireWarmUp.ROUNDS + " round trips in " + nanos / 1_000_000 + " ms");
+        }
     }
 
     /**
