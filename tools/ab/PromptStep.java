@@ -5,9 +5,11 @@ import java.nio.file.Path;
 
 /** One engine: timed prompts and decode steps at a depth; loaded per build by AbPrompt. */
 public final class PromptStep {
+    static final int THREADS = Integer.parseInt(System.getenv().getOrDefault("AB_THREADS", "2"));
     final Engine e; final Batch batch; StateSlot deep; int next;
     public PromptStep(String model, int threads, int depth) {
-        e = Engines.load(Path.of(model), EngineOptions.defaults().withThreads(threads).withMaxRows(32).withContextLength(4200));
+        e = Engines.load(Path.of(model), EngineOptions.defaults().withThreads(THREADS).withMaxRows(32).withContextLength(4200)
+                .withCacheTypes(KvCacheTypes.of(KvCacheType.valueOf(System.getenv().getOrDefault("AB_CACHE", "F32")))));
         batch = new Batch(e.features().maxRows(), e.boundarySchema().rowWidth());
         DecodeBench.decode(e, 1, 8);
         prefill(64);
@@ -19,23 +21,31 @@ public final class PromptStep {
             if (p == depth) next = dgr.engine.sampler.GreedySampler.argmax(fr.outputArray(), fr.outputOffset(batch.size() - 1), fr.outputWidth());
         }
     }
+    /**
+     * One thread (AB_THREADS=1): the engine runs on the calling thread alone, so its CPU time measures
+     * the work whatever the machine's load; else the wall clock.
+     */
+    static long now() {
+        return CPU ? java.lang.management.ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime() : System.nanoTime();
+    }
+    static final boolean CPU = THREADS == 1;
     public long prefill(int n) {
         try (StateSlot slot = e.openSlot()) {
-            long t0 = System.nanoTime();
+            long t0 = now();
             for (int p = 0; p < n; ) {
                 batch.clear();
                 for (int r = 0; r < 32 && p < n; r++, p++) batch.addToken(slot, p, 100 + (p * 31) % 1000, p == n - 1);
                 e.forward(batch);
             }
-            return System.nanoTime() - t0;
+            return now() - t0;
         }
     }
     public long deepStep() {
         batch.clear();
         batch.addToken(deep, deep.length(), next, true);
-        long t0 = System.nanoTime();
+        long t0 = now();
         ForwardResult r = e.forward(batch);
-        long dt = System.nanoTime() - t0;
+        long dt = now() - t0;
         next = dgr.engine.sampler.GreedySampler.argmax(r.outputArray(), r.outputOffset(0), r.outputWidth());
         if (deep.length() > 4150) deep.truncate(4096);
         return dt;

@@ -99,7 +99,7 @@ public final class Dsv4Engine implements Engine {
         this.pool = new WorkerPool(threads, "dgr-v4-" + id.name());
         Matmuls mats = new Matmuls(kernels, pool, scratch);
         boolean simd = kind != EngineOptions.Kind.SCALAR;
-        this.fwd = new Dsv4Forward(c, w, mats, new Dsv4Attention(c, mats, ropeWindow, ropeCompressed, threads, simd),
+        this.fwd = new Dsv4Forward(c, w, mats, new Dsv4Attention(c, ropeWindow, ropeCompressed, threads, simd),
                 firstLayer, endLayer, maxRows);
     }
 

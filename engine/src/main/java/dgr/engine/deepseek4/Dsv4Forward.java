@@ -85,39 +85,46 @@ final class Dsv4Forward {
     // ---------------------------------------------------------------- layer
 
     /**
-     * Each sub-layer's input mix (2.1) is the first product of the sub-layer's first dispatch: its
-     * mix, the branch input and its norm follow behind a gate, then the projections that read it
-     * (the attention's, or the router).
+     * One dispatch from the attention's input mix (2.1) to the router, then the experts': the mix's
+     * product, behind a gate its Sinkhorn mix and norm, the attention sub-layer ({@link Dsv4Attention#add}),
+     * behind a gate its output added into the streams and the FFN's mix norm, the FFN's mix, behind
+     * a gate its Sinkhorn mix and norm, then the router ({@link Dsv4Experts#run} adds it and runs the
+     * dispatch before its own).
      */
     private void layer(Batch b, int n, List<Run> runs, float[] x, Dsv4Weights.Layer L, int li) {
         float[] y = new float[n * nEmbd], post = new float[n * hc], comb = new float[n * hc * hc];
-        float[] a = attention.run(b, n, runs, y, L, li, hcPre(L.hcAttn(), x, n, y, post, comb, L.attnNorm()));
-        hcPost(a, x, n, post, comb);
+        Dsv4Products p = products.begin(n);
+        hcPre(L.hcAttn(), x, n, y, post, comb, L.attnNorm(), p);
+        float[] a = attention.add(b, n, runs, y, L, li, p);
+        p.rows(n, (r0, r1) -> hcPost(a, x, r0, r1, post, comb));
+        hcPre(L.hcFfn(), x, n, y, post, comb, L.ffnNorm(), p);
 
         float[] f = new float[n * nEmbd];
-        experts.run(b, n, y, L, f, hcPre(L.hcFfn(), x, n, y, post, comb, L.ffnNorm()));
-        hcPost(f, x, n, post, comb);
+        experts.run(b, n, y, L, f, p);
+        hcPost(f, x, 0, n, post, comb);
     }
 
     // ---------------------------------------------------------------- hyper-connections (2.1)
 
     /**
-     * Begins a dispatch with the mix's product; behind its gate each row's pre weights, post weights
-     * and Sinkhorn-normalised comb, its streams mixed into {@code y} and {@code y} normed by {@code norm}.
+     * Adds to {@code p}: behind a gate the streams normed, the mix's product, and behind a gate each
+     * row's pre weights, post weights and Sinkhorn-normalised comb, its streams mixed into {@code y}
+     * and {@code y} normed by {@code norm}.
      */
-    private Dsv4Products hcPre(Dsv4Weights.Hc h, float[] x, int n, float[] y, float[] post, float[] comb, float[] norm) {
-        int m = c.hcMix();
+    private void hcPre(Dsv4Weights.Hc h, float[] x, int n, float[] y, float[] post, float[] comb, float[] norm, Dsv4Products p) {
         float[] z = new float[n * hcD];
-        for (int r = 0; r < n; r++) Dsv4Kernels.rmsNorm(x, r * hcD, z, r * hcD, hcD, null, c.eps());
-        float[] mix = new float[n * m];
-        return products.begin(n).add(h.fn(), z, mix).gate(() -> hcMix(h, x, n, mix, y, post, comb, norm));
+        float[] mix = new float[n * c.hcMix()];
+        p.rows(n, (r0, r1) -> {
+            for (int r = r0; r < r1; r++) Dsv4Kernels.rmsNorm(x, r * hcD, z, r * hcD, hcD, null, c.eps());
+        });
+        p.add(h.fn(), z, mix).rows(n, (r0, r1) -> hcMix(h, x, r0, r1, mix, y, post, comb, norm));
     }
 
-    private void hcMix(Dsv4Weights.Hc h, float[] x, int n, float[] mix, float[] y, float[] post, float[] comb, float[] norm) {
+    private void hcMix(Dsv4Weights.Hc h, float[] x, int r0, int r1, float[] mix, float[] y, float[] post, float[] comb, float[] norm) {
         int m = c.hcMix();
         float[] base = h.base(), scale = h.scale();
         float[] pre = new float[hc];
-        for (int r = 0; r < n; r++) {
+        for (int r = r0; r < r1; r++) {
             int o = r * m;
             for (int s = 0; s < hc; s++) pre[s] = Dsv4Kernels.sigmoid(mix[o + s] * scale[0] + base[s]) + c.hcEps();
             for (int s = 0; s < hc; s++) post[r * hc + s] = 2f * Dsv4Kernels.sigmoid(mix[o + hc + s] * scale[1] + base[hc + s]);
@@ -161,9 +168,9 @@ final class Dsv4Forward {
     }
 
     /** X'[dst] = post_dst·f + Σ_src C[src][dst]·X[src] (the mix first, then the branch added in one FMA). */
-    private void hcPost(float[] f, float[] x, int n, float[] post, float[] comb) {
+    private void hcPost(float[] f, float[] x, int r0, int r1, float[] post, float[] comb) {
         float[] t = new float[hcD];
-        for (int r = 0; r < n; r++) {
+        for (int r = r0; r < r1; r++) {
             int xo = r * hcD, fo = r * nEmbd, co = r * hc * hc;
             for (int d = 0; d < hc; d++) {
                 Dsv4Kernels.mixStreams(x, xo, nEmbd, hc, comb, co + d, hc, t, d * nEmbd);

@@ -90,7 +90,7 @@ final class Dsv4Mixer {
     }
 
     /**
-     * Attention of row {@code r} at position {@code p} (2.3.4): its {@code nWindow} window rows
+     * Attention of row {@code r} at position {@code p} (2.3.4), heads {@code [h0, h1)}: its {@code nWindow} window rows
      * ({@code window[wo ..]}), then the indexer's blocks among the first {@code nIdx} (CSA) or the
      * first {@code nEntries} compressed entries (HCA). Per head: the scores, softmax weights with the
      * head's sink joining the maximum and the sum ({@link Dsv4Kernels#expSum}), the weighted keys
@@ -98,7 +98,7 @@ final class Dsv4Mixer {
      * rope undone.
      */
     void attendRow(Dsv4State.LayerState ls, Dsv4Weights.Layer L, int r, int p, float[][] window, int wo, int nWindow,
-                   int nEntries, int nIdx, float[] q, float[] iq, float[] iw, float[] att) {
+                   int nEntries, int nIdx, float[] q, float[] iq, float[] iw, float[] att, int h0, int h1) {
         int d = c.headDim(), nh = c.nHead(), hd = nh * d;
         int nk = 0;
         keys = grow(keys, nWindow + nEntries);
@@ -113,7 +113,7 @@ final class Dsv4Mixer {
         float scale = (float) (1.0 / Math.sqrt(d));
         float[] sinks = L.sinks();
         Dsv4Rope rope = L.ratio() == 0 ? ropeWindow : ropeCompressed;
-        for (int h = 0; h < nh; h++) {
+        for (int h = h0; h < h1; h++) {
             int qo = r * hd + h * d;
             float mx = sinks[h];
             for (int j = 0; j < nk; j++) {

@@ -53,8 +53,12 @@ final class Attention implements WorkerPool.Job {
     public void run(int worker, int workers) {
         if (cfg.mla() == null) {
             int items = tiled.items();
-            for (int it = WorkerPool.from(items, worker, workers), e = WorkerPool.from(items, worker + 1, workers); it < e; it++) {
-                tiled.item(it, worker, layer, window, layerSinks, q, att, rows.slot, rows.pos);
+            // The worker's items, one call per run: that run's K/V heads walked together.
+            int kvHeads = cfg.nHeadKv();
+            for (int it = WorkerPool.from(items, worker, workers), e = WorkerPool.from(items, worker + 1, workers); it < e; ) {
+                int end = Math.min(e, (it / kvHeads + 1) * kvHeads);
+                tiled.items(it, end, worker, layer, window, layerSinks, q, att, rows.slot, rows.pos);
+                it = end;
             }
             return;
         }

@@ -27,14 +27,19 @@ sealed interface KvCodec {
     void storeV(Object page, int pos, float[] src, int so);
 
     /**
-     * K/V head {@code kh}'s keys of page positions {@code [j0, j1)} (multiples of 8) into {@code dst}
-     * in the K page layout of one head: position {@code j}, element {@code i} at
-     * {@code j/8·8·hd + 8i + j%8}.
+     * The keys of K/V heads {@code [kh0, kh1)} at page positions {@code [j0, j1)} (multiples of 8)
+     * into {@code dst} in the K page layout of those heads alone ({@code w = (kh1 − kh0)·hd} values
+     * per position): position {@code j}, element {@code i} of head {@code kh} at
+     * {@code j/8·8·w + (kh − kh0)·8·hd + 8i + j%8}. The heads are adjacent in a page, so each block
+     * of 8 positions is read as one stretch.
      */
-    void decodeK(Object page, int j0, int j1, int kh, int hd, float[] dst);
+    void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst);
 
-    /** K/V head {@code kh}'s values of page positions {@code [j0, j1)} into {@code dst[j·hd + i]}. */
-    void decodeV(Object page, int j0, int j1, int kh, int hd, float[] dst);
+    /**
+     * The values of K/V heads {@code [kh0, kh1)} at page positions {@code [j0, j1)} into
+     * {@code dst[j·w + (kh − kh0)·hd + i]} ({@code w = (kh1 − kh0)·hd}).
+     */
+    void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst);
 
     static KvCodec of(KvCacheType type, int kvd) {
         if (!type.fits(kvd)) {
@@ -67,14 +72,16 @@ sealed interface KvCodec {
             System.arraycopy(src, so, (float[]) page, KvSlot.pageOffset(pos, kvd), kvd);
         }
 
-        public void decodeK(Object page, int j0, int j1, int kh, int hd, float[] dst) {
+        public void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst) {
             float[] p = (float[]) page;
-            for (int b = j0; b < j1; b += 8) System.arraycopy(p, KvSlot.kBlock(b, kvd) + kh * hd * 8, dst, b * hd, 8 * hd);
+            int w = (kh1 - kh0) * hd;
+            for (int b = j0; b < j1; b += 8) System.arraycopy(p, KvSlot.kBlock(b, kvd) + kh0 * hd * 8, dst, b * w, 8 * w);
         }
 
-        public void decodeV(Object page, int j0, int j1, int kh, int hd, float[] dst) {
+        public void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst) {
             float[] p = (float[]) page;
-            for (int j = j0; j < j1; j++) System.arraycopy(p, j * kvd + kh * hd, dst, j * hd, hd);
+            int w = (kh1 - kh0) * hd;
+            for (int j = j0; j < j1; j++) System.arraycopy(p, j * kvd + kh0 * hd, dst, j * w, w);
         }
     }
 
@@ -97,14 +104,16 @@ sealed interface KvCodec {
             for (int i = 0, o = KvSlot.pageOffset(pos, kvd); i < kvd; i++) p[o + i] = round(src[so + i]);
         }
 
-        public void decodeK(Object page, int j0, int j1, int kh, int hd, float[] dst) {
+        public void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst) {
             short[] p = (short[]) page;
-            for (int b = j0; b < j1; b += 8) widen(p, KvSlot.kBlock(b, kvd) + kh * hd * 8, dst, b * hd, 8 * hd);
+            int w = (kh1 - kh0) * hd;
+            for (int b = j0; b < j1; b += 8) widen(p, KvSlot.kBlock(b, kvd) + kh0 * hd * 8, dst, b * w, 8 * w);
         }
 
-        public void decodeV(Object page, int j0, int j1, int kh, int hd, float[] dst) {
+        public void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst) {
             short[] p = (short[]) page;
-            for (int j = j0; j < j1; j++) widen(p, j * kvd + kh * hd, dst, j * hd, hd);
+            int w = (kh1 - kh0) * hd;
+            for (int j = j0; j < j1; j++) widen(p, j * kvd + kh0 * hd, dst, j * w, w);
         }
 
         private void widen(short[] src, int so, float[] dst, int o, int n) {
@@ -154,16 +163,18 @@ sealed interface KvCodec {
             return s != 0f ? 1f / s : 0f;
         }
 
-        public void decodeK(Object page, int j0, int j1, int kh, int hd, float[] dst) {
+        public void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst) {
             Page p = (Page) page;
+            int w = (kh1 - kh0) * hd;
             for (int b = j0; b < j1; b += 8) {
-                HalfFloats.q8ToFloats8(p.q, KvSlot.kBlock(b, kvd), p.d, b / 8 * 8 * (kvd / 32), kh * hd, hd, dst, b * hd);
+                HalfFloats.q8ToFloats8(p.q, KvSlot.kBlock(b, kvd), p.d, b / 8 * 8 * (kvd / 32), kh0 * hd, w, dst, b * w);
             }
         }
 
-        public void decodeV(Object page, int j0, int j1, int kh, int hd, float[] dst) {
+        public void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst) {
             Page p = (Page) page;
-            for (int j = j0; j < j1; j++) HalfFloats.q8ToFloats(p.q, j * kvd + kh * hd, p.d, j * (kvd / 32), kh * hd, hd, dst, j * hd);
+            int w = (kh1 - kh0) * hd;
+            for (int j = j0; j < j1; j++) HalfFloats.q8ToFloats(p.q, j * kvd + kh0 * hd, p.d, j * (kvd / 32), kh0 * hd, w, dst, j * w);
         }
     }
 }

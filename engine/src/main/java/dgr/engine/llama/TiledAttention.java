@@ -2,6 +2,7 @@ package dgr.engine.llama;
 
 import dgr.engine.kernel.Kernels;
 import dgr.engine.kernel.OnlineSoftmax;
+import dgr.engine.kernel.RowLanes;
 
 /**
  * Causal attention over fixed tiles of key positions (a K/V page each, 64 positions from a
@@ -31,13 +32,22 @@ final class TiledAttention {
     private final LlamaConfig cfg;
     /** How K and V pages store their values; null where they are float32 and read in place. */
     private final KvCodec kWide, vWide;
-    /** Per worker: one K/V head's K and V of one tile, widened to floats (compact cache types). */
+    /** Per worker: K and V of one tile (every K/V head at most), widened to floats (compact cache types). */
     private final float[][] kTile, vTile;
     private final int hd, kvd, qd, heads, nHeadKv;
     private final float scale, cap;
     /** Per worker: scores of a run's rows and heads for one tile, {@code TILE} per (row, head). */
     private final float[][] tileScores;
-    /** Per worker: running maximum and sum per (row, head). */
+    /** Per worker: scores of one row's query heads (all K/V heads) for one tile, {@code TILE} per head. */
+    private final float[][] oneScores;
+    private final Tile[] tiles;
+    /**
+     * Per worker, for runs of several rows with the rows in vector lanes ({@link RowLanes}; null where the
+     * kernels or the model do not allow it): transposed queries, a tile's scores and weights, running
+     * maxima and sums, rescale factors, the lanes' position ranges and sums of 8-position lanes.
+     */
+    private final float[][] laneQ, laneScores, laneState, laneAlpha, laneLo, laneHi, laneSums;
+    /** Per worker: running maximum and sum per (row, query head) of a run. */
     private final float[][] state;
     /** Row where run {@code i} starts ({@code runStart[runs]} = rows). */
     private final int[] runStart;
@@ -48,8 +58,8 @@ final class TiledAttention {
         this.cfg = cfg;
         this.kWide = kCodec.type() == dgr.engine.KvCacheType.F32 ? null : kCodec;
         this.vWide = vCodec.type() == dgr.engine.KvCacheType.F32 ? null : vCodec;
-        this.kTile = new float[kWide == null ? 0 : workers][TILE * cfg.headDim()];
-        this.vTile = new float[vWide == null ? 0 : workers][TILE * cfg.headDim()];
+        this.kTile = new float[kWide == null ? 0 : workers][TILE * cfg.kvDim()];
+        this.vTile = new float[vWide == null ? 0 : workers][TILE * cfg.kvDim()];
         this.hd = cfg.headDim();
         this.kvd = cfg.kvDim();
         this.qd = cfg.qDim();
@@ -58,7 +68,19 @@ final class TiledAttention {
         this.scale = cfg.multipliers().attentionScale(hd);
         this.cap = cfg.softcaps().attention();
         this.tileScores = new float[workers][RUN * heads * TILE];
-        this.state = new float[workers][2 * RUN * heads];
+        this.oneScores = new float[workers][cfg.nHead() * TILE];
+        this.tiles = new Tile[workers];
+        for (int w = 0; w < workers; w++) tiles[w] = new Tile();
+        boolean lanes = kernels.rowLanes() && cap == 0f;
+        int R = RowLanes.LANES, n = lanes ? workers : 0;
+        this.laneQ = lanes ? new float[n][cfg.nHead() * hd * R] : null;
+        this.laneScores = lanes ? new float[n][heads * TILE * R] : null;
+        this.laneState = lanes ? new float[n][cfg.nHead() * 2 * R] : null;
+        this.laneAlpha = lanes ? new float[n][heads * R] : null;
+        this.laneLo = lanes ? new float[n][R] : null;
+        this.laneHi = lanes ? new float[n][R] : null;
+        this.laneSums = lanes ? new float[n][9 * R] : null;
+        this.state = new float[workers][2 * RUN * cfg.nHead()];
         this.runStart = new int[maxRows + 1];
     }
 
@@ -78,76 +100,233 @@ final class TiledAttention {
     }
 
     /**
-     * Item {@code it}: attention of every row of its run for its K/V head, into
-     * {@code att[r·qDim + h·hd ..]} for the query heads {@code h} sharing it.
+     * Items {@code [from, to)}, all of one run ({@code from / nHeadKv == (to − 1) / nHeadKv}):
+     * attention of every row of the run for the items' K/V heads, into {@code att[r·qDim + h·hd ..]}
+     * for the query heads {@code h} sharing each. The K/V heads are walked together tile by tile, so a
+     * worker reads a page's stretches of adjacent heads in turn (which the hardware prefetchers
+     * follow) where one head over all tiles read 256 bytes of every 2 KiB of V and waited on memory
+     * at long contexts. Each (row, query head) still sees its tiles in position order with the same
+     * operations: the same bits.
      */
-    void item(int it, int worker, int layer, LlamaConfig.SlidingWindow window, float[] sinks, float[] q, float[] att,
-              KvSlot[] rowSlot, int[] rowPos) {
-        int run = it / nHeadKv, kh = it % nHeadKv;
+    void items(int from, int to, int worker, int layer, LlamaConfig.SlidingWindow window, float[] sinks, float[] q, float[] att,
+               KvSlot[] rowSlot, int[] rowPos) {
+        int run = from / nHeadKv, kh0 = from % nHeadKv, kh1 = kh0 + (to - from);
         int r0 = runStart[run], r1 = runStart[run + 1];
-        KvSlot slot = rowSlot[r0];
+        float[] st = state[worker];
+        for (int r = r0; r < r1; r++) {
+            int qo = r * qd + kh0 * heads * hd;
+            java.util.Arrays.fill(att, qo, qo + (kh1 - kh0) * heads * hd, 0f);
+        }
+        for (int i = 0, n = (r1 - r0) * (kh1 - kh0) * heads; i < n; i++) {
+            st[2 * i] = Float.NEGATIVE_INFINITY;
+            st[2 * i + 1] = 0f;
+        }
+        if (r1 - r0 == 1) {
+            oneRow(r0, kh0, kh1, worker, layer, window, q, att, rowSlot[r0], rowPos[r0]);
+        } else if (laneQ != null) {
+            lanes(r0, r1, kh0, kh1, worker, layer, window, q, att, rowSlot[r0], rowPos);
+        } else {
+            rows(r0, r1, kh0, kh1, worker, layer, window, q, att, rowSlot[r0], rowPos);
+        }
+        for (int r = r0; r < r1; r++) {
+            for (int kh = kh0; kh < kh1; kh++) {
+                int qo = r * qd + kh * heads * hd, si = 2 * ((r - r0) * (kh1 - kh0) + (kh - kh0)) * heads;
+                for (int g = 0; g < heads; g++) {
+                    float sink = sinks == null ? 0f : sinks[kh * heads + g];
+                    OnlineSoftmax.finish(st, si + 2 * g, sinks != null, sink, att, qo + g * hd, hd);
+                }
+            }
+        }
+    }
+
+    /**
+     * A run of several rows (a prompt chunk): per tile and K/V head, every row, so the head's tile
+     * (K and V, 32 KiB at 64 values a head) is read from memory once and from L1 for the other rows.
+     */
+    private void rows(int r0, int r1, int kh0, int kh1, int worker, int layer, LlamaConfig.SlidingWindow window,
+                      float[] q, float[] att, KvSlot slot, int[] rowPos) {
         float[] sc = tileScores[worker], st = state[worker];
         int first = Integer.MAX_VALUE;
-        for (int r = r0; r < r1; r++) {
-            first = Math.min(first, window != null ? window.start(rowPos[r]) : 0);
-            int qo = r * qd + kh * heads * hd;
-            java.util.Arrays.fill(att, qo, qo + heads * hd, 0f);
-            for (int g = 0; g < heads; g++) {
-                int i = 2 * ((r - r0) * heads + g);
-                st[i] = Float.NEGATIVE_INFINITY;
-                st[i + 1] = 0f;
-            }
-        }
+        for (int r = r0; r < r1; r++) first = Math.min(first, window != null ? window.start(rowPos[r]) : 0);
         int last = rowPos[r1 - 1];
-        int kOff = kh * hd * 8;
         OnlineSoftmax.Capper capper = LlamaConfig.Softcaps::apply;
         for (int ta = first - first % TILE; ta <= last; ta += TILE) {
-            // Float32 pages are read in place (row stride kvd, the head at its offset); a compact
-            // type's tile is widened once for the run into one head's floats (row stride hd).
-            float[] kp, vp;
-            int kStride = kvd, kHead = kOff, vStride = kvd, vHead = kh * hd;
-            if (kWide == null && vWide == null) {
-                kp = (float[]) slot.kPage(layer, ta);
-                vp = (float[]) slot.vPage(layer, ta);
-            } else {
-                int j0 = Math.max(ta, first) - ta, j1 = Math.min(ta + TILE, last + 1) - ta;
-                if (kWide == null) {
-                    kp = (float[]) slot.kPage(layer, ta);
-                } else {
-                    kp = kTile[worker];
-                    kWide.decodeK(slot.kPage(layer, ta), j0 & ~7, (j1 + 7) & ~7, kh, hd, kp);
-                    kStride = hd;
-                    kHead = 0;
-                }
-                if (vWide == null) {
-                    vp = (float[]) slot.vPage(layer, ta);
-                } else {
-                    vp = vTile[worker];
-                    vWide.decodeV(slot.vPage(layer, ta), j0, j1, kh, hd, vp);
-                    vStride = hd;
-                    vHead = 0;
+            int j0 = Math.max(ta, first) - ta, j1 = Math.min(ta + TILE, last + 1) - ta;
+            for (int kh = kh0; kh < kh1; kh++) {
+                Tile t = tile(worker, slot, layer, ta, j0, j1, kh, kh + 1);
+                int stBase = 2 * (kh - kh0) * heads;
+                for (int r = r0; r < r1; r++) {
+                    int pos = rowPos[r];
+                    int lo = Math.max(ta, window != null ? window.start(pos) : 0), hi = Math.min(ta + TILE, pos + 1);
+                    if (lo >= hi) continue;
+                    int so = (r - r0) * heads * TILE, qo = r * qd + kh * heads * hd;
+                    int si = stBase + 2 * (r - r0) * (kh1 - kh0) * heads;
+                    int tb = lo - lo % 8;
+                    kernels.scores(q, qo, heads, hd, t.k, KvSlot.kBlock(tb, t.kStride) + t.kHead, 8 * t.kStride, (hi - tb + 7) / 8,
+                            sc, so + tb - ta, TILE);
+                    for (int g = 0; g < heads; g++) {
+                        OnlineSoftmax.tile(sc, so + g * TILE, ta, lo, hi, scale, cap, capper, st, si + 2 * g, att, qo + g * hd, hd);
+                    }
+                    kernels.weightedV(sc, so - ta, TILE, heads, lo, hi, t.v, KvSlot.pageOffset(lo, t.vStride) + t.vHead, t.vStride,
+                            att, qo, hd);
                 }
             }
-            for (int r = r0; r < r1; r++) {
-                int pos = rowPos[r];
-                int lo = Math.max(ta, window != null ? window.start(pos) : 0), hi = Math.min(ta + TILE, pos + 1);
-                if (lo >= hi) continue;
-                int so = (r - r0) * heads * TILE, qo = r * qd + kh * heads * hd;
-                int tb = lo - lo % 8;
-                kernels.scores(q, qo, heads, hd, kp, KvSlot.kBlock(tb, kStride) + kHead, 8 * kStride, (hi - tb + 7) / 8, sc, so + tb - ta, TILE);
+        }
+    }
+
+    /**
+     * A run of several rows with the rows in the lanes of 512-bit vectors ({@link RowLanes}): per tile
+     * and K/V head, the scores of all rows and four query heads at a time, each K value loaded once for
+     * them, the softmax step of each head for all rows at once, then each row's weighted values read
+     * from the lanes. The same bits as {@link #rows}: each element's operations and their order are kept.
+     */
+    private void lanes(int r0, int r1, int kh0, int kh1, int worker, int layer, LlamaConfig.SlidingWindow window,
+                       float[] q, float[] att, KvSlot slot, int[] rowPos) {
+        final int R = RowLanes.LANES;
+        int n = r1 - r0, nk = kh1 - kh0;
+        float[] qT = laneQ[worker], sT = laneScores[worker], ls = laneState[worker], alpha = laneAlpha[worker];
+        float[] lo = laneLo[worker], hi = laneHi[worker], sums = laneSums[worker];
+        RowLanes.transpose(q, qd, r0, n, kh0 * heads * hd, nk * heads * hd, qT);
+        for (int i = 0; i < nk * heads; i++) {
+            java.util.Arrays.fill(ls, i * 2 * R, i * 2 * R + R, Float.NEGATIVE_INFINITY);
+            java.util.Arrays.fill(ls, i * 2 * R + R, (i + 1) * 2 * R, 0f);
+        }
+        int first = Integer.MAX_VALUE;
+        for (int r = r0; r < r1; r++) first = Math.min(first, window != null ? window.start(rowPos[r]) : 0);
+        int last = rowPos[r1 - 1];
+        for (int ta = first - first % TILE; ta <= last; ta += TILE) {
+            // Each lane's positions in this tile, relative to it (none: [TILE, 0)); lanes past the run see none.
+            int pLo = TILE, pHi = 0;
+            boolean masked = false;
+            for (int r = 0; r < R; r++) {
+                int l = TILE, h = 0;
+                if (r < n) {
+                    int pos = rowPos[r0 + r];
+                    l = Math.max(ta, window != null ? window.start(pos) : 0) - ta;
+                    h = Math.min(ta + TILE, pos + 1) - ta;
+                    if (l < h) {
+                        pLo = Math.min(pLo, l);
+                        pHi = Math.max(pHi, h);
+                        masked |= l > 0 || h < TILE;
+                    } else {
+                        l = TILE;
+                        h = 0;
+                    }
+                }
+                lo[r] = l;
+                hi[r] = h;
+            }
+            if (pLo >= pHi) continue;
+            pLo &= ~7;
+            pHi = (pHi + 7) & ~7;
+            int j0 = Math.max(ta, first) - ta, j1 = Math.min(ta + TILE, last + 1) - ta;
+            for (int kh = kh0; kh < kh1; kh++) {
+                Tile t = tile(worker, slot, layer, ta, j0, j1, kh, kh + 1);
+                RowLanes.scores(qT, (kh - kh0) * heads * hd * R, heads, hd, t.k, t.kHead, 8 * t.kStride, pLo, pHi, scale, sT, TILE);
                 for (int g = 0; g < heads; g++) {
-                    OnlineSoftmax.tile(sc, so + g * TILE, ta, lo, hi, scale, cap, capper, st, 2 * ((r - r0) * heads + g),
-                            att, qo + g * hd, hd);
+                    RowLanes.softmax(sT, g * TILE * R, pLo, pHi, masked, lo, hi, ls, ((kh - kh0) * heads + g) * 2 * R, alpha, g * R, sums);
                 }
-                kernels.weightedV(sc, so - ta, TILE, heads, lo, hi, vp, KvSlot.pageOffset(lo, vStride) + vHead, vStride, att, qo, hd);
+                for (int r = 0; r < n; r++) {
+                    int l = (int) lo[r], h = (int) hi[r];
+                    if (l >= h) continue;
+                    int qo = (r0 + r) * qd + kh * heads * hd;
+                    for (int g = 0; g < heads; g++) {
+                        float a = alpha[g * R + r];
+                        if (a != 1f) OnlineSoftmax.scale(att, qo + g * hd, hd, a);
+                    }
+                    RowLanes.weightedV(sT, r - ta * R, TILE * R, heads, ta + l, ta + h, t.v, KvSlot.pageOffset(ta + l, t.vStride) + t.vHead,
+                            t.vStride, att, qo, hd);
+                }
             }
         }
-        for (int r = r0; r < r1; r++) {
-            int qo = r * qd + kh * heads * hd;
-            for (int g = 0; g < heads; g++) {
-                float sink = sinks == null ? 0f : sinks[kh * heads + g];
-                OnlineSoftmax.finish(st, 2 * ((r - r0) * heads + g), sinks != null, sink, att, qo + g * hd, hd);
+        // The lanes' maxima and sums into the per-row state that finish reads.
+        float[] st = state[worker];
+        for (int r = 0; r < n; r++) {
+            for (int i = 0; i < nk * heads; i++) {
+                st[2 * (r * nk * heads + i)] = ls[i * 2 * R + r];
+                st[2 * (r * nk * heads + i) + 1] = ls[i * 2 * R + R + r];
             }
         }
+    }
+
+    /**
+     * A run of one row (a decode step): per tile, the scores of every K/V head block after block,
+     * then their softmax steps, then the weighted values {@link #V_STRETCH} positions at a time for
+     * every head, so K and V are read in address order, a stretch of adjacent heads at a time. Each
+     * output element's FMAs still run over the positions in order (its partial sum stored between
+     * stretches, exactly): the same bits as one call per tile.
+     */
+    private void oneRow(int r, int kh0, int kh1, int worker, int layer, LlamaConfig.SlidingWindow window,
+                        float[] q, float[] att, KvSlot slot, int pos) {
+        float[] sc = oneScores[worker], st = state[worker];
+        int first = window != null ? window.start(pos) : 0;
+        OnlineSoftmax.Capper capper = LlamaConfig.Softcaps::apply;
+        int qBase = r * qd, hs = heads * TILE;
+        for (int ta = first - first % TILE; ta <= pos; ta += TILE) {
+            int lo = Math.max(ta, first), hi = Math.min(ta + TILE, pos + 1);
+            Tile t = tile(worker, slot, layer, ta, lo - ta, hi - ta, kh0, kh1);
+            int tb = lo - lo % 8, blocks = (hi - tb + 7) / 8;
+            for (int b = 0; b < blocks; b += 2) {
+                int kb = KvSlot.kBlock(tb + 8 * b, t.kStride) + t.kHead, nb = Math.min(2, blocks - b);
+                for (int kh = kh0; kh < kh1; kh++) {
+                    kernels.scores(q, qBase + kh * heads * hd, heads, hd, t.k, kb + (kh - kh0) * 8 * hd, 8 * t.kStride, nb,
+                            sc, (kh - kh0) * hs + tb - ta + 8 * b, TILE);
+                }
+            }
+            for (int kh = kh0; kh < kh1; kh++) {
+                for (int g = 0; g < heads; g++) {
+                    OnlineSoftmax.tile(sc, (kh - kh0) * hs + g * TILE, ta, lo, hi, scale, cap, capper, st, 2 * ((kh - kh0) * heads + g),
+                            att, qBase + (kh * heads + g) * hd, hd);
+                }
+            }
+            for (int t0 = lo, t1; t0 < hi; t0 = t1) {
+                t1 = Math.min(hi, (t0 / V_STRETCH + 1) * V_STRETCH);
+                int vo = KvSlot.pageOffset(t0, t.vStride) + t.vHead;
+                for (int kh = kh0; kh < kh1; kh++) {
+                    kernels.weightedV(sc, (kh - kh0) * hs - ta, TILE, heads, t0, t1, t.v, vo + (kh - kh0) * hd, t.vStride,
+                            att, qBase + kh * heads * hd, hd);
+                }
+            }
+        }
+    }
+
+    /** Positions per stretch of a decode step's weighted values: 16 positions' V rows of every head fit L1. */
+    static final int V_STRETCH = 16;
+
+    /**
+     * Where K/V heads {@code [kh0, kh1)} of one tile are read: a float32 page in place (row stride
+     * {@code kvd}, the heads at their offset), or a compact type's page positions {@code [j0, j1)}
+     * widened into this worker's tiles (row stride {@code (kh1 − kh0)·hd}, the first head at 0).
+     */
+    private Tile tile(int worker, KvSlot slot, int layer, int ta, int j0, int j1, int kh0, int kh1) {
+        Tile t = tiles[worker];
+        int w = (kh1 - kh0) * hd;
+        if (kWide == null) {
+            t.k = (float[]) slot.kPage(layer, ta);
+            t.kStride = kvd;
+            t.kHead = kh0 * hd * 8;
+        } else {
+            t.k = kTile[worker];
+            kWide.decodeK(slot.kPage(layer, ta), j0 & ~7, (j1 + 7) & ~7, kh0, kh1, hd, t.k);
+            t.kStride = w;
+            t.kHead = 0;
+        }
+        if (vWide == null) {
+            t.v = (float[]) slot.vPage(layer, ta);
+            t.vStride = kvd;
+            t.vHead = kh0 * hd;
+        } else {
+            t.v = vTile[worker];
+            vWide.decodeV(slot.vPage(layer, ta), j0, j1, kh0, kh1, hd, t.v);
+            t.vStride = w;
+            t.vHead = 0;
+        }
+        return t;
+    }
+
+    /** A tile's K and V arrays, their row strides and the first head's offset (one per worker, reused). */
+    private static final class Tile {
+        float[] k, v;
+        int kStride, kHead, vStride, vHead;
     }
 }

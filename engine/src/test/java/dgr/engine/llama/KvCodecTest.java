@@ -40,11 +40,11 @@ class KvCodecTest {
         Object page = c.newPage();
         c.storeV(page, 70, row, 0);
         float[] back = new float[KvLayout.PAGE_TOKENS * HD];
-        c.decodeV(page, 6, 7, 0, HD, back);
+        c.decodeV(page, 6, 7, 0, 1, HD, back);
         float d = Float.float16ToFloat(Float.floatToFloat16(3.75f / 127f));
         assertThat(back[6 * HD + 5]).isEqualTo(-127 * d);
         for (int i = 0; i < 32; i++) assertThat(back[6 * HD + i]).isEqualTo((float) Math.rint(row[i] * (127f / 3.75f)) * d);
-        c.decodeV(page, 6, 7, 1, HD, back);
+        c.decodeV(page, 6, 7, 1, 2, HD, back);
         for (int i = 0; i < 32; i++) assertThat(back[6 * HD + i]).as("zero block").isZero();
     }
 
@@ -62,14 +62,28 @@ class KvCodecTest {
         }
         float[] k = new float[KvLayout.PAGE_TOKENS * HD], v = new float[KvLayout.PAGE_TOKENS * HD];
         for (int kh = 0; kh < KVD / HD; kh++) {
-            c.decodeK(kPage, 8, 40, kh, HD, k);
-            c.decodeV(vPage, 8, 40, kh, HD, v);
+            c.decodeK(kPage, 8, 40, kh, kh + 1, HD, k);
+            c.decodeV(vPage, 8, 40, kh, kh + 1, HD, v);
             for (int j = 8; j < 40; j++) {
                 float[] want = rounded(type, rows[j]);
                 for (int i = 0; i < HD; i++) {
                     String what = type + " head " + kh + " position " + j + " element " + i;
                     assertThat(k[KvSlot.kBlock(j, HD) + 8 * i + j % 8]).as(what).isEqualTo(want[kh * HD + i]);
                     assertThat(v[j * HD + i]).as(what).isEqualTo(want[kh * HD + i]);
+                }
+            }
+        }
+        // All heads at once: each block of 8 positions (and each position's values) as one stretch.
+        float[] kAll = new float[KvLayout.PAGE_TOKENS * KVD], vAll = new float[KvLayout.PAGE_TOKENS * KVD];
+        c.decodeK(kPage, 8, 40, 0, KVD / HD, HD, kAll);
+        c.decodeV(vPage, 8, 40, 0, KVD / HD, HD, vAll);
+        for (int j = 8; j < 40; j++) {
+            float[] want = rounded(type, rows[j]);
+            for (int kh = 0; kh < KVD / HD; kh++) {
+                for (int i = 0; i < HD; i++) {
+                    String what = type + " all heads, head " + kh + " position " + j + " element " + i;
+                    assertThat(kAll[KvSlot.kBlock(j, KVD) + kh * 8 * HD + 8 * i + j % 8]).as(what).isEqualTo(want[kh * HD + i]);
+                    assertThat(vAll[j * KVD + kh * HD + i]).as(what).isEqualTo(want[kh * HD + i]);
                 }
             }
         }

@@ -46,7 +46,7 @@ public final class TrackerAlternates implements AutoCloseable {
         return t;
     }
 
-    /** One question and its answer applied; public for tests that must not wait for the timer. */
+    /** One question to the tracker and its answer applied to every hop. */
     void refresh() {
         try {
             List<StageDirectory.OfferedStage> offered = directory.stages(modelRecipeId);
