@@ -109,7 +109,7 @@ class TrackerAlternateFailoverTest {
         assertThat(live).as("the head's live links after the kill").containsExactly(s2);
 
         // A head started now with a route whose only stage is dead is ready through the tracker's s2 and
-        // serves the same bits (its first sessions find s1 dead on open and fail over).
+        // serves the same bits, opening its sessions there (the stage that answered its warm-up), not on s1.
         int late = DgrProcess.freePort();
         start("late-head", List.of("serve", "-m", model.toString(), "-a", "m", "--layers", "0:1", "--route", "127.0.0.1:" + p1,
                 "--cluster-token", CLUSTER, "--port", String.valueOf(late), "-t", "1", "--stage-reply-floor", FLOOR,
@@ -119,6 +119,8 @@ class TrackerAlternateFailoverTest {
             assertThat(fromLate.get(i).error).as("late head, session %d error", i).isNull();
             assertThat(fromLate.get(i).text.toString()).as("late head, session %d text", i).isEqualTo(reference.get(i).text.toString());
         }
+        assertThat(StageFailoverTest.headStage("http://127.0.0.1:" + late).path("recovered_sessions").asLong())
+                .as("sessions the late head moved: none, they opened on s2").isZero();
     }
 
     static List<String> alternates(String base) {

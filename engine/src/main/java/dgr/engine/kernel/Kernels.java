@@ -55,6 +55,14 @@ public interface Kernels {
                    float[] out, int oo, int hd, float[] lanes);
 
     /**
+     * Whether a prompt run's attention may take its rows in the lanes of 512-bit vectors
+     * ({@link RowLanes}): the same bits as {@link #scores8} and {@link #weightedV}, on the SIMD kernels.
+     */
+    default boolean rowLanes() {
+        return false;
+    }
+
+    /**
      * The matrix in the layout these kernels read fastest: the same matrix, or a copy made in
      * {@code arena} (for example {@link WeightLayout#Q4_0_SPANS}). Called once per matrix at load.
      */

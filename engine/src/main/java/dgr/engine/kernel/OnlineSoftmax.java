@@ -113,7 +113,8 @@ public final class OnlineSoftmax {
         for (int c = 0; c < hd; c += 8) FloatVector.fromArray(F, acc, ao + c).div(sum).intoArray(acc, ao + c);
     }
 
-    private static void scale(float[] acc, int ao, int hd, float f) {
+    /** {@code acc[ao .. ao + hd)} times {@code f}: a row's output so far rescaled to a new maximum. */
+    public static void scale(float[] acc, int ao, int hd, float f) {
         for (int c = 0; c < hd; c += 8) FloatVector.fromArray(F, acc, ao + c).mul(f).intoArray(acc, ao + c);
     }
 

@@ -90,6 +90,11 @@ public final class SimdKernels implements Kernels {
         }
     }
 
+    @Override
+    public boolean rowLanes() {
+        return RowLanes.ON;
+    }
+
     /**
      * Eight positions per vector: lane {@code j} accumulates position {@code j}'s score over
      * {@code d} in order, so no lane reduction; each K vector is loaded once for up to four query

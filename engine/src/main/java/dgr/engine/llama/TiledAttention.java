@@ -2,6 +2,7 @@ package dgr.engine.llama;
 
 import dgr.engine.kernel.Kernels;
 import dgr.engine.kernel.OnlineSoftmax;
+import dgr.engine.kernel.RowLanes;
 
 /**
  * Causal attention over fixed tiles of key positions (a K/V page each, 64 positions from a
@@ -40,6 +41,12 @@ final class TiledAttention {
     /** Per worker: scores of one row's query heads (all K/V heads) for one tile, {@code TILE} per head. */
     private final float[][] oneScores;
     private final Tile[] tiles;
+    /**
+     * Per worker, for runs of several rows with the rows in vector lanes ({@link RowLanes}; null where the
+     * kernels or the model do not allow it): transposed queries, a tile's scores and weights, running
+     * maxima and sums, rescale factors, the lanes' position ranges and sums of 8-position lanes.
+     */
+    private final float[][] laneQ, laneScores, laneState, laneAlpha, laneLo, laneHi, laneSums;
     /** Per worker: running maximum and sum per (row, query head) of a run. */
     private final float[][] state;
     /** Row where run {@code i} starts ({@code runStart[runs]} = rows). */
@@ -64,6 +71,15 @@ final class TiledAttention {
         this.oneScores = new float[workers][cfg.nHead() * TILE];
         this.tiles = new Tile[workers];
         for (int w = 0; w < workers; w++) tiles[w] = new Tile();
+        boolean lanes = kernels.rowLanes() && cap == 0f;
+        int R = RowLanes.LANES, n = lanes ? workers : 0;
+        this.laneQ = lanes ? new float[n][cfg.nHead() * hd * R] : null;
+        this.laneScores = lanes ? new float[n][heads * TILE * R] : null;
+        this.laneState = lanes ? new float[n][cfg.nHead() * 2 * R] : null;
+        this.laneAlpha = lanes ? new float[n][heads * R] : null;
+        this.laneLo = lanes ? new float[n][R] : null;
+        this.laneHi = lanes ? new float[n][R] : null;
+        this.laneSums = lanes ? new float[n][9 * R] : null;
         this.state = new float[workers][2 * RUN * cfg.nHead()];
         this.runStart = new int[maxRows + 1];
     }
@@ -107,6 +123,8 @@ final class TiledAttention {
         }
         if (r1 - r0 == 1) {
             oneRow(r0, kh0, kh1, worker, layer, window, q, att, rowSlot[r0], rowPos[r0]);
+        } else if (laneQ != null) {
+            lanes(r0, r1, kh0, kh1, worker, layer, window, q, att, rowSlot[r0], rowPos);
         } else {
             rows(r0, r1, kh0, kh1, worker, layer, window, q, att, rowSlot[r0], rowPos);
         }
@@ -152,6 +170,81 @@ final class TiledAttention {
                     kernels.weightedV(sc, so - ta, TILE, heads, lo, hi, t.v, KvSlot.pageOffset(lo, t.vStride) + t.vHead, t.vStride,
                             att, qo, hd);
                 }
+            }
+        }
+    }
+
+    /**
+     * A run of several rows with the rows in the lanes of 512-bit vectors ({@link RowLanes}): per tile
+     * and K/V head, the scores of all rows and four query heads at a time, each K value loaded once for
+     * them, the softmax step of each head for all rows at once, then each row's weighted values read
+     * from the lanes. The same bits as {@link #rows}: each element's operations and their order are kept.
+     */
+    private void lanes(int r0, int r1, int kh0, int kh1, int worker, int layer, LlamaConfig.SlidingWindow window,
+                       float[] q, float[] att, KvSlot slot, int[] rowPos) {
+        final int R = RowLanes.LANES;
+        int n = r1 - r0, nk = kh1 - kh0;
+        float[] qT = laneQ[worker], sT = laneScores[worker], ls = laneState[worker], alpha = laneAlpha[worker];
+        float[] lo = laneLo[worker], hi = laneHi[worker], sums = laneSums[worker];
+        RowLanes.transpose(q, qd, r0, n, kh0 * heads * hd, nk * heads * hd, qT);
+        for (int i = 0; i < nk * heads; i++) {
+            java.util.Arrays.fill(ls, i * 2 * R, i * 2 * R + R, Float.NEGATIVE_INFINITY);
+            java.util.Arrays.fill(ls, i * 2 * R + R, (i + 1) * 2 * R, 0f);
+        }
+        int first = Integer.MAX_VALUE;
+        for (int r = r0; r < r1; r++) first = Math.min(first, window != null ? window.start(rowPos[r]) : 0);
+        int last = rowPos[r1 - 1];
+        for (int ta = first - first % TILE; ta <= last; ta += TILE) {
+            // Each lane's positions in this tile, relative to it (none: [TILE, 0)); lanes past the run see none.
+            int pLo = TILE, pHi = 0;
+            boolean masked = false;
+            for (int r = 0; r < R; r++) {
+                int l = TILE, h = 0;
+                if (r < n) {
+                    int pos = rowPos[r0 + r];
+                    l = Math.max(ta, window != null ? window.start(pos) : 0) - ta;
+                    h = Math.min(ta + TILE, pos + 1) - ta;
+                    if (l < h) {
+                        pLo = Math.min(pLo, l);
+                        pHi = Math.max(pHi, h);
+                        masked |= l > 0 || h < TILE;
+                    } else {
+                        l = TILE;
+                        h = 0;
+                    }
+                }
+                lo[r] = l;
+                hi[r] = h;
+            }
+            if (pLo >= pHi) continue;
+            pLo &= ~7;
+            pHi = (pHi + 7) & ~7;
+            int j0 = Math.max(ta, first) - ta, j1 = Math.min(ta + TILE, last + 1) - ta;
+            for (int kh = kh0; kh < kh1; kh++) {
+                Tile t = tile(worker, slot, layer, ta, j0, j1, kh, kh + 1);
+                RowLanes.scores(qT, (kh - kh0) * heads * hd * R, heads, hd, t.k, t.kHead, 8 * t.kStride, pLo, pHi, scale, sT, TILE);
+                for (int g = 0; g < heads; g++) {
+                    RowLanes.softmax(sT, g * TILE * R, pLo, pHi, masked, lo, hi, ls, ((kh - kh0) * heads + g) * 2 * R, alpha, g * R, sums);
+                }
+                for (int r = 0; r < n; r++) {
+                    int l = (int) lo[r], h = (int) hi[r];
+                    if (l >= h) continue;
+                    int qo = (r0 + r) * qd + kh * heads * hd;
+                    for (int g = 0; g < heads; g++) {
+                        float a = alpha[g * R + r];
+                        if (a != 1f) OnlineSoftmax.scale(att, qo + g * hd, hd, a);
+                    }
+                    RowLanes.weightedV(sT, r - ta * R, TILE * R, heads, ta + l, ta + h, t.v, KvSlot.pageOffset(ta + l, t.vStride) + t.vHead,
+                            t.vStride, att, qo, hd);
+                }
+            }
+        }
+        // The lanes' maxima and sums into the per-row state that finish reads.
+        float[] st = state[worker];
+        for (int r = 0; r < n; r++) {
+            for (int i = 0; i < nk * heads; i++) {
+                st[2 * (r * nk * heads + i)] = ls[i * 2 * R + r];
+                st[2 * (r * nk * heads + i) + 1] = ls[i * 2 * R + R + r];
             }
         }
     }

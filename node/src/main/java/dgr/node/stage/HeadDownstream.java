@@ -179,7 +179,7 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
         SamplerConfig config = sampler.portableConfig();
         if (config == null) throw new IllegalArgumentException("this session's sampler has made draws already and cannot travel to the route's last stage");
         List<String> hops = new ArrayList<>();
-        for (int h = 0; h < route.hops().size(); h++) hops.add(choose(h, null));
+        for (int h = 0; h < route.hops().size(); h++) hops.add(chooseAnswered(h));
         Head s = new Head(sequenceId, prefix + sequenceId, config, sampler.portableBias(), hops);
         links.open(s.wire, hops.getFirst(), open(s, false));
         sessions.put(sequenceId, s);
@@ -192,6 +192,16 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
                 .setSampling(Wire.sampling(s.sampler, s.bias)).setResume(resume).setPendingPosition(-1);
         if (resume) b.addAllGenerated(s.generated).setPendingPosition(s.pendingPosition);
         return b.build();
+    }
+
+    /**
+     * For a new session: the hop's first live stage that has answered a warm-up, so a head whose named
+     * stage was down when it started (a tracker's stage answered instead) does not open every session
+     * there only to fail it over; when none has answered, {@link #choose}.
+     */
+    private String chooseAnswered(int hop) {
+        for (String a : addresses(hop)) if (!dead.containsKey(a) && warm.hasAnswered(a)) return a;
+        return choose(hop, null);
     }
 
     /**

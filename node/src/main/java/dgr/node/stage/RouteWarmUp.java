@@ -126,6 +126,9 @@ final class RouteWarmUp implements AutoCloseable {
         return true;
     }
 
+    /** Whether a warm-up path through {@code address} has answered. */
+    boolean hasAnswered(String address) { return answered.contains(address); }
+
     /** A warm-up session went down a stage that failed; its path is warmed again later. */
     void failed(String wire, String reason) {
         List<String> path = pending.remove(wire);
