@@ -80,7 +80,13 @@ healthy() {
     [ -n "$ok" ] || { echo "$name did not become healthy; see $WORK/$name.log" >&2; exit 1; }
   done
 }
-metric() { curl -sf "http://127.0.0.1:$1/metrics" | awk -v m="$2" '$1 == m {print $2}'; }
+# metric PORT NAME: the metric's value as an integer (0 when the head does not answer).
+metric() {
+  local v
+  v=$(curl -sf "http://127.0.0.1:$1/metrics" | awk -v m="$2" '$1 == m {print $2}') || true
+  v=${v%.*}
+  echo "${v:-0}"
+}
 
 echo "failover: model $MODEL; $(nproc) cores; load average at start $(cut -d' ' -f1-3 /proc/loadavg); logs in $WORK"
 PL=$(port)
@@ -103,7 +109,7 @@ for k in $(seq 0 "$KILLS"); do
     python3 "$HERE/streams.py" "http://127.0.0.1:$H" 8 24 "$WORK/killed$k.json" --kill "${!mid_var}" --signal "$SIGNAL" --after "$after_chunks"
     after=$(metric "$H" dgr_route_recomputed_tokens_total)
     python3 "$HERE/failover_report.py" kill "$WORK/reference.json" "$WORK/killed$k.json" "$WORK/head$k.log" \
-        "$k" "$after_chunks" "$(( ${after%.*} - ${before%.*} ))" >>"$WORK/kills.txt"
+        "$k" "$after_chunks" "$(( after - before ))" >>"$WORK/kills.txt"
     tail -n 1 "$WORK/kills.txt"
   fi
   for v in "$head_var" "$mid_var" "$alt_var"; do stop_pid "${!v}"; done
