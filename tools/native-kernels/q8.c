@@ -316,6 +316,9 @@ INLINE void amx_configure(void) {
     _tile_loadconfig(cfg);
 }
 
+/* Blocks unpacked at a time: 16 KiB of B tiles (and their scales), read back from L1 by every batch group. */
+#define AMX_CHUNK 32
+
 /* AMX kinds: BLOCK's KIND 0..6, and 10 + T for the super-block types T = 2 (Q4_K), 4 (Q5_K), 6 (IQ4_XS). */
 #define AMX_SIGNED(K) ((K) == 0 || (K) == 1 || (K) == 2 || (K) == 3 || (K) == 5 || (K) == 16)
 
@@ -377,21 +380,23 @@ INLINE const uint8_t *amx_operand(int K, const uint8_t *gw, long b, uint8_t *bt,
     return bt;
 }
 
-/* Block b's float steps for the 16 batch rows from b0, on its stored sums ct: those of BLOCK and group_super. */
-INLINE void amx_epilogue(int K, const int32_t *ct, __m512 d, __m512 m, long b, long nb, const int32_t *asum, const float *ad,
+/*
+ * Block b's float steps for the 16 batch rows from b0, on its stored sums ct: those of BLOCK and
+ * group_super; fsum[AMX_CHUNK * k] is batch row b0 + k's activation sum of the block as a float
+ * (for the mins; converted ahead, so each is one broadcast operand here).
+ */
+INLINE void amx_epilogue(int K, const int32_t *ct, __m512 d, __m512 m, long b, long nb, const float *fsum, const float *ad,
                          long b0, __m512 acc[16]) {
     #pragma GCC unroll 16
     for (int k = 0; k < 16; k++) {
         long ab = (b0 + k) * nb + b;
         __m512 da = _mm512_set1_ps(ad[ab]);
         acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(ct + 16 * k)), _mm512_mul_ps(d, da), acc[k]);
-        if (K == 4 || K == 6) acc[k] = _mm512_fmadd_ps(_mm512_set1_ps((float) asum[ab]), _mm512_mul_ps(m, da), acc[k]);
-        if (K == 12 || K == 14) acc[k] = _mm512_fnmadd_ps(_mm512_set1_ps((float) asum[ab]), _mm512_mul_ps(m, da), acc[k]);
+        if (K == 4 || K == 6) acc[k] = _mm512_fmadd_ps(_mm512_set1_ps(fsum[AMX_CHUNK * k]), _mm512_mul_ps(m, da), acc[k]);
+        if (K == 12 || K == 14) acc[k] = _mm512_fnmadd_ps(_mm512_set1_ps(fsum[AMX_CHUNK * k]), _mm512_mul_ps(m, da), acc[k]);
     }
 }
 
-/* Blocks unpacked at a time: 16 KiB of B tiles (and their scales), read back from L1 by every batch group. */
-#define AMX_CHUNK 32
 /* Blocks between a block's tile store and its float steps (at most 3: four copies of the sums). */
 #define AMX_LAG 3
 
@@ -416,6 +421,7 @@ INLINE void amx_group(int K, const uint8_t *gw, long nb, const int8_t *aq, const
     uint8_t bt[AMX_CHUNK][512] __attribute__((aligned(64)));
     __m512 dc[AMX_CHUNK], mc[AMX_CHUNK];
     int32_t ct[4][256] __attribute__((aligned(64)));
+    float fs[16][AMX_CHUNK] __attribute__((aligned(64)));
     const long aStride = 32 * nb;
     for (long c0 = 0; c0 < nb; c0 += AMX_CHUNK) {
         const long cn = nb - c0 < AMX_CHUNK ? nb - c0 : AMX_CHUNK;
@@ -439,18 +445,26 @@ INLINE void amx_group(int K, const uint8_t *gw, long nb, const int8_t *aq, const
             const int8_t *a0 = aq + 32 * b0 * nb;
             #pragma GCC unroll 16
             for (int k = 0; k < 16; k++) acc[k] = c0 == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(keep, out + (b0 + k) * outStride);
+            if (K == 4 || K == 6 || K == 12 || K == 14) {
+                for (int k = 0; k < 16; k++) {
+                    for (long i = 0; i < cn; i += 16) {
+                        __mmask16 n16 = cn - i >= 16 ? 0xFFFF : (__mmask16) ((1u << (cn - i)) - 1);
+                        _mm512_mask_storeu_ps(fs[k] + i, n16, _mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(n16, asum + (b0 + k) * nb + c0 + i)));
+                    }
+                }
+            }
             /* block i's sums go to ct[i % 4], its float steps run AMX_LAG blocks later (its tile store long done) */
             for (long i = 0; i < cn; i += 4) {
                 AMX_STAGE(0, 2, 4, 0, c0 + i, i);
-                if (i >= AMX_LAG) amx_epilogue(K, ct[(i - AMX_LAG) & 3], dc[i - AMX_LAG], mc[i - AMX_LAG], c0 + i - AMX_LAG, nb, asum, ad, b0, acc);
+                if (i >= AMX_LAG) amx_epilogue(K, ct[(i - AMX_LAG) & 3], dc[i - AMX_LAG], mc[i - AMX_LAG], c0 + i - AMX_LAG, nb, fs[0] + i - AMX_LAG, ad, b0, acc);
                 AMX_STAGE(1, 3, 5, 1, c0 + i + 1, i + 1);
-                if (i + 1 >= AMX_LAG) amx_epilogue(K, ct[(i + 1 - AMX_LAG) & 3], dc[i + 1 - AMX_LAG], mc[i + 1 - AMX_LAG], c0 + i + 1 - AMX_LAG, nb, asum, ad, b0, acc);
+                if (i + 1 >= AMX_LAG) amx_epilogue(K, ct[(i + 1 - AMX_LAG) & 3], dc[i + 1 - AMX_LAG], mc[i + 1 - AMX_LAG], c0 + i + 1 - AMX_LAG, nb, fs[0] + i + 1 - AMX_LAG, ad, b0, acc);
                 AMX_STAGE(0, 2, 4, 2, c0 + i + 2, i + 2);
-                if (i + 2 >= AMX_LAG) amx_epilogue(K, ct[(i + 2 - AMX_LAG) & 3], dc[i + 2 - AMX_LAG], mc[i + 2 - AMX_LAG], c0 + i + 2 - AMX_LAG, nb, asum, ad, b0, acc);
+                if (i + 2 >= AMX_LAG) amx_epilogue(K, ct[(i + 2 - AMX_LAG) & 3], dc[i + 2 - AMX_LAG], mc[i + 2 - AMX_LAG], c0 + i + 2 - AMX_LAG, nb, fs[0] + i + 2 - AMX_LAG, ad, b0, acc);
                 AMX_STAGE(1, 3, 5, 3, c0 + i + 3, i + 3);
-                if (i + 3 >= AMX_LAG) amx_epilogue(K, ct[(i + 3 - AMX_LAG) & 3], dc[i + 3 - AMX_LAG], mc[i + 3 - AMX_LAG], c0 + i + 3 - AMX_LAG, nb, asum, ad, b0, acc);
+                if (i + 3 >= AMX_LAG) amx_epilogue(K, ct[(i + 3 - AMX_LAG) & 3], dc[i + 3 - AMX_LAG], mc[i + 3 - AMX_LAG], c0 + i + 3 - AMX_LAG, nb, fs[0] + i + 3 - AMX_LAG, ad, b0, acc);
             }
-            for (long j = cn - AMX_LAG; j < cn; j++) amx_epilogue(K, ct[j & 3], dc[j], mc[j], c0 + j, nb, asum, ad, b0, acc);
+            for (long j = cn - AMX_LAG; j < cn; j++) amx_epilogue(K, ct[j & 3], dc[j], mc[j], c0 + j, nb, fs[0] + j, ad, b0, acc);
             #pragma GCC unroll 16
             for (int k = 0; k < 16; k++) _mm512_mask_storeu_ps(out + (b0 + k) * outStride, keep, acc[k]);
         }

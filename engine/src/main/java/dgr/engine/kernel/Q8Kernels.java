@@ -25,6 +25,14 @@ public final class Q8Kernels implements Kernels {
         return Q8Native.KERNEL != null;
     }
 
+    /**
+     * For A/B benchmarks in one JVM (same JIT state and neighbours' load for both sides): false
+     * runs the VNNI path where AMX would run, true lets AMX run again where it can. Same bits.
+     */
+    public static void amxForBenchmark(boolean on) {
+        Q8Native.amxHeldOff = !on;
+    }
+
     /** One line for benchmark reports: whether the native kernel runs. */
     public static String report() {
         return Q8Native.DESCRIPTION;

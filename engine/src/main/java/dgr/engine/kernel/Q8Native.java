@@ -50,7 +50,7 @@ import java.util.Set;
 final class Q8Native {
     /** The two images, best first, with the CPU flags each needs. */
     enum Variant {
-        AVX512_VNNI("q8-avx512vnni.bin", "7bf7c1228bbf8f74d9f2a96a8a0d781a94adf1756de9b40359f76d73f54594e0",
+        AVX512_VNNI("q8-avx512vnni.bin", "25ee88e50a8a958901a7f6d22b3110d483365f340a4e11f7fcd92f5a8054d85f",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")),
         AVX2("q8-avx2.bin", "95aec3f7398366b59e551c89d705d07804ecd0f2d8c4c727035410f748895ca5",
                 List.of("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"));
@@ -72,6 +72,11 @@ final class Q8Native {
     static final Q8Native KERNEL;
     /** Whether the kernel may take 16 batch rows at a time through AMX tiles. */
     static final boolean AMX;
+    /**
+     * Set by an A/B benchmark in one JVM ({@link Q8Kernels#amxForBenchmark}) to run the VNNI path
+     * where AMX would; the bits are the same either way. Volatile: the workers read it per call.
+     */
+    static volatile boolean amxHeldOff;
     /** One line for benchmark reports. */
     static final String DESCRIPTION;
 
@@ -179,7 +184,7 @@ final class Q8Native {
             default -> 0;
         };
         try {
-            if (AMX && nRows >= 16) type |= 256;
+            if (AMX && nRows >= 16 && !amxHeldOff) type |= 256;
             handle.invokeExact(type, w.data().address(), w.rowBytes(), (long) oStart, (long) oEnd, (long) (w.cols() / 32),
                     in.qSeg, in.sumSeg, in.halfSeg, in.dSeg, (long) nRows, s.segmentOf(out), (long) w.rows(), ahead);
         } catch (Throwable t) {

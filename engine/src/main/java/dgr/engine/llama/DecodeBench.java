@@ -31,6 +31,7 @@ import java.util.SplittableRandom;
  * of steady-state decode ({@code --steady}; it should not move: the hot path allocates nothing).
  * {@code --warmup} batch-1 steps run untimed first (8 by default; a model as small as dsv4-small
  * needs a few hundred before the JIT has compiled its steps, as a serving node's first requests do).
+ * {@code --amx-ab ROUNDS} times each prompt with AMX and without it, alternating in this JVM.
  */
 public final class DecodeBench {
     private DecodeBench() {}
@@ -39,6 +40,7 @@ public final class DecodeBench {
         Path model = null;
         int threads = 2, steps = 32, prompt = 128, chunk = 32, steady = 512, warmup = 8;
         int[] batches = {1, 2, 4, 8, 16}, prompts = null, depths = {};
+        int amxRounds = 0;
         EngineOptions.Kind kind = EngineOptions.Kind.AUTO;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -52,6 +54,7 @@ public final class DecodeBench {
                 case "--steady" -> steady = Integer.parseInt(args[++i]);
                 case "--warmup" -> warmup = Integer.parseInt(args[++i]);
                 case "--batches" -> batches = ints(args[++i]);
+                case "--amx-ab" -> amxRounds = Integer.parseInt(args[++i]);
                 case "--scalar" -> kind = EngineOptions.Kind.SCALAR;
                 case "--q8" -> kind = EngineOptions.Kind.Q8;
                 case "--simd" -> kind = EngineOptions.Kind.SIMD;
@@ -60,7 +63,7 @@ public final class DecodeBench {
         }
         if (model == null) throw new IllegalArgumentException("usage: DecodeBench MODEL.gguf|--synth-1b [--threads N] [--steps N] "
                 + "[--batches 1,2,4,8,16] [--prompt N | --prompts N,N,..] [--depths N,N,..] [--chunk N] [--steady TOKENS] [--warmup STEPS] "
-                + "[--scalar | --simd | --q8]");
+                + "[--scalar | --simd | --q8] [--amx-ab ROUNDS]");
         if (prompts == null) prompts = prompt > 0 ? new int[] {prompt} : new int[0];
         int maxB = java.util.Arrays.stream(batches).max().orElse(1);
         int longest = Math.max(java.util.Arrays.stream(prompts).max().orElse(0), java.util.Arrays.stream(depths).max().orElse(0) + steps);
@@ -78,6 +81,10 @@ public final class DecodeBench {
                         b, r.wall(), r.cpu(), r.cpu() / b, load());
             }
             if (prompts.length > 0) prefill(e, Math.min(128, prompts[0]), chunk);
+            if (amxRounds > 0) {
+                amxAb(e, prompts, chunk, amxRounds);
+                prompts = new int[0];
+            }
             for (int n : prompts) {
                 Rate r = prefill(e, n, chunk);
                 System.out.printf("prompt %d tokens, %d per forward: %7.2f tok/s wall, %7.2f tok/s by CPU time  load %s%n",
@@ -175,6 +182,29 @@ public final class DecodeBench {
      * mostly measures the neighbours; the CPU rate still includes workers spinning at a barrier
      * while the other is descheduled, so it errs low, never high.
      */
+    /**
+     * {@code --amx-ab ROUNDS}: each prompt, ROUNDS times with AMX and ROUNDS times with the VNNI
+     * path, alternating in this JVM (same JIT state, the neighbours' load shared alike); prints
+     * each side's best and median rate by CPU time.
+     */
+    static void amxAb(Engine e, int[] prompts, int chunk, int rounds) {
+        for (int n : prompts) {
+            double[][] cpu = new double[2][rounds];
+            for (int r = 0; r < rounds; r++) {
+                for (int side = 0; side < 2; side++) {
+                    boolean on = (r + side) % 2 == 0;
+                    dgr.engine.kernel.Q8Kernels.amxForBenchmark(on);
+                    cpu[on ? 0 : 1][r] = prefill(e, n, chunk).cpu();
+                }
+            }
+            dgr.engine.kernel.Q8Kernels.amxForBenchmark(true);
+            for (double[] c : cpu) java.util.Arrays.sort(c);
+            System.out.printf("prompt %d tokens, %d per forward, %d rounds each, tok/s by CPU time: AMX best %.2f median %.2f, "
+                    + "VNNI best %.2f median %.2f  load %s%n", n, chunk, rounds, cpu[0][rounds - 1], cpu[0][rounds / 2],
+                    cpu[1][rounds - 1], cpu[1][rounds / 2], load());
+        }
+    }
+
     record Rate(long tokens, long wallNanos, long cpuNanos, int threads) {
         double wall() { return tokens / (wallNanos / 1e9); }
         double cpu() { return tokens / (cpuNanos / 1e9 / threads); }
