@@ -31,19 +31,7 @@ stop_all() {
 }
 trap stop_all EXIT
 
-if [ ! -f "$MODEL" ]; then
-  mkdir -p "$(dirname "$MODEL")"
-  "$DGR" synth --preset llama-1b --quant Q4_0 -o "$MODEL" >/dev/null
-fi
-# Build once if the sources changed, then run a copy of the build (the distribution's layout), so an
-# edit of the checkout during the run cannot rebuild the jars under the running processes.
-"$DGR" --version >/dev/null
-mkdir -p "$WORK/dist/bin" "$WORK/dist/lib"
-cp "$ROOT/cli/src/dist/bin/dgr" "$WORK/dist/bin/dgr"
-cp "$ROOT/cli/target/dgr-cli.jar" "$ROOT"/cli/target/lib/*.jar "$WORK/dist/lib/"
-DGR="$WORK/dist/bin/dgr"
-
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+. "$HERE/prepare.sh"
 # serve NAME HTTP_PORT ARGS...: starts `dgr serve` in the background and waits for /health.
 serve() {
   local name=$1 http=$2; shift 2
