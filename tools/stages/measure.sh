@@ -12,7 +12,8 @@
 # (a kill -9 is detected from the broken stream, not from the deadline).
 # About 4-5 minutes on 2 quiet cores; prints plain lines; stops every process it started.
 #   tools/stages/measure.sh [MODEL]    (default /tmp/models/llama-1b-Q4_0.gguf, made when missing)
-#   KILLS=N tools/stages/measure.sh    (number of kills in part 2)
+#   KILLS=N tools/stages/measure.sh    (number of kills in part 2; 0 skips it)
+#   WARMUP=N (8), C1_REQUESTS=N (16): untimed requests before each level, timed requests at c=1
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 DGR="$ROOT/dgr"
@@ -20,6 +21,8 @@ HERE="$ROOT/tools/stages"
 MODEL="${1:-/tmp/models/llama-1b-Q4_0.gguf}"
 TOKEN="measure-$$"
 KILLS="${KILLS:-4}"
+WARMUP="${WARMUP:-8}"            # untimed requests before each level (24 tokens each)
+C1_REQUESTS="${C1_REQUESTS:-16}" # timed requests at c=1
 FLOOR=(--stage-reply-floor 2s)
 WORK="$(mktemp -d /tmp/dgr-stages-measure.XXXXXX)"
 PIDS=()
@@ -45,11 +48,13 @@ serve() {
   echo "$name did not become healthy; see $WORK/$name.log" >&2
   exit 1
 }
-# bench URL C OUT: one closed-loop level; prints "tok/s bubble-json".
+# bench URL C OUT: one closed-loop level; prints "tok/s bubble-json". WARMUP requests first (untimed): a
+# process's first few hundred tokens still run code the JIT has not compiled, and a route has more of it (gRPC,
+# Netty, protobuf) than one node, so a short cold level measures compiling, not serving. C1_REQUESTS at c=1.
 bench() {
-  local url=$1 c=$2 out=$3 reqs=$(( $2 == 1 ? 4 : 24 ))
+  local url=$1 c=$2 out=$3 reqs=$(( $2 == 1 ? C1_REQUESTS : 24 ))
   "$DGR" bench --url "$url" --concurrency "$c" --prompt-tokens 16 --max-tokens 24 --requests-per-level "$reqs" \
-      --warmup 2 --duration 30s -o "$out" >/dev/null 2>"$out.log" \
+      --warmup "$WARMUP" --duration 60s -o "$out" >/dev/null 2>"$out.log" \
     || [ -f "$out/bench-result.json" ] || { echo "bench failed: $out.log" >&2; exit 1; }  # a failed fairness check still measured
   python3 - "$out/bench-result.json" <<'PY'
 import json, sys
@@ -96,7 +101,9 @@ echo "  generation tok/s c=8: $routem8 ($(pct "$routem8" "$one8") of one node); 
 
 # 2. Three stages, the middle one with an alternate, kill -9 of the middle at a random moment at c=8:
 # tools/stages/failover.sh (its own copy of the build and its own processes; prints its summary line).
-echo "3-stage route (-t 2 each, --route-depth 1), kill -9 of the middle stage at a random moment at c=8:"
-KILLS="$KILLS" "$HERE/failover.sh" "$MODEL" | sed 's/^/  /'
+if [ "$KILLS" -gt 0 ]; then
+  echo "3-stage route (-t 2 each, --route-depth 1), kill -9 of the middle stage at a random moment at c=8:"
+  KILLS="$KILLS" "$HERE/failover.sh" "$MODEL" | sed 's/^/  /'
+fi
 stop_all
 echo "logs and bench reports: $WORK"
