@@ -226,7 +226,7 @@ public final class NodeServer implements AutoCloseable {
     public void joinTracker(URI tracker) {
         if (config.nodeToken() == null) throw new IllegalStateException("joining a tracker needs the node token (--node-token)");
         String host = config.host();
-        if (host.equals("0.0.0.0") || host.equals("::")) {
+        if (dgr.node.stage.StagePlan.isWildcard(host)) {
             try {
                 host = java.net.InetAddress.getLocalHost().getHostAddress();
             } catch (java.net.UnknownHostException e) {

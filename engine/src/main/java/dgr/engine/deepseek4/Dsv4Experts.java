@@ -37,8 +37,7 @@ final class Dsv4Experts implements WorkerPool.Job {
     private Dsv4Weights.Layer layer;
     private float[] input;
     private final Dsv4Gate passGate = new Dsv4Gate();
-    private final int[] firstDown;
-    private int slots, upRows, downRows, upChunks, chunks;
+    private int slots, upRows, downRows, downPer, upChunks, chunks;  // downPer: down chunks of each slot, alike for all
     private float limit, sharedLimit;
     private long epoch, downEpoch;
 
@@ -59,7 +58,6 @@ final class Dsv4Experts implements WorkerPool.Job {
         sharedOut = fsh > 0 ? new float[maxRows * nEmbd] : null;
         int maxSlots = Math.min(ne, choices) + 1;
         firstChunk = new int[maxSlots + 1];
-        firstDown = new int[maxSlots + 1];
         expertOf = new int[maxSlots];
         rowsOf = new int[maxSlots];
         filled = new int[maxSlots];
@@ -195,9 +193,8 @@ final class Dsv4Experts implements WorkerPool.Job {
             firstChunk[a + 1] = firstChunk[a] + (rows + upRows - 1) / upRows;
         }
         upChunks = firstChunk[n];
-        firstDown[0] = 0;
-        for (int a = 0; a < n; a++) firstDown[a + 1] = firstDown[a] + (nEmbd + downRows - 1) / downRows;
-        chunks = upChunks + firstDown[n];
+        downPer = (nEmbd + downRows - 1) / downRows;
+        chunks = upChunks + n * downPer;
         passGate.arm(upChunks, null);
         next.set(0);
         epoch = mats.nextEpoch();
@@ -233,12 +230,11 @@ final class Dsv4Experts implements WorkerPool.Job {
                         passGate.await();
                         s.epoch = downEpoch;  // the activations were written behind the gate: no cache from before it
                         down = true;
-                        a = 0;
                     }
                     int d = k - upChunks;
-                    while (d >= firstDown[a + 1]) a++;
+                    a = d / downPer;
                     int e = expertOf[a], m = rowsOf[a];
-                    int o0 = (d - firstDown[a]) * downRows, o1 = Math.min(nEmbd, o0 + downRows);
+                    int o0 = (d % downPer) * downRows, o1 = Math.min(nEmbd, o0 + downRows);
                     if (e < 0) mats.kernels().matmul(layer.downSh(), sharedHb, m, sharedOut, o0, o1, s);
                     else mats.kernels().matmul(layer.downExp()[e], hb[a], m, out[a], o0, o1, s);
                 }

@@ -13,20 +13,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class Dsv4Gate {
     private final AtomicInteger left = new AtomicInteger();
     private volatile int state;  // 0 closed, 1 open, 2 broken
-    private int before;
     private Runnable step;
 
     /** Closes the gate behind the first {@code chunksBefore} chunks; {@code step} (may be null) runs before it opens. */
     void arm(int chunksBefore, Runnable step) {
-        this.before = chunksBefore;
         this.step = step;
         left.set(chunksBefore);
         state = 0;
-    }
-
-    /** How many chunks come before the gate. */
-    int chunksBefore() {
-        return before;
     }
 
     /** One chunk before the gate is done; the last one runs the step and opens the gate. */

@@ -177,12 +177,6 @@ public final class DecodeBench {
     }
 
     /**
-     * Tokens over wall time, and over this process's CPU time divided by the engine's threads: the
-     * rate the engine would reach with its cores to itself. On a shared machine the wall rate
-     * mostly measures the neighbours; the CPU rate still includes workers spinning at a barrier
-     * while the other is descheduled, so it errs low, never high.
-     */
-    /**
      * {@code --amx-ab ROUNDS}: each prompt, ROUNDS times with AMX and ROUNDS times with the VNNI
      * path, alternating in this JVM (same JIT state, the neighbours' load shared alike); prints
      * each side's best and median rate by CPU time.
@@ -205,6 +199,12 @@ public final class DecodeBench {
         }
     }
 
+    /**
+     * Tokens over wall time, and over this process's CPU time divided by the engine's threads: the
+     * rate the engine would reach with its cores to itself. On a shared machine the wall rate
+     * mostly measures the neighbours; the CPU rate still includes workers spinning at a barrier
+     * while the other is descheduled, so it errs low, never high.
+     */
     record Rate(long tokens, long wallNanos, long cpuNanos, int threads) {
         double wall() { return tokens / (wallNanos / 1e9); }
         double cpu() { return tokens / (cpuNanos / 1e9 / threads); }

@@ -139,6 +139,13 @@ final class TiledAttention {
         }
     }
 
+    /** The first position any row of {@code [r0, r1)} sees (its window's start, or 0). */
+    private static int firstVisible(LlamaConfig.SlidingWindow window, int[] rowPos, int r0, int r1) {
+        int first = Integer.MAX_VALUE;
+        for (int r = r0; r < r1; r++) first = Math.min(first, window != null ? window.start(rowPos[r]) : 0);
+        return first;
+    }
+
     /**
      * A run of several rows (a prompt chunk): per tile and K/V head, every row, so the head's tile
      * (K and V, 32 KiB at 64 values a head) is read from memory once and from L1 for the other rows.
@@ -146,8 +153,7 @@ final class TiledAttention {
     private void rows(int r0, int r1, int kh0, int kh1, int worker, int layer, LlamaConfig.SlidingWindow window,
                       float[] q, float[] att, KvSlot slot, int[] rowPos) {
         float[] sc = tileScores[worker], st = state[worker];
-        int first = Integer.MAX_VALUE;
-        for (int r = r0; r < r1; r++) first = Math.min(first, window != null ? window.start(rowPos[r]) : 0);
+        int first = firstVisible(window, rowPos, r0, r1);
         int last = rowPos[r1 - 1];
         OnlineSoftmax.Capper capper = LlamaConfig.Softcaps::apply;
         for (int ta = first - first % TILE; ta <= last; ta += TILE) {
@@ -191,8 +197,7 @@ final class TiledAttention {
             java.util.Arrays.fill(ls, i * 2 * R, i * 2 * R + R, Float.NEGATIVE_INFINITY);
             java.util.Arrays.fill(ls, i * 2 * R + R, (i + 1) * 2 * R, 0f);
         }
-        int first = Integer.MAX_VALUE;
-        for (int r = r0; r < r1; r++) first = Math.min(first, window != null ? window.start(rowPos[r]) : 0);
+        int first = firstVisible(window, rowPos, r0, r1);
         int last = rowPos[r1 - 1];
         for (int ta = first - first % TILE; ta <= last; ta += TILE) {
             // Each lane's positions in this tile, relative to it (none: [TILE, 0)); lanes past the run see none.

@@ -14,7 +14,7 @@ final class FailoverPhases {
     private final long detectedEpochMillis, detectedNanos;
     private long handledNanos, sentNanos, firstNanos;
     private int moved, waiting, rows;
-    private String to = "";
+    private final java.util.Set<String> to = new java.util.LinkedHashSet<>();
 
     FailoverPhases(String address, String reason, long detectedEpochMillis, long detectedNanos) {
         this.address = address;
@@ -30,7 +30,7 @@ final class FailoverPhases {
         moved++;
         waiting++;
         rows += replayed;
-        if (!to.contains(alternate)) to = to.isEmpty() ? alternate : to + "," + alternate;
+        to.add(alternate);
     }
 
     void sent(long now) { sentNanos = now; }
@@ -42,7 +42,7 @@ final class FailoverPhases {
         LOG.log(System.Logger.Level.WARNING, String.format(
                 "failover phases: stage %s (%s) detected at epoch ms %d; taken up +%d ms; %d sessions moved to %s, %d rows replayed,"
                         + " sent +%d ms; first next token +%d ms, last +%d ms (after detection)",
-                address, reason, detectedEpochMillis, ms(handledNanos), moved, to, rows, ms(sentNanos), ms(firstNanos), ms(now)));
+                address, reason, detectedEpochMillis, ms(handledNanos), moved, String.join(",", to), rows, ms(sentNanos), ms(firstNanos), ms(now)));
     }
 
     private long ms(long at) { return (at - detectedNanos) / 1_000_000; }

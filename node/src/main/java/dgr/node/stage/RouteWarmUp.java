@@ -53,11 +53,7 @@ final class RouteWarmUp implements AutoCloseable {
         Set<List<String>> all = new LinkedHashSet<>();
         all.add(route.preferred());
         for (int h = 0; h < route.hops().size(); h++) {
-            for (String a : route.hops().get(h).addresses()) {
-                List<String> p = new ArrayList<>(route.preferred());
-                p.set(h, a);
-                all.add(List.copyOf(p));
-            }
+            for (String a : route.hops().get(h).addresses()) all.add(through(h, a));
         }
         paths.addAll(all);
         warmUnanswered();
@@ -100,10 +96,9 @@ final class RouteWarmUp implements AutoCloseable {
 
     /** Warms the path through a stage a tracker supplied for {@code hop} (the preferred stages elsewhere) until it answers. */
     void add(int hop, String address) {
-        List<String> p = new ArrayList<>(route.preferred());
-        p.set(hop, address);
+        List<String> p = through(hop, address);
         supplied.computeIfAbsent(hop, k -> ConcurrentHashMap.newKeySet()).add(address);
-        if (!paths.contains(p)) paths.add(List.copyOf(p));
+        if (!paths.contains(p)) paths.add(p);
         added.release();
     }
 
@@ -111,9 +106,14 @@ final class RouteWarmUp implements AutoCloseable {
     void remove(int hop, String address) {
         Set<String> s = supplied.get(hop);
         if (s != null) s.remove(address);
+        if (!route.hops().get(hop).addresses().contains(address)) paths.remove(through(hop, address));
+    }
+
+    /** The preferred path with {@code hop}'s stage replaced by {@code address}. */
+    private List<String> through(int hop, String address) {
         List<String> p = new ArrayList<>(route.preferred());
         p.set(hop, address);
-        if (!route.hops().get(hop).addresses().contains(address)) paths.remove(p);
+        return List.copyOf(p);
     }
 
     /** A warm-up session's token came back: every stage on its path answered. False for other sessions. */

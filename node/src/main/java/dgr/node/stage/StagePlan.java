@@ -90,12 +90,17 @@ public record StagePlan(int firstLayer, int endLayer, RouteSpec route, int stage
      * Where heads dial this later stage: the advertised address (its port added when only a host was given),
      * else the bound host and port; null when that host is a wildcard (0.0.0.0, ::), which names no machine.
      */
+    /** A bind address that names every interface, so no machine another process could dial. */
+    public static boolean isWildcard(String host) {
+        return host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]");
+    }
+
     public String dialAddress(String bindHost, int boundPort) {
         if (advertise != null) {
             boolean hasPort = advertise.startsWith("[") ? advertise.contains("]:") : advertise.contains(":");
             return hasPort ? advertise : advertise + ":" + boundPort;
         }
-        if (bindHost.equals("0.0.0.0") || bindHost.equals("::") || bindHost.equals("[::]")) return null;
+        if (isWildcard(bindHost)) return null;
         return (bindHost.contains(":") && !bindHost.startsWith("[") ? "[" + bindHost + "]" : bindHost) + ":" + boundPort;
     }
 }

@@ -28,8 +28,6 @@ public final class StageReport {
         this.address = address;
     }
 
-    public static StageReport of(StageServer stage) { return of(stage, null); }
-
     /** A later stage's report; {@code address} is where heads dial it, what a tracker offers them as an alternate. */
     public static StageReport of(StageServer stage, String address) { return new StageReport(stage.engine(), stage, null, address); }
 

@@ -305,10 +305,15 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
         long t0 = System.nanoTime();
         ForwardResult result = engine.forward(batch);
         Map<UpLink, Tokens.Builder> replies = new LinkedHashMap<>();
+        int replayRows = 0, replaySessions = 0;
         for (Planned p : planned) {
             StageSession s = p.session();
             s.plannedRows = 0;
-            if (p.replay()) stats.replayed(p.count());
+            if (p.replay()) {
+                stats.replayed(p.count());
+                replayRows += p.count();
+                replaySessions++;
+            }
             if (last) {
                 if (p.outputRow() < 0) continue;
                 int row = p.row() + p.outputRow();
@@ -325,16 +330,14 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
         long computed = System.nanoTime() - t0;
         for (var e : replies.entrySet()) e.getKey().send(Up.newBuilder().setTokens(e.getValue().setComputeNanos(computed)).build());
         stats.batch(batch.size(), System.nanoTime() - t0);
-        logReplay(System.nanoTime() - t0);
+        if (replayRows > 0) logReplay(replayRows, replaySessions, System.nanoTime() - t0);
         planned.clear();
         batch.clear();
     }
 
     /** A failover's replay, batch by batch (docs/stages.md, "What a failover costs"): where its pause goes. */
-    private void logReplay(long nanos) {
-        int rows = 0, sessions = 0;
-        for (Planned p : planned) if (p.replay()) { rows += p.count(); sessions++; }
-        if (rows > 0) LOG.log(System.Logger.Level.INFO, "replay: " + rows + " rows of " + sessions + " sessions in a batch of " + batch.size()
+    private void logReplay(int rows, int sessions, long nanos) {
+        LOG.log(System.Logger.Level.INFO, "replay: " + rows + " rows of " + sessions + " sessions in a batch of " + batch.size()
                 + " rows, " + nanos / 1_000_000 + " ms");
     }
 
