@@ -199,8 +199,8 @@ final class TiledAttention {
                        float[] q, float[] att, KvSlot slot, int[] rowPos) {
         final int R = RowLanes.LANES;
         int n = r1 - r0, nk = kh1 - kh0;
-        float[] qT = laneQ[worker], oT = laneOut[worker], vB = laneV[worker], sT = laneScores[worker], ls = laneState[worker], alpha = laneAlpha[worker];
-        float[] lo = laneLo[worker], hi = laneHi[worker], sums = laneSums[worker];
+        float[] qT = laneQ[worker], sT = laneScores[worker], ls = laneState[worker], alpha = laneAlpha[worker];
+        float[] lo = laneLo[worker], hi = laneHi[worker], sums = laneSums[worker], oT = laneOut[worker], vB = laneV[worker];
         RowLanes.transpose(q, qd, r0, n, kh0 * heads * hd, nk * heads * hd, qT);
         java.util.Arrays.fill(oT, 0, nk * heads * hd * R, 0f);
         for (int i = 0; i < nk * heads; i++) {
