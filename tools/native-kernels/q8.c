@@ -444,7 +444,9 @@ INLINE void amx_epilogue(int K, const int32_t *ct, __m512 d, __m512 m, long b, l
  * once per call, and its B tile is read from L1 long after its stores.
  */
 INLINE void amx_group(int K, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const float *ad,
-                      long nRows, float *out, long outStride, __mmask16 keep, long ahead) {
+                      long nRows, float *out, long outStride, __mmask16 keep, long ahead, long groupBytes) {
+    /* a block's bytes (all 16 rows): the next chunk's are prefetched while this one's batch rows run */
+    const long blockBytes = groupBytes / nb;
     uint8_t bt[AMX_CHUNK][512] __attribute__((aligned(64)));
     __m512 dc[AMX_CHUNK], mc[AMX_CHUNK];
     int32_t ct[4][512] __attribute__((aligned(64)));  /* Q6_K: both sub-blocks' sums */
@@ -456,13 +458,13 @@ INLINE void amx_group(int K, const uint8_t *gw, long nb, const int8_t *aq, const
             __m512 d, m = _mm512_setzero_ps();
             if (K == 1) {
                 const uint8_t *blk = gw + 544 * (c0 + i);
-                if (ahead > 0) {
+                if (ahead > 0 && c0 == 0) {
                     #pragma GCC unroll 16
                     for (int c = 0; c < 544; c += 64) _mm_prefetch((const char *) blk + ahead + c, _MM_HINT_T2);
                 }
                 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) blk));
             } else {
-                amx_operand(K, gw, c0 + i, bt[i], &d, &m, ahead);
+                amx_operand(K, gw, c0 + i, bt[i], &d, &m, c0 == 0 ? ahead : 0);
             }
             dc[i] = d;
             mc[i] = m;
@@ -482,6 +484,11 @@ INLINE void amx_group(int K, const uint8_t *gw, long nb, const int8_t *aq, const
             }
             /* block i's sums go to ct[i % 4], its float steps run AMX_LAG blocks later (its tile store long done) */
             for (long i = 0; i < cn; i += 4) {
+                if (b0 == 0 && ahead > 0) {
+                    /* the next chunk's four blocks (or the next group's first: groups lie one after another) */
+                    const char *next = (const char *) gw + blockBytes * (c0 + cn + i);
+                    for (long c = 0; c < 4 * blockBytes; c += 64) _mm_prefetch(next + c, _MM_HINT_T2);
+                }
                 AMX_STAGE(0, 2, 4, 0, c0 + i, i);
                 if (i >= AMX_LAG) amx_epilogue(K, ct[(i - AMX_LAG) & 3], dc[i - AMX_LAG], mc[i - AMX_LAG], c0 + i - AMX_LAG, nb, fs[0] + i - AMX_LAG, ad, b0, acc);
                 AMX_STAGE(1, 3, 5, 1, c0 + i + 1, i + 1);
@@ -798,7 +805,7 @@ INLINE void group(int G, int kind, const uint8_t *gw, long nb, const int8_t *aq,
 #define ROWS(CALL, T) do { if (n == 8) CALL(T, 8); else if (n == 4) CALL(T, 4); else if (n == 2) CALL(T, 2); else CALL(T, 1); } while (0)
 #ifdef __AMX_INT8__
 /* The types whose 32-value blocks (or sub-blocks) have one scale per weight row: 16 batch rows at a time go through AMX. */
-#define ROWS16(CALL, T, K) do { if (b0 < nAmx) amx_group(K, gw, nb, aq, asum, ad, nAmx, o, outStride, keep, pf); else ROWS(CALL, T); } while (0)
+#define ROWS16(CALL, T, K) do { if (b0 < nAmx) amx_group(K, gw, nb, aq, asum, ad, nAmx, o, outStride, keep, pf, groupBytes); else ROWS(CALL, T); } while (0)
 #else
 #define ROWS16(CALL, T, K) ROWS(CALL, T)
 #endif

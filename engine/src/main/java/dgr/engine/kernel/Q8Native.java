@@ -50,7 +50,7 @@ import java.util.Set;
 final class Q8Native {
     /** The two images, best first, with the CPU flags each needs. */
     enum Variant {
-        AVX512_VNNI("q8-avx512vnni.bin", "5b09b7a3f2140de8a2bf0b7530de2cebf419f1eb1db68be8d62648edb2315dc4",
+        AVX512_VNNI("q8-avx512vnni.bin", "ac90b2dd034dee59bcabeb9d54d1cfa8f92378f5148a67fc6ecfbe0c8e65ea9a",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")),
         AVX2("q8-avx2.bin", "95aec3f7398366b59e551c89d705d07804ecd0f2d8c4c727035410f748895ca5",
                 List.of("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"));
