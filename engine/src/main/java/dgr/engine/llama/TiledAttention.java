@@ -34,6 +34,8 @@ final class TiledAttention {
     private final KvCodec kWide, vWide;
     /** Per worker: K and V of one tile (every K/V head at most), widened to floats (compact cache types). */
     private final float[][] kTile, vTile;
+    /** Per worker, for a decode step: 16 positions of K (two blocks) and of V ({@link #V_STRETCH}), every K/V head at most, widened. */
+    private final float[][] kStretch, vStretch;
     private final int hd, kvd, qd, heads, nHeadKv;
     private final float scale, cap;
     /** Per worker: scores of a run's rows and heads for one tile, {@code TILE} per (row, head). */
@@ -60,6 +62,8 @@ final class TiledAttention {
         this.vWide = vCodec.type() == dgr.engine.KvCacheType.F32 ? null : vCodec;
         this.kTile = new float[kWide == null ? 0 : workers][TILE * cfg.kvDim()];
         this.vTile = new float[vWide == null ? 0 : workers][TILE * cfg.kvDim()];
+        this.kStretch = new float[kWide == null ? 0 : workers][16 * cfg.kvDim()];
+        this.vStretch = new float[vWide == null ? 0 : workers][V_STRETCH * cfg.kvDim()];
         this.hd = cfg.headDim();
         this.kvd = cfg.kvDim();
         this.qd = cfg.qDim();
@@ -266,15 +270,27 @@ final class TiledAttention {
         float[] sc = oneScores[worker], st = state[worker];
         int first = window != null ? window.start(pos) : 0;
         OnlineSoftmax.Capper capper = LlamaConfig.Softcaps::apply;
-        int qBase = r * qd, hs = heads * TILE;
+        int qBase = r * qd, hs = heads * TILE, w = (kh1 - kh0) * hd;
+        float[] kBuf = kWide == null ? null : kStretch[worker], vBuf = vWide == null ? null : vStretch[worker];
         for (int ta = first - first % TILE; ta <= pos; ta += TILE) {
             int lo = Math.max(ta, first), hi = Math.min(ta + TILE, pos + 1);
-            Tile t = tile(worker, slot, layer, ta, lo - ta, hi - ta, kh0, kh1);
             int tb = lo - lo % 8, blocks = (hi - tb + 7) / 8;
+            Object kPage = slot.kPage(layer, ta), vPage = slot.vPage(layer, ta);
+            // K two blocks of 8 positions at a time: a compact type's widened into kBuf just before
+            // it is scored (16 KiB for 4 heads, in L1), where widening the whole tile first wrote
+            // 64 KiB per worker and read it back from L2.
+            float[] k = kWide == null ? (float[]) kPage : kBuf;
+            int kStride = kWide == null ? kvd : w;
             for (int b = 0; b < blocks; b += 2) {
-                int kb = KvSlot.kBlock(tb + 8 * b, t.kStride) + t.kHead, nb = Math.min(2, blocks - b);
+                int nb = Math.min(2, blocks - b), j = tb - ta + 8 * b, kb;
+                if (kWide == null) {
+                    kb = KvSlot.kBlock(tb + 8 * b, kvd) + kh0 * hd * 8;
+                } else {
+                    kWide.decodeK(kPage, j, j + 8 * nb, kh0, kh1, hd, kBuf, j);
+                    kb = 0;
+                }
                 for (int kh = kh0; kh < kh1; kh++) {
-                    kernels.scores(q, qBase + kh * heads * hd, heads, hd, t.k, kb + (kh - kh0) * 8 * hd, 8 * t.kStride, nb,
+                    kernels.scores(q, qBase + kh * heads * hd, heads, hd, k, kb + (kh - kh0) * 8 * hd, 8 * kStride, nb,
                             sc, (kh - kh0) * hs + tb - ta + 8 * b, TILE);
                 }
             }
@@ -284,11 +300,20 @@ final class TiledAttention {
                             att, qBase + (kh * heads + g) * hd, hd);
                 }
             }
+            // V a stretch at a time, a compact type's widened into vBuf (16 positions, in L1) first.
+            float[] v = vWide == null ? (float[]) vPage : vBuf;
+            int vStride = vWide == null ? kvd : w;
             for (int t0 = lo, t1; t0 < hi; t0 = t1) {
                 t1 = Math.min(hi, (t0 / V_STRETCH + 1) * V_STRETCH);
-                int vo = KvSlot.pageOffset(t0, t.vStride) + t.vHead;
+                int vo;
+                if (vWide == null) {
+                    vo = KvSlot.pageOffset(t0, kvd) + kh0 * hd;
+                } else {
+                    vWide.decodeV(vPage, t0 - ta, t1 - ta, kh0, kh1, hd, vBuf, t0 - ta);
+                    vo = 0;
+                }
                 for (int kh = kh0; kh < kh1; kh++) {
-                    kernels.weightedV(sc, (kh - kh0) * hs - ta, TILE, heads, t0, t1, t.v, vo + (kh - kh0) * hd, t.vStride,
+                    kernels.weightedV(sc, (kh - kh0) * hs - ta, TILE, heads, t0, t1, v, vo + (kh - kh0) * hd, vStride,
                             att, qBase + kh * heads * hd, hd);
                 }
             }
