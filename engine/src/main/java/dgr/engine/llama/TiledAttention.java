@@ -46,9 +46,10 @@ final class TiledAttention {
     /**
      * Per worker, for runs of several rows with the rows in vector lanes ({@link RowLanes}; null where the
      * kernels or the model do not allow it): transposed queries, a tile's scores and weights, running
-     * maxima and sums, rescale factors, the lanes' position ranges and sums of 8-position lanes.
+     * maxima and sums, rescale factors, the lanes' position ranges and sums of 8-position lanes, and the
+     * outputs transposed like the queries and one head's values of a tile regrouped ({@link RowLanes#packV}).
      */
-    private final float[][] laneQ, laneScores, laneState, laneAlpha, laneLo, laneHi, laneSums;
+    private final float[][] laneOut, laneV, laneQ, laneScores, laneState, laneAlpha, laneLo, laneHi, laneSums;
     /** Per worker: running maximum and sum per (row, query head) of a run. */
     private final float[][] state;
     /** Row where run {@code i} starts ({@code runStart[runs]} = rows). */
@@ -75,9 +76,11 @@ final class TiledAttention {
         this.oneScores = new float[workers][cfg.nHead() * TILE];
         this.tiles = new Tile[workers];
         for (int w = 0; w < workers; w++) tiles[w] = new Tile();
-        boolean lanes = kernels.rowLanes() && cap == 0f;
+        boolean lanes = kernels.rowLanes() && cap == 0f && hd % 4 == 0;
         int R = RowLanes.LANES, n = lanes ? workers : 0;
         this.laneQ = lanes ? new float[n][cfg.nHead() * hd * R] : null;
+        this.laneOut = lanes ? new float[n][cfg.nHead() * hd * R] : null;
+        this.laneV = lanes ? new float[n][TILE * hd] : null;
         this.laneScores = lanes ? new float[n][heads * TILE * R] : null;
         this.laneState = lanes ? new float[n][cfg.nHead() * 2 * R] : null;
         this.laneAlpha = lanes ? new float[n][heads * R] : null;
@@ -187,16 +190,19 @@ final class TiledAttention {
     /**
      * A run of several rows with the rows in the lanes of 512-bit vectors ({@link RowLanes}): per tile
      * and K/V head, the scores of all rows and four query heads at a time, each K value loaded once for
-     * them, the softmax step of each head for all rows at once, then each row's weighted values read
-     * from the lanes. The same bits as {@link #rows}: each element's operations and their order are kept.
+     * them, the softmax step of each head for all rows at once, then the weighted values of all rows at
+     * once into outputs kept transposed until the last tile ({@link RowLanes#weightedVT}). The same bits
+     * as {@link #rows}: each element's operations and their order are kept (a rescale by exactly 1 and
+     * an FMA of weight 0 at a position a row does not see leave its output as it was).
      */
     private void lanes(int r0, int r1, int kh0, int kh1, int worker, int layer, LlamaConfig.SlidingWindow window,
                        float[] q, float[] att, KvSlot slot, int[] rowPos) {
         final int R = RowLanes.LANES;
         int n = r1 - r0, nk = kh1 - kh0;
         float[] qT = laneQ[worker], sT = laneScores[worker], ls = laneState[worker], alpha = laneAlpha[worker];
-        float[] lo = laneLo[worker], hi = laneHi[worker], sums = laneSums[worker];
+        float[] lo = laneLo[worker], hi = laneHi[worker], sums = laneSums[worker], oT = laneOut[worker], vB = laneV[worker];
         RowLanes.transpose(q, qd, r0, n, kh0 * heads * hd, nk * heads * hd, qT);
+        java.util.Arrays.fill(oT, 0, nk * heads * hd * R, 0f);
         for (int i = 0; i < nk * heads; i++) {
             java.util.Arrays.fill(ls, i * 2 * R, i * 2 * R + R, Float.NEGATIVE_INFINITY);
             java.util.Arrays.fill(ls, i * 2 * R + R, (i + 1) * 2 * R, 0f);
@@ -226,6 +232,8 @@ final class TiledAttention {
                 hi[r] = h;
             }
             if (pLo >= pHi) continue;
+            // The weighted values run over the positions some lane sees; the scores over whole blocks of 8.
+            int vLo = pLo, vHi = pHi;
             pLo &= ~7;
             pHi = (pHi + 7) & ~7;
             int j0 = Math.max(ta, first) - ta, j1 = Math.min(ta + TILE, last + 1) - ta;
@@ -235,19 +243,11 @@ final class TiledAttention {
                 for (int g = 0; g < heads; g++) {
                     RowLanes.softmax(sT, g * TILE * R, pLo, pHi, masked, lo, hi, ls, ((kh - kh0) * heads + g) * 2 * R, alpha, g * R, sums);
                 }
-                for (int r = 0; r < n; r++) {
-                    int l = (int) lo[r], h = (int) hi[r];
-                    if (l >= h) continue;
-                    int qo = (r0 + r) * qd + kh * heads * hd;
-                    for (int g = 0; g < heads; g++) {
-                        float a = alpha[g * R + r];
-                        if (a != 1f) OnlineSoftmax.scale(att, qo + g * hd, hd, a);
-                    }
-                    RowLanes.weightedV(sT, r - ta * R, TILE * R, heads, ta + l, ta + h, t.v, KvSlot.pageOffset(ta + l, t.vStride) + t.vHead,
-                            t.vStride, att, qo, hd);
-                }
+                RowLanes.packV(t.v, KvSlot.pageOffset(ta + vLo, t.vStride) + t.vHead, t.vStride, vLo, vHi, hd, vB);
+                RowLanes.weightedVT(sT, TILE, heads, vLo, vHi, vB, oT, (kh - kh0) * heads * hd * R, hd, alpha);
             }
         }
+        RowLanes.untranspose(oT, n, nk * heads * hd, att, qd, r0, kh0 * heads * hd);
         // The lanes' maxima and sums into the per-row state that finish reads.
         float[] st = state[worker];
         for (int r = 0; r < n; r++) {
