@@ -177,6 +177,9 @@ public final class Dsv4Engine implements Engine {
     }
 
     @Override
+    public void rest() { pool.rest(); }
+
+    @Override
     public void close() {
         if (closed) return;
         closed = true;

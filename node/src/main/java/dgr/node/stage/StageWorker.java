@@ -304,6 +304,9 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
         if (batch.size() == 0) return;
         long t0 = System.nanoTime();
         ForwardResult result = engine.forward(batch);
+        // Nothing queued: the next rows come over the wire, so the workers park now, leaving the cores to the
+        // transport's threads that carry this batch's rows or tokens on (and to a neighbour stage sharing them).
+        if (ops.isEmpty()) engine.rest();
         Map<UpLink, Tokens.Builder> replies = new LinkedHashMap<>();
         int replayRows = 0, replaySessions = 0;
         for (Planned p : planned) {
