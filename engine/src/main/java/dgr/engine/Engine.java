@@ -58,6 +58,12 @@ public interface Engine extends AutoCloseable {
      */
     default void rest() {}
 
+    /**
+     * Says a forward pass is about to come (its rows have arrived): idle worker threads wake now and
+     * wait for it, in parallel with the caller getting ready. Any thread may call it; only a hint.
+     */
+    default void wake() {}
+
     @Override
     void close();
 }

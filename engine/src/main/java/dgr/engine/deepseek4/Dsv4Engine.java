@@ -180,6 +180,9 @@ public final class Dsv4Engine implements Engine {
     public void rest() { pool.rest(); }
 
     @Override
+    public void wake() { pool.wake(); }
+
+    @Override
     public void close() {
         if (closed) return;
         closed = true;

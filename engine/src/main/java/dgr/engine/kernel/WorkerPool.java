@@ -109,6 +109,7 @@ public final class WorkerPool implements AutoCloseable {
                 sleeping.set(w, 1);
                 if (generation == seen && !closed) LockSupport.park(this);
                 sleeping.set(w, 0);
+                spins = -1;  // woken ahead of a job (wake) or spuriously: spin and yield for it again before parking
             }
             if (closed) return;
             seen = generation;
@@ -129,6 +130,17 @@ public final class WorkerPool implements AutoCloseable {
      */
     public void rest() {
         if (size > 1) resting = true;
+    }
+
+    /**
+     * Wakes parked workers ahead of a job that is about to come (rows for the next forward pass have
+     * arrived), so they spin for it while the caller gets ready instead of waking only when it is
+     * dispatched; undoes {@link #rest}. Any thread may call it.
+     */
+    public void wake() {
+        if (size == 1) return;
+        resting = false;
+        for (int i = 1; i < size; i++) if (sleeping.get(i) != 0) LockSupport.unpark(threads[i]);
     }
 
     /** The share {@code [from, to)} of {@code n} items that worker {@code w} of {@code workers} owns. */

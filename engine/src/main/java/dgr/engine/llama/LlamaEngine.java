@@ -429,6 +429,9 @@ public final class LlamaEngine implements Engine {
     public void rest() { pool.rest(); }
 
     @Override
+    public void wake() { pool.wake(); }
+
+    @Override
     public void close() {
         if (closed) return;
         closed = true;

@@ -81,7 +81,12 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
                 .daemon(true).start(this::loop);
     }
 
-    void submit(Op op) { ops.add(op); }
+    void submit(Op op) {
+        ops.add(op);
+        // Rows for the next forward pass: the engine's workers (rested while the stage waited) wake now, in
+        // parallel with this loop taking the message and planning the batch.
+        if (op instanceof Message m && m.down().getKindCase() == Down.KindCase.ROWS) engine.wake();
+    }
 
     private void loop() {
         while (!closed) {
