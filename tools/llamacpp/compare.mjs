@@ -32,7 +32,7 @@ const USAGE = `usage: node compare.mjs -m MODEL.gguf [options]
                       logits in memory: thousands of positions exhaust node's heap)
   -t, --threads N     llama.cpp threads (default 2)
   --ctx N             context size (default 512)
-  --kv TYPE           llama.cpp's K/V cache type (default F16, llama.cpp's; F32 as dgr keeps it)
+  --kv TYPE           llama.cpp's K/V cache type, for the checks and --bench (default F16, llama.cpp's)
   --bench N           decode N tokens at batch 1 and report tok/s
   --prompt-len L      bench only, on a prompt of L synthetic ids (100 + 31p mod 1000, as dgr's
                       DecodeBench feeds): its prefill time gives prompt tok/s, decode runs at depth L
@@ -226,8 +226,12 @@ async function greedy(model, opts, report) {
 // A fresh single-sequence context per check: dgr's CLI runs one sequence from an empty cache,
 // and state left by an earlier check must not be what the comparison measures.
 function newContext(model, opts) {
-    const kv = opts.kv ? {experimentalKvCacheKeyType: opts.kv, experimentalKvCacheValueType: opts.kv} : {};
-    return model.createContext({contextSize: opts.ctx, sequences: 1, threads: {ideal: opts.threads, min: opts.threads}, ...kv});
+    return model.createContext({contextSize: opts.ctx, sequences: 1, threads: {ideal: opts.threads, min: opts.threads}, ...kvTypes(opts)});
+}
+
+// --kv as node-llama-cpp's context options (none: llama.cpp's default, F16).
+function kvTypes(opts) {
+    return opts.kv ? {experimentalKvCacheKeyType: opts.kv, experimentalKvCacheValueType: opts.kv} : {};
 }
 
 // Feeds prompt + dgr's own greedy tokens to both engines and compares the next-token logits
@@ -287,7 +291,7 @@ async function bench(model, opts, report) {
     const prompt = opts.tokens ?? [model.tokens.bos ?? 0];
     const contextSize = prompt.length + opts.bench + 8;
     report.bench = {threads: opts.threads, tokens: opts.bench, batch1: []};
-    const ctx = await model.createContext({contextSize, threads: {ideal: opts.threads, min: opts.threads}});
+    const ctx = await model.createContext({contextSize, threads: {ideal: opts.threads, min: opts.threads}, ...kvTypes(opts)});
     try {
         for (let r = 0; r < opts.benchReps; r++) {
             const seq = ctx.getSequence();
@@ -309,7 +313,7 @@ async function bench(model, opts, report) {
     if (opts.benchSeqs > 1) {
         const s = opts.benchSeqs;
         const bctx = await model.createContext({contextSize: contextSize * s, sequences: s,
-            threads: {ideal: opts.threads, min: opts.threads}});
+            threads: {ideal: opts.threads, min: opts.threads}, ...kvTypes(opts)});
         try {
             const seqs = Array.from({length: s}, () => bctx.getSequence());
             const before = loadAvg();

@@ -25,6 +25,7 @@ public final class RowLanes {
     /** Rows per vector. */
     public static final int LANES = 16;
     static final VectorSpecies<Float> W = FloatVector.SPECIES_512;
+    private static final VectorSpecies<Float> Q = FloatVector.SPECIES_128;
     /** Whether this CPU runs 512-bit vectors natively (else 16 lanes would be emulated). */
     public static final boolean ON = SimdAttention.WIDE;
 
@@ -208,11 +209,125 @@ public final class RowLanes {
     }
 
     /**
-     * {@link Kernels#weightedV} for lane {@code r}'s row: position {@code t}'s weight of head {@code g}
-     * at {@code sT[(g·tile + t − ta)·R + r]}, passed as {@code wo = r − ta·R}, {@code wStride = tile·R}.
+     * Values {@code [p0, p1)} of one head, position {@code p}'s element {@code d} at
+     * {@code v[vBase + (p − p0)·vStride + d]}, regrouped for {@link #weightedVT}: four elements at a
+     * time, position after position ({@code vB[((d/4)·(p1 − p0) + p − p0)·4 + d%4]}). In the cache's
+     * order a pass over four elements of 64 positions touched 64 lines 2 KiB apart (a K/V row of
+     * llama-1b), which share two L1 sets and were evicted between passes; regrouped, a pass reads
+     * 1 KiB in address order, and the copy reads the head's values once, position after position.
      */
-    public static void weightedV(float[] sT, int wo, int wStride, int heads, int t0, int t1, float[] v, int vBase, int kvd,
-                                 float[] out, int oo, int hd) {
-        SimdAttention.weightedV(sT, wo, wStride, LANES, heads, t0, t1, v, vBase, kvd, out, oo, hd);
+    public static void packV(float[] v, int vBase, int vStride, int p0, int p1, int hd, float[] vB) {
+        int np = p1 - p0;
+        for (int p = 0; p < np; p++) {
+            int src = vBase + p * vStride;
+            for (int d = 0; d < hd; d += 4) FloatVector.fromArray(Q, v, src + d).intoArray(vB, ((d >> 2) * np + p) << 2);
+        }
+    }
+
+    /**
+     * {@link Kernels#weightedV} for every lane's row at once, the outputs transposed like the queries:
+     * {@code outT[ob + (g·hd + d)·R + r]} (head {@code g}, element {@code d}, row {@code r}) first times
+     * {@code alpha[g·R + r]} (the tile's rescale factor; exact where it is 1), then plus
+     * {@code sT[(g·tile + p)·R + r] · V[p][d]} for {@code p} in {@code [p0, p1)} in order, one FMA each,
+     * V regrouped by {@link #packV}. Position {@code p}'s weights are one vector for the 16 rows and its V
+     * values broadcast, where one row at a time loaded each V row 16 times and each weight alone. A
+     * row's positions outside its own range carry weight 0 ({@link #softmax} masked them), so its FMAs
+     * there add exact zeros and its bits are the one-row path's, as long as the V values those positions
+     * hold are finite (0 · ∞ would be NaN): they are values of the run's own rows.
+     */
+    public static void weightedVT(float[] sT, int tile, int heads, int p0, int p1, float[] vB, float[] outT, int ob, int hd, float[] alpha) {
+        int g = 0, np = p1 - p0;
+        for (; g + 4 <= heads; g += 4) {
+            for (int d = 0; d < hd; d += 4) weighted4x4(sT, tile, g, p0, p1, vB, d * np, outT, ob + (g * hd + d) * LANES, hd, alpha);
+        }
+        for (; g < heads; g++) {
+            for (int d = 0; d < hd; d += 4) weighted1x4(sT, tile, g, p0, p1, vB, d * np, outT, ob + (g * hd + d) * LANES, alpha);
+        }
+    }
+
+    /** Four heads × four elements (16 chains): per position four weight vectors and four broadcast V values. */
+    private static void weighted4x4(float[] sT, int tile, int g, int p0, int p1, float[] v, int vb, float[] outT, int o,
+                                    int hd, float[] alpha) {
+        int hs = hd * LANES, ws = tile * LANES;
+        FloatVector al = FloatVector.fromArray(W, alpha, g * LANES);
+        FloatVector a00 = FloatVector.fromArray(W, outT, o).mul(al), a01 = FloatVector.fromArray(W, outT, o + LANES).mul(al);
+        FloatVector a02 = FloatVector.fromArray(W, outT, o + 2 * LANES).mul(al), a03 = FloatVector.fromArray(W, outT, o + 3 * LANES).mul(al);
+        al = FloatVector.fromArray(W, alpha, (g + 1) * LANES);
+        FloatVector a10 = FloatVector.fromArray(W, outT, o + hs).mul(al), a11 = FloatVector.fromArray(W, outT, o + hs + LANES).mul(al);
+        FloatVector a12 = FloatVector.fromArray(W, outT, o + hs + 2 * LANES).mul(al), a13 = FloatVector.fromArray(W, outT, o + hs + 3 * LANES).mul(al);
+        al = FloatVector.fromArray(W, alpha, (g + 2) * LANES);
+        FloatVector a20 = FloatVector.fromArray(W, outT, o + 2 * hs).mul(al), a21 = FloatVector.fromArray(W, outT, o + 2 * hs + LANES).mul(al);
+        FloatVector a22 = FloatVector.fromArray(W, outT, o + 2 * hs + 2 * LANES).mul(al), a23 = FloatVector.fromArray(W, outT, o + 2 * hs + 3 * LANES).mul(al);
+        al = FloatVector.fromArray(W, alpha, (g + 3) * LANES);
+        FloatVector a30 = FloatVector.fromArray(W, outT, o + 3 * hs).mul(al), a31 = FloatVector.fromArray(W, outT, o + 3 * hs + LANES).mul(al);
+        FloatVector a32 = FloatVector.fromArray(W, outT, o + 3 * hs + 2 * LANES).mul(al), a33 = FloatVector.fromArray(W, outT, o + 3 * hs + 3 * LANES).mul(al);
+        for (int p = p0, vo = vb, wo = (g * tile + p0) * LANES; p < p1; p++, vo += 4, wo += LANES) {
+            FloatVector v0 = FloatVector.broadcast(W, v[vo]), v1 = FloatVector.broadcast(W, v[vo + 1]);
+            FloatVector v2 = FloatVector.broadcast(W, v[vo + 2]), v3 = FloatVector.broadcast(W, v[vo + 3]);
+            FloatVector w = FloatVector.fromArray(W, sT, wo);
+            a00 = w.fma(v0, a00);
+            a01 = w.fma(v1, a01);
+            a02 = w.fma(v2, a02);
+            a03 = w.fma(v3, a03);
+            w = FloatVector.fromArray(W, sT, wo + ws);
+            a10 = w.fma(v0, a10);
+            a11 = w.fma(v1, a11);
+            a12 = w.fma(v2, a12);
+            a13 = w.fma(v3, a13);
+            w = FloatVector.fromArray(W, sT, wo + 2 * ws);
+            a20 = w.fma(v0, a20);
+            a21 = w.fma(v1, a21);
+            a22 = w.fma(v2, a22);
+            a23 = w.fma(v3, a23);
+            w = FloatVector.fromArray(W, sT, wo + 3 * ws);
+            a30 = w.fma(v0, a30);
+            a31 = w.fma(v1, a31);
+            a32 = w.fma(v2, a32);
+            a33 = w.fma(v3, a33);
+        }
+        a00.intoArray(outT, o);
+        a01.intoArray(outT, o + LANES);
+        a02.intoArray(outT, o + 2 * LANES);
+        a03.intoArray(outT, o + 3 * LANES);
+        a10.intoArray(outT, o + hs);
+        a11.intoArray(outT, o + hs + LANES);
+        a12.intoArray(outT, o + hs + 2 * LANES);
+        a13.intoArray(outT, o + hs + 3 * LANES);
+        a20.intoArray(outT, o + 2 * hs);
+        a21.intoArray(outT, o + 2 * hs + LANES);
+        a22.intoArray(outT, o + 2 * hs + 2 * LANES);
+        a23.intoArray(outT, o + 2 * hs + 3 * LANES);
+        a30.intoArray(outT, o + 3 * hs);
+        a31.intoArray(outT, o + 3 * hs + LANES);
+        a32.intoArray(outT, o + 3 * hs + 2 * LANES);
+        a33.intoArray(outT, o + 3 * hs + 3 * LANES);
+    }
+
+    /** One head × four elements: the heads left over from groups of four. */
+    private static void weighted1x4(float[] sT, int tile, int g, int p0, int p1, float[] v, int vb, float[] outT, int o, float[] alpha) {
+        FloatVector al = FloatVector.fromArray(W, alpha, g * LANES);
+        FloatVector a0 = FloatVector.fromArray(W, outT, o).mul(al), a1 = FloatVector.fromArray(W, outT, o + LANES).mul(al);
+        FloatVector a2 = FloatVector.fromArray(W, outT, o + 2 * LANES).mul(al), a3 = FloatVector.fromArray(W, outT, o + 3 * LANES).mul(al);
+        for (int p = p0, vo = vb, wo = (g * tile + p0) * LANES; p < p1; p++, vo += 4, wo += LANES) {
+            FloatVector w = FloatVector.fromArray(W, sT, wo);
+            a0 = w.fma(FloatVector.broadcast(W, v[vo]), a0);
+            a1 = w.fma(FloatVector.broadcast(W, v[vo + 1]), a1);
+            a2 = w.fma(FloatVector.broadcast(W, v[vo + 2]), a2);
+            a3 = w.fma(FloatVector.broadcast(W, v[vo + 3]), a3);
+        }
+        a0.intoArray(outT, o);
+        a1.intoArray(outT, o + LANES);
+        a2.intoArray(outT, o + 2 * LANES);
+        a3.intoArray(outT, o + 3 * LANES);
+    }
+
+    /**
+     * {@code out[(r0 + r)·qd + qo + i] = outT[i·R + r]} for {@code i < n}, {@code r < rows}: {@link #transpose}'s inverse.
+     */
+    public static void untranspose(float[] outT, int rows, int n, float[] out, int qd, int r0, int qo) {
+        for (int r = 0; r < rows; r++) {
+            int dst = (r0 + r) * qd + qo;
+            for (int i = 0; i < n; i++) out[dst + i] = outT[i * LANES + r];
+        }
     }
 }

@@ -113,25 +113,16 @@ final class SimdAttention {
     /** {@link Kernels#weightedV}: 16 lanes per vector where {@link #WIDE}, else 8. */
     static void weightedV(float[] w, int wo, int wStride, int heads, int t0, int t1, float[] v, int vBase, int kvd,
                           float[] out, int oo, int hd) {
-        weightedV(w, wo, wStride, 1, heads, t0, t1, v, vBase, kvd, out, oo, hd);
-    }
-
-    /**
-     * {@link Kernels#weightedV} with position {@code t}'s weight of head {@code g} at
-     * {@code w[wo + g·wStride + t·ts]} ({@link RowLanes} keeps a tile's weights with the rows in lanes).
-     */
-    static void weightedV(float[] w, int wo, int wStride, int ts, int heads, int t0, int t1, float[] v, int vBase, int kvd,
-                          float[] out, int oo, int hd) {
         int c = 0;
         if (WIDE) {
-            for (; c + 64 <= hd; c += 64) weighted64(w, wo, wStride, ts, heads, t0, t1, v, vBase + c, kvd, out, oo + c, hd);
-            for (; c + 16 <= hd; c += 16) weighted16(w, wo, wStride, ts, heads, t0, t1, v, vBase + c, kvd, out, oo + c, hd);
+            for (; c + 64 <= hd; c += 64) weighted64(w, wo, wStride, heads, t0, t1, v, vBase + c, kvd, out, oo + c, hd);
+            for (; c + 16 <= hd; c += 16) weighted16(w, wo, wStride, heads, t0, t1, v, vBase + c, kvd, out, oo + c, hd);
         }
-        for (; c < hd; c += 8) weighted8(w, wo, wStride, ts, heads, t0, t1, v, vBase + c, kvd, out, oo + c, hd);
+        for (; c < hd; c += 8) weighted8(w, wo, wStride, heads, t0, t1, v, vBase + c, kvd, out, oo + c, hd);
     }
 
     /** 64 values (four 16-lane vectors) of each head: four heads at a time (16 chains), then one. */
-    private static void weighted64(float[] w, int wo, int wStride, int ts, int heads, int t0, int t1, float[] v, int vb, int kvd,
+    private static void weighted64(float[] w, int wo, int wStride, int heads, int t0, int t1, float[] v, int vb, int kvd,
                                    float[] out, int ob, int hd) {
         int g = 0;
         for (; g + 4 <= heads; g += 4) {
@@ -145,7 +136,7 @@ final class SimdAttention {
             FloatVector a22 = FloatVector.fromArray(W, out, o2 + 32), a23 = FloatVector.fromArray(W, out, o2 + 48);
             FloatVector a30 = FloatVector.fromArray(W, out, o3), a31 = FloatVector.fromArray(W, out, o3 + 16);
             FloatVector a32 = FloatVector.fromArray(W, out, o3 + 32), a33 = FloatVector.fromArray(W, out, o3 + 48);
-            for (int t = t0 * ts, te = t1 * ts, vo = vb; t < te; t += ts, vo += kvd) {
+            for (int t = t0, vo = vb; t < t1; t++, vo += kvd) {
                 FloatVector x0 = FloatVector.fromArray(W, v, vo), x1 = FloatVector.fromArray(W, v, vo + 16);
                 FloatVector x2 = FloatVector.fromArray(W, v, vo + 32), x3 = FloatVector.fromArray(W, v, vo + 48);
                 FloatVector y = FloatVector.broadcast(W, w[w0 + t]);
@@ -190,7 +181,7 @@ final class SimdAttention {
             int w0 = wo + g * wStride, o0 = ob + g * hd;
             FloatVector a0 = FloatVector.fromArray(W, out, o0), a1 = FloatVector.fromArray(W, out, o0 + 16);
             FloatVector a2 = FloatVector.fromArray(W, out, o0 + 32), a3 = FloatVector.fromArray(W, out, o0 + 48);
-            for (int t = t0 * ts, te = t1 * ts, vo = vb; t < te; t += ts, vo += kvd) {
+            for (int t = t0, vo = vb; t < t1; t++, vo += kvd) {
                 FloatVector y = FloatVector.broadcast(W, w[w0 + t]);
                 a0 = FloatVector.fromArray(W, v, vo).fma(y, a0);
                 a1 = FloatVector.fromArray(W, v, vo + 16).fma(y, a1);
@@ -205,7 +196,7 @@ final class SimdAttention {
     }
 
     /** 16 values of each head: four heads at a time, then one. */
-    private static void weighted16(float[] w, int wo, int wStride, int ts, int heads, int t0, int t1, float[] v, int vb, int kvd,
+    private static void weighted16(float[] w, int wo, int wStride, int heads, int t0, int t1, float[] v, int vb, int kvd,
                                    float[] out, int ob, int hd) {
         int g = 0;
         for (; g + 4 <= heads; g += 4) {
@@ -213,7 +204,7 @@ final class SimdAttention {
             int o0 = ob + g * hd, o1 = o0 + hd, o2 = o1 + hd, o3 = o2 + hd;
             FloatVector a0 = FloatVector.fromArray(W, out, o0), a1 = FloatVector.fromArray(W, out, o1);
             FloatVector a2 = FloatVector.fromArray(W, out, o2), a3 = FloatVector.fromArray(W, out, o3);
-            for (int t = t0 * ts, te = t1 * ts, vo = vb; t < te; t += ts, vo += kvd) {
+            for (int t = t0, vo = vb; t < t1; t++, vo += kvd) {
                 FloatVector x = FloatVector.fromArray(W, v, vo);
                 a0 = x.fma(FloatVector.broadcast(W, w[w0 + t]), a0);
                 a1 = x.fma(FloatVector.broadcast(W, w[w1 + t]), a1);
@@ -228,7 +219,7 @@ final class SimdAttention {
         for (; g < heads; g++) {
             int w0 = wo + g * wStride, o0 = ob + g * hd;
             FloatVector a0 = FloatVector.fromArray(W, out, o0);
-            for (int t = t0 * ts, te = t1 * ts, vo = vb; t < te; t += ts, vo += kvd) a0 = FloatVector.fromArray(W, v, vo).fma(FloatVector.broadcast(W, w[w0 + t]), a0);
+            for (int t = t0, vo = vb; t < t1; t++, vo += kvd) a0 = FloatVector.fromArray(W, v, vo).fma(FloatVector.broadcast(W, w[w0 + t]), a0);
             a0.intoArray(out, o0);
         }
     }
@@ -239,7 +230,7 @@ final class SimdAttention {
      * constant species, and one body called with both widths got a mixed profile and was left uncompiled
      * (as {@link Exp#exp16} says of the exp: 30-70x slower).
      */
-    private static void weighted8(float[] w, int wo, int wStride, int ts, int heads, int t0, int t1, float[] v, int vb, int kvd,
+    private static void weighted8(float[] w, int wo, int wStride, int heads, int t0, int t1, float[] v, int vb, int kvd,
                                   float[] out, int ob, int hd) {
         int g = 0;
         for (; g + 4 <= heads; g += 4) {
@@ -247,7 +238,7 @@ final class SimdAttention {
             int o0 = ob + g * hd, o1 = o0 + hd, o2 = o1 + hd, o3 = o2 + hd;
             FloatVector a0 = FloatVector.fromArray(F, out, o0), a1 = FloatVector.fromArray(F, out, o1);
             FloatVector a2 = FloatVector.fromArray(F, out, o2), a3 = FloatVector.fromArray(F, out, o3);
-            for (int t = t0 * ts, te = t1 * ts, vo = vb; t < te; t += ts, vo += kvd) {
+            for (int t = t0, vo = vb; t < t1; t++, vo += kvd) {
                 FloatVector x = FloatVector.fromArray(F, v, vo);
                 a0 = x.fma(FloatVector.broadcast(F, w[w0 + t]), a0);
                 a1 = x.fma(FloatVector.broadcast(F, w[w1 + t]), a1);
@@ -262,7 +253,7 @@ final class SimdAttention {
         for (; g < heads; g++) {
             int w0 = wo + g * wStride, o0 = ob + g * hd;
             FloatVector a0 = FloatVector.fromArray(F, out, o0);
-            for (int t = t0 * ts, te = t1 * ts, vo = vb; t < te; t += ts, vo += kvd) a0 = FloatVector.fromArray(F, v, vo).fma(FloatVector.broadcast(F, w[w0 + t]), a0);
+            for (int t = t0, vo = vb; t < t1; t++, vo += kvd) a0 = FloatVector.fromArray(F, v, vo).fma(FloatVector.broadcast(F, w[w0 + t]), a0);
             a0.intoArray(out, o0);
         }
     }

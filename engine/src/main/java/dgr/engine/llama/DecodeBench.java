@@ -24,6 +24,7 @@ import java.util.SplittableRandom;
  * <pre>
  * java --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:ObjectAlignmentInBytes=32 -cp ... dgr.engine.llama.DecodeBench MODEL.gguf|--synth-1b
  *      [--threads 2] [--steps 32] [--batches 1,2,4,8,16] [--prompt 128] [--chunk 32] [--steady 512] [--warmup 8] [--scalar | --simd | --q8]
+ *      [--cache-type-k f32|f16|bf16|q8_0] [--cache-type-v ...] [--cache-type TYPE (both)]
  * </pre>
  * {@code --synth-1b} writes (once) a random Q4_0 model of the llama-3.2-1B shape to /tmp. Prints
  * the load average, batch-1 decode tok/s, aggregate decode tok/s at each batch size, prompt tok/s
@@ -42,6 +43,7 @@ public final class DecodeBench {
         int[] batches = {1, 2, 4, 8, 16}, prompts = null, depths = {};
         int amxRounds = 0;
         EngineOptions.Kind kind = EngineOptions.Kind.AUTO;
+        dgr.engine.KvCacheType cacheK = dgr.engine.KvCacheType.F32, cacheV = dgr.engine.KvCacheType.F32;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--synth-1b" -> model = synth1b(Path.of("/tmp/dgr-synth-llama-1b-Q4_0.gguf"));
@@ -58,20 +60,24 @@ public final class DecodeBench {
                 case "--scalar" -> kind = EngineOptions.Kind.SCALAR;
                 case "--q8" -> kind = EngineOptions.Kind.Q8;
                 case "--simd" -> kind = EngineOptions.Kind.SIMD;
+                case "--cache-type-k", "-ctk" -> cacheK = dgr.engine.KvCacheType.ofFlag(args[i], args[++i]);
+                case "--cache-type-v", "-ctv" -> cacheV = dgr.engine.KvCacheType.ofFlag(args[i], args[++i]);
+                case "--cache-type" -> cacheK = cacheV = dgr.engine.KvCacheType.ofFlag(args[i], args[++i]);
                 default -> model = Path.of(args[i]);
             }
         }
         if (model == null) throw new IllegalArgumentException("usage: DecodeBench MODEL.gguf|--synth-1b [--threads N] [--steps N] "
                 + "[--batches 1,2,4,8,16] [--prompt N | --prompts N,N,..] [--depths N,N,..] [--chunk N] [--steady TOKENS] [--warmup STEPS] "
-                + "[--scalar | --simd | --q8] [--amx-ab ROUNDS]");
+                + "[--scalar | --simd | --q8] [--amx-ab ROUNDS] [--cache-type-k TYPE] [--cache-type-v TYPE] [--cache-type TYPE]");
         if (prompts == null) prompts = prompt > 0 ? new int[] {prompt} : new int[0];
         int maxB = java.util.Arrays.stream(batches).max().orElse(1);
         int longest = Math.max(java.util.Arrays.stream(prompts).max().orElse(0), java.util.Arrays.stream(depths).max().orElse(0) + steps);
         EngineOptions o = EngineOptions.defaults().withKind(kind).withThreads(threads)
-                .withMaxRows(Math.max(maxB, chunk)).withContextLength(Math.max(1024, longest + 16));
+                .withMaxRows(Math.max(maxB, chunk)).withContextLength(Math.max(1024, longest + 16))
+                .withCacheTypes(new dgr.engine.KvCacheTypes(cacheK, cacheV));
         try (Engine e = Engines.load(model, o)) {
-            System.out.printf("model %s, engine %s, threads %d, %d layers, n_embd %d, vocab %d; %s%n", model, e.id(), threads,
-                    e.info().nLayers(), e.info().nEmbd(), e.info().vocabSize(), dgr.engine.Engines.kernelMemoryReport());
+            System.out.printf("model %s, engine %s, threads %d, cache %s, %d layers, n_embd %d, vocab %d; %s%n", model, e.id(), threads,
+                    o.cacheTypes(), e.info().nLayers(), e.info().nEmbd(), e.info().vocabSize(), dgr.engine.Engines.kernelMemoryReport());
             System.out.println("resident after load: " + resident());
             decode(e, 1, warmup); // warm-up: JIT compiles the kernels (a small model's first hundreds of steps run partly interpreted)
             decode(e, Math.min(4, maxB), 4);

@@ -33,13 +33,27 @@ sealed interface KvCodec {
      * {@code j/8·8·w + (kh − kh0)·8·hd + 8i + j%8}. The heads are adjacent in a page, so each block
      * of 8 positions is read as one stretch.
      */
-    void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst);
+    default void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst) {
+        decodeK(page, j0, j1, kh0, kh1, hd, dst, 0);
+    }
+
+    /**
+     * {@link #decodeK(Object, int, int, int, int, int, float[])} with position {@code j} at
+     * {@code dst[(j − base)·w ..]} ({@code base} a multiple of 8): a decode step widens a stretch of
+     * positions at a time into a buffer that stays in L1.
+     */
+    void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base);
 
     /**
      * The values of K/V heads {@code [kh0, kh1)} at page positions {@code [j0, j1)} into
      * {@code dst[j·w + (kh − kh0)·hd + i]} ({@code w = (kh1 − kh0)·hd}).
      */
-    void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst);
+    default void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst) {
+        decodeV(page, j0, j1, kh0, kh1, hd, dst, 0);
+    }
+
+    /** {@link #decodeV(Object, int, int, int, int, int, float[])} with position {@code j} at {@code dst[(j − base)·w ..]}. */
+    void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base);
 
     static KvCodec of(KvCacheType type, int kvd) {
         if (!type.fits(kvd)) {
@@ -72,16 +86,16 @@ sealed interface KvCodec {
             System.arraycopy(src, so, (float[]) page, KvSlot.pageOffset(pos, kvd), kvd);
         }
 
-        public void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst) {
+        public void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base) {
             float[] p = (float[]) page;
             int w = (kh1 - kh0) * hd;
-            for (int b = j0; b < j1; b += 8) System.arraycopy(p, KvSlot.kBlock(b, kvd) + kh0 * hd * 8, dst, b * w, 8 * w);
+            for (int b = j0; b < j1; b += 8) System.arraycopy(p, KvSlot.kBlock(b, kvd) + kh0 * hd * 8, dst, (b - base) * w, 8 * w);
         }
 
-        public void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst) {
+        public void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base) {
             float[] p = (float[]) page;
             int w = (kh1 - kh0) * hd;
-            for (int j = j0; j < j1; j++) System.arraycopy(p, j * kvd + kh0 * hd, dst, j * w, w);
+            for (int j = j0; j < j1; j++) System.arraycopy(p, j * kvd + kh0 * hd, dst, (j - base) * w, w);
         }
     }
 
@@ -104,16 +118,16 @@ sealed interface KvCodec {
             for (int i = 0, o = KvSlot.pageOffset(pos, kvd); i < kvd; i++) p[o + i] = round(src[so + i]);
         }
 
-        public void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst) {
+        public void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base) {
             short[] p = (short[]) page;
             int w = (kh1 - kh0) * hd;
-            for (int b = j0; b < j1; b += 8) widen(p, KvSlot.kBlock(b, kvd) + kh0 * hd * 8, dst, b * w, 8 * w);
+            for (int b = j0; b < j1; b += 8) widen(p, KvSlot.kBlock(b, kvd) + kh0 * hd * 8, dst, (b - base) * w, 8 * w);
         }
 
-        public void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst) {
+        public void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base) {
             short[] p = (short[]) page;
             int w = (kh1 - kh0) * hd;
-            for (int j = j0; j < j1; j++) widen(p, j * kvd + kh0 * hd, dst, j * w, w);
+            for (int j = j0; j < j1; j++) widen(p, j * kvd + kh0 * hd, dst, (j - base) * w, w);
         }
 
         private void widen(short[] src, int so, float[] dst, int o, int n) {
@@ -163,18 +177,18 @@ sealed interface KvCodec {
             return s != 0f ? 1f / s : 0f;
         }
 
-        public void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst) {
+        public void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base) {
             Page p = (Page) page;
             int w = (kh1 - kh0) * hd;
             for (int b = j0; b < j1; b += 8) {
-                HalfFloats.q8ToFloats8(p.q, KvSlot.kBlock(b, kvd), p.d, b / 8 * 8 * (kvd / 32), kh0 * hd, w, dst, b * w);
+                HalfFloats.q8ToFloats8(p.q, KvSlot.kBlock(b, kvd), p.d, b / 8 * 8 * (kvd / 32), kh0 * hd, w, dst, (b - base) * w);
             }
         }
 
-        public void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst) {
+        public void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base) {
             Page p = (Page) page;
             int w = (kh1 - kh0) * hd;
-            for (int j = j0; j < j1; j++) HalfFloats.q8ToFloats(p.q, j * kvd + kh0 * hd, p.d, j * (kvd / 32), kh0 * hd, w, dst, j * w);
+            for (int j = j0; j < j1; j++) HalfFloats.q8ToFloats(p.q, j * kvd + kh0 * hd, p.d, j * (kvd / 32), kh0 * hd, w, dst, (j - base) * w);
         }
     }
 }

@@ -34,6 +34,8 @@ final class TiledAttention {
     private final KvCodec kWide, vWide;
     /** Per worker: K and V of one tile (every K/V head at most), widened to floats (compact cache types). */
     private final float[][] kTile, vTile;
+    /** Per worker, for a decode step: 16 positions of K (two blocks) and of V ({@link #V_STRETCH}), every K/V head at most, widened. */
+    private final float[][] kStretch, vStretch;
     private final int hd, kvd, qd, heads, nHeadKv;
     private final float scale, cap;
     /** Per worker: scores of a run's rows and heads for one tile, {@code TILE} per (row, head). */
@@ -44,9 +46,10 @@ final class TiledAttention {
     /**
      * Per worker, for runs of several rows with the rows in vector lanes ({@link RowLanes}; null where the
      * kernels or the model do not allow it): transposed queries, a tile's scores and weights, running
-     * maxima and sums, rescale factors, the lanes' position ranges and sums of 8-position lanes.
+     * maxima and sums, rescale factors, the lanes' position ranges and sums of 8-position lanes, and the
+     * outputs transposed like the queries and one head's values of a tile regrouped ({@link RowLanes#packV}).
      */
-    private final float[][] laneQ, laneScores, laneState, laneAlpha, laneLo, laneHi, laneSums;
+    private final float[][] laneOut, laneV, laneQ, laneScores, laneState, laneAlpha, laneLo, laneHi, laneSums;
     /** Per worker: running maximum and sum per (row, query head) of a run. */
     private final float[][] state;
     /** Row where run {@code i} starts ({@code runStart[runs]} = rows). */
@@ -60,6 +63,8 @@ final class TiledAttention {
         this.vWide = vCodec.type() == dgr.engine.KvCacheType.F32 ? null : vCodec;
         this.kTile = new float[kWide == null ? 0 : workers][TILE * cfg.kvDim()];
         this.vTile = new float[vWide == null ? 0 : workers][TILE * cfg.kvDim()];
+        this.kStretch = new float[kWide == null ? 0 : workers][16 * cfg.kvDim()];
+        this.vStretch = new float[vWide == null ? 0 : workers][V_STRETCH * cfg.kvDim()];
         this.hd = cfg.headDim();
         this.kvd = cfg.kvDim();
         this.qd = cfg.qDim();
@@ -71,9 +76,11 @@ final class TiledAttention {
         this.oneScores = new float[workers][cfg.nHead() * TILE];
         this.tiles = new Tile[workers];
         for (int w = 0; w < workers; w++) tiles[w] = new Tile();
-        boolean lanes = kernels.rowLanes() && cap == 0f;
+        boolean lanes = kernels.rowLanes() && cap == 0f && hd % 4 == 0;
         int R = RowLanes.LANES, n = lanes ? workers : 0;
         this.laneQ = lanes ? new float[n][cfg.nHead() * hd * R] : null;
+        this.laneOut = lanes ? new float[n][cfg.nHead() * hd * R] : null;
+        this.laneV = lanes ? new float[n][TILE * hd] : null;
         this.laneScores = lanes ? new float[n][heads * TILE * R] : null;
         this.laneState = lanes ? new float[n][cfg.nHead() * 2 * R] : null;
         this.laneAlpha = lanes ? new float[n][heads * R] : null;
@@ -183,16 +190,19 @@ final class TiledAttention {
     /**
      * A run of several rows with the rows in the lanes of 512-bit vectors ({@link RowLanes}): per tile
      * and K/V head, the scores of all rows and four query heads at a time, each K value loaded once for
-     * them, the softmax step of each head for all rows at once, then each row's weighted values read
-     * from the lanes. The same bits as {@link #rows}: each element's operations and their order are kept.
+     * them, the softmax step of each head for all rows at once, then the weighted values of all rows at
+     * once into outputs kept transposed until the last tile ({@link RowLanes#weightedVT}). The same bits
+     * as {@link #rows}: each element's operations and their order are kept (a rescale by exactly 1 and
+     * an FMA of weight 0 at a position a row does not see leave its output as it was).
      */
     private void lanes(int r0, int r1, int kh0, int kh1, int worker, int layer, LlamaConfig.SlidingWindow window,
                        float[] q, float[] att, KvSlot slot, int[] rowPos) {
         final int R = RowLanes.LANES;
         int n = r1 - r0, nk = kh1 - kh0;
         float[] qT = laneQ[worker], sT = laneScores[worker], ls = laneState[worker], alpha = laneAlpha[worker];
-        float[] lo = laneLo[worker], hi = laneHi[worker], sums = laneSums[worker];
+        float[] lo = laneLo[worker], hi = laneHi[worker], sums = laneSums[worker], oT = laneOut[worker], vB = laneV[worker];
         RowLanes.transpose(q, qd, r0, n, kh0 * heads * hd, nk * heads * hd, qT);
+        java.util.Arrays.fill(oT, 0, nk * heads * hd * R, 0f);
         for (int i = 0; i < nk * heads; i++) {
             java.util.Arrays.fill(ls, i * 2 * R, i * 2 * R + R, Float.NEGATIVE_INFINITY);
             java.util.Arrays.fill(ls, i * 2 * R + R, (i + 1) * 2 * R, 0f);
@@ -222,6 +232,8 @@ final class TiledAttention {
                 hi[r] = h;
             }
             if (pLo >= pHi) continue;
+            // The weighted values run over the positions some lane sees; the scores over whole blocks of 8.
+            int vLo = pLo, vHi = pHi;
             pLo &= ~7;
             pHi = (pHi + 7) & ~7;
             int j0 = Math.max(ta, first) - ta, j1 = Math.min(ta + TILE, last + 1) - ta;
@@ -231,19 +243,11 @@ final class TiledAttention {
                 for (int g = 0; g < heads; g++) {
                     RowLanes.softmax(sT, g * TILE * R, pLo, pHi, masked, lo, hi, ls, ((kh - kh0) * heads + g) * 2 * R, alpha, g * R, sums);
                 }
-                for (int r = 0; r < n; r++) {
-                    int l = (int) lo[r], h = (int) hi[r];
-                    if (l >= h) continue;
-                    int qo = (r0 + r) * qd + kh * heads * hd;
-                    for (int g = 0; g < heads; g++) {
-                        float a = alpha[g * R + r];
-                        if (a != 1f) OnlineSoftmax.scale(att, qo + g * hd, hd, a);
-                    }
-                    RowLanes.weightedV(sT, r - ta * R, TILE * R, heads, ta + l, ta + h, t.v, KvSlot.pageOffset(ta + l, t.vStride) + t.vHead,
-                            t.vStride, att, qo, hd);
-                }
+                RowLanes.packV(t.v, KvSlot.pageOffset(ta + vLo, t.vStride) + t.vHead, t.vStride, vLo, vHi, hd, vB);
+                RowLanes.weightedVT(sT, TILE, heads, vLo, vHi, vB, oT, (kh - kh0) * heads * hd * R, hd, alpha);
             }
         }
+        RowLanes.untranspose(oT, n, nk * heads * hd, att, qd, r0, kh0 * heads * hd);
         // The lanes' maxima and sums into the per-row state that finish reads.
         float[] st = state[worker];
         for (int r = 0; r < n; r++) {
@@ -266,15 +270,27 @@ final class TiledAttention {
         float[] sc = oneScores[worker], st = state[worker];
         int first = window != null ? window.start(pos) : 0;
         OnlineSoftmax.Capper capper = LlamaConfig.Softcaps::apply;
-        int qBase = r * qd, hs = heads * TILE;
+        int qBase = r * qd, hs = heads * TILE, w = (kh1 - kh0) * hd;
+        float[] kBuf = kWide == null ? null : kStretch[worker], vBuf = vWide == null ? null : vStretch[worker];
         for (int ta = first - first % TILE; ta <= pos; ta += TILE) {
             int lo = Math.max(ta, first), hi = Math.min(ta + TILE, pos + 1);
-            Tile t = tile(worker, slot, layer, ta, lo - ta, hi - ta, kh0, kh1);
             int tb = lo - lo % 8, blocks = (hi - tb + 7) / 8;
+            Object kPage = slot.kPage(layer, ta), vPage = slot.vPage(layer, ta);
+            // K two blocks of 8 positions at a time: a compact type's widened into kBuf just before
+            // it is scored (16 KiB for 4 heads, in L1), where widening the whole tile first wrote
+            // 64 KiB per worker and read it back from L2.
+            float[] k = kWide == null ? (float[]) kPage : kBuf;
+            int kStride = kWide == null ? kvd : w;
             for (int b = 0; b < blocks; b += 2) {
-                int kb = KvSlot.kBlock(tb + 8 * b, t.kStride) + t.kHead, nb = Math.min(2, blocks - b);
+                int nb = Math.min(2, blocks - b), j = tb - ta + 8 * b, kb;
+                if (kWide == null) {
+                    kb = KvSlot.kBlock(tb + 8 * b, kvd) + kh0 * hd * 8;
+                } else {
+                    kWide.decodeK(kPage, j, j + 8 * nb, kh0, kh1, hd, kBuf, j);
+                    kb = 0;
+                }
                 for (int kh = kh0; kh < kh1; kh++) {
-                    kernels.scores(q, qBase + kh * heads * hd, heads, hd, t.k, kb + (kh - kh0) * 8 * hd, 8 * t.kStride, nb,
+                    kernels.scores(q, qBase + kh * heads * hd, heads, hd, k, kb + (kh - kh0) * 8 * hd, 8 * kStride, nb,
                             sc, (kh - kh0) * hs + tb - ta + 8 * b, TILE);
                 }
             }
@@ -284,11 +300,20 @@ final class TiledAttention {
                             att, qBase + (kh * heads + g) * hd, hd);
                 }
             }
+            // V a stretch at a time, a compact type's widened into vBuf (16 positions, in L1) first.
+            float[] v = vWide == null ? (float[]) vPage : vBuf;
+            int vStride = vWide == null ? kvd : w;
             for (int t0 = lo, t1; t0 < hi; t0 = t1) {
                 t1 = Math.min(hi, (t0 / V_STRETCH + 1) * V_STRETCH);
-                int vo = KvSlot.pageOffset(t0, t.vStride) + t.vHead;
+                int vo;
+                if (vWide == null) {
+                    vo = KvSlot.pageOffset(t0, kvd) + kh0 * hd;
+                } else {
+                    vWide.decodeV(vPage, t0 - ta, t1 - ta, kh0, kh1, hd, vBuf, t0 - ta);
+                    vo = 0;
+                }
                 for (int kh = kh0; kh < kh1; kh++) {
-                    kernels.weightedV(sc, (kh - kh0) * hs - ta, TILE, heads, t0, t1, t.v, vo + (kh - kh0) * hd, t.vStride,
+                    kernels.weightedV(sc, (kh - kh0) * hs - ta, TILE, heads, t0, t1, v, vo + (kh - kh0) * hd, vStride,
                             att, qBase + kh * heads * hd, hd);
                 }
             }

@@ -92,18 +92,27 @@ class RowLanesTest {
     }
 
     @Test
-    void weightedValuesFromTheLanesEqualOneFmaChainPerOutputInPositionOrder() {
+    void weightedValuesOfAllLanesEqualTheRescaleThenOneFmaChainPerOutputInPositionOrder() {
+        assumeTrue(RowLanes.ON, "512-bit vectors");
         SplittableRandom rnd = new SplittableRandom(9);
         for (int hd : new int[] {8, 64, 80}) {
             for (int heads = 1; heads <= 5; heads++) {
-                int kvd = hd * 2, ta = 128, r = 5, t0 = ta + 3, t1 = ta + 50;
-                float[] sT = random(rnd, heads * TILE * R), v = random(rnd, TILE * kvd), out = random(rnd, heads * hd), expect = out.clone();
-                RowLanes.weightedV(sT, r - ta * R, TILE * R, heads, t0, t1, v, 3 * kvd + hd, kvd, out, 0, hd);
-                for (int g = 0; g < heads; g++) {
-                    for (int i = 0; i < hd; i++) {
-                        float a = expect[g * hd + i];
-                        for (int t = t0; t < t1; t++) a = Math.fma(v[3 * kvd + hd + (t - t0) * kvd + i], sT[(g * TILE + t - ta) * R + r], a);
-                        assertThat(bits(out[g * hd + i])).as("hd %d heads %d head %d value %d", hd, heads, g, i).isEqualTo(bits(a));
+                int kvd = hd * 2, p0 = 3, p1 = 50, ob = 7;
+                float[] sT = random(rnd, heads * TILE * R), v = random(rnd, TILE * kvd), alpha = random(rnd, heads * R);
+                alpha[0] = 1f;
+                alpha[R - 1] = 0f;
+                float[] outT = random(rnd, ob + heads * hd * R), expect = outT.clone();
+                float[] vB = new float[TILE * hd];
+                RowLanes.packV(v, 3 * kvd + hd, kvd, p0, p1, hd, vB);
+                RowLanes.weightedVT(sT, TILE, heads, p0, p1, vB, outT, ob, hd, alpha);
+                for (int r = 0; r < R; r++) {
+                    for (int g = 0; g < heads; g++) {
+                        for (int i = 0; i < hd; i++) {
+                            float a = expect[ob + (g * hd + i) * R + r] * alpha[g * R + r];
+                            for (int p = p0; p < p1; p++) a = Math.fma(v[3 * kvd + hd + (p - p0) * kvd + i], sT[(g * TILE + p) * R + r], a);
+                            assertThat(bits(outT[ob + (g * hd + i) * R + r])).as("hd %d heads %d row %d head %d value %d", hd, heads, r, g, i)
+                                    .isEqualTo(bits(a));
+                        }
                     }
                 }
             }

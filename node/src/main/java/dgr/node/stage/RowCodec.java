@@ -1,6 +1,7 @@
 package dgr.node.stage;
 
 import com.google.protobuf.ByteString;
+import com.google.protobuf.UnsafeByteOperations;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -11,7 +12,9 @@ final class RowCodec {
     static ByteString encode(float[] src, int off, int floats) {
         ByteBuffer b = ByteBuffer.allocate(floats * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN);
         b.asFloatBuffer().put(src, off, floats);
-        return ByteString.copyFrom(b.array());
+        // The array is this method's own and never written again: wrapped, not copied a second time
+        // (a decode row is on the critical path of every token; protobuf's documented zero-copy entry).
+        return UnsafeByteOperations.unsafeWrap(b.array());
     }
 
     /** Decodes into {@code dst[off..]}; the caller has checked the length. */

@@ -56,8 +56,10 @@ public final class StageServer implements AutoCloseable {
         // Interceptors run last-added first: the token is checked before anything else sees the call.
         var service = ServerInterceptors.intercept(new Service(), peer, o.token().interceptor());
         // directExecutor: a message is handed to the worker's queue straight from the transport's
-        // thread (the service only enqueues, never blocks), not through a second thread first: one
-        // thread hand-off less on every hop of every row.
+        // thread, not through a second thread first: one thread hand-off less on every hop of every
+        // row. The service only enqueues, except on the last stage, where rows reaching an idle loop
+        // are computed right there (StageWorker.submit): that stage relays nothing, so holding its
+        // transport thread for one batch delays no one.
         this.server = NettyServerBuilder.forAddress(new InetSocketAddress(o.host(), o.port()))
                 .maxInboundMessageSize(MAX_MESSAGE_BYTES).directExecutor().addService(service).build();
     }

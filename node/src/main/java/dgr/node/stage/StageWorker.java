@@ -21,14 +21,15 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
  * The loop of a stage that is not first: takes what upstream neighbours send (in arrival order),
  * batches the rows that have arrived from every session and link into one forward pass over the
- * span, then samples (last stage) or sends the boundary rows on (others). One platform thread owns
- * every session's state; replies from downstream are relayed up from gRPC's threads.
+ * span, then samples (last stage) or sends the boundary rows on (others). One turn of the loop at
+ * a time owns every session's state ({@link LoopTurn}: the stage's own thread, or on the last stage
+ * the transport thread that brought rows to an idle loop); replies from downstream are relayed up
+ * from gRPC's threads.
  *
  * <p>A message that breaks the protocol (unknown session, wrong row length, positions out of order,
  * a different recipe or boundary schema) refuses its stream with a status naming the fault; the
@@ -50,14 +51,15 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
     private final Downlinks down;
     private final Batch batch;
     private final float[] rowScratch;
-    private final LinkedBlockingQueue<Op> ops = new LinkedBlockingQueue<>();
+    private final ConcurrentLinkedQueue<Op> ops = new ConcurrentLinkedQueue<>();
     private final Map<String, StageSession> sessions = new HashMap<>();
     private final Map<String, UpLink> upOf = new ConcurrentHashMap<>();
     private final List<Planned> planned = new ArrayList<>();
     private final StageStats stats;
-    private final Thread thread;
-    private volatile boolean closed;
+    private final LoopTurn turn;
     private static final long LOAD_EVERY_NANOS = 250_000_000L;
+    /** The loop turns at least this often with nothing queued: orphans expire, loads go up. */
+    private static final long TICK_MILLIS = 50;
     private long lastLoadNanos;
     /** Upstream streams that have sent something and not ended: where loads go (gRPC threads read it too). */
     private final java.util.Set<UpLink> ups = ConcurrentHashMap.newKeySet();
@@ -77,38 +79,44 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
         this.down = last ? null : new Downlinks(token, clock, width, this);
         this.batch = new Batch(maxRows, width);
         this.rowScratch = new float[width];
-        this.thread = Thread.ofPlatform().name("dgr-stage-" + engine.recipe().firstLayer() + "-" + engine.recipe().endLayer())
-                .daemon(true).start(this::loop);
+        this.turn = new LoopTurn("dgr-stage-" + engine.recipe().firstLayer() + "-" + engine.recipe().endLayer(), TICK_MILLIS, this::turn);
     }
 
+    /**
+     * Queues what an upstream stream brought. On the last stage a message of rows (not a replay) is
+     * computed at once on the calling transport thread when the loop is idle, and its token written
+     * from there ({@link LoopTurn}: two thread hand-offs fewer per decode token). Other stages keep
+     * their transport threads free: a middle stage relays tokens from further down up through them,
+     * and a replay's messages are left to gather into full batches on the loop's thread.
+     */
     void submit(Op op) {
         ops.add(op);
+        boolean rows = op instanceof Message m && m.down().getKindCase() == Down.KindCase.ROWS;
         // Rows for the next forward pass: the engine's workers (rested while the stage waited) wake now, in
-        // parallel with this loop taking the message and planning the batch.
-        if (op instanceof Message m && m.down().getKindCase() == Down.KindCase.ROWS) engine.wake();
+        // parallel with the loop taking the message and planning the batch.
+        if (rows) engine.wake();
+        turn.arrived(last && rows && !hasReplay(((Message) op).down()));
     }
 
-    private void loop() {
-        while (!closed) {
-            try {
-                Op op = ops.poll(50, TimeUnit.MILLISECONDS);
-                expireOrphans(System.nanoTime());
-                while (op != null && !closed) {
-                    handle(op);
-                    op = ops.poll();
-                }
-                runBatch();
-                if (down != null) down.flush();  // replays queued by the opens of a failover (Downlinks.resume), all at once
-                publish();
-                reportLoad(System.nanoTime());
-            } catch (InterruptedException e) {
-                return;
-            } catch (RuntimeException | Error e) {
-                LOG.log(System.Logger.Level.ERROR, "stage loop failed; the batch's sessions are dropped", e);
-                for (Planned p : planned) refuse(p.session().up, Status.INTERNAL.withDescription("stage failed: " + e));
-                planned.clear();
-                batch.clear();
-            }
+    private static boolean hasReplay(Down d) {
+        for (Rows r : d.getRows().getRowsList()) if (r.getReplay()) return true;
+        return false;
+    }
+
+    /** One turn of the loop: what has come, in order, then one batch of it. */
+    private void turn() {
+        try {
+            expireOrphans(System.nanoTime());
+            for (Op op; (op = ops.poll()) != null; ) handle(op);
+            runBatch();
+            if (down != null) down.flush();  // replays queued by the opens of a failover (Downlinks.resume), all at once
+            publish();
+            reportLoad(System.nanoTime());
+        } catch (RuntimeException | Error e) {
+            LOG.log(System.Logger.Level.ERROR, "stage loop failed; the batch's sessions are dropped", e);
+            for (Planned p : planned) refuse(p.session().up, Status.INTERNAL.withDescription("stage failed: " + e));
+            planned.clear();
+            batch.clear();
         }
     }
 
@@ -400,13 +408,7 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
 
     @Override
     public void close() {
-        closed = true;
-        thread.interrupt();
-        try {
-            thread.join(5000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        turn.close();
         for (Iterator<StageSession> it = sessions.values().iterator(); it.hasNext(); ) {
             it.next().slot.close();
             it.remove();
