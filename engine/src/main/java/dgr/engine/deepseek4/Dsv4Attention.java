@@ -28,6 +28,14 @@ final class Dsv4Attention {
     private Dsv4State.LayerState[] rowState = new Dsv4State.LayerState[0];
     private float[][] windowRows = new float[0][];
     private int[] visible = new int[0];
+    /**
+     * At batch 1 on a layer with an indexer: its sort keys per visible block and its choice (first
+     * {@code chosenCount}), made once for all workers; {@code sharedChoice} while such a layer is in flight.
+     */
+    private long[] order = new long[64];
+    private int[] chosen = new int[64];
+    private int chosenCount;
+    private boolean sharedChoice;
 
     Dsv4Attention(Dsv4Config c, Dsv4Rope ropeWindow, Dsv4Rope ropeCompressed, int workers, boolean simd) {
         this.c = c;
@@ -70,6 +78,7 @@ final class Dsv4Attention {
         // writes (window row, compressor rings, the entries of blocks completed) and what each row may see.
         float[] att = new float[n * hd];
         int groups = n == 1 ? Math.min(mixers.length, nh) : 1;
+        boolean shared = groups > 1 && ix != null && L.ratio() == 4;
         p.rows(n, (r0, r1) -> prepare(b, r0, r1, L, q, kv, iq, iw));
         p.gate(() -> {
             store(b, n, runs, L, li, kv, cp == null ? null : withApe(b, n, cv, cs, cp), ix == null ? null : withApe(b, n, icv, ics, ix.keys()));
@@ -80,7 +89,17 @@ final class Dsv4Attention {
             this.iw = iw;
             this.att = att;
             this.headGroups = groups;
+            this.sharedChoice = shared;
+            if (order.length < visible[2]) order = new long[Math.max(visible[2], 2 * order.length)];
+            if (chosen.length < c.idxTopK()) chosen = new int[c.idxTopK()];
         });
+        // At batch 1 on an indexer's layer the heads' groups share one block choice: each worker scores
+        // its share of the blocks, and behind a gate one picks the top k (each worker chose for itself before,
+        // all the blocks: on long contexts the indexer's CPU doubled).
+        if (shared) {
+            p.add(groups, this::scoreBlocks);
+            p.gate(() -> chosenCount = Dsv4Mixer.pick(order, visible[2], c.idxTopK(), chosen));
+        }
         // Phase two: every row's attention (at batch 1 its heads in groups), chunks shared out among the workers.
         p.add(n * groups, this::attend);
 
@@ -181,6 +200,14 @@ final class Dsv4Attention {
     private void attend(int k, int worker) {
         int r = k / headGroups, hg = k % headGroups, nh = c.nHead(), nSwa = c.nSwa();
         mixers[worker].attendRow(rowState[r], layer, r, batch.position(r), windowRows, r * nSwa, visible[3 * r], visible[3 * r + 1],
-                visible[3 * r + 2], q, iq, iw, att, nh * hg / headGroups, nh * (hg + 1) / headGroups);
+                visible[3 * r + 2], q, iq, iw, att, nh * hg / headGroups, nh * (hg + 1) / headGroups,
+                sharedChoice ? chosen : null, chosenCount);
+    }
+
+    /** Chunk {@code k} of {@code headGroups}: the batch's one row's indexer scores of its share of the visible blocks. */
+    private void scoreBlocks(int k, int worker) {
+        int nvis = visible[2];
+        if (nvis <= c.idxTopK()) return;
+        mixers[worker].scoreBlocks(rowState[0], nvis * k / headGroups, nvis * (k + 1) / headGroups, 0, iq, iw, order);
     }
 }

@@ -99,13 +99,27 @@ final class Dsv4Mixer {
      */
     void attendRow(Dsv4State.LayerState ls, Dsv4Weights.Layer L, int r, int p, float[][] window, int wo, int nWindow,
                    int nEntries, int nIdx, float[] q, float[] iq, float[] iw, float[] att, int h0, int h1) {
+        attendRow(ls, L, r, p, window, wo, nWindow, nEntries, nIdx, q, iq, iw, att, h0, h1, null, 0);
+    }
+
+    /**
+     * {@link #attendRow} with the indexer's choice already made ({@code chosen}, its first {@code nChosen}
+     * blocks in block order) where {@code chosen} is not null: at batch 1 the row's heads run on all
+     * workers, and the choice, the same for every head, is made once for them ({@link Dsv4Attention}).
+     */
+    void attendRow(Dsv4State.LayerState ls, Dsv4Weights.Layer L, int r, int p, float[][] window, int wo, int nWindow,
+                   int nEntries, int nIdx, float[] q, float[] iq, float[] iw, float[] att, int h0, int h1, int[] chosen, int nChosen) {
         int d = c.headDim(), nh = c.nHead(), hd = nh * d;
         int nk = 0;
         keys = grow(keys, nWindow + nEntries);
         for (int s = 0; s < nWindow; s++) keys[nk++] = window[wo + s];
         if (L.ratio() == 4) {
-            int[] sel = selectBlocks(ls, nIdx, r, iq, iw);
-            for (int i = 0; i < selectedCount; i++) keys[nk++] = ls.entries.get(sel[i]);
+            int[] sel = chosen;
+            if (sel == null) {
+                sel = selectBlocks(ls, nIdx, r, iq, iw);
+                nChosen = selectedCount;
+            }
+            for (int i = 0; i < nChosen; i++) keys[nk++] = ls.entries.get(sel[i]);
         } else if (L.ratio() == 128) {
             for (int i = 0; i < nEntries; i++) keys[nk++] = ls.entries.get(i);
         }
@@ -145,14 +159,21 @@ final class Dsv4Mixer {
     private int[] selectBlocks(Dsv4State.LayerState ls, int nvis, int r, float[] iq, float[] iw) {
         int topk = c.idxTopK();
         if (selected.length < Math.min(nvis, topk)) selected = new int[Math.max(topk, 64)];
-        if (nvis <= topk) {
-            for (int i = 0; i < nvis; i++) selected[i] = i;
-            selectedCount = nvis;
-            return selected;
+        if (nvis > topk) {
+            if (order.length < nvis) order = new long[Math.max(nvis, 2 * order.length)];
+            scoreBlocks(ls, 0, nvis, r, iq, iw, order);
         }
+        selectedCount = pick(order, nvis, topk, selected);
+        return selected;
+    }
+
+    /**
+     * The indexer's sort keys of blocks {@code [from, to)} for row {@code r} into {@code order[blk]}:
+     * each block's score is its own sum over the heads, so blocks may be scored in any split.
+     */
+    void scoreBlocks(Dsv4State.LayerState ls, int from, int to, int r, float[] iq, float[] iw, long[] order) {
         int hi = c.idxHeads(), di = c.idxDim();
-        if (order.length < nvis) order = new long[Math.max(nvis, 2 * order.length)];
-        for (int blk = 0; blk < nvis; blk++) {
+        for (int blk = from; blk < to; blk++) {
             float[] key = ls.idxKeys.get(blk);
             float s = 0f;
             for (int h = 0; h < hi; h++) {
@@ -163,11 +184,21 @@ final class Dsv4Mixer {
             int sortable = bits < 0 ? bits ^ 0x7fffffff : bits;  // Float.compare's order as an int
             order[blk] = ((long) ~sortable << 32) | blk;          // descending score, then ascending block
         }
+    }
+
+    /**
+     * The top {@code topk} of {@code nvis} blocks scored into {@code order} (all of them, unscored,
+     * when {@code nvis <= topk}) into {@code selected} in block order; returns how many.
+     */
+    static int pick(long[] order, int nvis, int topk, int[] selected) {
+        if (nvis <= topk) {
+            for (int i = 0; i < nvis; i++) selected[i] = i;
+            return nvis;
+        }
         Arrays.sort(order, 0, nvis);
         for (int i = 0; i < topk; i++) selected[i] = (int) order[i];
         Arrays.sort(selected, 0, topk);
-        selectedCount = topk;
-        return selected;
+        return topk;
     }
 
     private float dot(float[] a, int ao, float[] b, int bo, int n) {

@@ -60,6 +60,12 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
     private static final long LOAD_EVERY_NANOS = 250_000_000L;
     /** The loop turns at least this often with nothing queued: orphans expire, loads go up. */
     private static final long TICK_MILLIS = 50;
+    /**
+     * Rows delivered this soon after an inline batch ended came in the same read (LoopTurn): the
+     * stage's thread computes them, so the transport thread writes the previous batch's tokens first.
+     * A decode row of a route waiting for its token comes far later (the head computes in between).
+     */
+    private static final long BACK_TO_BACK_NANOS = 200_000;
     private long lastLoadNanos;
     /** Upstream streams that have sent something and not ended: where loads go (gRPC threads read it too). */
     private final java.util.Set<UpLink> ups = ConcurrentHashMap.newKeySet();
@@ -79,7 +85,7 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
         this.down = last ? null : new Downlinks(token, clock, width, this);
         this.batch = new Batch(maxRows, width);
         this.rowScratch = new float[width];
-        this.turn = new LoopTurn("dgr-stage-" + engine.recipe().firstLayer() + "-" + engine.recipe().endLayer(), TICK_MILLIS, this::turn);
+        this.turn = new LoopTurn("dgr-stage-" + engine.recipe().firstLayer() + "-" + engine.recipe().endLayer(), TICK_MILLIS, BACK_TO_BACK_NANOS, this::turn);
     }
 
     /**
