@@ -212,23 +212,11 @@ public final class RowLanes {
     }
 
     /**
-     * Values {@code [p0, p1)} of one head, position {@code p}'s element {@code d} at
-     * {@code v[vBase + (p − p0)·vStride + d]}, copied to {@code vB[(p − p0)·hd + d]}: one head's values
-     * side by side for {@link #weightedVT}. In the cache's order, a pass over four elements of 64
-     * positions touched 64 lines 2 KiB apart (a K/V row of llama-1b), which share two of L1's 64 sets and
-     * were evicted between passes, read from memory across a 4 KiB page every two positions where the
-     * prefetchers do not follow; the copy reads the head's values once, position after position.
-     */
-    public static void packV(float[] v, int vBase, int vStride, int p0, int p1, int hd, float[] vB) {
-        for (int p = 0, np = p1 - p0; p < np; p++) System.arraycopy(v, vBase + p * vStride, vB, p * hd, hd);
-    }
-
-    /**
      * {@link Kernels#weightedV} for every lane's row at once, the outputs transposed like the queries:
      * {@code outT[ob + (g·hd + d)·R + r]} (head {@code g}, element {@code d}, row {@code r}) first times
      * {@code alpha[g·R + r]} (the tile's rescale factor; exact where it is 1), then plus
      * {@code sT[(g·tile + p)·R + r] · v[vBase + (p − p0)·vStride + d]} for {@code p} in {@code [p0, p1)} in
-     * order, one FMA each (V side by side: {@link #packV}). Position {@code p}'s weights are one vector for the 16 rows and its V
+     * order, one FMA each. Position {@code p}'s weights are one vector for the 16 rows and its V
      * values broadcast, where one row at a time loaded each V row 16 times and each weight alone. A
      * row's positions outside its own range carry weight 0 ({@link #softmax} masked them), so its FMAs
      * there add exact zeros and its bits are the one-row path's, as long as the V values those positions

@@ -53,9 +53,9 @@ final class TiledAttention {
      * Per worker, for runs of several rows with the rows in vector lanes ({@link RowLanes}; null where the
      * kernels or the model do not allow it): transposed queries, a tile's scores and weights, running
      * maxima and sums, rescale factors, the lanes' position ranges and sums of 8-position lanes, and the
-     * outputs transposed like the queries and one head's values of a float32 tile side by side ({@link RowLanes#packV}).
+     * outputs transposed like the queries.
      */
-    private final float[][] laneOut, laneV, laneQ, laneScores, laneState, laneAlpha, laneLo, laneHi, laneSums;
+    private final float[][] laneOut, laneQ, laneScores, laneState, laneAlpha, laneLo, laneHi, laneSums;
     /** Per worker, row-lanes path: each run's lane ranges in a tile and the runs' position ranges ({@link #lanes}). */
     private final float[][] segLo, segHi;
     private final int[][] segRange;
@@ -101,7 +101,6 @@ final class TiledAttention {
         this.segLo = lanes ? new float[n][segRuns * R] : null;
         this.segHi = lanes ? new float[n][segRuns * R] : null;
         this.segRange = lanes ? new int[n][segRuns * 3] : null;
-        this.laneV = lanes ? new float[n][TILE * hd] : null;
         this.laneScores = lanes ? new float[n][heads * TILE * R] : null;
         this.laneState = lanes ? new float[n][segRuns * segmentClaim * heads * 2 * R] : null;
         this.laneAlpha = lanes ? new float[n][heads * R] : null;
@@ -264,7 +263,7 @@ final class TiledAttention {
         // Per run: its transposed queries and outputs (qs floats each), its running maxima and sums (ss floats).
         int qs = nk * heads * hd * R, ss = nk * heads * 2 * R;
         float[] qT = laneQ[worker], sT = laneScores[worker], ls = laneState[worker], alpha = laneAlpha[worker];
-        float[] lo = laneLo[worker], hi = laneHi[worker], sums = laneSums[worker], oT = laneOut[worker], vB = laneV[worker];
+        float[] lo = laneLo[worker], hi = laneHi[worker], sums = laneSums[worker], oT = laneOut[worker];
         float[] runLo = segLo[worker], runHi = segHi[worker];
         int[] range = segRange[worker];
         for (int u = u0; u < u1; u++) {
@@ -280,7 +279,7 @@ final class TiledAttention {
         int last = rowPos[r1 - 1];
         for (int ta = first - first % TILE; ta <= last; ta += TILE) {
             // Each run's lanes' positions in this tile, relative to it (none: [TILE, 0)); lanes past a run see none.
-            int vMin = TILE, vMax = 0;
+            boolean any = false;
             for (int u = u0; u < u1; u++) {
                 int ru = u - u0, n = runStart[u + 1] - runStart[u], pLo = TILE, pHi = 0, masked = 0;
                 for (int r = 0; r < R; r++) {
@@ -305,24 +304,12 @@ final class TiledAttention {
                 range[ru * 3] = pLo;
                 range[ru * 3 + 1] = pHi;
                 range[ru * 3 + 2] = masked;
-                if (pLo < pHi) {
-                    vMin = Math.min(vMin, pLo);
-                    vMax = Math.max(vMax, pHi);
-                }
+                any |= pLo < pHi;
             }
-            if (vMin >= vMax) continue;
+            if (!any) continue;
             int j0 = Math.max(ta, first) - ta, j1 = Math.min(ta + TILE, last + 1) - ta;
             for (int kh = kh0; kh < kh1; kh++) {
                 Tile t = tile(worker, slot, layer, ta, j0, j1, kh, kh + 1);
-                float[] v = t.v;
-                int vBase = KvSlot.pageOffset(ta + vMin, t.vStride) + t.vHead, vStride = t.vStride;
-                if (vWide == null) {
-                    // A float32 page: the head's values copied side by side (a widened tile has them so already).
-                    RowLanes.packV(t.v, vBase, t.vStride, vMin, vMax, hd, vB);
-                    v = vB;
-                    vBase = 0;
-                    vStride = hd;
-                }
                 for (int u = u0; u < u1; u++) {
                     int ru = u - u0, vLo = range[ru * 3], vHi = range[ru * 3 + 1];
                     if (vLo >= vHi) continue;
@@ -334,7 +321,8 @@ final class TiledAttention {
                         RowLanes.softmax(sT, g * TILE * R, pLo, pHi, range[ru * 3 + 2] != 0, lo, hi, ls,
                                 ru * ss + ((kh - kh0) * heads + g) * 2 * R, alpha, g * R, sums);
                     }
-                    RowLanes.weightedVT(sT, TILE, heads, vLo, vHi, v, vBase + (vLo - vMin) * vStride, vStride, oT, qo, hd, alpha);
+                    RowLanes.weightedVT(sT, TILE, heads, vLo, vHi, t.v, KvSlot.pageOffset(ta + vLo, t.vStride) + t.vHead, t.vStride,
+                            oT, qo, hd, alpha);
                 }
             }
         }
