@@ -305,13 +305,14 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
  * long after (amx_group): 430 -> 650 GOPS; and each block's sums go to one of four buffers, their
  * float steps run AMX_LAG blocks later (lags of 1 to 3 measured alike, within the noise).
  */
-INLINE void amx_configure(void) {
+INLINE void amx_configure(int halves) {
     uint8_t cfg[64] __attribute__((aligned(64)));
     _mm512_store_si512(cfg, _mm512_setzero_si512());
     cfg[0] = 1;                                          /* palette 1 */
     for (int t = 0; t < 6; t++) {
-        cfg[16 + 2 * t] = t < 2 || t >= 4 ? 64 : 32;     /* bytes per row: C 16 int32, A 32 int8, B 16 x 4 bytes */
-        cfg[48 + t] = t < 4 ? 16 : 8;                    /* rows */
+        /* bytes per row: C 16 int32, A 32 int8 (halves: 16), B 16 x 4 bytes */
+        cfg[16 + 2 * t] = t < 2 || t >= 4 ? 64 : halves ? 16 : 32;
+        cfg[48 + t] = t < 4 ? 16 : halves ? 4 : 8;       /* rows */
     }
     _tile_loadconfig(cfg);
 }
@@ -319,8 +320,12 @@ INLINE void amx_configure(void) {
 /* Blocks unpacked at a time: 16 KiB of B tiles (and their scales), read back from L1 by every batch group. */
 #define AMX_CHUNK 32
 
-/* AMX kinds: BLOCK's KIND 0..6, and 10 + T for the super-block types T = 2 (Q4_K), 4 (Q5_K), 6 (IQ4_XS). */
-#define AMX_SIGNED(K) ((K) == 0 || (K) == 1 || (K) == 2 || (K) == 3 || (K) == 5 || (K) == 16)
+/*
+ * AMX kinds: BLOCK's KIND 0..6, and 10 + T for the super-block types T = 2 (Q4_K), 3 (Q6_K), 4 (Q5_K), 6 (IQ4_XS).
+ * Q6_K's 16-value sub-blocks each have their own scale, so its blocks take two tile multiplies of
+ * 16 values (tiles configured as halves: A 16 bytes, B 4 rows) into two sums, each stored.
+ */
+#define AMX_SIGNED(K) ((K) == 0 || (K) == 1 || (K) == 2 || (K) == 3 || (K) == 5 || (K) == 13 || (K) == 16)
 
 /*
  * Block b's B tile bytes (in bt, or Q8_0's own quants) and its scales d (and m: the mins' scales,
@@ -353,14 +358,21 @@ INLINE const uint8_t *amx_operand(int K, const uint8_t *gw, long b, uint8_t *bt,
             for (int c = 0; c < 8; c++) w[c] = _mm512_shuffle_epi8(grid, w[c]);
         }
     } else {
-        const int T = K - 10, SB = T == 2 ? 2368 : T == 4 ? 2880 : 2208;
+        const int T = K - 10, SB = T == 2 ? 2368 : T == 4 ? 2880 : T == 3 ? 3360 : 2208;
         const long j = b & 7;
         const uint8_t *sb = gw + (long) SB * (b >> 3);
         if (ahead > 0 && j == 0) {
             for (int c = 0; c < SB; c += 64) _mm_prefetch((const char *) sb + ahead + c, _MM_HINT_T2);
         }
         __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) sb));
-        if (T == 6) {
+        if (T == 3) {
+            /* the two 16-value sub-blocks' scales d * sc (as group_super's), the quants q - 32 signed */
+            *d = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) (sb + 32 + 32 * j)))));
+            *m = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) (sb + 48 + 32 * j)))));
+            unpack_q6(sb + 288 + 384 * j, w);
+            #pragma GCC unroll 16
+            for (int c = 0; c < 8; c++) w[c] = _mm512_sub_epi8(w[c], _mm512_set1_epi8(32));
+        } else if (T == 6) {
             *d = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) (sb + 32 + 16 * j)))));
             const __m512i grid = _mm512_broadcast_i32x4(_mm_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113));
             unpack_q4(sb + 160 + 256 * j, w);
@@ -383,7 +395,8 @@ INLINE const uint8_t *amx_operand(int K, const uint8_t *gw, long b, uint8_t *bt,
 /*
  * Block b's float steps for the 16 batch rows from b0, on its stored sums ct: those of BLOCK and
  * group_super; fsum[AMX_CHUNK * k] is batch row b0 + k's activation sum of the block as a float
- * (for the mins; converted ahead, so each is one broadcast operand here).
+ * (for the mins; converted ahead, so each is one broadcast operand here). Q6_K: ct holds the
+ * first sub-block's sums, ct + 256 the second's, scaled by d and m.
  */
 INLINE void amx_epilogue(int K, const int32_t *ct, __m512 d, __m512 m, long b, long nb, const float *fsum, const float *ad,
                          long b0, __m512 acc[16]) {
@@ -392,6 +405,7 @@ INLINE void amx_epilogue(int K, const int32_t *ct, __m512 d, __m512 m, long b, l
         long ab = (b0 + k) * nb + b;
         __m512 da = _mm512_set1_ps(ad[ab]);
         acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(ct + 16 * k)), _mm512_mul_ps(d, da), acc[k]);
+        if (K == 13) acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(ct + 256 + 16 * k)), _mm512_mul_ps(m, da), acc[k]);
         if (K == 4 || K == 6) acc[k] = _mm512_fmadd_ps(_mm512_set1_ps(fsum[AMX_CHUNK * k]), _mm512_mul_ps(m, da), acc[k]);
         if (K == 12 || K == 14) acc[k] = _mm512_fnmadd_ps(_mm512_set1_ps(fsum[AMX_CHUNK * k]), _mm512_mul_ps(m, da), acc[k]);
     }
@@ -402,6 +416,19 @@ INLINE void amx_epilogue(int K, const int32_t *ct, __m512 d, __m512 m, long b, l
 
 /* Issues block b's tile work (chunk slot i) on tiles C, A, B (literal numbers: GCC names them in the instruction) and sums copy t. */
 #define AMX_STAGE(C, A, B, t, b, i) do {                                                        \
+        if (K == 13) {                                                                          \
+            _tile_loadd(4, bt[i], 64);                                                          \
+            _tile_loadd(2, a0 + 32 * (b), aStride);                                             \
+            _tile_zero(0);                                                                      \
+            _tile_dpbssd(0, 2, 4);                                                              \
+            _tile_stored(0, ct[t], 64);                                                         \
+            _tile_loadd(5, bt[i] + 256, 64);                                                    \
+            _tile_loadd(3, a0 + 32 * (b) + 16, aStride);                                        \
+            _tile_zero(1);                                                                      \
+            _tile_dpbssd(1, 3, 5);                                                              \
+            _tile_stored(1, ct[t] + 256, 64);                                                   \
+            break;                                                                              \
+        }                                                                                       \
         _tile_loadd(B, K == 1 ? gw + 544 * (b) + 32 : bt[i], 64);                               \
         _tile_loadd(A, a0 + 32 * (b), aStride);                                                 \
         _tile_zero(C);                                                                          \
@@ -417,10 +444,12 @@ INLINE void amx_epilogue(int K, const int32_t *ct, __m512 d, __m512 m, long b, l
  * once per call, and its B tile is read from L1 long after its stores.
  */
 INLINE void amx_group(int K, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const float *ad,
-                      long nRows, float *out, long outStride, __mmask16 keep, long ahead) {
+                      long nRows, float *out, long outStride, __mmask16 keep, long ahead, long groupBytes) {
+    /* a block's bytes (all 16 rows): the next chunk's are prefetched while this one's batch rows run */
+    const long blockBytes = groupBytes / nb;
     uint8_t bt[AMX_CHUNK][512] __attribute__((aligned(64)));
     __m512 dc[AMX_CHUNK], mc[AMX_CHUNK];
-    int32_t ct[4][256] __attribute__((aligned(64)));
+    int32_t ct[4][512] __attribute__((aligned(64)));  /* Q6_K: both sub-blocks' sums */
     float fs[16][AMX_CHUNK] __attribute__((aligned(64)));
     const long aStride = 32 * nb;
     for (long c0 = 0; c0 < nb; c0 += AMX_CHUNK) {
@@ -429,13 +458,13 @@ INLINE void amx_group(int K, const uint8_t *gw, long nb, const int8_t *aq, const
             __m512 d, m = _mm512_setzero_ps();
             if (K == 1) {
                 const uint8_t *blk = gw + 544 * (c0 + i);
-                if (ahead > 0) {
+                if (ahead > 0 && c0 == 0) {
                     #pragma GCC unroll 16
                     for (int c = 0; c < 544; c += 64) _mm_prefetch((const char *) blk + ahead + c, _MM_HINT_T2);
                 }
                 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) blk));
             } else {
-                amx_operand(K, gw, c0 + i, bt[i], &d, &m, ahead);
+                amx_operand(K, gw, c0 + i, bt[i], &d, &m, c0 == 0 ? ahead : 0);
             }
             dc[i] = d;
             mc[i] = m;
@@ -455,6 +484,11 @@ INLINE void amx_group(int K, const uint8_t *gw, long nb, const int8_t *aq, const
             }
             /* block i's sums go to ct[i % 4], its float steps run AMX_LAG blocks later (its tile store long done) */
             for (long i = 0; i < cn; i += 4) {
+                if (b0 == 0 && ahead > 0) {
+                    /* the next chunk's four blocks (or the next group's first: groups lie one after another) */
+                    const char *next = (const char *) gw + blockBytes * (c0 + cn + i);
+                    for (long c = 0; c < 4 * blockBytes; c += 64) _mm_prefetch(next + c, _MM_HINT_T2);
+                }
                 AMX_STAGE(0, 2, 4, 0, c0 + i, i);
                 if (i >= AMX_LAG) amx_epilogue(K, ct[(i - AMX_LAG) & 3], dc[i - AMX_LAG], mc[i - AMX_LAG], c0 + i - AMX_LAG, nb, fs[0] + i - AMX_LAG, ad, b0, acc);
                 AMX_STAGE(1, 3, 5, 1, c0 + i + 1, i + 1);
@@ -771,7 +805,7 @@ INLINE void group(int G, int kind, const uint8_t *gw, long nb, const int8_t *aq,
 #define ROWS(CALL, T) do { if (n == 8) CALL(T, 8); else if (n == 4) CALL(T, 4); else if (n == 2) CALL(T, 2); else CALL(T, 1); } while (0)
 #ifdef __AMX_INT8__
 /* The types whose 32-value blocks (or sub-blocks) have one scale per weight row: 16 batch rows at a time go through AMX. */
-#define ROWS16(CALL, T, K) do { if (b0 < nAmx) amx_group(K, gw, nb, aq, asum, ad, nAmx, o, outStride, keep, pf); else ROWS(CALL, T); } while (0)
+#define ROWS16(CALL, T, K) do { if (b0 < nAmx) amx_group(K, gw, nb, aq, asum, ad, nAmx, o, outStride, keep, pf, groupBytes); else ROWS(CALL, T); } while (0)
 #else
 #define ROWS16(CALL, T, K) ROWS(CALL, T)
 #endif
@@ -782,9 +816,9 @@ __attribute__((section(".text.entry")))
 void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long nb, const int8_t *aq,
             const int32_t *asum, const int32_t *half, const float *ad, long nBatch, float *out, long outStride, long ahead) {
     long groupBytes = 16 * rowBytes;
-    /* type bit 8: AMX may run (the caller checked the CPU and got the OS's permission); not for Q6_K, Q2_K, Q3_K. */
+    /* type bit 8: AMX may run (the caller checked the CPU and got the OS's permission); not for Q2_K, Q3_K. */
 #ifdef __AMX_INT8__
-    int amx = (type & 256) && (type & 255) != 3 && (type & 255) != 8 && (type & 255) != 9, tiles = 0;
+    int amx = (type & 256) && (type & 255) != 8 && (type & 255) != 9, tiles = 0;
 #else
     int amx = 0;
 #endif
@@ -795,7 +829,7 @@ void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long n
         n = b0 < nAmx ? nAmx : nBatch - b0 >= 8 ? 8 : nBatch - b0 >= 4 ? 4 : nBatch - b0 >= 2 ? 2 : 1;
 #ifdef __AMX_INT8__
         if (b0 < nAmx && !tiles) {
-            amx_configure();
+            amx_configure(type == 3);
             tiles = 1;
         }
 #endif
@@ -813,7 +847,7 @@ void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long n
             case 11: ROWS16(BLOCKS, 5, 5); break;
             case 12: ROWS16(BLOCKS, 6, 6); break;
             case 2: ROWS16(SUPER, 2, 12); break;
-            case 3: ROWS(SUPER, 3); break;
+            case 3: ROWS16(SUPER, 3, 13); break;
             case 4: ROWS16(SUPER, 4, 14); break;
             case 6: ROWS16(SUPER, 6, 16); break;
             case 8: ROWS(SUPER, 8); break;

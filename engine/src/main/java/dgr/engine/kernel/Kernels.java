@@ -78,6 +78,11 @@ public interface Kernels {
         return 1;
     }
 
+    /** Whether {@link #matmul} rounds {@code w}'s input to 8 bits ({@link SharedRounding} can do it once per dispatch). */
+    default boolean roundsInput(WeightMatrix w) {
+        return false;
+    }
+
     static Kernels of(boolean simd) {
         return simd ? new SimdKernels() : new ScalarKernels();
     }

@@ -39,13 +39,35 @@ final class Q8Input {
 
     /** Rounds {@code x} ({@code nRows × cols}, cols a multiple of 32) unless already held. */
     Q8Input prepare(float[] x, int nRows, int cols, long epoch) {
-        if (from == x && rows == nRows && this.cols == cols && this.epoch == epoch) return this;
+        if (holds(x, nRows, cols, epoch)) return this;
         fill(x, nRows, cols, true);
         from = x;
         rows = nRows;
         this.cols = cols;
         this.epoch = epoch;
         return this;
+    }
+
+    /**
+     * Sizes the arrays for {@code x} ({@code nRows × cols}) and marks them as holding it under
+     * {@code epoch}, before {@link #roundRows} fills them ({@link SharedRounding}: rows by several workers).
+     */
+    void reserve(float[] x, int nRows, int cols, long epoch) {
+        size(nRows * cols / 32);
+        from = x;
+        rows = nRows;
+        this.cols = cols;
+        this.epoch = epoch;
+    }
+
+    /** Rounds batch rows {@code [r0, r1)} of {@code x} into the arrays {@link #reserve} sized, as {@link #prepare} does. */
+    void roundRows(float[] x, int cols, int r0, int r1) {
+        for (int b = r0 * cols / 32, end = r1 * cols / 32; b < end; b++) roundBlock(x, 32 * b, b);
+    }
+
+    /** Whether these arrays hold {@code x} ({@code nRows × cols}) under {@code epoch}. */
+    boolean holds(float[] x, int nRows, int cols, long epoch) {
+        return from == x && rows == nRows && this.cols == cols && this.epoch == epoch;
     }
 
     /** {@code x} rounded block by block in plain Java: the reference {@link #prepare}'s vector path must equal. */
@@ -56,7 +78,17 @@ final class Q8Input {
     }
 
     private void fill(float[] x, int nRows, int cols, boolean vector) {
-        int n = nRows * cols, blocks = n / 32;
+        int blocks = nRows * cols / 32;
+        size(blocks);
+        for (int b = 0; b < blocks; b++) {
+            if (vector) roundBlock(x, 32 * b, b);
+            else roundScalar(x, 32 * b, b);
+        }
+    }
+
+    /** Grows the arrays to {@code blocks} blocks. */
+    private void size(int blocks) {
+        int n = 32 * blocks;
         if (q.length < n) {
             q = new byte[n];
             qSeg = MemorySegment.ofArray(q);
@@ -72,10 +104,6 @@ final class Q8Input {
         if (d.length < blocks) {
             d = new float[blocks];
             dSeg = MemorySegment.ofArray(d);
-        }
-        for (int b = 0; b < blocks; b++) {
-            if (vector) roundBlock(x, 32 * b, b);
-            else roundScalar(x, 32 * b, b);
         }
     }
 

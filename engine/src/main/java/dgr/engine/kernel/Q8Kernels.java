@@ -55,6 +55,11 @@ public final class Q8Kernels implements Kernels {
     }
 
     @Override
+    public boolean roundsInput(WeightMatrix w) {
+        return Q8Rows.handles(w.layout());
+    }
+
+    @Override
     public boolean rowLanes() {
         return RowLanes.ON;
     }

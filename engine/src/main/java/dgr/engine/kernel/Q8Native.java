@@ -42,7 +42,7 @@ import java.util.Set;
  * load), the AVX-512 image takes the batch rows in multiples of 16 through one tile multiply per
  * 32-value block ({@code tdpbssd}/{@code tdpbsud}: the block's exact integer sums for 16 batch rows
  * and 16 weight rows), each weight block unpacked once per call for all of them, for every type but
- * Q6_K, Q2_K and Q3_K; the integers are the ones {@code vpdpbusd} forms and the float steps after
+ * Q2_K and Q3_K (Q6_K: two tile multiplies of 16 values per block, one per scale); the integers are the ones {@code vpdpbusd} forms and the float steps after
  * them are the same, so the bits are too ({@code Q8RowsTest} runs batches past 16). About 1.7 times
  * the VNNI kernel's rate at 64 rows (docs/engine.md, "Prompt chunks on AMX").
  * {@code -Ddgr.amx=false} keeps it off.
@@ -50,7 +50,7 @@ import java.util.Set;
 final class Q8Native {
     /** The two images, best first, with the CPU flags each needs. */
     enum Variant {
-        AVX512_VNNI("q8-avx512vnni.bin", "25ee88e50a8a958901a7f6d22b3110d483365f340a4e11f7fcd92f5a8054d85f",
+        AVX512_VNNI("q8-avx512vnni.bin", "ac90b2dd034dee59bcabeb9d54d1cfa8f92378f5148a67fc6ecfbe0c8e65ea9a",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")),
         AVX2("q8-avx2.bin", "95aec3f7398366b59e551c89d705d07804ecd0f2d8c4c727035410f748895ca5",
                 List.of("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"));

@@ -219,7 +219,8 @@ final class Q8Rows {
     }
 
     static void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
-        Q8Input in = s.eightBit.prepare(x, nRows, w.cols(), s.epoch);
+        Q8Input shared = s.shared, in = shared != null && shared.holds(x, nRows, w.cols(), s.epoch)
+                ? shared : s.eightBit.prepare(x, nRows, w.cols(), s.epoch);
         if (Q8Native.KERNEL != null && w.data().isNative()) Q8Native.KERNEL.rows(w, in, nRows, out, oStart, oEnd, s);
         else javaRows(w, in, nRows, out, oStart, oEnd);
     }

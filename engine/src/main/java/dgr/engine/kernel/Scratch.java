@@ -20,6 +20,8 @@ public final class Scratch {
     final SpanInput nibbles = new SpanInput(), bytes = new SpanInput();
     /** Activations rounded to 8 bits for {@link Q8Rows}. */
     final Q8Input eightBit = new Q8Input();
+    /** The current dispatch's input rounded once for all workers ({@link SharedRounding}), or null. */
+    Q8Input shared;
     /**
      * Heap segments over the output arrays {@link Q8Native} wrote lately (a forward pass has about
      * ten), so its calls allocate nothing once each array has one.

@@ -32,7 +32,8 @@ import java.util.SplittableRandom;
  * of steady-state decode ({@code --steady}; it should not move: the hot path allocates nothing).
  * {@code --warmup} batch-1 steps run untimed first (8 by default; a model as small as dsv4-small
  * needs a few hundred before the JIT has compiled its steps, as a serving node's first requests do).
- * {@code --amx-ab ROUNDS} times each prompt with AMX and without it, alternating in this JVM.
+ * {@code --amx-ab ROUNDS} times each prompt with AMX and without it, alternating in this JVM;
+ * {@code --rounding-ab ROUNDS} with the input rounded once per dispatch and by each worker.
  */
 public final class DecodeBench {
     private DecodeBench() {}
@@ -41,7 +42,7 @@ public final class DecodeBench {
         Path model = null;
         int threads = 2, steps = 32, prompt = 128, chunk = 32, steady = 512, warmup = 8;
         int[] batches = {1, 2, 4, 8, 16}, prompts = null, depths = {};
-        int amxRounds = 0;
+        int amxRounds = 0, roundingRounds = 0;
         EngineOptions.Kind kind = EngineOptions.Kind.AUTO;
         dgr.engine.KvCacheType cacheK = dgr.engine.KvCacheType.F32, cacheV = dgr.engine.KvCacheType.F32;
         for (int i = 0; i < args.length; i++) {
@@ -57,6 +58,7 @@ public final class DecodeBench {
                 case "--warmup" -> warmup = Integer.parseInt(args[++i]);
                 case "--batches" -> batches = ints(args[++i]);
                 case "--amx-ab" -> amxRounds = Integer.parseInt(args[++i]);
+                case "--rounding-ab" -> roundingRounds = Integer.parseInt(args[++i]);
                 case "--scalar" -> kind = EngineOptions.Kind.SCALAR;
                 case "--q8" -> kind = EngineOptions.Kind.Q8;
                 case "--simd" -> kind = EngineOptions.Kind.SIMD;
@@ -68,7 +70,7 @@ public final class DecodeBench {
         }
         if (model == null) throw new IllegalArgumentException("usage: DecodeBench MODEL.gguf|--synth-1b [--threads N] [--steps N] "
                 + "[--batches 1,2,4,8,16] [--prompt N | --prompts N,N,..] [--depths N,N,..] [--chunk N] [--steady TOKENS] [--warmup STEPS] "
-                + "[--scalar | --simd | --q8] [--amx-ab ROUNDS] [--cache-type-k TYPE] [--cache-type-v TYPE] [--cache-type TYPE]");
+                + "[--scalar | --simd | --q8] [--amx-ab ROUNDS] [--rounding-ab ROUNDS] [--cache-type-k TYPE] [--cache-type-v TYPE] [--cache-type TYPE]");
         if (prompts == null) prompts = prompt > 0 ? new int[] {prompt} : new int[0];
         int maxB = java.util.Arrays.stream(batches).max().orElse(1);
         int longest = Math.max(java.util.Arrays.stream(prompts).max().orElse(0), java.util.Arrays.stream(depths).max().orElse(0) + steps);
@@ -88,7 +90,11 @@ public final class DecodeBench {
             }
             if (prompts.length > 0) prefill(e, Math.min(128, prompts[0]), chunk);
             if (amxRounds > 0) {
-                amxAb(e, prompts, chunk, amxRounds);
+                ab(e, prompts, chunk, amxRounds, "AMX", "VNNI", dgr.engine.kernel.Q8Kernels::amxForBenchmark);
+                prompts = new int[0];
+            }
+            if (roundingRounds > 0) {
+                ab(e, prompts, chunk, roundingRounds, "rounding shared", "rounding per worker", dgr.engine.kernel.SharedRounding::shareForBenchmark);
                 prompts = new int[0];
             }
             for (int n : prompts) {
@@ -183,25 +189,27 @@ public final class DecodeBench {
     }
 
     /**
-     * {@code --amx-ab ROUNDS}: each prompt, ROUNDS times with AMX and ROUNDS times with the VNNI
-     * path, alternating in this JVM (same JIT state, the neighbours' load shared alike); prints
-     * each side's best and median rate by CPU time.
+     * {@code --amx-ab ROUNDS} (and {@code --rounding-ab}): each prompt, ROUNDS times with AMX and
+     * ROUNDS times with the VNNI path (shared rounding and each worker's own), alternating in this
+     * JVM (same JIT state, the neighbours' load shared alike); prints each side's best and median
+     * rate by CPU time.
      */
-    static void amxAb(Engine e, int[] prompts, int chunk, int rounds) {
+    static void ab(Engine e, int[] prompts, int chunk, int rounds, String onName, String offName,
+                   java.util.function.Consumer<Boolean> set) {
         for (int n : prompts) {
             double[][] cpu = new double[2][rounds];
             for (int r = 0; r < rounds; r++) {
                 for (int side = 0; side < 2; side++) {
                     boolean on = (r + side) % 2 == 0;
-                    dgr.engine.kernel.Q8Kernels.amxForBenchmark(on);
+                    set.accept(on);
                     cpu[on ? 0 : 1][r] = prefill(e, n, chunk).cpu();
                 }
             }
-            dgr.engine.kernel.Q8Kernels.amxForBenchmark(true);
+            set.accept(true);
             for (double[] c : cpu) java.util.Arrays.sort(c);
-            System.out.printf("prompt %d tokens, %d per forward, %d rounds each, tok/s by CPU time: AMX best %.2f median %.2f, "
-                    + "VNNI best %.2f median %.2f  load %s%n", n, chunk, rounds, cpu[0][rounds - 1], cpu[0][rounds / 2],
-                    cpu[1][rounds - 1], cpu[1][rounds / 2], load());
+            System.out.printf("prompt %d tokens, %d per forward, %d rounds each, tok/s by CPU time: %s best %.2f median %.2f, "
+                    + "%s best %.2f median %.2f  load %s%n", n, chunk, rounds, onName, cpu[0][rounds - 1], cpu[0][rounds / 2],
+                    offName, cpu[1][rounds - 1], cpu[1][rounds / 2], load());
         }
     }
 

@@ -2,6 +2,7 @@ package dgr.engine.llama;
 
 import dgr.engine.kernel.Kernels;
 import dgr.engine.kernel.Scratch;
+import dgr.engine.kernel.SharedRounding;
 import dgr.engine.kernel.WeightMatrix;
 import dgr.engine.kernel.WorkerPool;
 import java.util.concurrent.atomic.AtomicIntegerArray;
@@ -45,6 +46,8 @@ public final class Matmuls {
     /** Segment ends: written in {@link #run()} before the pool publishes the job, then only read. */
     private final int[] segEnd;
     private long epoch;
+    /** A prompt chunk's input rounded to 8 bits once for all workers rather than by each. */
+    private final SharedRounding rounding = new SharedRounding();
     private final WorkerPool.Job job = this::work;
 
     public Matmuls(Kernels kernels, WorkerPool pool, Scratch[] scratch) {
@@ -103,6 +106,8 @@ public final class Matmuls {
             out[j] = null;
         }
         epoch = nextEpoch();
+        // Batch rows from 16 (prompt chunks): there rounding is worth sharing; a decode step's is a few microseconds.
+        if (n < SharedRounding.FROM_ROWS || !rounding.begin(kernels, m[0], in[0], n, epoch)) rounding.end();
         // Gate and up are claimed together (one chunk = the same rows of both) so SwiGLU can follow at once.
         int parts = swiglu ? 1 : 3;
         firstChunk[0] = 0;
@@ -146,6 +151,7 @@ public final class Matmuls {
     private void work(int worker, int workers) {
         Scratch s = scratch[worker];
         s.epoch = epoch;
+        rounding.round(s);
         for (int c = claim(worker); c >= 0; c = claim(worker)) {
             int j = c < firstChunk[1] ? 0 : c < firstChunk[2] ? 1 : 2;
             int rows = m[j].rows(), o0 = (c - firstChunk[j]) * chunkRows[j], o1 = Math.min(rows, o0 + chunkRows[j]);
