@@ -15,17 +15,27 @@ import java.util.concurrent.locks.ReentrantLock;
  * thread, and back to the transport's) fewer per token. The body drains what all threads queued,
  * in order, so taking it inline never reorders anyone's work; work that finds the body taken
  * (another link's rows, a tick) wakes the loop's thread, which takes it up after.
+ *
+ * <p>Work that comes within {@code backToBack} of an inline body's end goes to the loop's thread too:
+ * gRPC delivers messages read together one after another before its transport thread writes
+ * anything, so computing the second one inline would hold the first one's token (written by that
+ * thread only once it returns) for a whole batch; on a route with micro-batches in flight that is
+ * the next batch's wait.
  */
 final class LoopTurn implements AutoCloseable {
     private final ReentrantLock turn = new ReentrantLock();
     private final Runnable body;
-    private final long tickNanos;
+    private final long tickNanos, backToBackNanos;
     private final Thread thread;
     private volatile boolean closed;
+    /** When the last inline body ended ({@link System#nanoTime}). */
+    private volatile long inlineEnded;
 
-    LoopTurn(String name, long tickMillis, Runnable body) {
+    LoopTurn(String name, long tickMillis, long backToBackNanos, Runnable body) {
         this.body = body;
         this.tickNanos = TimeUnit.MILLISECONDS.toNanos(tickMillis);
+        this.backToBackNanos = backToBackNanos;
+        this.inlineEnded = System.nanoTime() - backToBackNanos;
         this.thread = Thread.ofPlatform().name(name).daemon(true).start(this::loop);
     }
 
@@ -46,15 +56,16 @@ final class LoopTurn implements AutoCloseable {
     }
 
     /**
-     * Work was queued: runs the body on this thread when {@code inline} and no one runs it now;
-     * otherwise wakes the loop's thread (a body that runs now may have drained the queue before
-     * this work came).
+     * Work was queued: runs the body on this thread when {@code inline}, no one runs it now and no
+     * inline body ended just before; otherwise wakes the loop's thread (a body that runs now may have
+     * drained the queue before this work came).
      */
     void arrived(boolean inline) {
-        if (inline && turn.tryLock()) {
+        if (inline && System.nanoTime() - inlineEnded >= backToBackNanos && turn.tryLock()) {
             try {
                 if (!closed) body.run();
             } finally {
+                inlineEnded = System.nanoTime();
                 turn.unlock();
             }
             return;

@@ -60,6 +60,12 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
     private static final long LOAD_EVERY_NANOS = 250_000_000L;
     /** The loop turns at least this often with nothing queued: orphans expire, loads go up. */
     private static final long TICK_MILLIS = 50;
+    /**
+     * Rows delivered this soon after an inline batch ended came in the same read (LoopTurn): the
+     * stage's thread computes them, so the transport thread writes the previous batch's tokens first.
+     * A decode row of a route waiting for its token comes far later (the head computes in between).
+     */
+    private static final long BACK_TO_BACK_NANOS = 200_000;
     private long lastLoadNanos;
     /** Upstream streams that have sent something and not ended: where loads go (gRPC threads read it too). */
     private final java.util.Set<UpLink> ups = ConcurrentHashMap.newKeySet();
@@ -79,7 +85,7 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
         this.down = last ? null : new Downlinks(token, clock, width, this);
         this.batch = new Batch(maxRows, width);
         this.rowScratch = new float[width];
-        this.turn = new LoopTurn("dgr-stage-" + engine.recipe().firstLayer() + "-" + engine.recipe().endLayer(), TICK_MILLIS, this::turn);
+        this.turn = new LoopTurn("dgr-stage-" + engine.recipe().firstLayer() + "-" + engine.recipe().endLayer(), TICK_MILLIS, BACK_TO_BACK_NANOS, this::turn);
     }
 
     /**
@@ -91,7 +97,11 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
      */
     void submit(Op op) {
         ops.add(op);
-        turn.arrived(last && op instanceof Message m && m.down().getKindCase() == Down.KindCase.ROWS && !hasReplay(m.down()));
+        boolean rows = op instanceof Message m && m.down().getKindCase() == Down.KindCase.ROWS;
+        // Rows for the next forward pass: the engine's workers (rested while the stage waited) wake now, in
+        // parallel with the loop taking the message and planning the batch.
+        if (rows) engine.wake();
+        turn.arrived(last && rows && !hasReplay(((Message) op).down()));
     }
 
     private static boolean hasReplay(Down d) {
@@ -313,6 +323,9 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
         if (batch.size() == 0) return;
         long t0 = System.nanoTime();
         ForwardResult result = engine.forward(batch);
+        // Nothing queued: the next rows come over the wire, so the workers park now, leaving the cores to the
+        // transport's threads that carry this batch's rows or tokens on (and to a neighbour stage sharing them).
+        if (ops.isEmpty()) engine.rest();
         Map<UpLink, Tokens.Builder> replies = new LinkedHashMap<>();
         int replayRows = 0, replaySessions = 0;
         for (Planned p : planned) {

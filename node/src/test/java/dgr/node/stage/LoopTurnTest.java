@@ -19,9 +19,22 @@ class LoopTurnTest {
     @Test
     void workReachingAnIdleLoopRunsOnTheThreadThatBroughtIt() {
         AtomicReference<Thread> ranOn = new AtomicReference<>();
-        try (LoopTurn turn = new LoopTurn("test-loop", 10_000, () -> { if (ranOn.get() == null) ranOn.set(Thread.currentThread()); })) {
+        try (LoopTurn turn = new LoopTurn("test-loop", 10_000, 0, () -> { if (ranOn.get() == null) ranOn.set(Thread.currentThread()); })) {
             turn.arrived(true);
             assertThat(ranOn.get()).isSameAs(Thread.currentThread());
+        }
+    }
+
+    @Test
+    void workArrivingRightAfterAnInlineTurnGoesToTheLoopsThread() {
+        List<String> ranOn = java.util.Collections.synchronizedList(new ArrayList<>());
+        // An hour counts as "right after": the second arrival is back to back whatever the machine's load.
+        try (LoopTurn turn = new LoopTurn("test-loop", 10_000, TimeUnit.HOURS.toNanos(1), () -> ranOn.add(Thread.currentThread().getName()))) {
+            turn.arrived(true);
+            turn.arrived(true);
+            Await.until(WAIT, "the second turn ran", () -> ranOn.size() >= 2);
+            assertThat(ranOn.get(0)).isEqualTo(Thread.currentThread().getName());
+            assertThat(ranOn.get(1)).isEqualTo("test-loop");
         }
     }
 
@@ -31,7 +44,7 @@ class LoopTurnTest {
         List<String> done = java.util.Collections.synchronizedList(new ArrayList<>());
         List<String> threads = java.util.Collections.synchronizedList(new ArrayList<>());
         CountDownLatch inBody = new CountDownLatch(1), release = new CountDownLatch(1);
-        try (LoopTurn turn = new LoopTurn("test-loop", 10_000, () -> {
+        try (LoopTurn turn = new LoopTurn("test-loop", 10_000, 0, () -> {
             for (String w; (w = queued.poll()) != null; ) {
                 threads.add(Thread.currentThread().getName());
                 if (w.equals("first")) {
@@ -63,7 +76,7 @@ class LoopTurnTest {
         int threads = 4, each = 2000;
         ConcurrentLinkedQueue<Integer> queued = new ConcurrentLinkedQueue<>();
         AtomicInteger inside = new AtomicInteger(), overlaps = new AtomicInteger(), done = new AtomicInteger();
-        try (LoopTurn turn = new LoopTurn("test-loop", 10_000, () -> {
+        try (LoopTurn turn = new LoopTurn("test-loop", 10_000, 0, () -> {
             if (inside.incrementAndGet() > 1) overlaps.incrementAndGet();
             while (queued.poll() != null) done.incrementAndGet();
             inside.decrementAndGet();
@@ -88,7 +101,7 @@ class LoopTurnTest {
     @Test
     void noTurnRunsAfterClose() {
         AtomicInteger runs = new AtomicInteger();
-        LoopTurn turn = new LoopTurn("test-loop", 1, runs::incrementAndGet);
+        LoopTurn turn = new LoopTurn("test-loop", 1, 0, runs::incrementAndGet);
         turn.close();
         int after = runs.get();
         turn.arrived(true);
