@@ -6,9 +6,11 @@ import java.nio.file.Path;
 /** One engine: timed prompts and decode steps at a depth; loaded per build by AbPrompt. */
 public final class PromptStep {
     static final int THREADS = Integer.parseInt(System.getenv().getOrDefault("AB_THREADS", "2"));
+    /** Prompt rows per forward (AB_CHUNK; the scheduler's default is 64). */
+    static final int CHUNK = Integer.parseInt(System.getenv().getOrDefault("AB_CHUNK", "32"));
     final Engine e; final Batch batch; StateSlot deep; int next;
     public PromptStep(String model, int threads, int depth) {
-        e = Engines.load(Path.of(model), EngineOptions.defaults().withThreads(THREADS).withMaxRows(32).withContextLength(4200)
+        e = Engines.load(Path.of(model), EngineOptions.defaults().withThreads(THREADS).withMaxRows(CHUNK).withContextLength(4200)
                 .withCacheTypes(KvCacheTypes.of(KvCacheType.valueOf(System.getenv().getOrDefault("AB_CACHE", "F32")))));
         batch = new Batch(e.features().maxRows(), e.boundarySchema().rowWidth());
         DecodeBench.decode(e, 1, 8);
@@ -16,7 +18,7 @@ public final class PromptStep {
         deep = e.openSlot();
         for (int p = 0; p < depth; ) {
             batch.clear();
-            for (int r = 0; r < 32 && p < depth; r++, p++) batch.addToken(deep, p, 100 + (p * 31) % 1000, p == depth - 1);
+            for (int r = 0; r < CHUNK && p < depth; r++, p++) batch.addToken(deep, p, 100 + (p * 31) % 1000, p == depth - 1);
             ForwardResult fr = e.forward(batch);
             if (p == depth) next = dgr.engine.sampler.GreedySampler.argmax(fr.outputArray(), fr.outputOffset(batch.size() - 1), fr.outputWidth());
         }
@@ -34,7 +36,7 @@ public final class PromptStep {
             long t0 = now();
             for (int p = 0; p < n; ) {
                 batch.clear();
-                for (int r = 0; r < 32 && p < n; r++, p++) batch.addToken(slot, p, 100 + (p * 31) % 1000, p == n - 1);
+                for (int r = 0; r < CHUNK && p < n; r++, p++) batch.addToken(slot, p, 100 + (p * 31) % 1000, p == n - 1);
                 e.forward(batch);
             }
             return now() - t0;

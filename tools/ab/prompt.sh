@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prompt and long-context A/B of two dgr builds in one JVM:
 #   tools/ab/prompt.sh MODEL DIR_A DIR_B [DEPTH] [REPS128] [REPS1024] [REPS4096] [STEPS]
-# Alternates, in random order, prompts of 128, 1024 and 4096 tokens (32 rows per forward) and
+# Alternates, in random order, prompts of 128, 1024 and 4096 tokens (32 rows per forward, AB_CHUNK=N for N) and
 # batch-1 decode steps at DEPTH; DIR_A and DIR_B compiled as for run.sh.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"

@@ -50,6 +50,20 @@ public interface Engine extends AutoCloseable {
         return 0;
     }
 
+    /**
+     * Says the caller will not run a forward pass until something outside this process answers (a
+     * route's neighbour computing its span): the engine's idle worker threads give their cores back
+     * at once instead of spinning first. The next {@link #forward} wakes them. Only a hint: the
+     * results are the same bits either way.
+     */
+    default void rest() {}
+
+    /**
+     * Says a forward pass is about to come (its rows have arrived): idle worker threads wake now and
+     * wait for it, in parallel with the caller getting ready. Any thread may call it; only a hint.
+     */
+    default void wake() {}
+
     @Override
     void close();
 }

@@ -1,6 +1,7 @@
 package dgr.runtime;
 
 import dgr.engine.Batch;
+import dgr.engine.Engine;
 import dgr.engine.ForwardResult;
 import java.util.HashMap;
 import java.util.List;
@@ -28,14 +29,16 @@ final class HeadRoute {
     }
 
     private final Downstream downstream;
+    private final Engine engine;
     private final int depth;
     private final long[] rowSessions;
     private final Map<Long, Session> open = new HashMap<>();
     private int flights;
     private long waitedNanos;
 
-    HeadRoute(Downstream downstream, int maxBatchTokens) {
+    HeadRoute(Downstream downstream, Engine engine, int maxBatchTokens) {
         this.downstream = downstream;
+        this.engine = engine;
         this.depth = Math.max(1, downstream.depth());
         this.rowSessions = new long[maxBatchTokens];
     }
@@ -56,6 +59,10 @@ final class HeadRoute {
         for (int i = 0, row = 0; i < planner.count(); i++) {
             for (int c = 0; c < planner.chunk(i); c++) rowSessions[row++] = planner.sequenceId(i);
         }
+        // With the route's depth filled by this batch only the route can bring the next rows: the engine's
+        // workers park now, leaving the cores to the transport's threads carrying these rows (and to the
+        // stages computing them when they share this machine), rather than spinning first.
+        if (flights + 1 >= depth) engine.rest();
         downstream.send(batch, result, rowSessions);
         // Only once sent: a send that threw leaves no session in flight (the scheduler fails them).
         Flight flight = new Flight();
@@ -75,6 +82,7 @@ final class HeadRoute {
         boolean plannable = false;
         for (int i = 0; i < running.size() && !plannable; i++) plannable = running.get(i).inFlight == null;
         boolean wait = flights > 0 && (!plannable || flights >= depth);
+        if (wait) engine.rest();  // as in send: only the route can bring the next rows
         long t0 = System.nanoTime();
         downstream.receive(wait ? MAX_WAIT_NANOS : 0, new Downstream.Replies() {
             @Override

@@ -75,7 +75,7 @@ public final class Scheduler implements AutoCloseable {
                     + engine.id() + " runs layers [" + recipe.firstLayer() + ", " + recipe.endLayer() + ") of "
                     + recipe.nLayers() + (downstream == null ? " and has no route" : " and was given a route"));
         }
-        this.route = downstream == null ? null : new HeadRoute(downstream, config.maxBatchTokens());
+        this.route = downstream == null ? null : new HeadRoute(downstream, engine, config.maxBatchTokens());
         if (config.maxBatchTokens() > engine.features().maxRows()) {
             throw new IllegalArgumentException("maxBatchTokens " + config.maxBatchTokens() + " exceeds engine "
                     + engine.id() + " maxRows " + engine.features().maxRows());

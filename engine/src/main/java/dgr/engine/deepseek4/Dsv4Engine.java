@@ -177,6 +177,12 @@ public final class Dsv4Engine implements Engine {
     }
 
     @Override
+    public void rest() { pool.rest(); }
+
+    @Override
+    public void wake() { pool.wake(); }
+
+    @Override
     public void close() {
         if (closed) return;
         closed = true;

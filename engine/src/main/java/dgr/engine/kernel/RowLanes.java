@@ -25,19 +25,18 @@ public final class RowLanes {
     /** Rows per vector. */
     public static final int LANES = 16;
     static final VectorSpecies<Float> W = FloatVector.SPECIES_512;
-    private static final VectorSpecies<Float> Q = FloatVector.SPECIES_128;
     /** Whether this CPU runs 512-bit vectors natively (else 16 lanes would be emulated). */
     public static final boolean ON = SimdAttention.WIDE;
 
     /**
-     * {@code qT[(i)·R + r] = q[(r0 + r)·qd + qo + i]} for {@code i < n}, {@code r < rows}; lanes from
+     * {@code qT[to + i·R + r] = q[(r0 + r)·qd + qo + i]} for {@code i < n}, {@code r < rows}; lanes from
      * {@code rows} on are 0.
      */
-    public static void transpose(float[] q, int qd, int r0, int rows, int qo, int n, float[] qT) {
-        java.util.Arrays.fill(qT, 0, n * LANES, 0f);
+    public static void transpose(float[] q, int qd, int r0, int rows, int qo, int n, float[] qT, int to) {
+        java.util.Arrays.fill(qT, to, to + n * LANES, 0f);
         for (int r = 0; r < rows; r++) {
             int src = (r0 + r) * qd + qo;
-            for (int i = 0; i < n; i++) qT[i * LANES + r] = q[src + i];
+            for (int i = 0; i < n; i++) qT[to + i * LANES + r] = q[src + i];
         }
     }
 
@@ -67,7 +66,9 @@ public final class RowLanes {
     private static void scores1x8(float[] qT, int q0, int hd, float[] k, int kb, float scale, float[] sT, int so) {
         FloatVector z = FloatVector.zero(W);
         FloatVector a0 = z, a1 = z, a2 = z, a3 = z, a4 = z, a5 = z, a6 = z, a7 = z;
-        for (int d = 0, qi = q0, ki = kb; d < hd; d++, qi += LANES, ki += 8) {
+        for (int d = 0; d < hd; d++) {
+            // Indices from the loop counter alone, so C2 hoists their range checks (4–5% on this kernel).
+            int qi = q0 + d * LANES, ki = kb + d * 8;
             FloatVector x = FloatVector.fromArray(W, qT, qi);
             a0 = x.fma(FloatVector.broadcast(W, k[ki]), a0);
             a1 = x.fma(FloatVector.broadcast(W, k[ki + 1]), a1);
@@ -94,7 +95,9 @@ public final class RowLanes {
         FloatVector z = FloatVector.zero(W);
         FloatVector a00 = z, a01 = z, a02 = z, a03 = z, a10 = z, a11 = z, a12 = z, a13 = z;
         FloatVector a20 = z, a21 = z, a22 = z, a23 = z, a30 = z, a31 = z, a32 = z, a33 = z;
-        for (int d = 0, qi = q0, ki = kb; d < hd; d++, qi += LANES, ki += 8) {
+        for (int d = 0; d < hd; d++) {
+            // Indices from the loop counter alone, so C2 hoists their range checks (4–5% on this kernel).
+            int qi = q0 + d * LANES, ki = kb + d * 8;
             FloatVector k0 = FloatVector.broadcast(W, k[ki]), k1 = FloatVector.broadcast(W, k[ki + 1]);
             FloatVector k2 = FloatVector.broadcast(W, k[ki + 2]), k3 = FloatVector.broadcast(W, k[ki + 3]);
             FloatVector x = FloatVector.fromArray(W, qT, qi);
@@ -210,44 +213,41 @@ public final class RowLanes {
 
     /**
      * Values {@code [p0, p1)} of one head, position {@code p}'s element {@code d} at
-     * {@code v[vBase + (p − p0)·vStride + d]}, regrouped for {@link #weightedVT}: four elements at a
-     * time, position after position ({@code vB[((d/4)·(p1 − p0) + p − p0)·4 + d%4]}). In the cache's
-     * order a pass over four elements of 64 positions touched 64 lines 2 KiB apart (a K/V row of
-     * llama-1b), which share two L1 sets and were evicted between passes; regrouped, a pass reads
-     * 1 KiB in address order, and the copy reads the head's values once, position after position.
+     * {@code v[vBase + (p − p0)·vStride + d]}, copied to {@code vB[(p − p0)·hd + d]}: one head's values
+     * side by side for {@link #weightedVT}. In the cache's order, a pass over four elements of 64
+     * positions touched 64 lines 2 KiB apart (a K/V row of llama-1b), which share two of L1's 64 sets and
+     * were evicted between passes, read from memory across a 4 KiB page every two positions where the
+     * prefetchers do not follow; the copy reads the head's values once, position after position.
      */
     public static void packV(float[] v, int vBase, int vStride, int p0, int p1, int hd, float[] vB) {
-        int np = p1 - p0;
-        for (int p = 0; p < np; p++) {
-            int src = vBase + p * vStride;
-            for (int d = 0; d < hd; d += 4) FloatVector.fromArray(Q, v, src + d).intoArray(vB, ((d >> 2) * np + p) << 2);
-        }
+        for (int p = 0, np = p1 - p0; p < np; p++) System.arraycopy(v, vBase + p * vStride, vB, p * hd, hd);
     }
 
     /**
      * {@link Kernels#weightedV} for every lane's row at once, the outputs transposed like the queries:
      * {@code outT[ob + (g·hd + d)·R + r]} (head {@code g}, element {@code d}, row {@code r}) first times
      * {@code alpha[g·R + r]} (the tile's rescale factor; exact where it is 1), then plus
-     * {@code sT[(g·tile + p)·R + r] · V[p][d]} for {@code p} in {@code [p0, p1)} in order, one FMA each,
-     * V regrouped by {@link #packV}. Position {@code p}'s weights are one vector for the 16 rows and its V
+     * {@code sT[(g·tile + p)·R + r] · v[vBase + (p − p0)·vStride + d]} for {@code p} in {@code [p0, p1)} in
+     * order, one FMA each (V side by side: {@link #packV}). Position {@code p}'s weights are one vector for the 16 rows and its V
      * values broadcast, where one row at a time loaded each V row 16 times and each weight alone. A
      * row's positions outside its own range carry weight 0 ({@link #softmax} masked them), so its FMAs
      * there add exact zeros and its bits are the one-row path's, as long as the V values those positions
      * hold are finite (0 · ∞ would be NaN): they are values of the run's own rows.
      */
-    public static void weightedVT(float[] sT, int tile, int heads, int p0, int p1, float[] vB, float[] outT, int ob, int hd, float[] alpha) {
-        int g = 0, np = p1 - p0;
+    public static void weightedVT(float[] sT, int tile, int heads, int p0, int p1, float[] v, int vBase, int vStride,
+                                  float[] outT, int ob, int hd, float[] alpha) {
+        int g = 0;
         for (; g + 4 <= heads; g += 4) {
-            for (int d = 0; d < hd; d += 4) weighted4x4(sT, tile, g, p0, p1, vB, d * np, outT, ob + (g * hd + d) * LANES, hd, alpha);
+            for (int d = 0; d < hd; d += 4) weighted4x4(sT, tile, g, p0, p1, v, vBase + d, vStride, outT, ob + (g * hd + d) * LANES, hd, alpha);
         }
         for (; g < heads; g++) {
-            for (int d = 0; d < hd; d += 4) weighted1x4(sT, tile, g, p0, p1, vB, d * np, outT, ob + (g * hd + d) * LANES, alpha);
+            for (int d = 0; d < hd; d += 4) weighted1x4(sT, tile, g, p0, p1, v, vBase + d, vStride, outT, ob + (g * hd + d) * LANES, alpha);
         }
     }
 
     /** Four heads × four elements (16 chains): per position four weight vectors and four broadcast V values. */
-    private static void weighted4x4(float[] sT, int tile, int g, int p0, int p1, float[] v, int vb, float[] outT, int o,
-                                    int hd, float[] alpha) {
+    private static void weighted4x4(float[] sT, int tile, int g, int p0, int p1, float[] v, int vb, int vStride, float[] outT,
+                                    int o, int hd, float[] alpha) {
         int hs = hd * LANES, ws = tile * LANES;
         FloatVector al = FloatVector.fromArray(W, alpha, g * LANES);
         FloatVector a00 = FloatVector.fromArray(W, outT, o).mul(al), a01 = FloatVector.fromArray(W, outT, o + LANES).mul(al);
@@ -261,7 +261,7 @@ public final class RowLanes {
         al = FloatVector.fromArray(W, alpha, (g + 3) * LANES);
         FloatVector a30 = FloatVector.fromArray(W, outT, o + 3 * hs).mul(al), a31 = FloatVector.fromArray(W, outT, o + 3 * hs + LANES).mul(al);
         FloatVector a32 = FloatVector.fromArray(W, outT, o + 3 * hs + 2 * LANES).mul(al), a33 = FloatVector.fromArray(W, outT, o + 3 * hs + 3 * LANES).mul(al);
-        for (int p = p0, vo = vb, wo = (g * tile + p0) * LANES; p < p1; p++, vo += 4, wo += LANES) {
+        for (int p = p0, vo = vb, wo = (g * tile + p0) * LANES; p < p1; p++, vo += vStride, wo += LANES) {
             FloatVector v0 = FloatVector.broadcast(W, v[vo]), v1 = FloatVector.broadcast(W, v[vo + 1]);
             FloatVector v2 = FloatVector.broadcast(W, v[vo + 2]), v3 = FloatVector.broadcast(W, v[vo + 3]);
             FloatVector w = FloatVector.fromArray(W, sT, wo);
@@ -304,11 +304,12 @@ public final class RowLanes {
     }
 
     /** One head × four elements: the heads left over from groups of four. */
-    private static void weighted1x4(float[] sT, int tile, int g, int p0, int p1, float[] v, int vb, float[] outT, int o, float[] alpha) {
+    private static void weighted1x4(float[] sT, int tile, int g, int p0, int p1, float[] v, int vb, int vStride, float[] outT, int o,
+                                    float[] alpha) {
         FloatVector al = FloatVector.fromArray(W, alpha, g * LANES);
         FloatVector a0 = FloatVector.fromArray(W, outT, o).mul(al), a1 = FloatVector.fromArray(W, outT, o + LANES).mul(al);
         FloatVector a2 = FloatVector.fromArray(W, outT, o + 2 * LANES).mul(al), a3 = FloatVector.fromArray(W, outT, o + 3 * LANES).mul(al);
-        for (int p = p0, vo = vb, wo = (g * tile + p0) * LANES; p < p1; p++, vo += 4, wo += LANES) {
+        for (int p = p0, vo = vb, wo = (g * tile + p0) * LANES; p < p1; p++, vo += vStride, wo += LANES) {
             FloatVector w = FloatVector.fromArray(W, sT, wo);
             a0 = w.fma(FloatVector.broadcast(W, v[vo]), a0);
             a1 = w.fma(FloatVector.broadcast(W, v[vo + 1]), a1);
@@ -322,12 +323,13 @@ public final class RowLanes {
     }
 
     /**
-     * {@code out[(r0 + r)·qd + qo + i] = outT[i·R + r]} for {@code i < n}, {@code r < rows}: {@link #transpose}'s inverse.
+     * {@code out[(r0 + r)·qd + qo + i] = outT[from + i·R + r]} for {@code i < n}, {@code r < rows}:
+     * {@link #transpose}'s inverse.
      */
-    public static void untranspose(float[] outT, int rows, int n, float[] out, int qd, int r0, int qo) {
+    public static void untranspose(float[] outT, int from, int rows, int n, float[] out, int qd, int r0, int qo) {
         for (int r = 0; r < rows; r++) {
             int dst = (r0 + r) * qd + qo;
-            for (int i = 0; i < n; i++) out[dst + i] = outT[i * LANES + r];
+            for (int i = 0; i < n; i++) out[dst + i] = outT[from + i * LANES + r];
         }
     }
 }

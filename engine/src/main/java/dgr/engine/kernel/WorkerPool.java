@@ -37,6 +37,8 @@ public final class WorkerPool implements AutoCloseable {
     private final AtomicInteger pending = new AtomicInteger();
     private volatile int generation;
     private volatile boolean closed;
+    /** Set by {@link #rest}, cleared by the next {@link #run}: idle workers park without spinning. */
+    private volatile boolean resting;
     private volatile Job job;
     private volatile RuntimeException failure;
     private final AtomicIntegerArray sleeping;
@@ -68,6 +70,7 @@ public final class WorkerPool implements AutoCloseable {
         job = j;
         failure = null;
         pending.set(size - 1);
+        resting = false;
         generation++;
         for (int i = 1; i < size; i++) if (sleeping.get(i) != 0) LockSupport.unpark(threads[i]);
         RuntimeException mine = null;
@@ -92,18 +95,21 @@ public final class WorkerPool implements AutoCloseable {
         while (true) {
             long yieldUntil = 0;
             for (int spins = 0; generation == seen && !closed; spins++) {
-                if (spins < SPINS_BEFORE_YIELD) {
-                    Thread.onSpinWait();
-                    continue;
-                }
-                if (spins == SPINS_BEFORE_YIELD) yieldUntil = System.nanoTime() + YIELD_NANOS;
-                if (System.nanoTime() - yieldUntil < 0) {
-                    Thread.yield();
-                    continue;
+                if (!resting) {  // resting: nothing comes soon, straight to the park below
+                    if (spins < SPINS_BEFORE_YIELD) {
+                        Thread.onSpinWait();
+                        continue;
+                    }
+                    if (spins == SPINS_BEFORE_YIELD) yieldUntil = System.nanoTime() + YIELD_NANOS;
+                    if (System.nanoTime() - yieldUntil < 0) {
+                        Thread.yield();
+                        continue;
+                    }
                 }
                 sleeping.set(w, 1);
                 if (generation == seen && !closed) LockSupport.park(this);
                 sleeping.set(w, 0);
+                spins = -1;  // woken ahead of a job (wake) or spuriously: spin and yield for it again before parking
             }
             if (closed) return;
             seen = generation;
@@ -115,6 +121,26 @@ public final class WorkerPool implements AutoCloseable {
                 pending.decrementAndGet();
             }
         }
+    }
+
+    /**
+     * Idle workers park now rather than spin and yield first, until the next {@link #run} wakes them:
+     * for a caller that knows its next job waits on something slow (a route's neighbour on the same
+     * cores, which a spinning worker would slow down). Any thread may call it.
+     */
+    public void rest() {
+        if (size > 1) resting = true;
+    }
+
+    /**
+     * Wakes parked workers ahead of a job that is about to come (rows for the next forward pass have
+     * arrived), so they spin for it while the caller gets ready instead of waking only when it is
+     * dispatched; undoes {@link #rest}. Any thread may call it.
+     */
+    public void wake() {
+        if (size == 1) return;
+        resting = false;
+        for (int i = 1; i < size; i++) if (sleeping.get(i) != 0) LockSupport.unpark(threads[i]);
     }
 
     /** The share {@code [from, to)} of {@code n} items that worker {@code w} of {@code workers} owns. */

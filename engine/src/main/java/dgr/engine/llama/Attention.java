@@ -29,8 +29,6 @@ final class Attention implements WorkerPool.Job {
     /** The layer's sink logits, one per query head (gpt-oss), or null. */
     private float[] layerSinks;
     private final TiledAttention tiled;
-    /** K/V heads per claim of {@link TiledAttention} items: half of them, so a decode row is still split in two. */
-    private final int claimHeads;
     /** The next claim of the current job. */
     private final java.util.concurrent.atomic.AtomicInteger nextClaim = new java.util.concurrent.atomic.AtomicInteger();
 
@@ -42,7 +40,6 @@ final class Attention implements WorkerPool.Job {
         this.att = att;
         this.scoreStride = scoreStride;
         this.tiled = new TiledAttention(cfg, mats.kernels(), mats.pool().size(), rows.slot.length, kCodec, vCodec);
-        this.claimHeads = Math.max(1, (cfg.nHeadKv() + 1) / 2);
     }
 
     /** Attention of every row at {@code layer} (an index into the stage's layers) into the output. */
@@ -58,14 +55,12 @@ final class Attention implements WorkerPool.Job {
     @Override
     public void run(int worker, int workers) {
         if (cfg.mla() == null) {
-            // Claims of half a run's K/V heads (walked together), taken one at a time rather than as fixed
-            // shares, so a worker that finishes first, or whose neighbour is descheduled, takes the rest:
-            // with fixed shares the caller waited for the other worker through a fifth of the attention
-            // of a 4096-token prompt (load 5). Which worker computes an item never changes its bits.
-            int kvHeads = cfg.nHeadKv(), perRun = (kvHeads + claimHeads - 1) / claimHeads, claims = tiled.items() / kvHeads * perRun;
-            for (int c = nextClaim.getAndIncrement(); c < claims; c = nextClaim.getAndIncrement()) {
-                int run = c / perRun, kh0 = c % perRun * claimHeads, kh1 = Math.min(kvHeads, kh0 + claimHeads);
-                tiled.items(run * kvHeads + kh0, run * kvHeads + kh1, worker, layer, window, layerSinks, q, att, rows.slot, rows.pos);
+            // Claims taken one at a time rather than as fixed shares, so a worker that finishes first, or
+            // whose neighbour is descheduled, takes the rest: with fixed shares the caller waited for the
+            // other worker through a fifth of the attention of a 4096-token prompt (load 5). Which worker
+            // computes a claim never changes its bits.
+            for (int c = nextClaim.getAndIncrement(), n = tiled.claims(); c < n; c = nextClaim.getAndIncrement()) {
+                tiled.claim(c, worker, layer, window, layerSinks, q, att, rows.slot, rows.pos);
             }
             return;
         }

@@ -426,6 +426,12 @@ public final class LlamaEngine implements Engine {
     }
 
     @Override
+    public void rest() { pool.rest(); }
+
+    @Override
+    public void wake() { pool.wake(); }
+
+    @Override
     public void close() {
         if (closed) return;
         closed = true;

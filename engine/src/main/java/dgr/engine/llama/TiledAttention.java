@@ -6,11 +6,12 @@ import dgr.engine.kernel.RowLanes;
 
 /**
  * Causal attention over fixed tiles of key positions (a K/V page each, 64 positions from a
- * multiple of 64) with an online softmax ({@link OnlineSoftmax}). A work item is one K/V head of a
- * run of up to {@link #RUN} rows of one slot at consecutive positions (a prompt chunk): each tile's
- * K and V are read once from memory and then from L1 for every row of the run and every query
- * head sharing the K/V head, where scoring all positions before the softmax read a long context's
- * K and V from memory once per row. Per row and head the sequence is fixed: tiles in position
+ * multiple of 64) with an online softmax ({@link OnlineSoftmax}). Rows of one slot at consecutive
+ * positions form runs of up to {@link #RUN} rows, and on the row-lanes path up to
+ * {@link #SEGMENT_RUNS} runs form a segment (a prompt chunk); a work item is one K/V head of a segment,
+ * and workers claim a few items at a time. Each tile's K and V are read once from memory and then
+ * from L1 or L2 for every row of the segment and every query head sharing the K/V head, where
+ * scoring all positions before the softmax read a long context's K and V from memory once per row. Per row and head the sequence is fixed: tiles in position
  * order from the one holding the row's first position ({@code window.start}, else 0), each
  * scored by {@link Kernels#scores8}, weighed, and summed into the output by
  * {@link Kernels#weightedV}; tile boundaries are absolute, so neither the run a row falls in nor
@@ -25,8 +26,13 @@ import dgr.engine.kernel.RowLanes;
  */
 final class TiledAttention {
     static final int TILE = KvLayout.PAGE_TOKENS;
-    /** Rows per work item at most: enough to reuse a tile from L1, few enough that both workers get items. */
+    /** Rows per run at most: a vector's lanes ({@link RowLanes#LANES}). */
     static final int RUN = 16;
+    /**
+     * Runs of one slot taken together by the row-lanes path at most (64 rows, the scheduler's prompt
+     * chunk): each tile is read from memory once for all of them.
+     */
+    static final int SEGMENT_RUNS = 4;
 
     private final Kernels kernels;
     private final LlamaConfig cfg;
@@ -47,14 +53,23 @@ final class TiledAttention {
      * Per worker, for runs of several rows with the rows in vector lanes ({@link RowLanes}; null where the
      * kernels or the model do not allow it): transposed queries, a tile's scores and weights, running
      * maxima and sums, rescale factors, the lanes' position ranges and sums of 8-position lanes, and the
-     * outputs transposed like the queries and one head's values of a tile regrouped ({@link RowLanes#packV}).
+     * outputs transposed like the queries and one head's values of a float32 tile side by side ({@link RowLanes#packV}).
      */
     private final float[][] laneOut, laneV, laneQ, laneScores, laneState, laneAlpha, laneLo, laneHi, laneSums;
-    /** Per worker: running maximum and sum per (row, query head) of a run. */
+    /** Per worker, row-lanes path: each run's lane ranges in a tile and the runs' position ranges ({@link #lanes}). */
+    private final float[][] segLo, segHi;
+    private final int[][] segRange;
+    /** Per worker: running maximum and sum per (row, query head) of a segment. */
     private final float[][] state;
     /** Row where run {@code i} starts ({@code runStart[runs]} = rows). */
     private final int[] runStart;
-    private int runs;
+    /** Run where segment {@code i} starts: runs of one slot at consecutive positions, {@link #SEGMENT_RUNS} at most on the lanes path. */
+    private final int[] segStart;
+    /** Claims of work: items {@code [claimFrom[c], claimTo[c])}, segment × K/V heads. */
+    private final int[] claimFrom, claimTo;
+    private int runs, segments, claims;
+    /** K/V heads per claim: a run of one row (a decode step) splits its heads in two; a segment of prompt rows in quarters. */
+    private final int oneRowClaim, segmentClaim;
 
     TiledAttention(LlamaConfig cfg, Kernels kernels, int workers, int maxRows, KvCodec kCodec, KvCodec vCodec) {
         this.kernels = kernels;
@@ -78,37 +93,69 @@ final class TiledAttention {
         for (int w = 0; w < workers; w++) tiles[w] = new Tile();
         boolean lanes = kernels.rowLanes() && cap == 0f && hd % 4 == 0;
         int R = RowLanes.LANES, n = lanes ? workers : 0;
-        this.laneQ = lanes ? new float[n][cfg.nHead() * hd * R] : null;
-        this.laneOut = lanes ? new float[n][cfg.nHead() * hd * R] : null;
+        this.oneRowClaim = Math.max(1, (nHeadKv + 1) / 2);
+        this.segmentClaim = lanes ? Math.max(1, nHeadKv / 4) : oneRowClaim;
+        int segRuns = lanes ? SEGMENT_RUNS : 1;
+        this.laneQ = lanes ? new float[n][segRuns * segmentClaim * heads * hd * R] : null;
+        this.laneOut = lanes ? new float[n][segRuns * segmentClaim * heads * hd * R] : null;
+        this.segLo = lanes ? new float[n][segRuns * R] : null;
+        this.segHi = lanes ? new float[n][segRuns * R] : null;
+        this.segRange = lanes ? new int[n][segRuns * 3] : null;
         this.laneV = lanes ? new float[n][TILE * hd] : null;
         this.laneScores = lanes ? new float[n][heads * TILE * R] : null;
-        this.laneState = lanes ? new float[n][cfg.nHead() * 2 * R] : null;
+        this.laneState = lanes ? new float[n][segRuns * segmentClaim * heads * 2 * R] : null;
         this.laneAlpha = lanes ? new float[n][heads * R] : null;
         this.laneLo = lanes ? new float[n][R] : null;
         this.laneHi = lanes ? new float[n][R] : null;
         this.laneSums = lanes ? new float[n][9 * R] : null;
-        this.state = new float[workers][2 * RUN * cfg.nHead()];
+        this.state = new float[workers][2 * segRuns * RUN * cfg.nHead()];
         this.runStart = new int[maxRows + 1];
-    }
-
-    /** Splits the batch's rows into runs: same slot, consecutive positions, at most {@link #RUN} rows. */
-    void plan(KvSlot[] rowSlot, int[] rowPos, int nRows) {
-        runs = 0;
-        for (int r = 0; r < nRows; r++) {
-            boolean joins = r > 0 && rowSlot[r] == rowSlot[r - 1] && rowPos[r] == rowPos[r - 1] + 1 && r - runStart[runs - 1] < RUN;
-            if (!joins) runStart[runs++] = r;
-        }
-        runStart[runs] = nRows;
-    }
-
-    /** Work items of the planned batch: runs × K/V heads. */
-    int items() {
-        return runs * nHeadKv;
+        this.segStart = new int[maxRows + 1];
+        this.claimFrom = new int[maxRows * nHeadKv];
+        this.claimTo = new int[maxRows * nHeadKv];
     }
 
     /**
-     * Items {@code [from, to)}, all of one run ({@code from / nHeadKv == (to − 1) / nHeadKv}):
-     * attention of every row of the run for the items' K/V heads, into {@code att[r·qDim + h·hd ..]}
+     * Splits the batch's rows into runs (same slot, consecutive positions, at most {@link #RUN} rows),
+     * the runs into segments (on the row-lanes path, up to {@link #SEGMENT_RUNS} runs that continue one
+     * another; else one run each), and the segments' K/V heads into claims.
+     */
+    void plan(KvSlot[] rowSlot, int[] rowPos, int nRows) {
+        runs = 0;
+        segments = 0;
+        for (int r = 0; r < nRows; r++) {
+            boolean joins = r > 0 && rowSlot[r] == rowSlot[r - 1] && rowPos[r] == rowPos[r - 1] + 1;
+            if (!joins || r - runStart[runs - 1] == RUN) {
+                if (!joins || laneQ == null || runs - segStart[segments - 1] == SEGMENT_RUNS) segStart[segments++] = runs;
+                runStart[runs++] = r;
+            }
+        }
+        runStart[runs] = nRows;
+        segStart[segments] = runs;
+        claims = 0;
+        for (int g = 0; g < segments; g++) {
+            int span = runStart[segStart[g + 1]] - runStart[segStart[g]] == 1 ? oneRowClaim : segmentClaim;
+            for (int kh = 0; kh < nHeadKv; kh += span) {
+                claimFrom[claims] = g * nHeadKv + kh;
+                claimTo[claims++] = g * nHeadKv + Math.min(nHeadKv, kh + span);
+            }
+        }
+    }
+
+    /** Claims of work in the planned batch. */
+    int claims() {
+        return claims;
+    }
+
+    /** Claim {@code c}: its items' attention ({@link #items}). */
+    void claim(int c, int worker, int layer, LlamaConfig.SlidingWindow window, float[] sinks, float[] q, float[] att,
+               KvSlot[] rowSlot, int[] rowPos) {
+        items(claimFrom[c], claimTo[c], worker, layer, window, sinks, q, att, rowSlot, rowPos);
+    }
+
+    /**
+     * Items {@code [from, to)}, all of one segment ({@code from / nHeadKv == (to − 1) / nHeadKv}):
+     * attention of every row of the segment for the items' K/V heads, into {@code att[r·qDim + h·hd ..]}
      * for the query heads {@code h} sharing each. The K/V heads are walked together tile by tile, so a
      * worker reads a page's stretches of adjacent heads in turn (which the hardware prefetchers
      * follow) where one head over all tiles read 256 bytes of every 2 KiB of V and waited on memory
@@ -117,24 +164,36 @@ final class TiledAttention {
      */
     void items(int from, int to, int worker, int layer, LlamaConfig.SlidingWindow window, float[] sinks, float[] q, float[] att,
                KvSlot[] rowSlot, int[] rowPos) {
-        int run = from / nHeadKv, kh0 = from % nHeadKv, kh1 = kh0 + (to - from);
-        int r0 = runStart[run], r1 = runStart[run + 1];
+        int seg = from / nHeadKv, kh0 = from % nHeadKv, kh1 = kh0 + (to - from);
+        int u0 = segStart[seg], u1 = segStart[seg + 1];
+        if (runStart[u1] - runStart[u0] > 1 && laneQ != null) {
+            lanes(u0, u1, kh0, kh1, worker, layer, window, q, att, rowSlot[runStart[u0]], rowPos);
+            finish(runStart[u0], runStart[u1], kh0, kh1, worker, sinks, att);
+            return;
+        }
+        for (int u = u0; u < u1; u++) {
+            int r0 = runStart[u], r1 = runStart[u + 1];
+            float[] st = state[worker];
+            for (int r = r0; r < r1; r++) {
+                int qo = r * qd + kh0 * heads * hd;
+                java.util.Arrays.fill(att, qo, qo + (kh1 - kh0) * heads * hd, 0f);
+            }
+            for (int i = 0, n = (r1 - r0) * (kh1 - kh0) * heads; i < n; i++) {
+                st[2 * i] = Float.NEGATIVE_INFINITY;
+                st[2 * i + 1] = 0f;
+            }
+            if (r1 - r0 == 1) {
+                oneRow(r0, kh0, kh1, worker, layer, window, q, att, rowSlot[r0], rowPos[r0]);
+            } else {
+                rows(r0, r1, kh0, kh1, worker, layer, window, q, att, rowSlot[r0], rowPos);
+            }
+            finish(r0, r1, kh0, kh1, worker, sinks, att);
+        }
+    }
+
+    /** Rows {@code [r0, r1)}' outputs divided by their sums (a sink joining first), from the worker's state. */
+    private void finish(int r0, int r1, int kh0, int kh1, int worker, float[] sinks, float[] att) {
         float[] st = state[worker];
-        for (int r = r0; r < r1; r++) {
-            int qo = r * qd + kh0 * heads * hd;
-            java.util.Arrays.fill(att, qo, qo + (kh1 - kh0) * heads * hd, 0f);
-        }
-        for (int i = 0, n = (r1 - r0) * (kh1 - kh0) * heads; i < n; i++) {
-            st[2 * i] = Float.NEGATIVE_INFINITY;
-            st[2 * i + 1] = 0f;
-        }
-        if (r1 - r0 == 1) {
-            oneRow(r0, kh0, kh1, worker, layer, window, q, att, rowSlot[r0], rowPos[r0]);
-        } else if (laneQ != null) {
-            lanes(r0, r1, kh0, kh1, worker, layer, window, q, att, rowSlot[r0], rowPos);
-        } else {
-            rows(r0, r1, kh0, kh1, worker, layer, window, q, att, rowSlot[r0], rowPos);
-        }
         for (int r = r0; r < r1; r++) {
             for (int kh = kh0; kh < kh1; kh++) {
                 int qo = r * qd + kh * heads * hd, si = 2 * ((r - r0) * (kh1 - kh0) + (kh - kh0)) * heads;
@@ -188,72 +247,108 @@ final class TiledAttention {
     }
 
     /**
-     * A run of several rows with the rows in the lanes of 512-bit vectors ({@link RowLanes}): per tile
-     * and K/V head, the scores of all rows and four query heads at a time, each K value loaded once for
-     * them, the softmax step of each head for all rows at once, then the weighted values of all rows at
-     * once into outputs kept transposed until the last tile ({@link RowLanes#weightedVT}). The same bits
-     * as {@link #rows}: each element's operations and their order are kept (a rescale by exactly 1 and
-     * an FMA of weight 0 at a position a row does not see leave its output as it was).
+     * A segment of runs (a prompt chunk of up to 64 rows) with each run's rows in the lanes of 512-bit
+     * vectors ({@link RowLanes}): per tile and K/V head, for every run of the segment, the scores of all its
+     * rows and four query heads at a time (each K value loaded once for them), the softmax step of each
+     * head for all rows at once, then the weighted values of all rows at once into outputs kept
+     * transposed until the last tile ({@link RowLanes#weightedVT}). Each tile is read from memory once
+     * for the segment and from L1 or L2 for its other runs (at 4096 positions the context's K and V are
+     * 16 MiB a layer, read once per run before). The same bits as {@link #rows}: each element's
+     * operations and their order are kept (a rescale by exactly 1 and an FMA of weight 0 at a position
+     * a row does not see leave its output as it was).
      */
-    private void lanes(int r0, int r1, int kh0, int kh1, int worker, int layer, LlamaConfig.SlidingWindow window,
+    private void lanes(int u0, int u1, int kh0, int kh1, int worker, int layer, LlamaConfig.SlidingWindow window,
                        float[] q, float[] att, KvSlot slot, int[] rowPos) {
         final int R = RowLanes.LANES;
-        int n = r1 - r0, nk = kh1 - kh0;
+        int nk = kh1 - kh0, r0 = runStart[u0], r1 = runStart[u1];
+        // Per run: its transposed queries and outputs (qs floats each), its running maxima and sums (ss floats).
+        int qs = nk * heads * hd * R, ss = nk * heads * 2 * R;
         float[] qT = laneQ[worker], sT = laneScores[worker], ls = laneState[worker], alpha = laneAlpha[worker];
         float[] lo = laneLo[worker], hi = laneHi[worker], sums = laneSums[worker], oT = laneOut[worker], vB = laneV[worker];
-        RowLanes.transpose(q, qd, r0, n, kh0 * heads * hd, nk * heads * hd, qT);
-        java.util.Arrays.fill(oT, 0, nk * heads * hd * R, 0f);
-        for (int i = 0; i < nk * heads; i++) {
-            java.util.Arrays.fill(ls, i * 2 * R, i * 2 * R + R, Float.NEGATIVE_INFINITY);
-            java.util.Arrays.fill(ls, i * 2 * R + R, (i + 1) * 2 * R, 0f);
+        float[] runLo = segLo[worker], runHi = segHi[worker];
+        int[] range = segRange[worker];
+        for (int u = u0; u < u1; u++) {
+            int ru = u - u0;
+            RowLanes.transpose(q, qd, runStart[u], runStart[u + 1] - runStart[u], kh0 * heads * hd, nk * heads * hd, qT, ru * qs);
+            for (int i = 0; i < nk * heads; i++) {
+                java.util.Arrays.fill(ls, ru * ss + i * 2 * R, ru * ss + i * 2 * R + R, Float.NEGATIVE_INFINITY);
+                java.util.Arrays.fill(ls, ru * ss + i * 2 * R + R, ru * ss + (i + 1) * 2 * R, 0f);
+            }
         }
+        java.util.Arrays.fill(oT, 0, (u1 - u0) * qs, 0f);
         int first = firstVisible(window, rowPos, r0, r1);
         int last = rowPos[r1 - 1];
         for (int ta = first - first % TILE; ta <= last; ta += TILE) {
-            // Each lane's positions in this tile, relative to it (none: [TILE, 0)); lanes past the run see none.
-            int pLo = TILE, pHi = 0;
-            boolean masked = false;
-            for (int r = 0; r < R; r++) {
-                int l = TILE, h = 0;
-                if (r < n) {
-                    int pos = rowPos[r0 + r];
-                    l = Math.max(ta, window != null ? window.start(pos) : 0) - ta;
-                    h = Math.min(ta + TILE, pos + 1) - ta;
-                    if (l < h) {
-                        pLo = Math.min(pLo, l);
-                        pHi = Math.max(pHi, h);
-                        masked |= l > 0 || h < TILE;
-                    } else {
-                        l = TILE;
-                        h = 0;
+            // Each run's lanes' positions in this tile, relative to it (none: [TILE, 0)); lanes past a run see none.
+            int vMin = TILE, vMax = 0;
+            for (int u = u0; u < u1; u++) {
+                int ru = u - u0, n = runStart[u + 1] - runStart[u], pLo = TILE, pHi = 0, masked = 0;
+                for (int r = 0; r < R; r++) {
+                    int l = TILE, h = 0;
+                    if (r < n) {
+                        int pos = rowPos[runStart[u] + r];
+                        l = Math.max(ta, window != null ? window.start(pos) : 0) - ta;
+                        h = Math.min(ta + TILE, pos + 1) - ta;
+                        if (l < h) {
+                            pLo = Math.min(pLo, l);
+                            pHi = Math.max(pHi, h);
+                            if (l > 0 || h < TILE) masked = 1;
+                        } else {
+                            l = TILE;
+                            h = 0;
+                        }
                     }
+                    runLo[ru * R + r] = l;
+                    runHi[ru * R + r] = h;
                 }
-                lo[r] = l;
-                hi[r] = h;
+                // The weighted values run over the positions some lane sees; the scores over whole blocks of 8.
+                range[ru * 3] = pLo;
+                range[ru * 3 + 1] = pHi;
+                range[ru * 3 + 2] = masked;
+                if (pLo < pHi) {
+                    vMin = Math.min(vMin, pLo);
+                    vMax = Math.max(vMax, pHi);
+                }
             }
-            if (pLo >= pHi) continue;
-            // The weighted values run over the positions some lane sees; the scores over whole blocks of 8.
-            int vLo = pLo, vHi = pHi;
-            pLo &= ~7;
-            pHi = (pHi + 7) & ~7;
+            if (vMin >= vMax) continue;
             int j0 = Math.max(ta, first) - ta, j1 = Math.min(ta + TILE, last + 1) - ta;
             for (int kh = kh0; kh < kh1; kh++) {
                 Tile t = tile(worker, slot, layer, ta, j0, j1, kh, kh + 1);
-                RowLanes.scores(qT, (kh - kh0) * heads * hd * R, heads, hd, t.k, t.kHead, 8 * t.kStride, pLo, pHi, scale, sT, TILE);
-                for (int g = 0; g < heads; g++) {
-                    RowLanes.softmax(sT, g * TILE * R, pLo, pHi, masked, lo, hi, ls, ((kh - kh0) * heads + g) * 2 * R, alpha, g * R, sums);
+                float[] v = t.v;
+                int vBase = KvSlot.pageOffset(ta + vMin, t.vStride) + t.vHead, vStride = t.vStride;
+                if (vWide == null) {
+                    // A float32 page: the head's values copied side by side (a widened tile has them so already).
+                    RowLanes.packV(t.v, vBase, t.vStride, vMin, vMax, hd, vB);
+                    v = vB;
+                    vBase = 0;
+                    vStride = hd;
                 }
-                RowLanes.packV(t.v, KvSlot.pageOffset(ta + vLo, t.vStride) + t.vHead, t.vStride, vLo, vHi, hd, vB);
-                RowLanes.weightedVT(sT, TILE, heads, vLo, vHi, vB, oT, (kh - kh0) * heads * hd * R, hd, alpha);
+                for (int u = u0; u < u1; u++) {
+                    int ru = u - u0, vLo = range[ru * 3], vHi = range[ru * 3 + 1];
+                    if (vLo >= vHi) continue;
+                    System.arraycopy(runLo, ru * R, lo, 0, R);
+                    System.arraycopy(runHi, ru * R, hi, 0, R);
+                    int pLo = vLo & ~7, pHi = (vHi + 7) & ~7, qo = ru * qs + (kh - kh0) * heads * hd * R;
+                    RowLanes.scores(qT, qo, heads, hd, t.k, t.kHead, 8 * t.kStride, pLo, pHi, scale, sT, TILE);
+                    for (int g = 0; g < heads; g++) {
+                        RowLanes.softmax(sT, g * TILE * R, pLo, pHi, range[ru * 3 + 2] != 0, lo, hi, ls,
+                                ru * ss + ((kh - kh0) * heads + g) * 2 * R, alpha, g * R, sums);
+                    }
+                    RowLanes.weightedVT(sT, TILE, heads, vLo, vHi, v, vBase + (vLo - vMin) * vStride, vStride, oT, qo, hd, alpha);
+                }
             }
         }
-        RowLanes.untranspose(oT, n, nk * heads * hd, att, qd, r0, kh0 * heads * hd);
-        // The lanes' maxima and sums into the per-row state that finish reads.
+        // Each run's outputs back into rows, its lanes' maxima and sums into the per-row state that finish reads.
         float[] st = state[worker];
-        for (int r = 0; r < n; r++) {
-            for (int i = 0; i < nk * heads; i++) {
-                st[2 * (r * nk * heads + i)] = ls[i * 2 * R + r];
-                st[2 * (r * nk * heads + i) + 1] = ls[i * 2 * R + R + r];
+        for (int u = u0; u < u1; u++) {
+            int ru = u - u0, n = runStart[u + 1] - runStart[u];
+            RowLanes.untranspose(oT, ru * qs, n, nk * heads * hd, att, qd, runStart[u], kh0 * heads * hd);
+            for (int r = 0; r < n; r++) {
+                int sr = runStart[u] + r - r0;
+                for (int i = 0; i < nk * heads; i++) {
+                    st[2 * (sr * nk * heads + i)] = ls[ru * ss + i * 2 * R + r];
+                    st[2 * (sr * nk * heads + i) + 1] = ls[ru * ss + i * 2 * R + R + r];
+                }
             }
         }
     }

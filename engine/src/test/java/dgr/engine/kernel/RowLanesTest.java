@@ -26,7 +26,7 @@ class RowLanesTest {
                     float[] q = random(rnd, rows * qd), k = random(rnd, TILE * kvd + hd), qT = new float[heads * hd * R];
                     float[] sT = new float[heads * TILE * R];
                     float scale = 0.125f;
-                    RowLanes.transpose(q, qd, 0, rows, 5, heads * hd, qT);
+                    RowLanes.transpose(q, qd, 0, rows, 5, heads * hd, qT, 0);
                     RowLanes.scores(qT, 0, heads, hd, k, hd, 8 * kvd, span[0], span[1], scale, sT, TILE);
                     for (int r = 0; r < rows; r++) {
                         for (int g = 0; g < heads; g++) {
@@ -104,7 +104,10 @@ class RowLanesTest {
                 float[] outT = random(rnd, ob + heads * hd * R), expect = outT.clone();
                 float[] vB = new float[TILE * hd];
                 RowLanes.packV(v, 3 * kvd + hd, kvd, p0, p1, hd, vB);
-                RowLanes.weightedVT(sT, TILE, heads, p0, p1, vB, outT, ob, hd, alpha);
+                float[] strided = outT.clone();
+                RowLanes.weightedVT(sT, TILE, heads, p0, p1, v, 3 * kvd + hd, kvd, strided, ob, hd, alpha);
+                RowLanes.weightedVT(sT, TILE, heads, p0, p1, vB, 0, hd, outT, ob, hd, alpha);
+                assertThat(strided).as("hd %d heads %d: V in place and side by side", hd, heads).isEqualTo(outT);
                 for (int r = 0; r < R; r++) {
                     for (int g = 0; g < heads; g++) {
                         for (int i = 0; i < hd; i++) {

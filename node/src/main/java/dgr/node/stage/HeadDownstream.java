@@ -69,6 +69,8 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     }
 
     private final RouteSpec route;
+    /** The head's engine, whose rested workers a token reply wakes ahead of the next forward pass. */
+    private final Engine engine;
     private final int depth;
     private final Downlinks links;
     private final String modelRecipeId, schemaId, prefix;
@@ -105,6 +107,7 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     public HeadDownstream(Engine head, RouteSpec route, ClusterToken token, StepClock clock, int depth) {
         if (depth < 0) throw new IllegalArgumentException("route depth must be >= 0 (0: one micro-batch per stage), got " + depth);
         this.route = route;
+        this.engine = head;
         this.depth = depth == 0 ? route.hops().size() + 1 : depth;
         this.modelRecipeId = Wire.modelRecipeId(head);
         this.schemaId = head.boundarySchema().id();
@@ -366,6 +369,7 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
 
     @Override
     public void tokens(List<Token> tokens, long computeNanos) {
+        engine.wake();  // the scheduler's next forward pass follows: its workers wake while it does
         for (Token t : tokens) if (Wire.isWarmUp(t.getSession()) && warm.answered(t.getSession())) links.close(t.getSession());
         events.add(new Tokens(tokens)); // warm-up tokens among them are ignored: no session awaits them
     }

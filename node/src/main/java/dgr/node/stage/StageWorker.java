@@ -97,7 +97,11 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
      */
     void submit(Op op) {
         ops.add(op);
-        turn.arrived(last && op instanceof Message m && m.down().getKindCase() == Down.KindCase.ROWS && !hasReplay(m.down()));
+        boolean rows = op instanceof Message m && m.down().getKindCase() == Down.KindCase.ROWS;
+        // Rows for the next forward pass: the engine's workers (rested while the stage waited) wake now, in
+        // parallel with the loop taking the message and planning the batch.
+        if (rows) engine.wake();
+        turn.arrived(last && rows && !hasReplay(((Message) op).down()));
     }
 
     private static boolean hasReplay(Down d) {
@@ -319,6 +323,9 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
         if (batch.size() == 0) return;
         long t0 = System.nanoTime();
         ForwardResult result = engine.forward(batch);
+        // Nothing queued: the next rows come over the wire, so the workers park now, leaving the cores to the
+        // transport's threads that carry this batch's rows or tokens on (and to a neighbour stage sharing them).
+        if (ops.isEmpty()) engine.rest();
         Map<UpLink, Tokens.Builder> replies = new LinkedHashMap<>();
         int replayRows = 0, replaySessions = 0;
         for (Planned p : planned) {
