@@ -12,6 +12,17 @@ package dgr.engine;
  * pool.
  */
 public final class WarmUp {
+    /** Sessions of a many-row decode pass, and the positions a warm-up session reaches before it starts again. */
+    private static final int DECODE_SESSIONS = 4, DECODE_CONTEXT = 48;
+    /**
+     * {@link #decode}'s default: calls of a once-per-row helper per layer (about twice what C2 needs with
+     * the launcher's engine threshold, a tenth of the JVM's), and the most time it may take.
+     */
+    static final int DECODE_CALLS = 1000;
+    static final long DECODE_BUDGET_NANOS = 3_000_000_000L;
+    /** Every this many passes a prompt's rows (a chunk of {@link #PROMPT_ROWS}) instead of a decode pass. */
+    private static final int PROMPT_EVERY = 8, PROMPT_ROWS = 16;
+
     private WarmUp() {}
 
     /**
@@ -33,5 +44,64 @@ public final class WarmUp {
                 }
             }
         }
+    }
+
+    /** {@link #decode(Engine, int, long)} with its defaults; returns the passes run. */
+    public static int decode(Engine engine) { return decode(engine, DECODE_CALLS, DECODE_BUDGET_NANOS); }
+
+    /**
+     * Decode passes, alternately one row of each of 4 sessions and one row of one session (the shapes
+     * of c=4..8 and c=1), every {@value #PROMPT_EVERY}th a short prompt's rows instead, until the span's layers together have computed {@code layerCalls} rows (a
+     * helper called once per row of each layer has run that often), or
+     * {@code budgetNanos} is spent; returns the passes run. Any stage: a later one gets pseudo-random
+     * boundary rows (zeros take branches real rows do not), the first pseudo-random tokens.
+     *
+     * <p>Why: {@link #run}'s few passes compile the matmul kernels (their loops are long), but the
+     * helpers a layer calls once per row (norms, rope, residuals, attention's per-tile steps, several
+     * written with the Vector API, which runs its slow Java fallback until C2 compiles the caller) reach
+     * C2 only after a few thousand calls (a few hundred with the launcher's engine threshold). A stage
+     * that serves half the layers calls them half as often per token as one node does: traced with
+     * {@code -XX:+PrintCompilation} on a 2-stage llama-1b route at c=1, the head still compiled
+     * {@code RowLanes.tileMax}, {@code Norms.block} and {@code LlamaEngine.preNorm} with C2 after 8
+     * requests of 40 tokens, the later stage {@code preNorm} and {@code KvSlot.store}.
+     */
+    public static int decode(Engine engine, int layerCalls, long budgetNanos) {
+        int maxRows = engine.features().maxRows(), width = engine.boundarySchema().rowWidth();
+        int layers = Math.max(1, engine.recipe().endLayer() - engine.recipe().firstLayer());
+        boolean first = engine.recipe().isFirstStage();
+        int vocab = engine.info().vocabSize(), sessions = Math.min(DECODE_SESSIONS, maxRows);
+        java.util.SplittableRandom random = new java.util.SplittableRandom(23);
+        float[] row = new float[width];
+        Batch batch = new Batch(maxRows, width);
+        StateSlot[] slots = new StateSlot[sessions];
+        long start = System.nanoTime();
+        int passes = 0;
+        try {
+            for (int s = 0; s < sessions; s++) slots[s] = engine.openSlot();
+            int context = Math.min(DECODE_CONTEXT, slots[0].capacity());
+            for (long done = 0; done < (long) layerCalls && System.nanoTime() - start < budgetNanos; passes++) {
+                boolean prompt = passes % PROMPT_EVERY == PROMPT_EVERY - 1;
+                int n = prompt ? Math.min(PROMPT_ROWS, Math.min(maxRows, context)) : passes % 2 == 0 ? sessions : 1;
+                batch.clear();
+                if (prompt) slots[0].truncate(0);
+                for (int r = 0; r < n; r++) {
+                    StateSlot slot = slots[prompt ? 0 : r];
+                    if (slot.length() >= context) slot.truncate(0);
+                    int pos = slot.length() + (prompt ? r : 0);
+                    boolean output = !prompt || r == n - 1;
+                    if (first) {
+                        batch.addToken(slot, pos, random.nextInt(vocab), output);
+                    } else {
+                        for (int i = 0; i < width; i++) row[i] = (float) random.nextGaussian();
+                        batch.addBoundary(slot, pos, row, 0, output);
+                    }
+                }
+                engine.forward(batch);
+                done += (long) n * layers;
+            }
+        } finally {
+            for (StateSlot s : slots) if (s != null) s.close();
+        }
+        return passes;
     }
 }

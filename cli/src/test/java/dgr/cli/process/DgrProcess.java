@@ -52,6 +52,8 @@ public final class DgrProcess implements AutoCloseable {
         List<String> cmd = new ArrayList<>(List.of(java,
                 "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
                 "-XX:+UseParallelGC", "-XX:ObjectAlignmentInBytes=32", "-Xmx2g",
+                // the launcher's engine JIT threshold (cli/src/dist/bin/dgr), so processes warm up as served ones do
+                "-XX:CompileCommand=quiet", "-XX:CompileCommand=CompileThresholdScaling,dgr.engine.*::*,0.1",
                 "-cp", System.getProperty("java.class.path"), "dgr.cli.Main"));
         cmd.addAll(args);
         try {

@@ -1,5 +1,10 @@
 package dgr.engine.llama;
 
+import dgr.engine.kernel.Exp;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
 /**
  * The element-wise steps of a block: biases and the FFNs' activations, each computed as
  * llama.cpp's graph computes it (the precision of each step stated beside it), so a value's bits
@@ -12,16 +17,24 @@ final class Elementwise {
     private static final float OAI_LIMIT = 7f, OAI_ALPHA = 1.702f;
     private static final double SQRT_2_OVER_PI = Math.sqrt(2.0 / Math.PI);
 
+    private static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
+
     /**
      * hb = silu(gate) · up on output rows [o0, o1) of each of {@code n} batch rows ({@code rows}
-     * per batch row); Gemma's gelu(gate) · up, with the tanh form of GELU that llama.cpp's
-     * {@code ggml_gelu} computes (in double here; ggml reads it from an f16 table).
+     * per batch row), eight lanes at a time with {@link #silu}'s steps; Gemma's gelu(gate) · up,
+     * with the tanh form of GELU that llama.cpp's {@code ggml_gelu} computes (in double here; ggml
+     * reads it from an f16 table).
      */
     static void swiglu(boolean gelu, float[] gate, float[] up, float[] hb, int n, int rows, int o0, int o1) {
         for (int b = 0; b < n; b++) {
-            for (int o = b * rows + o0, e = b * rows + o1; o < e; o++) {
-                hb[o] = (gelu ? gelu(gate[o]) : silu(gate[o])) * up[o];
+            int o = b * rows + o0, e = b * rows + o1;
+            // Every vector stays inside this loop (one passed to a call C2 did not inline would be boxed).
+            for (; !gelu && o + F.length() <= e; o += F.length()) {
+                FloatVector x = FloatVector.fromArray(F, gate, o), ex = Exp.exp(x.abs().neg());
+                FloatVector num = x.blend(x.mul(ex), x.compare(VectorOperators.LT, 0f));
+                num.div(ex.add(1f)).mul(FloatVector.fromArray(F, up, o)).intoArray(hb, o);
             }
+            for (; o < e; o++) hb[o] = (gelu ? gelu(gate[o]) : silu(gate[o])) * up[o];
         }
     }
 
@@ -39,10 +52,16 @@ final class Elementwise {
         }
     }
 
-    /** SiLU, {@code x·sigmoid(x)}, in double, rounded once. */
+    /**
+     * SiLU, {@code x·sigmoid(x)}, in float as ggml's {@code ggml_silu_f32}, with dgr's own
+     * {@link Exp} of {@code −|x|} (at most 1): {@code x / (1 + e)} for {@code x ≥ 0},
+     * {@code (x·e) / (1 + e)} below. Additions, multiplies and divisions only, so the eight-lane
+     * form in {@link #swiglu} gives the same bits, on every machine (it was {@code Math.exp} in
+     * double, whose last bits the platform decides, and scalar: 4% of a prompt's time).
+     */
     static float silu(float x) {
-        double g = x;
-        return (float) (g / (1.0 + Math.exp(-g)));
+        float e = Exp.exp(-Math.abs(x));
+        return (x < 0f ? x * e : x) / (1f + e);
     }
 
     /** GELU, tanh form ({@code ggml_gelu}), in double, rounded once. */
