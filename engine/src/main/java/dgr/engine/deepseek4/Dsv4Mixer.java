@@ -96,16 +96,10 @@ final class Dsv4Mixer {
      * head's sink joining the maximum and the sum ({@link Dsv4Kernels#expSum}), the weighted keys
      * summed key by key in vectors ({@link Dsv4Kernels#axpy}: K = V), divided by the sum, and the
      * rope undone.
-     */
-    void attendRow(Dsv4State.LayerState ls, Dsv4Weights.Layer L, int r, int p, float[][] window, int wo, int nWindow,
-                   int nEntries, int nIdx, float[] q, float[] iq, float[] iw, float[] att, int h0, int h1) {
-        attendRow(ls, L, r, p, window, wo, nWindow, nEntries, nIdx, q, iq, iw, att, h0, h1, null, 0);
-    }
-
-    /**
-     * {@link #attendRow} with the indexer's choice already made ({@code chosen}, its first {@code nChosen}
-     * blocks in block order) where {@code chosen} is not null: at batch 1 the row's heads run on all
-     * workers, and the choice, the same for every head, is made once for them ({@link Dsv4Attention}).
+     *
+     * <p>Where {@code chosen} is not null the indexer's choice is already made (its first {@code nChosen}
+     * blocks, in block order): at batch 1 the row's heads run on all workers, and the choice, the same for
+     * every head, is made once for them ({@link Dsv4Attention}).
      */
     void attendRow(Dsv4State.LayerState ls, Dsv4Weights.Layer L, int r, int p, float[][] window, int wo, int nWindow,
                    int nEntries, int nIdx, float[] q, float[] iq, float[] iw, float[] att, int h0, int h1, int[] chosen, int nChosen) {

@@ -22,7 +22,6 @@ public final class HalfFloats {
     private static final VectorSpecies<Float> F16L = FloatVector.SPECIES_512;
     private static final VectorSpecies<Byte> B16 = ByteVector.SPECIES_128;
     /** 512-bit vectors run natively (AVX-512): the q8_0 widening then takes 16 lanes at a time. */
-    private static final boolean WIDE = FloatVector.SPECIES_PREFERRED.vectorBitSize() >= 512;
     private static final int EXP_F16 = 0x7c00 << 13;
     /** 2^-14 as a float: what an f16 subnormal's bits land on before the correction. */
     private static final float MAGIC = Float.intBitsToFloat(113 << 23);
@@ -85,7 +84,7 @@ public final class HalfFloats {
     public static void q8ToFloats(byte[] q, int qo, short[] d, int dRow, int i0, int n, float[] dst, int o) {
         for (int c = 0; c < n; ) {
             float s = Float.float16ToFloat(d[dRow + (i0 + c) / 32]);
-            if (WIDE && (i0 + c) % 16 == 0 && c + 16 <= n) {
+            if (SimdAttention.WIDE && (i0 + c) % 16 == 0 && c + 16 <= n) {
                 // 16 values of one block of 32 per instruction where 512-bit vectors run: half the
                 // conversions of 8 lanes, and a q8_0 cache's decode step is bound by them, not by memory.
                 FloatVector x = (FloatVector) ByteVector.fromArray(B16, q, qo + c).convertShape(VectorOperators.B2F, F16L, 0);
@@ -114,7 +113,7 @@ public final class HalfFloats {
         // steps of llama-tiny). Float.float16ToFloat and f16 agree on every input (HalfFloatsTest).
         // Where 512-bit vectors run, two elements (16 bytes: 8 positions each) per conversion, the
         // block's 8 scales loaded twice over into one 16-lane vector.
-        boolean wide = WIDE && i0 % 2 == 0 && n % 2 == 0;
+        boolean wide = SimdAttention.WIDE && i0 % 2 == 0 && n % 2 == 0;
         for (int i = i0, end = i0 + n; i < end; ) {
             int blockEnd = Math.min(end, (i / 32 + 1) * 32), so = o + 8 * (i - i0), ds = dBlock + 8 * (i / 32);
             for (int p = 0; p < 8; p++) dst[so + p] = Float.float16ToFloat(d[ds + p]);

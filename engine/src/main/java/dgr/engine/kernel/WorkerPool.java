@@ -95,7 +95,8 @@ public final class WorkerPool implements AutoCloseable {
         while (true) {
             long yieldUntil = 0;
             for (int spins = 0; generation == seen && !closed; spins++) {
-                if (!resting) {  // resting: nothing comes soon, straight to the park below
+                boolean rested = resting;
+                if (!rested) {  // resting: nothing comes soon, straight to the park below
                     if (spins < SPINS_BEFORE_YIELD) {
                         Thread.onSpinWait();
                         continue;
@@ -107,7 +108,8 @@ public final class WorkerPool implements AutoCloseable {
                     }
                 }
                 sleeping.set(w, 1);
-                if (generation == seen && !closed) LockSupport.park(this);
+                // A wake() between reading resting and here saw this worker awake and unparked no one: read it again.
+                if (generation == seen && !closed && (!rested || resting)) LockSupport.park(this);
                 sleeping.set(w, 0);
                 spins = -1;  // woken ahead of a job (wake) or spuriously: spin and yield for it again before parking
             }

@@ -89,14 +89,11 @@ public final class DecodeBench {
                         b, r.wall(), r.cpu(), r.cpu() / b, load());
             }
             if (prompts.length > 0) prefill(e, Math.min(128, prompts[0]), chunk);
-            if (amxRounds > 0) {
-                ab(e, prompts, chunk, amxRounds, "AMX", "VNNI", dgr.engine.kernel.Q8Kernels::amxForBenchmark);
-                prompts = new int[0];
-            }
+            if (amxRounds > 0) ab(e, prompts, chunk, amxRounds, "AMX", "VNNI", dgr.engine.kernel.Q8Kernels::amxForBenchmark);
             if (roundingRounds > 0) {
                 ab(e, prompts, chunk, roundingRounds, "rounding shared", "rounding per worker", dgr.engine.kernel.SharedRounding::shareForBenchmark);
-                prompts = new int[0];
             }
+            if (amxRounds > 0 || roundingRounds > 0) prompts = new int[0];  // an A/B has measured the prompts
             for (int n : prompts) {
                 Rate r = prefill(e, n, chunk);
                 System.out.printf("prompt %d tokens, %d per forward: %7.2f tok/s wall, %7.2f tok/s by CPU time  load %s%n",

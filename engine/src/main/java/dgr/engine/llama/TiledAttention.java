@@ -11,7 +11,8 @@ import dgr.engine.kernel.RowLanes;
  * {@link #SEGMENT_RUNS} runs form a segment (a prompt chunk); a work item is one K/V head of a segment,
  * and workers claim a few items at a time. Each tile's K and V are read once from memory and then
  * from L1 or L2 for every row of the segment and every query head sharing the K/V head, where
- * scoring all positions before the softmax read a long context's K and V from memory once per row. Per row and head the sequence is fixed: tiles in position
+ * scoring all positions before the softmax read a long context's K and V from memory once per row.
+ * Per row and head the sequence is fixed: tiles in position
  * order from the one holding the row's first position ({@code window.start}, else 0), each
  * scored by {@link Kernels#scores8}, weighed, and summed into the output by
  * {@link Kernels#weightedV}; tile boundaries are absolute, so neither the run a row falls in nor
@@ -22,7 +23,9 @@ import dgr.engine.kernel.RowLanes;
  * into per-worker float tiles in the same order (K blocks of 8 positions, V one position after
  * another) and the same kernels read those: the widening is exact, so the arithmetic, and its
  * invariance, is the f32 path's; the memory read per position is a half (f16, bf16) or 17/64
- * ({@code q8_0}) of f32's, and each widened tile serves every row of the run and every query head.
+ * ({@code q8_0}) of f32's, and each widened tile serves every run of the segment and every query head.
+ * A decode row widens 16-position stretches instead of whole tiles (two K blocks just before they are
+ * scored, a V stretch just before it is summed), so what it widens stays in L1.
  */
 final class TiledAttention {
     static final int TILE = KvLayout.PAGE_TOKENS;

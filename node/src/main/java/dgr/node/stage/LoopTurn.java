@@ -14,7 +14,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * gRPC thread that read it, and its token is written from there: two hand-offs (to the stage's
  * thread, and back to the transport's) fewer per token. The body drains what all threads queued,
  * in order, so taking it inline never reorders anyone's work; work that finds the body taken
- * (another link's rows, a tick) wakes the loop's thread, which takes it up after.
+ * (another link's rows, a tick) wakes the loop's thread, and is done by whichever turn drains the
+ * queue next (the running one, if it has not finished draining).
  *
  * <p>Work that comes within {@code backToBack} of an inline body's end goes to the loop's thread too:
  * gRPC delivers messages read together one after another before its transport thread writes
@@ -61,7 +62,8 @@ final class LoopTurn implements AutoCloseable {
      * drained the queue before this work came).
      */
     void arrived(boolean inline) {
-        if (inline && System.nanoTime() - inlineEnded >= backToBackNanos && turn.tryLock()) {
+        // Not from inside the body (tryLock would succeed for its own thread and start a second turn within it).
+        if (inline && !turn.isHeldByCurrentThread() && System.nanoTime() - inlineEnded >= backToBackNanos && turn.tryLock()) {
             try {
                 if (!closed) body.run();
             } finally {

@@ -57,9 +57,10 @@ public final class StageServer implements AutoCloseable {
         var service = ServerInterceptors.intercept(new Service(), peer, o.token().interceptor());
         // directExecutor: a message is handed to the worker's queue straight from the transport's
         // thread, not through a second thread first: one thread hand-off less on every hop of every
-        // row. The service only enqueues, except on the last stage, where rows reaching an idle loop
-        // are computed right there (StageWorker.submit): that stage relays nothing, so holding its
-        // transport thread for one batch delays no one.
+        // row. The service only enqueues, except on the last stage, where a message of rows that finds
+        // the loop idle and the queue empty is computed right there (StageWorker.submit): that stage
+        // relays nothing up, and the one batch it holds its transport thread for is the batch every
+        // link's rows would wait behind on the stage's thread anyway.
         this.server = NettyServerBuilder.forAddress(new InetSocketAddress(o.host(), o.port()))
                 .maxInboundMessageSize(MAX_MESSAGE_BYTES).directExecutor().addService(service).build();
     }

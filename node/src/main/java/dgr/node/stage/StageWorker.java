@@ -96,12 +96,15 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
      * and a replay's messages are left to gather into full batches on the loop's thread.
      */
     void submit(Op op) {
+        // Inline only when this message is all there is: a turn drains the whole queue, and a transport
+        // thread must not take up a replay (or another link's rows) queued for the loop's thread just before.
+        boolean alone = ops.isEmpty();
         ops.add(op);
         boolean rows = op instanceof Message m && m.down().getKindCase() == Down.KindCase.ROWS;
         // Rows for the next forward pass: the engine's workers (rested while the stage waited) wake now, in
         // parallel with the loop taking the message and planning the batch.
         if (rows) engine.wake();
-        turn.arrived(last && rows && !hasReplay(((Message) op).down()));
+        turn.arrived(alone && last && rows && !hasReplay(((Message) op).down()));
     }
 
     private static boolean hasReplay(Down d) {
@@ -115,12 +118,22 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
             expireOrphans(System.nanoTime());
             for (Op op; (op = ops.poll()) != null; ) handle(op);
             runBatch();
+            // Nothing queued: the next rows come over the wire, so the workers park now, leaving the cores to the
+            // transport's threads that carry this turn's rows or tokens on (and to a neighbour stage sharing them).
+            // Only here, at the turn's end: between the batches of one long message the workers stay awake.
+            if (ops.isEmpty()) {
+                engine.rest();
+                if (!ops.isEmpty()) engine.wake();  // rows came meanwhile: their submit's wake may have come first
+            }
             if (down != null) down.flush();  // replays queued by the opens of a failover (Downlinks.resume), all at once
             publish();
             reportLoad(System.nanoTime());
         } catch (RuntimeException | Error e) {
             LOG.log(System.Logger.Level.ERROR, "stage loop failed; the batch's sessions are dropped", e);
-            for (Planned p : planned) refuse(p.session().up, Status.INTERNAL.withDescription("stage failed: " + e));
+            for (Planned p : planned) {
+                p.session().plannedRows = 0;  // a session re-attached later must not count rows that never ran
+                refuse(p.session().up, Status.INTERNAL.withDescription("stage failed: " + e));
+            }
             planned.clear();
             batch.clear();
         }
@@ -323,9 +336,6 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
         if (batch.size() == 0) return;
         long t0 = System.nanoTime();
         ForwardResult result = engine.forward(batch);
-        // Nothing queued: the next rows come over the wire, so the workers park now, leaving the cores to the
-        // transport's threads that carry this batch's rows or tokens on (and to a neighbour stage sharing them).
-        if (ops.isEmpty()) engine.rest();
         Map<UpLink, Tokens.Builder> replies = new LinkedHashMap<>();
         int replayRows = 0, replaySessions = 0;
         for (Planned p : planned) {

@@ -39,7 +39,7 @@ class LoopTurnTest {
     }
 
     @Test
-    void workThatFindsTheLoopBusyIsNotBlockedAndIsTakenUpByTheLoopsThread() throws Exception {
+    void workThatFindsTheLoopBusyIsNotBlockedAndIsDoneInOrderByAnotherThreadsTurn() throws Exception {
         ConcurrentLinkedQueue<String> queued = new ConcurrentLinkedQueue<>();
         List<String> done = java.util.Collections.synchronizedList(new ArrayList<>());
         List<String> threads = java.util.Collections.synchronizedList(new ArrayList<>());
@@ -68,6 +68,8 @@ class LoopTurnTest {
             holder.join();
             Await.until(WAIT, "the second work item is done", () -> done.size() == 2);
             assertThat(done).containsExactly("first", "second");
+            // The holder's turn (still draining) or the loop's thread did it; the caller that found the body taken did not.
+            assertThat(threads).doesNotContain(Thread.currentThread().getName());
         }
     }
 
