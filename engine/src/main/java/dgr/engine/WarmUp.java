@@ -15,8 +15,9 @@ public final class WarmUp {
     /** Sessions of a many-row decode pass, and the positions a warm-up session reaches before it starts again. */
     private static final int DECODE_SESSIONS = 4, DECODE_CONTEXT = 48;
     /**
-     * {@link #decode}'s default: calls of a once-per-row helper per layer (about twice what C2 needs with
-     * the launcher's engine threshold, a tenth of the JVM's), and the most time it may take.
+     * {@link #decode}'s default: calls in all (rows × the span's layers) of a helper each layer calls once per
+     * row (about twice what C2 needs with the launcher's engine threshold, a tenth of the JVM's), and the
+     * most time it may take.
      */
     static final int DECODE_CALLS = 1000;
     static final long DECODE_BUDGET_NANOS = 3_000_000_000L;

@@ -19,9 +19,9 @@ public final class HalfFloats {
     private static final VectorSpecies<Integer> I = IntVector.SPECIES_256;
     private static final VectorSpecies<Short> S = ShortVector.SPECIES_128;
     private static final VectorSpecies<Byte> B = ByteVector.SPECIES_64;
+    /** Where 512-bit vectors run natively ({@link SimdAttention#WIDE}) the q8_0 widening takes 16 lanes at a time. */
     private static final VectorSpecies<Float> F16L = FloatVector.SPECIES_512;
     private static final VectorSpecies<Byte> B16 = ByteVector.SPECIES_128;
-    /** 512-bit vectors run natively (AVX-512): the q8_0 widening then takes 16 lanes at a time. */
     private static final int EXP_F16 = 0x7c00 << 13;
     /** 2^-14 as a float: what an f16 subnormal's bits land on before the correction. */
     private static final float MAGIC = Float.intBitsToFloat(113 << 23);

@@ -8,7 +8,8 @@ import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * One worker's activations rounded to 8 bits for {@link Q8Rows}: per 32-value block a scale
+ * Activations rounded to 8 bits for {@link Q8Rows} (one worker's, or a dispatch's shared by all its
+ * workers: {@link SharedRounding}): per 32-value block a scale
  * {@code d = amax / 127}, {@code q = trunc(x·(1/d) + ½·sign x)} (nearest, halves away from zero, in f32), and
  * {@code Σq} (the native kernels' offsets: Q4_0's {@code −8·Σq}). Like {@link SpanInput},
  * prepared once per input array, shape and job epoch, and kept while the same input comes back.
@@ -40,11 +41,8 @@ final class Q8Input {
     /** Rounds {@code x} ({@code nRows × cols}, cols a multiple of 32) unless already held. */
     Q8Input prepare(float[] x, int nRows, int cols, long epoch) {
         if (holds(x, nRows, cols, epoch)) return this;
-        fill(x, nRows, cols, true);
-        from = x;
-        rows = nRows;
-        this.cols = cols;
-        this.epoch = epoch;
+        reserve(x, nRows, cols, epoch);
+        roundRows(x, cols, 0, nRows);
         return this;
     }
 
@@ -72,18 +70,11 @@ final class Q8Input {
 
     /** {@code x} rounded block by block in plain Java: the reference {@link #prepare}'s vector path must equal. */
     Q8Input reference(float[] x, int nRows, int cols) {
-        fill(x, nRows, cols, false);
-        from = null;
-        return this;
-    }
-
-    private void fill(float[] x, int nRows, int cols, boolean vector) {
         int blocks = nRows * cols / 32;
         size(blocks);
-        for (int b = 0; b < blocks; b++) {
-            if (vector) roundBlock(x, 32 * b, b);
-            else roundScalar(x, 32 * b, b);
-        }
+        for (int b = 0; b < blocks; b++) roundScalar(x, 32 * b, b);
+        from = null;
+        return this;
     }
 
     /** Grows the arrays to {@code blocks} blocks. */
