@@ -40,6 +40,13 @@ public interface Downstream {
     /** Hands over the replies that have come, waiting up to {@code timeoutNanos} for the first one (0: none). */
     void receive(long timeoutNanos, Replies replies);
 
+    /**
+     * Whether something has come that {@link #receive} would hand over without waiting. A reply wakes
+     * the head's rested workers as it comes; the scheduler rests them before it waits, and asks this
+     * after, so a reply that came just before the rest still finds them awake.
+     */
+    default boolean replied() { return false; }
+
     /** Ends a wait in {@link #receive} early (a submission or cancel came); any thread. */
     void wake();
 

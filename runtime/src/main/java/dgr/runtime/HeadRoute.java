@@ -62,7 +62,7 @@ final class HeadRoute {
         // With the route's depth filled by this batch only the route can bring the next rows: the engine's
         // workers park now, leaving the cores to the transport's threads carrying these rows (and to the
         // stages computing them when they share this machine), rather than spinning first.
-        if (flights + 1 >= depth) engine.rest();
+        if (flights + 1 >= depth) rest();
         downstream.send(batch, result, rowSessions);
         // Only once sent: a send that threw leaves no session in flight (the scheduler fails them).
         Flight flight = new Flight();
@@ -82,7 +82,7 @@ final class HeadRoute {
         boolean plannable = false;
         for (int i = 0; i < running.size() && !plannable; i++) plannable = running.get(i).inFlight == null;
         boolean wait = flights > 0 && (!plannable || flights >= depth);
-        if (wait) engine.rest();  // as in send: only the route can bring the next rows
+        if (wait) rest();  // as in send: only the route can bring the next rows
         long t0 = System.nanoTime();
         downstream.receive(wait ? MAX_WAIT_NANOS : 0, new Downstream.Replies() {
             @Override
@@ -100,6 +100,15 @@ final class HeadRoute {
             }
         });
         if (wait) waitedNanos += System.nanoTime() - t0;
+    }
+
+    /**
+     * Parks the engine's idle workers; wakes them again when a reply came before: its wake (on the
+     * transport's thread, as it came) preceded this rest, and the next forward pass follows it.
+     */
+    private void rest() {
+        engine.rest();
+        if (downstream.replied()) engine.wake();
     }
 
     private void land(Session s) {

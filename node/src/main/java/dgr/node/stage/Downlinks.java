@@ -14,9 +14,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * A stage's side of its downstream neighbours (the head's too): one {@link Link} per next-hop
@@ -30,7 +28,6 @@ import java.util.concurrent.TimeUnit;
  */
 final class Downlinks implements Link.Owner, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Downlinks.class.getName());
-    private static final long WATCH_MILLIS = 20;
     /** Rows per wire entry and bytes per message: well under gRPC's limits, a prefill goes in chunks. */
     private static final int MAX_ENTRY_BYTES = 256 << 10, MAX_MESSAGE_BYTES = 1 << 20;
 
@@ -68,7 +65,10 @@ final class Downlinks implements Link.Owner, AutoCloseable {
     private final Map<Link, List<Rows>> outgoing = new HashMap<>();
     /** Per link, the replies the queued rows will bring (session@position). */
     private final Map<Link, List<String>> awaited = new HashMap<>();
-    private final ScheduledExecutorService watchdog;
+    private final Thread watchdog;
+    /** When the watchdog wakes next ({@link System#nanoTime}); a reply that brings a deadline before it wakes it. */
+    private volatile long watchAt;
+    private volatile boolean closed;
     /** The last step time per row measured on any link (0: none yet). */
     private volatile double knownNanosPerRow;
 
@@ -78,8 +78,8 @@ final class Downlinks implements Link.Owner, AutoCloseable {
         this.width = width;
         this.rowsPerEntry = Math.max(1, MAX_ENTRY_BYTES / (width * Float.BYTES));
         this.listener = listener;
-        this.watchdog = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon(true).name("dgr-stage-watchdog").unstarted(r));
-        watchdog.scheduleAtFixedRate(this::watch, WATCH_MILLIS, WATCH_MILLIS, TimeUnit.MILLISECONDS);
+        this.watchAt = System.nanoTime() + clock.floorNanos();
+        this.watchdog = Thread.ofPlatform().daemon(true).name("dgr-stage-watchdog").start(this::watchLoop);
     }
 
     /** Opens a session on {@code address} ({@code open} already names the hops after it). */
@@ -232,6 +232,12 @@ final class Downlinks implements Link.Owner, AutoCloseable {
                 long rtt = -1;
                 for (Token t : tokens) rtt = Math.max(rtt, link.answered(key(t.getSession(), t.getPosition())));
                 if (link.measured()) knownNanosPerRow = link.nanosPerRow();
+                // The reply changed the link's time per row, so the deadlines of its other rows: one may now
+                // come before the watchdog wakes (rarely: it wakes at the earliest deadline or a floor from now).
+                if (!link.pending.isEmpty()) {
+                    Due due = earliest(link);
+                    if (due != null && due.deadline() - watchAt < 0) LockSupport.unpark(watchdog);
+                }
                 long compute = up.getTokens().getComputeNanos();
                 if (rtt >= 0 && compute > 0) listener.overhead(Math.max(0, rtt - compute));
                 listener.tokens(tokens, compute);
@@ -264,37 +270,74 @@ final class Downlinks implements Link.Owner, AutoCloseable {
         if (!affected.isEmpty()) listener.failed(link.address, reason, affected);
     }
 
-    private void watch() {
+    /**
+     * Checks the deadlines when the earliest one is due, not on a fixed tick: a tick is a thread
+     * wake-up, on these virtual machines a core's, every few milliseconds on a route that is otherwise
+     * waiting for one row. A row sent while the watchdog sleeps cannot be due before it wakes (its
+     * deadline is at least a floor after its sending, and the watchdog sleeps a floor at most); a
+     * reply that brings an earlier deadline of another row wakes it ({@link #received}).
+     */
+    private void watchLoop() {
+        while (!closed) {
+            long now = System.nanoTime();
+            // While the deadlines are read, any reply that finds rows waiting wakes the watchdog (its unpark
+            // makes the park below return at once, and the deadlines are read again): a reply that came
+            // in between must not be missed because the time per row it brought was not read.
+            watchAt = now + Long.MAX_VALUE / 4;
+            long next = watch(now);
+            watchAt = next;
+            long wait = next - System.nanoTime();
+            if (wait > 0) LockSupport.parkNanos(this, wait);
+        }
+    }
+
+    /** Drops the links with a reply past its deadline; returns when the next check is due. */
+    private long watch(long now) {
+        // A row sent from now on is due a floor after its sending at the earliest (cold links: later still).
+        long next = now + Math.min(clock.floorNanos(), clock.firstReplyNanos());
         try {
             List<Link> live;
             synchronized (this) {
                 live = new ArrayList<>(links.values());
             }
-            long now = System.nanoTime();
             for (Link l : live) {
-                double perRow = l.nanosPerRow();
-                boolean measured = l.measured();
-                for (var e : l.pending.entrySet()) {
-                    // Warm-up rows are never late: their reply is awaited only to measure the link.
-                    if (Wire.isWarmUp(e.getKey())) continue;
-                    Link.Pending p = e.getValue();
-                    long deadline = clock.deadline(p.sentNanos(), measured, perRow, p.rowsAhead());
-                    if (now - deadline > 0) {
-                        drop(l, "hung: no reply within " + (deadline - p.sentNanos()) / 1_000_000 + " ms (deadline from "
-                                + (measured ? String.format("%.2f ms per row measured, ", perRow / 1e6) : "no reply measured yet, ")
-                                + p.rowsAhead() + " rows ahead)");
-                        break;
-                    }
+                Due due = earliest(l);
+                if (due == null) continue;
+                if (now - due.deadline() > 0) {
+                    drop(l, "hung: no reply within " + (due.deadline() - due.pending().sentNanos()) / 1_000_000 + " ms (deadline from "
+                            + (l.measured() ? String.format("%.2f ms per row measured, ", l.nanosPerRow() / 1e6) : "no reply measured yet, ")
+                            + due.pending().rowsAhead() + " rows ahead)");
+                } else if (due.deadline() - next < 0) {
+                    next = due.deadline();
                 }
             }
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.ERROR, "stage watchdog failed", e);
         }
+        return next;
+    }
+
+    /** An awaited reply and its deadline. */
+    private record Due(Link.Pending pending, long deadline) {}
+
+    /** The link's awaited reply due first, or null; warm-up rows are never late (their reply only measures the link). */
+    private Due earliest(Link l) {
+        double perRow = l.nanosPerRow();
+        boolean measured = l.measured();
+        Due first = null;
+        for (var e : l.pending.entrySet()) {
+            if (Wire.isWarmUp(e.getKey())) continue;
+            Link.Pending p = e.getValue();
+            long d = clock.deadline(p.sentNanos(), measured, perRow, p.rowsAhead());
+            if (first == null || d - first.deadline() < 0) first = new Due(p, d);
+        }
+        return first;
     }
 
     @Override
     public void close() {
-        watchdog.shutdownNow();
+        closed = true;
+        LockSupport.unpark(watchdog);
         List<Link> all;
         synchronized (this) {
             all = new ArrayList<>(links.values());

@@ -365,13 +365,18 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     }
 
     @Override
+    public boolean replied() { return !events.isEmpty(); }
+
+    @Override
     public void wake() { events.add(WAKE); }
 
     @Override
     public void tokens(List<Token> tokens, long computeNanos) {
-        engine.wake();  // the scheduler's next forward pass follows: its workers wake while it does
         for (Token t : tokens) if (Wire.isWarmUp(t.getSession()) && warm.answered(t.getSession())) links.close(t.getSession());
         events.add(new Tokens(tokens)); // warm-up tokens among them are ignored: no session awaits them
+        // The scheduler's next forward pass follows: its workers wake while it takes the tokens. After the add, so a
+        // scheduler resting them just now either sees the tokens (HeadRoute.rest wakes them) or is followed by this.
+        engine.wake();
     }
 
     @Override
