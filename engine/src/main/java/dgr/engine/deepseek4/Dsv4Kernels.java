@@ -99,13 +99,12 @@ final class Dsv4Kernels {
      * the tail past the last full vector one by one) and the lanes added in index order.
      */
     static float expSum(float[] s, int so, int n, float max, float[] lanes) {
+        // The weights in place first (Exp: arrays in and out, no vector crosses the call), then summed.
+        int v = n / L * L;
+        Exp.exp(s, so, so + v, max);
         FloatVector sum = FloatVector.zero(S);
         int j = 0;
-        for (int up = n - L; j <= up; j += L) {
-            FloatVector e = Exp.exp(FloatVector.fromArray(S, s, so + j).sub(max));
-            e.intoArray(s, so + j);
-            sum = sum.add(e);
-        }
+        for (; j < v; j += L) sum = sum.add(FloatVector.fromArray(S, s, so + j));
         sum.intoArray(lanes, 0);
         float t = 0f;
         for (int k = 0; k < L; k++) t += lanes[k];
@@ -126,11 +125,14 @@ final class Dsv4Kernels {
         boolean clamp = limit > 1e-6f;
         float lo = clamp ? -limit : Float.NEGATIVE_INFINITY, hi = clamp ? limit : Float.POSITIVE_INFINITY;
         for (int r = 0; r < m; r++) {
-            int i = r * ff + o0, end = r * ff + o1;
-            for (int up = end - L; i <= up; i += L) {
+            int i = r * ff + o0, end = r * ff + o1, vEnd = i + (end - i) / L * L;
+            // t = e^(−|a|) through h first (Exp: arrays in and out, no vector crosses the call).
+            for (int k = i; k < vEnd; k += L) FloatVector.fromArray(S, g, k).min(hi).abs().neg().intoArray(h, k);
+            Exp.exp(h, i, vEnd, 0f);
+            for (; i < vEnd; i += L) {
                 FloatVector a = FloatVector.fromArray(S, g, i).min(hi);
                 FloatVector v = FloatVector.fromArray(S, u, i).max(lo).min(hi);
-                FloatVector t = Exp.exp(a.abs().neg());
+                FloatVector t = FloatVector.fromArray(S, h, i);
                 FloatVector one = FloatVector.broadcast(S, 1f);
                 FloatVector sig = one.blend(t, a.compare(VectorOperators.LT, 0f)).div(t.add(1f));
                 a.mul(sig).mul(v).intoArray(h, i);

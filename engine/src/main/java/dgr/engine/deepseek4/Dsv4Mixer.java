@@ -21,6 +21,8 @@ final class Dsv4Mixer {
     private final float[] lanes = new float[8];
     /** The indexer's choice (first {@code selectedCount}), its sort keys, the compressor's row indices and offsets. */
     private int[] selected = new int[64], rowIdx = new int[8], rowOff = new int[8];
+    /** One channel block's {@code e^(s − max)}, 8 per compressed row ({@link #compress}). */
+    private float[] exps = new float[64];
     private int selectedCount;
     private long[] order = new long[64];
     private static final VectorSpecies<Float> V = FloatVector.SPECIES_256;
@@ -71,14 +73,18 @@ final class Dsv4Mixer {
             rowIdx = new int[rows];
             rowOff = new int[rows];
         }
+        if (exps.length < 8 * rows) exps = new float[8 * rows];
         for (int j = 0; j < prevRows; j++) { rowIdx[j] = ((blk - 1) * ratio + j) % ring; rowOff[j] = 0; }
         for (int j = 0; j < ratio; j++) { rowIdx[prevRows + j] = (blk * ratio + j) % ring; rowOff[prevRows + j] = co; }
         for (int e = 0; e < width; e += V.length()) {
             FloatVector mx = FloatVector.broadcast(V, Float.NEGATIVE_INFINITY);
             for (int j = 0; j < rows; j++) mx = mx.max(FloatVector.fromArray(V, ringS[rowIdx[j]], rowOff[j] + e));
+            // The exponentials through exps (Exp: arrays in and out, no vector crosses the call).
+            for (int j = 0; j < rows; j++) FloatVector.fromArray(V, ringS[rowIdx[j]], rowOff[j] + e).sub(mx).intoArray(exps, 8 * j);
+            dgr.engine.kernel.Exp.exp(exps, 0, 8 * rows, 0f);
             FloatVector den = FloatVector.zero(V), num = FloatVector.zero(V);
             for (int j = 0; j < rows; j++) {
-                FloatVector ex = dgr.engine.kernel.Exp.exp(FloatVector.fromArray(V, ringS[rowIdx[j]], rowOff[j] + e).sub(mx));
+                FloatVector ex = FloatVector.fromArray(V, exps, 8 * j);
                 den = den.add(ex);
                 num = ex.fma(FloatVector.fromArray(V, ringV[rowIdx[j]], rowOff[j] + e), num);
             }

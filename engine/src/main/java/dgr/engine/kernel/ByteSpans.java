@@ -274,8 +274,11 @@ abstract sealed class ByteSpans extends SpanKernels {
         void rowScales(MemorySegment m, long off, int cols, float[] acc) {
             int nb = cols / 32, ns = cols / 16;
             for (int j = 0; j < nb; j += 8) {
-                FloatVector d = f16x8(m, off + 2L * j, 0x1p112f);
-                FloatVector o = mins ? f16x8(m, off + 2L * (nb + j), -0x1p112f) : d.mul(k);
+                // Converted into the second half of each destination, then read back before either half is written.
+                f16x8(m, off + 2L * j, 0x1p112f, acc, 32 + 2 * j + 8);
+                if (mins) f16x8(m, off + 2L * (nb + j), -0x1p112f, acc, 32 + ns + 2 * j + 8);
+                FloatVector d = FloatVector.fromArray(F, acc, 32 + 2 * j + 8);
+                FloatVector o = mins ? FloatVector.fromArray(F, acc, 32 + ns + 2 * j + 8) : d.mul(k);
                 d.rearrange(FIRST).intoArray(acc, 32 + 2 * j);
                 d.rearrange(SECOND).intoArray(acc, 32 + 2 * j + 8);
                 o.rearrange(FIRST).intoArray(acc, 32 + ns + 2 * j);

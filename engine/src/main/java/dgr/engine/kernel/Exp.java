@@ -27,7 +27,7 @@ public final class Exp {
     /** Below this the result would be subnormal: it is 0. */
     public static final float FLOOR = -87f;
 
-    /** {@code e^x} for {@code x ≤ 0}, the same bits as each lane of {@link #exp(FloatVector)}. */
+    /** {@code e^x} for {@code x ≤ 0}, the same bits as each value of {@link #exp(float[], int, int, float)}. */
     public static float exp(float x) {
         if (!(x >= FLOOR)) return x != x ? x : 0f;
         float k = Math.fma(x, LOG2E, MAGIC) - MAGIC;
@@ -42,45 +42,71 @@ public final class Exp {
         return p * Float.intBitsToFloat(((int) k + 127) << 23);
     }
 
-    /** Lane-wise {@link #exp(float)}, 8 lanes. */
-    public static FloatVector exp(FloatVector x) {
+    /**
+     * {@code a[i] = e^(a[i] − sub)} for {@code i} in {@code [from, to)} ({@code to − from} a multiple
+     * of 8), each value the same bits as {@link #exp(float)} of it: 16 lanes at a time where 512-bit
+     * vectors run ({@link SimdAttention#WIDE}), then 8. {@code sub = 0} is {@code e^a} ({@code x − 0}
+     * is {@code x}, {@code −0} included).
+     *
+     * <p>Arrays in and out, the loops inside: no vector crosses a call. C2 boxes a vector passed to
+     * or returned from a method it did not inline (a helper it compiled on its own first, a caller
+     * past its inlining budget), and a helper taking vectors of both widths gets a mixed type profile,
+     * under which C2 leaves its vector operations uncompiled (30–70× slower). The vector form this
+     * replaces, {@code exp(FloatVector)}, was boxed so where a call site was too cold to inline it
+     * ({@link OnlineSoftmax}: 4.8 MB of garbage per llama-1b decode step), and whether C2 inlines a
+     * helper depends on what it compiled before (the helper on its own, a caller past its node
+     * budget). Here a call that is not inlined costs a call per range, nothing more.
+     */
+    public static void exp(float[] a, int from, int to, float sub) {
+        int i = SimdAttention.WIDE ? lanes16(a, from, to, sub) : from;
+        lanes8(a, i, to, sub);
+    }
+
+    /** {@link #exp(float[], int, int, float)} 8 lanes at a time from {@code i} to {@code to}. */
+    static void lanes8(float[] a, int i, int to, float sub) {
         VectorSpecies<Float> s = F;
-        FloatVector xc = x.max(FLOOR);
-        FloatVector k = xc.fma(LOG2E, MAGIC).sub(MAGIC);
-        FloatVector r = k.fma(FloatVector.broadcast(s, -LN2_HI), xc);
-        r = k.fma(FloatVector.broadcast(s, -LN2_LO), r);
-        FloatVector p = FloatVector.broadcast(s, P0).fma(r, FloatVector.broadcast(s, P1));
-        p = p.fma(r, FloatVector.broadcast(s, P2));
-        p = p.fma(r, FloatVector.broadcast(s, P3));
-        p = p.fma(r, FloatVector.broadcast(s, P4));
-        p = p.fma(r, FloatVector.broadcast(s, P5));
-        p = p.fma(r.mul(r), r).add(1f);
-        IntVector bits = ((IntVector) k.convert(VectorOperators.F2I, 0)).add(127).lanewise(VectorOperators.LSHL, 23);
-        FloatVector y = p.mul(bits.reinterpretAsFloats());
-        // x < FLOOR (−∞ included) → 0; NaN: max(NaN, FLOOR) is NaN, carried through.
-        return y.blend(0f, x.compare(VectorOperators.LT, FLOOR));
+        for (; i < to; i += 8) {
+            FloatVector x = FloatVector.fromArray(s, a, i).sub(sub);
+            FloatVector xc = x.max(FLOOR);
+            FloatVector k = xc.fma(LOG2E, MAGIC).sub(MAGIC);
+            FloatVector r = k.fma(FloatVector.broadcast(s, -LN2_HI), xc);
+            r = k.fma(FloatVector.broadcast(s, -LN2_LO), r);
+            FloatVector p = FloatVector.broadcast(s, P0).fma(r, FloatVector.broadcast(s, P1));
+            p = p.fma(r, FloatVector.broadcast(s, P2));
+            p = p.fma(r, FloatVector.broadcast(s, P3));
+            p = p.fma(r, FloatVector.broadcast(s, P4));
+            p = p.fma(r, FloatVector.broadcast(s, P5));
+            p = p.fma(r.mul(r), r).add(1f);
+            IntVector bits = ((IntVector) k.convert(VectorOperators.F2I, 0)).add(127).lanewise(VectorOperators.LSHL, 23);
+            FloatVector y = p.mul(bits.reinterpretAsFloats());
+            // x < FLOOR (−∞ included) → 0; NaN: max(NaN, FLOOR) is NaN, carried through.
+            y.blend(0f, x.compare(VectorOperators.LT, FLOOR)).intoArray(a, i);
+        }
     }
 
     /**
-     * Lane-wise {@link #exp(float)}, 16 lanes: the same steps as {@link #exp(FloatVector)} in a
-     * method of its own, since one body called with both widths gets a mixed type profile and C2
-     * then leaves its vector operations uncompiled (30–70× slower, measured).
+     * {@link #lanes8}'s steps 16 lanes at a time while 16 values are left; returns where it stopped.
+     * A method of its own, with its own species constant: one body run at both widths would get the
+     * mixed type profile {@link #exp(float[], int, int, float)} explains.
      */
-    public static FloatVector exp16(FloatVector x) {
+    static int lanes16(float[] a, int i, int to, float sub) {
         VectorSpecies<Float> s = W;
-        FloatVector xc = x.max(FLOOR);
-        FloatVector k = xc.fma(LOG2E, MAGIC).sub(MAGIC);
-        FloatVector r = k.fma(FloatVector.broadcast(s, -LN2_HI), xc);
-        r = k.fma(FloatVector.broadcast(s, -LN2_LO), r);
-        FloatVector p = FloatVector.broadcast(s, P0).fma(r, FloatVector.broadcast(s, P1));
-        p = p.fma(r, FloatVector.broadcast(s, P2));
-        p = p.fma(r, FloatVector.broadcast(s, P3));
-        p = p.fma(r, FloatVector.broadcast(s, P4));
-        p = p.fma(r, FloatVector.broadcast(s, P5));
-        p = p.fma(r.mul(r), r).add(1f);
-        IntVector bits = ((IntVector) k.convert(VectorOperators.F2I, 0)).add(127).lanewise(VectorOperators.LSHL, 23);
-        FloatVector y = p.mul(bits.reinterpretAsFloats());
-        // x < FLOOR (−∞ included) → 0; NaN: max(NaN, FLOOR) is NaN, carried through.
-        return y.blend(0f, x.compare(VectorOperators.LT, FLOOR));
+        for (; i + 16 <= to; i += 16) {
+            FloatVector x = FloatVector.fromArray(s, a, i).sub(sub);
+            FloatVector xc = x.max(FLOOR);
+            FloatVector k = xc.fma(LOG2E, MAGIC).sub(MAGIC);
+            FloatVector r = k.fma(FloatVector.broadcast(s, -LN2_HI), xc);
+            r = k.fma(FloatVector.broadcast(s, -LN2_LO), r);
+            FloatVector p = FloatVector.broadcast(s, P0).fma(r, FloatVector.broadcast(s, P1));
+            p = p.fma(r, FloatVector.broadcast(s, P2));
+            p = p.fma(r, FloatVector.broadcast(s, P3));
+            p = p.fma(r, FloatVector.broadcast(s, P4));
+            p = p.fma(r, FloatVector.broadcast(s, P5));
+            p = p.fma(r.mul(r), r).add(1f);
+            IntVector bits = ((IntVector) k.convert(VectorOperators.F2I, 0)).add(127).lanewise(VectorOperators.LSHL, 23);
+            FloatVector y = p.mul(bits.reinterpretAsFloats());
+            y.blend(0f, x.compare(VectorOperators.LT, FLOOR)).intoArray(a, i);
+        }
+        return i;
     }
 }

@@ -39,22 +39,20 @@ public final class HalfFloats {
     }
 
     /**
-     * Eight f16 values (sign-extended to ints) widened: the exponent rebiased by 112, infinities and
-     * NaNs by 112 more, zeros and subnormals renormalised through a subtraction of 2^-14 (exact: no
-     * subnormal float ever enters the arithmetic, which Intel cores would run by microcode).
+     * Eight f16 values {@code src[so ..]} widened into {@code dst[o ..]}: the exponent rebiased by 112,
+     * infinities and NaNs by 112 more, zeros and subnormals renormalised through a subtraction of
+     * 2^-14 (exact: no subnormal float ever enters the arithmetic, which Intel cores would run by
+     * microcode). Arrays in and out: a vector passed to or returned from a call C2 did not inline is boxed.
      */
-    static FloatVector f16(IntVector h) {
+    static void f16(short[] src, int so, float[] dst, int o) {
+        IntVector h = (IntVector) ShortVector.fromArray(S, src, so).convertShape(VectorOperators.S2I, I, 0);
         IntVector m = h.and(0x7fff).lanewise(VectorOperators.LSHL, 13);
         IntVector e = m.and(EXP_F16);
-        IntVector o = m.add(112 << 23);
-        o = o.blend(o.add(112 << 23), e.compare(VectorOperators.EQ, EXP_F16));
-        IntVector sub = o.add(1 << 23).reinterpretAsFloats().sub(MAGIC).reinterpretAsInts();
-        o = o.blend(sub, e.compare(VectorOperators.EQ, 0));
-        return o.or(h.and(0x8000).lanewise(VectorOperators.LSHL, 16)).reinterpretAsFloats();
-    }
-
-    private static IntVector ints(short[] src, int so) {
-        return (IntVector) ShortVector.fromArray(S, src, so).convertShape(VectorOperators.S2I, I, 0);
+        IntVector w = m.add(112 << 23);
+        w = w.blend(w.add(112 << 23), e.compare(VectorOperators.EQ, EXP_F16));
+        IntVector sub = w.add(1 << 23).reinterpretAsFloats().sub(MAGIC).reinterpretAsInts();
+        w = w.blend(sub, e.compare(VectorOperators.EQ, 0));
+        w.or(h.and(0x8000).lanewise(VectorOperators.LSHL, 16)).reinterpretAsFloats().intoArray(dst, o);
     }
 
     /**
@@ -69,12 +67,15 @@ public final class HalfFloats {
 
     /** {@link #f16ToFloats} through {@link #f16}'s lanes ({@code n} a multiple of 8): for tests. */
     static void f16ToFloatsByLanes(short[] src, int so, float[] dst, int o, int n) {
-        for (int c = 0; c < n; c += 8) f16(ints(src, so + c)).intoArray(dst, o + c);
+        for (int c = 0; c < n; c += 8) f16(src, so + c, dst, o + c);
     }
 
     /** {@code dst[o + c] = bf16 src[so + c]} for {@code c < n} ({@code n} a multiple of 8): the bits moved up 16. */
     public static void bf16ToFloats(short[] src, int so, float[] dst, int o, int n) {
-        for (int c = 0; c < n; c += 8) ints(src, so + c).lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().intoArray(dst, o + c);
+        for (int c = 0; c < n; c += 8) {
+            ((IntVector) ShortVector.fromArray(S, src, so + c).convertShape(VectorOperators.S2I, I, 0))
+                    .lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().intoArray(dst, o + c);
+        }
     }
 
     /**
@@ -108,7 +109,7 @@ public final class HalfFloats {
         // unset: C2 then keeps it in a register instead of boxing it (a boxed vector per element
         // made every decode step allocate). The 8 scales are widened by scalar conversions into the
         // slot of dst the block's first element is about to fill, then loaded as one vector: no vector
-        // crosses a call (through f16(ints(..)) it did, and where C2 left either uncompiled inline, as
+        // crosses a call (through a vector form of f16 it did, and where C2 left either uncompiled inline, as
         // in a decode step that widens 16 positions at a time, each call boxed its vector: 10 MB per 16
         // steps of llama-tiny). Float.float16ToFloat and f16 agree on every input (HalfFloatsTest).
         // Where 512-bit vectors run, two elements (16 bytes: 8 positions each) per conversion, the

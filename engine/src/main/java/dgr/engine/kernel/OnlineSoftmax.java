@@ -64,31 +64,13 @@ public final class OnlineSoftmax {
         }
         float mOld = state[i], m = Math.max(mOld, Math.max(mxw, mx.reduceLanes(VectorOperators.MAX)));
         float alpha = mOld == Float.NEGATIVE_INFINITY ? 0f : Exp.exp(mOld - m);
-        FloatVector mv = FloatVector.broadcast(F, m), sum = FloatVector.zero(F);
-        j = j0;
-        if (SimdAttention.WIDE) {
-            FloatVector mvw = FloatVector.broadcast(W, m);
-            for (; j + 16 <= jEnd; j += 16) {
-                Exp.exp16(FloatVector.fromArray(W, sc, base + j).sub(mvw)).intoArray(sc, base + j);
-                // The halves from memory: the Vector API's shape change is not compiled to an extract here.
-                sum = sum.add(FloatVector.fromArray(F, sc, base + j)).add(FloatVector.fromArray(F, sc, base + j + 8));
-            }
-        }
-        if (SimdAttention.WIDE) {
-            // At most one block of 8 is left here, and C2 finds this call site too cold to inline the
-            // vector exp into an already large method: a vector crossing that call was boxed (llama-1b,
-            // 2 sessions at depth ~140: 4.8 MB of garbage per decode step). Lane by lane instead, with the
-            // scalar exp whose lanes the vector one equals (ExpTest), then summed as the vector would.
-            for (; j < jEnd; j += 8) {
-                for (int l = base + j, e = l + 8; l < e; l++) sc[l] = Exp.exp(sc[l] - m);
-                sum = sum.add(FloatVector.fromArray(F, sc, base + j));
-            }
-        }
-        for (; j < jEnd; j += 8) {
-            FloatVector p = Exp.exp(FloatVector.fromArray(F, sc, base + j).sub(mv));
-            p.intoArray(sc, base + j);
-            sum = sum.add(p);
-        }
+        // The weights in place (16 lanes at a time where 512-bit vectors run: Exp gives each value the
+        // same bits at either width), then summed block by block in order, as the 8-lane loop did. No
+        // vector crosses the call: one passed to an exp C2 found too cold to inline into this already
+        // large method was boxed (llama-1b, 2 sessions at depth ~140: 4.8 MB of garbage per decode step).
+        Exp.exp(sc, base + j0, base + jEnd, m);
+        FloatVector sum = FloatVector.zero(F);
+        for (j = j0; j < jEnd; j += 8) sum = sum.add(FloatVector.fromArray(F, sc, base + j));
         state[i] = m;
         // sum8's tree written out: C2 stopped inlining calls in this method (node count), and a vector
         // argument to a call it does not inline is boxed.

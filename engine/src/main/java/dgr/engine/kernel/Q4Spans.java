@@ -1,6 +1,7 @@
 package dgr.engine.kernel;
 
 import static dgr.engine.kernel.SimdKernels.F;
+import static jdk.incubator.vector.VectorOperators.I2F;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -222,16 +223,6 @@ abstract sealed class Q4Spans extends SpanKernels {
     }
 
     /**
-     * An isolated nibble {@code q·2^e} (below 2^24, so exact) as a float. Not its bits read as a
-     * subnormal float, as these kernels once did: Intel cores take a microcode assist for every
-     * FMA with a subnormal operand (a Sapphire Rapids-class VM ran them 60× slower), and the
-     * results must not depend on which CPU a node has.
-     */
-    private static FloatVector toFloats(IntVector q) {
-        return (FloatVector) q.convert(VectorOperators.I2F, 0);
-    }
-
-    /**
      * Where the format's {@link #rowScales} leaves the offsets {@code c_b} (after the {@code nb}
      * scales, or in their place for Q4_0, whose offsets are its scales) and their factor {@code k};
      * {@link #finish} then gives {@code sum8(acc) + k·sum8(cor)}. Everything else, the kernels
@@ -240,6 +231,13 @@ abstract sealed class Q4Spans extends SpanKernels {
     private Q4Spans(boolean offsetsAfterScales, float offsetFactor) {
         super(32, offsetsAfterScales, 1f, offsetFactor);
     }
+
+    // An isolated nibble q·2^e (below 2^24, so exact) becomes a float by conversion (I2F), not by its bits
+    // read as a subnormal float, as these kernels once did: Intel cores take a microcode assist for every
+    // FMA with a subnormal operand (a Sapphire Rapids-class VM ran them 60× slower), and the results must
+    // not depend on which CPU a node has. Written out at each use rather than in a helper: a vector passed
+    // to or returned from a call C2 did not inline (these kernels are large enough to reach its node
+    // cutoff) is boxed.
 
     /** One batch row. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
     @Override
@@ -250,16 +248,16 @@ abstract sealed class Q4Spans extends SpanKernels {
             IntVector v = IntVector.fromMemorySegment(I, m, w + 32L * i, LE);
             int xo = 64 * i;
             {
-                FloatVector q0 = toFloats(v.and(0xF)), q1 = toFloats(v.and(0xF0));
-                FloatVector q2 = toFloats(v.and(0xF00)), q3 = toFloats(v.and(0xF000));
+                FloatVector q0 = (FloatVector) v.and(0xF).convert(I2F, 0), q1 = (FloatVector) v.and(0xF0).convert(I2F, 0);
+                FloatVector q2 = (FloatVector) v.and(0xF00).convert(I2F, 0), q3 = (FloatVector) v.and(0xF000).convert(I2F, 0);
                 FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i]);
                 a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
                         q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 0))))).fma(dd, a0);
             }
             {
                 IntVector u = v.lanewise(VectorOperators.LSHR, 16);
-                FloatVector q0 = toFloats(u.and(0xF)), q1 = toFloats(u.and(0xF0));
-                FloatVector q2 = toFloats(u.and(0xF00)), q3 = toFloats(u.and(0xF000));
+                FloatVector q0 = (FloatVector) u.and(0xF).convert(I2F, 0), q1 = (FloatVector) u.and(0xF0).convert(I2F, 0);
+                FloatVector q2 = (FloatVector) u.and(0xF00).convert(I2F, 0), q3 = (FloatVector) u.and(0xF000).convert(I2F, 0);
                 FloatVector dd = FloatVector.broadcast(F, acc[32 + 2 * i + 1]);
                 a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 56), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 48),
                         q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 40), q0.mul(FloatVector.fromArray(F, xs, x0 + xo + 32))))).fma(dd, a0);
@@ -276,8 +274,8 @@ abstract sealed class Q4Spans extends SpanKernels {
         for (int i = 0; i < 2 * spans; i++) {
             IntVector v = IntVector.fromMemorySegment(I, m, w + 16L * (i & ~1), LE).lanewise(VectorOperators.LSHR, 16 * (i & 1));
             int xo = 32 * i;
-            FloatVector q0 = toFloats(v.and(0xF)), q1 = toFloats(v.and(0xF0));
-            FloatVector q2 = toFloats(v.and(0xF00)), q3 = toFloats(v.and(0xF000));
+            FloatVector q0 = (FloatVector) v.and(0xF).convert(I2F, 0), q1 = (FloatVector) v.and(0xF0).convert(I2F, 0);
+            FloatVector q2 = (FloatVector) v.and(0xF00).convert(I2F, 0), q3 = (FloatVector) v.and(0xF000).convert(I2F, 0);
             FloatVector dd = FloatVector.broadcast(F, acc[32 + i]);
             a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
                     q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo))))).fma(dd, a0);
@@ -302,8 +300,8 @@ abstract sealed class Q4Spans extends SpanKernels {
         for (int i = 0; i < 2 * spans; i++) {
             IntVector v = IntVector.fromMemorySegment(I, m, w + 16L * (i & ~1), LE).lanewise(VectorOperators.LSHR, 16 * (i & 1));
             int xo = 32 * i;
-            FloatVector q0 = toFloats(v.and(0xF)), q1 = toFloats(v.and(0xF0));
-            FloatVector q2 = toFloats(v.and(0xF00)), q3 = toFloats(v.and(0xF000));
+            FloatVector q0 = (FloatVector) v.and(0xF).convert(I2F, 0), q1 = (FloatVector) v.and(0xF0).convert(I2F, 0);
+            FloatVector q2 = (FloatVector) v.and(0xF00).convert(I2F, 0), q3 = (FloatVector) v.and(0xF000).convert(I2F, 0);
             FloatVector dd = FloatVector.broadcast(F, acc[32 + i]);
             a0 = q3.fma(FloatVector.fromArray(F, xs, x0 + xo + 24), q2.fma(FloatVector.fromArray(F, xs, x0 + xo + 16),
                     q1.fma(FloatVector.fromArray(F, xs, x0 + xo + 8), q0.mul(FloatVector.fromArray(F, xs, x0 + xo))))).fma(dd, a0);
@@ -333,7 +331,7 @@ abstract sealed class Q4Spans extends SpanKernels {
          */
         @Override
         void rowScales(MemorySegment m, long off, int cols, float[] acc) {
-            for (int j = 0; j < cols / 32; j += 8) f16x8(m, off + 2L * j, 0x1p112f).intoArray(acc, 32 + j);
+            for (int j = 0; j < cols / 32; j += 8) f16x8(m, off + 2L * j, 0x1p112f, acc, 32 + j);
         }
     }
 
@@ -352,8 +350,8 @@ abstract sealed class Q4Spans extends SpanKernels {
         void rowScales(MemorySegment m, long off, int cols, float[] acc) {
             int nb = cols / 32;
             for (int j = 0; j < nb; j += 8) {
-                f16x8(m, off + 2L * j, 0x1p112f).intoArray(acc, 32 + j);
-                f16x8(m, off + 2L * (nb + j), -0x1p112f).intoArray(acc, 32 + nb + j);
+                f16x8(m, off + 2L * j, 0x1p112f, acc, 32 + j);
+                f16x8(m, off + 2L * (nb + j), -0x1p112f, acc, 32 + nb + j);
             }
         }
     }

@@ -184,20 +184,23 @@ public final class RowLanes {
     private static void newMax(float[] state, int so, float[] alpha, int ao, float[] sums) {
         FloatVector mOld = FloatVector.fromArray(W, state, so), m = mOld.max(FloatVector.fromArray(W, alpha, ao));
         VectorMask<Float> none = mOld.compare(VectorOperators.EQ, Float.NEGATIVE_INFINITY);
-        Exp.exp16(mOld.sub(m)).blend(0f, none).intoArray(alpha, ao);
+        // e^(m_old − m), 0 (e^−∞) for a lane with no maximum before this tile, through the array: no
+        // vector crosses a call (Exp says why).
+        mOld.sub(m).blend(Float.NEGATIVE_INFINITY, none).intoArray(alpha, ao);
         m.intoArray(state, so);
         m.blend(0f, m.compare(VectorOperators.EQ, Float.NEGATIVE_INFINITY)).intoArray(sums, 8 * LANES);
+        Exp.exp(alpha, ao, ao + LANES, 0f);
     }
 
     /** Weights {@code e^(s − m)} in place, summed per lane of 8 positions into {@code sums[(p % 8)·R ..]} in block order from +0. */
     private static void weights(float[] sT, int base, int p0, int p1, float[] sums) {
         java.util.Arrays.fill(sums, 0, 8 * LANES, 0f);
         FloatVector m = FloatVector.fromArray(W, sums, 8 * LANES);
+        for (int p = p0; p < p1; p++) FloatVector.fromArray(W, sT, base + p * LANES).sub(m).intoArray(sT, base + p * LANES);
+        Exp.exp(sT, base + p0 * LANES, base + p1 * LANES, 0f);
         for (int p = p0; p < p1; p++) {
-            FloatVector e = Exp.exp16(FloatVector.fromArray(W, sT, base + p * LANES).sub(m));
-            e.intoArray(sT, base + p * LANES);
             int l = (p & 7) * LANES;
-            FloatVector.fromArray(W, sums, l).add(e).intoArray(sums, l);
+            FloatVector.fromArray(W, sums, l).add(FloatVector.fromArray(W, sT, base + p * LANES)).intoArray(sums, l);
         }
     }
 

@@ -228,7 +228,7 @@ final class SimdAttention {
      * 8 values of each head: four heads at a time, then one (the 256-bit kernel). Written out beside
      * {@link #weighted16} rather than shared with a species parameter: C2 compiles vector code only for a
      * constant species, and one body called with both widths got a mixed profile and was left uncompiled
-     * (as {@link Exp#exp16} says of the exp: 30-70x slower).
+     * (as {@link Exp#lanes16} says of the exp: 30-70x slower).
      */
     private static void weighted8(float[] w, int wo, int wStride, int heads, int t0, int t1, float[] v, int vb, int kvd,
                                   float[] out, int ob, int hd) {

@@ -44,7 +44,7 @@ final class SimdF32 {
             if (h.and((short) 0x7C00).compare(VectorOperators.EQ, (short) 0x7C00).anyTrue()) {
                 RowDecoder.decode(GgmlType.F16, m, off + 2L * i, dst, i, 8);
             } else {
-                SpanKernels.f16x8(m, off + 2L * i, 0x1p112f).intoArray(dst, i);
+                SpanKernels.f16x8(m, off + 2L * i, 0x1p112f, dst, i);
             }
         }
     }

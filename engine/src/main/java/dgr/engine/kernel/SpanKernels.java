@@ -88,12 +88,13 @@ abstract class SpanKernels {
      * place in f32 bits (sign to bit 31, exponent and mantissa to bits 13–27) are exactly
      * {@code h·2^-112} for every finite f16, subnormals included, so {@code scale = ±2^112} gives
      * {@code ±h} exactly. Only matrices whose f16 values are all finite are repacked
-     * ({@link #finiteF16}). Small, so C2 inlines it into the once-per-row {@code rowScales}
-     * (a vector returned from a call it did not inline would be boxed).
+     * ({@link #finiteF16}). Written to {@code dst[o ..]}: a vector returned from a call C2 did not
+     * inline would be boxed, and whether it inlines this one depends on what it compiled before.
      */
-    static FloatVector f16x8(MemorySegment m, long at, float scale) {
+    static void f16x8(MemorySegment m, long at, float scale, float[] dst, int o) {
         IntVector h = (IntVector) ShortVector.fromMemorySegment(S128, m, at, LE).convertShape(VectorOperators.S2I, I, 0);
-        return h.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(0x8FFFFFFF).reinterpretAsFloats().mul(scale);
+        h.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(0x8FFFFFFF).reinterpretAsFloats().mul(scale)
+                .intoArray(dst, o);
     }
 
     /** Whether the f16 at {@code offsets} of every {@code block}-byte block of {@code w} (file layout) are finite. */

@@ -28,11 +28,17 @@ final class Elementwise {
     static void swiglu(boolean gelu, float[] gate, float[] up, float[] hb, int n, int rows, int o0, int o1) {
         for (int b = 0; b < n; b++) {
             int o = b * rows + o0, e = b * rows + o1;
-            // Every vector stays inside this loop (one passed to a call C2 did not inline would be boxed).
-            for (; !gelu && o + F.length() <= e; o += F.length()) {
-                FloatVector x = FloatVector.fromArray(F, gate, o), ex = Exp.exp(x.abs().neg());
-                FloatVector num = x.blend(x.mul(ex), x.compare(VectorOperators.LT, 0f));
-                num.div(ex.add(1f)).mul(FloatVector.fromArray(F, up, o)).intoArray(hb, o);
+            if (!gelu) {
+                // e^(−|x|) goes through hb (Exp.exp: arrays in and out, so no vector crosses a call C2
+                // might not inline, which would box it), then hb = silu(x)·up over the same lanes.
+                int v = o + (e - o) / F.length() * F.length();
+                for (int i = o; i < v; i += F.length()) FloatVector.fromArray(F, gate, i).abs().neg().intoArray(hb, i);
+                Exp.exp(hb, o, v, 0f);
+                for (; o < v; o += F.length()) {
+                    FloatVector x = FloatVector.fromArray(F, gate, o), ex = FloatVector.fromArray(F, hb, o);
+                    FloatVector num = x.blend(x.mul(ex), x.compare(VectorOperators.LT, 0f));
+                    num.div(ex.add(1f)).mul(FloatVector.fromArray(F, up, o)).intoArray(hb, o);
+                }
             }
             for (; o < e; o++) hb[o] = (gelu ? gelu(gate[o]) : silu(gate[o])) * up[o];
         }
