@@ -110,15 +110,73 @@ final class SimdAttention {
         }
     }
 
-    /** {@link Kernels#weightedV}: 16 lanes per vector where {@link #WIDE}, else 8. */
+    /**
+     * {@link Kernels#weightedV}: 16 lanes per vector where {@link #WIDE}; else 8, two 8-value chunks
+     * of each head at a time ({@link #weighted2x8}).
+     */
     static void weightedV(float[] w, int wo, int wStride, int heads, int t0, int t1, float[] v, int vBase, int kvd,
                           float[] out, int oo, int hd) {
         int c = 0;
         if (WIDE) {
             for (; c + 64 <= hd; c += 64) weighted64(w, wo, wStride, heads, t0, t1, v, vBase + c, kvd, out, oo + c, hd);
             for (; c + 16 <= hd; c += 16) weighted16(w, wo, wStride, heads, t0, t1, v, vBase + c, kvd, out, oo + c, hd);
+        } else {
+            for (; c + 16 <= hd; c += 16) weighted2x8(w, wo, wStride, heads, t0, t1, v, vBase + c, kvd, out, oo + c, hd);
         }
         for (; c < hd; c += 8) weighted8(w, wo, wStride, heads, t0, t1, v, vBase + c, kvd, out, oo + c, hd);
+    }
+
+    /**
+     * 16 values (two 8-lane vectors) of each head, four heads at a time, then one: the 256-bit kernel
+     * with 8 chains (four heads × two chunks; two FMA pipes of four cycles' latency keep eight in flight),
+     * each V vector loaded once for the four heads and each weight broadcast once for the two chunks.
+     * Four chains ({@link #weighted8}) left half the FMA slots empty. Eleven registers of AVX2's 16.
+     */
+    private static void weighted2x8(float[] w, int wo, int wStride, int heads, int t0, int t1, float[] v, int vb, int kvd,
+                                    float[] out, int ob, int hd) {
+        int g = 0;
+        for (; g + 4 <= heads; g += 4) {
+            int w0 = wo + g * wStride, w1 = w0 + wStride, w2 = w1 + wStride, w3 = w2 + wStride;
+            int o0 = ob + g * hd, o1 = o0 + hd, o2 = o1 + hd, o3 = o2 + hd;
+            FloatVector a00 = FloatVector.fromArray(F, out, o0), a01 = FloatVector.fromArray(F, out, o0 + 8);
+            FloatVector a10 = FloatVector.fromArray(F, out, o1), a11 = FloatVector.fromArray(F, out, o1 + 8);
+            FloatVector a20 = FloatVector.fromArray(F, out, o2), a21 = FloatVector.fromArray(F, out, o2 + 8);
+            FloatVector a30 = FloatVector.fromArray(F, out, o3), a31 = FloatVector.fromArray(F, out, o3 + 8);
+            for (int t = t0, vo = vb; t < t1; t++, vo += kvd) {
+                FloatVector x0 = FloatVector.fromArray(F, v, vo), x1 = FloatVector.fromArray(F, v, vo + 8);
+                FloatVector y = FloatVector.broadcast(F, w[w0 + t]);
+                a00 = x0.fma(y, a00);
+                a01 = x1.fma(y, a01);
+                y = FloatVector.broadcast(F, w[w1 + t]);
+                a10 = x0.fma(y, a10);
+                a11 = x1.fma(y, a11);
+                y = FloatVector.broadcast(F, w[w2 + t]);
+                a20 = x0.fma(y, a20);
+                a21 = x1.fma(y, a21);
+                y = FloatVector.broadcast(F, w[w3 + t]);
+                a30 = x0.fma(y, a30);
+                a31 = x1.fma(y, a31);
+            }
+            a00.intoArray(out, o0);
+            a01.intoArray(out, o0 + 8);
+            a10.intoArray(out, o1);
+            a11.intoArray(out, o1 + 8);
+            a20.intoArray(out, o2);
+            a21.intoArray(out, o2 + 8);
+            a30.intoArray(out, o3);
+            a31.intoArray(out, o3 + 8);
+        }
+        for (; g < heads; g++) {
+            int w0 = wo + g * wStride, o0 = ob + g * hd;
+            FloatVector a0 = FloatVector.fromArray(F, out, o0), a1 = FloatVector.fromArray(F, out, o0 + 8);
+            for (int t = t0, vo = vb; t < t1; t++, vo += kvd) {
+                FloatVector y = FloatVector.broadcast(F, w[w0 + t]);
+                a0 = FloatVector.fromArray(F, v, vo).fma(y, a0);
+                a1 = FloatVector.fromArray(F, v, vo + 8).fma(y, a1);
+            }
+            a0.intoArray(out, o0);
+            a1.intoArray(out, o0 + 8);
+        }
     }
 
     /** 64 values (four 16-lane vectors) of each head: four heads at a time (16 chains), then one. */
@@ -225,7 +283,7 @@ final class SimdAttention {
     }
 
     /**
-     * 8 values of each head: four heads at a time, then one (the 256-bit kernel). Written out beside
+     * 8 values of each head: four heads at a time, then one (the 256-bit tail past {@link #weighted2x8}). Written out beside
      * {@link #weighted16} rather than shared with a species parameter: C2 compiles vector code only for a
      * constant species, and one body called with both widths got a mixed profile and was left uncompiled
      * (as {@link Exp#lanes16} says of the exp: 30-70x slower).

@@ -7,8 +7,8 @@ import dgr.engine.kernel.RowLanes;
 /**
  * Causal attention over fixed tiles of key positions (a K/V page each, 64 positions from a
  * multiple of 64) with an online softmax ({@link OnlineSoftmax}). Rows of one slot at consecutive
- * positions form runs of up to {@link #RUN} rows, and on the row-lanes path up to
- * {@link #SEGMENT_RUNS} runs form a segment (a prompt chunk); a work item is one K/V head of a segment,
+ * positions form runs of up to {@link #RUN} rows, and up to {@link #SEGMENT_RUNS} runs that
+ * continue one another form a segment (a prompt chunk); a work item is one K/V head of a segment,
  * and workers claim a few items at a time. Each tile's K and V are read once from memory and then
  * from L1 or L2 for every row of the segment and every query head sharing the K/V head, where
  * scoring all positions before the softmax read a long context's K and V from memory once per row.
@@ -32,8 +32,8 @@ final class TiledAttention {
     /** Rows per run at most: a vector's lanes ({@link RowLanes#LANES}). */
     static final int RUN = 16;
     /**
-     * Runs of one slot taken together by the row-lanes path at most (64 rows, the scheduler's prompt
-     * chunk): each tile is read from memory once for all of them.
+     * Runs of one slot taken together at most (64 rows, the scheduler's prompt chunk): each tile is read
+     * from memory (and a compact type's widened) once for all of them.
      */
     static final int SEGMENT_RUNS = 4;
 
@@ -47,7 +47,7 @@ final class TiledAttention {
     private final float[][] kStretch, vStretch;
     private final int hd, kvd, qd, heads, nHeadKv;
     private final float scale, cap;
-    /** Per worker: scores of a run's rows and heads for one tile, {@code TILE} per (row, head). */
+    /** Per worker: scores of one row's heads for one tile, {@code TILE} per head (each row's are used up before the next's). */
     private final float[][] tileScores;
     /** Per worker: scores of one row's query heads (all K/V heads) for one tile, {@code TILE} per head. */
     private final float[][] oneScores;
@@ -66,7 +66,7 @@ final class TiledAttention {
     private final float[][] state;
     /** Row where run {@code i} starts ({@code runStart[runs]} = rows). */
     private final int[] runStart;
-    /** Run where segment {@code i} starts: runs of one slot at consecutive positions, {@link #SEGMENT_RUNS} at most on the lanes path. */
+    /** Run where segment {@code i} starts: runs of one slot at consecutive positions, {@link #SEGMENT_RUNS} at most. */
     private final int[] segStart;
     /** Claims of work: items {@code [claimFrom[c], claimTo[c])}, segment × K/V heads. */
     private final int[] claimFrom, claimTo;
@@ -90,27 +90,26 @@ final class TiledAttention {
         this.heads = cfg.nHead() / cfg.nHeadKv();
         this.scale = cfg.multipliers().attentionScale(hd);
         this.cap = cfg.softcaps().attention();
-        this.tileScores = new float[workers][RUN * heads * TILE];
+        this.tileScores = new float[workers][heads * TILE];
         this.oneScores = new float[workers][cfg.nHead() * TILE];
         this.tiles = new Tile[workers];
         for (int w = 0; w < workers; w++) tiles[w] = new Tile();
         boolean lanes = kernels.rowLanes() && cap == 0f && hd % 4 == 0;
         int R = RowLanes.LANES, n = lanes ? workers : 0;
         this.oneRowClaim = Math.max(1, (nHeadKv + 1) / 2);
-        this.segmentClaim = lanes ? Math.max(1, nHeadKv / 4) : oneRowClaim;
-        int segRuns = lanes ? SEGMENT_RUNS : 1;
-        this.laneQ = lanes ? new float[n][segRuns * segmentClaim * heads * hd * R] : null;
-        this.laneOut = lanes ? new float[n][segRuns * segmentClaim * heads * hd * R] : null;
-        this.segLo = lanes ? new float[n][segRuns * R] : null;
-        this.segHi = lanes ? new float[n][segRuns * R] : null;
-        this.segRange = lanes ? new int[n][segRuns * 3] : null;
+        this.segmentClaim = Math.max(1, nHeadKv / 4);
+        this.laneQ = lanes ? new float[n][SEGMENT_RUNS * segmentClaim * heads * hd * R] : null;
+        this.laneOut = lanes ? new float[n][SEGMENT_RUNS * segmentClaim * heads * hd * R] : null;
+        this.segLo = lanes ? new float[n][SEGMENT_RUNS * R] : null;
+        this.segHi = lanes ? new float[n][SEGMENT_RUNS * R] : null;
+        this.segRange = lanes ? new int[n][SEGMENT_RUNS * 3] : null;
         this.laneScores = lanes ? new float[n][heads * TILE * R] : null;
-        this.laneState = lanes ? new float[n][segRuns * segmentClaim * heads * 2 * R] : null;
+        this.laneState = lanes ? new float[n][SEGMENT_RUNS * segmentClaim * heads * 2 * R] : null;
         this.laneAlpha = lanes ? new float[n][heads * R] : null;
         this.laneLo = lanes ? new float[n][R] : null;
         this.laneHi = lanes ? new float[n][R] : null;
         this.laneSums = lanes ? new float[n][9 * R] : null;
-        this.state = new float[workers][2 * segRuns * RUN * cfg.nHead()];
+        this.state = new float[workers][2 * SEGMENT_RUNS * RUN * cfg.nHead()];
         this.runStart = new int[maxRows + 1];
         this.segStart = new int[maxRows + 1];
         this.claimFrom = new int[maxRows * nHeadKv];
@@ -119,8 +118,8 @@ final class TiledAttention {
 
     /**
      * Splits the batch's rows into runs (same slot, consecutive positions, at most {@link #RUN} rows),
-     * the runs into segments (on the row-lanes path, up to {@link #SEGMENT_RUNS} runs that continue one
-     * another; else one run each), and the segments' K/V heads into claims.
+     * the runs into segments (up to {@link #SEGMENT_RUNS} runs that continue one another), and the
+     * segments' K/V heads into claims.
      */
     void plan(KvSlot[] rowSlot, int[] rowPos, int nRows) {
         runs = 0;
@@ -128,7 +127,7 @@ final class TiledAttention {
         for (int r = 0; r < nRows; r++) {
             boolean joins = r > 0 && rowSlot[r] == rowSlot[r - 1] && rowPos[r] == rowPos[r - 1] + 1;
             if (!joins || r - runStart[runs - 1] == RUN) {
-                if (!joins || laneQ == null || runs - segStart[segments - 1] == SEGMENT_RUNS) segStart[segments++] = runs;
+                if (!joins || runs - segStart[segments - 1] == SEGMENT_RUNS) segStart[segments++] = runs;
                 runStart[runs++] = r;
             }
         }
@@ -167,30 +166,27 @@ final class TiledAttention {
     void items(int from, int to, int worker, int layer, LlamaConfig.SlidingWindow window, float[] sinks, float[] q, float[] att,
                KvSlot[] rowSlot, int[] rowPos) {
         int seg = from / nHeadKv, kh0 = from % nHeadKv, kh1 = kh0 + (to - from);
-        int u0 = segStart[seg], u1 = segStart[seg + 1];
-        if (runStart[u1] - runStart[u0] > 1 && laneQ != null) {
-            lanes(u0, u1, kh0, kh1, worker, layer, window, q, att, rowSlot[runStart[u0]], rowPos);
-            finish(runStart[u0], runStart[u1], kh0, kh1, worker, sinks, att);
+        int u0 = segStart[seg], u1 = segStart[seg + 1], r0 = runStart[u0], r1 = runStart[u1];
+        if (r1 - r0 > 1 && laneQ != null) {
+            lanes(u0, u1, kh0, kh1, worker, layer, window, q, att, rowSlot[r0], rowPos);
+            finish(r0, r1, kh0, kh1, worker, sinks, att);
             return;
         }
-        for (int u = u0; u < u1; u++) {
-            int r0 = runStart[u], r1 = runStart[u + 1];
-            float[] st = state[worker];
-            for (int r = r0; r < r1; r++) {
-                int qo = r * qd + kh0 * heads * hd;
-                java.util.Arrays.fill(att, qo, qo + (kh1 - kh0) * heads * hd, 0f);
-            }
-            for (int i = 0, n = (r1 - r0) * (kh1 - kh0) * heads; i < n; i++) {
-                st[2 * i] = Float.NEGATIVE_INFINITY;
-                st[2 * i + 1] = 0f;
-            }
-            if (r1 - r0 == 1) {
-                oneRow(r0, kh0, kh1, worker, layer, window, q, att, rowSlot[r0], rowPos[r0]);
-            } else {
-                rows(r0, r1, kh0, kh1, worker, layer, window, q, att, rowSlot[r0], rowPos);
-            }
-            finish(r0, r1, kh0, kh1, worker, sinks, att);
+        float[] st = state[worker];
+        for (int r = r0; r < r1; r++) {
+            int qo = r * qd + kh0 * heads * hd;
+            java.util.Arrays.fill(att, qo, qo + (kh1 - kh0) * heads * hd, 0f);
         }
+        for (int i = 0, n = (r1 - r0) * (kh1 - kh0) * heads; i < n; i++) {
+            st[2 * i] = Float.NEGATIVE_INFINITY;
+            st[2 * i + 1] = 0f;
+        }
+        if (r1 - r0 == 1) {
+            oneRow(r0, kh0, kh1, worker, layer, window, q, att, rowSlot[r0], rowPos[r0]);
+        } else {
+            rows(r0, r1, kh0, kh1, worker, layer, window, q, att, rowSlot[r0], rowPos);
+        }
+        finish(r0, r1, kh0, kh1, worker, sinks, att);
     }
 
     /** Rows {@code [r0, r1)}' outputs divided by their sums (a sink joining first), from the worker's state. */
@@ -215,8 +211,10 @@ final class TiledAttention {
     }
 
     /**
-     * A run of several rows (a prompt chunk): per tile and K/V head, every row, so the head's tile
-     * (K and V, 32 KiB at 64 values a head) is read from memory once and from L1 for the other rows.
+     * A segment of several rows (a prompt chunk, up to {@link #SEGMENT_RUNS} runs) one row at a time, where
+     * the row-lanes path does not run (256-bit vectors, soft-capped scores): per tile and K/V head, every
+     * row, so the head's tile (K and V, 32 KiB at 64 values a head; a compact type's widened once) is read
+     * from memory once per chunk and from L1 or L2 for the other rows.
      */
     private void rows(int r0, int r1, int kh0, int kh1, int worker, int layer, LlamaConfig.SlidingWindow window,
                       float[] q, float[] att, KvSlot slot, int[] rowPos) {
@@ -233,7 +231,7 @@ final class TiledAttention {
                     int pos = rowPos[r];
                     int lo = Math.max(ta, window != null ? window.start(pos) : 0), hi = Math.min(ta + TILE, pos + 1);
                     if (lo >= hi) continue;
-                    int so = (r - r0) * heads * TILE, qo = r * qd + kh * heads * hd;
+                    int so = 0, qo = r * qd + kh * heads * hd;
                     int si = stBase + 2 * (r - r0) * (kh1 - kh0) * heads;
                     int tb = lo - lo % 8;
                     kernels.scores(q, qo, heads, hd, t.k, KvSlot.kBlock(tb, t.kStride) + t.kHead, 8 * t.kStride, (hi - tb + 7) / 8,
