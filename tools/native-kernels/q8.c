@@ -765,6 +765,139 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
     #pragma GCC unroll 16
     for (int k = 0; k < G; k++) store(out + (b0 + k) * outStride, keep, acc[k]);
 }
+
+/*
+ * Prompt chunks (4 or more batch rows) of Q4_0 and Q4_K: per group of 16 weight rows and chunk of
+ * TILE_BLOCKS 32-value blocks, the weights are unpacked once into L1 (eight 32-byte operands per
+ * half and block, the scales as floats), then every tile of batch rows runs over them: per chunk of
+ * four values each weight operand of both halves is loaded once for the tile's rows and each
+ * activation broadcast once for both halves, so a tile keeps 2 x G int16 sums in registers (G = 4:
+ * 8 of AVX2's 16). Its float accumulators wait in `out` between chunks (masked where a lane is not
+ * the caller's). The integer sums and the float steps per output and block are BLOCK's (Q4_0) and
+ * group_super's (Q4_K), in block order: same bits.
+ */
+#define TILE_BLOCKS 16
+
+typedef struct {
+    __m256i q[TILE_BLOCKS][2][8];   /* block, half, chunk: unsigned 0..15 */
+    __m256 d[TILE_BLOCKS][2];       /* the halves' scales: Q4_0 d, Q4_K d * sc */
+    __m256 m[TILE_BLOCKS][2];       /* Q4_K: dmin * m */
+} q4_chunk;
+
+/* KIND 0: Q4_0 (288 bytes per block), 2: Q4_K (2368 per super-block of eight). */
+INLINE void q4_unpack_chunk(int KIND, const uint8_t *gw, long c0, long cn, q4_chunk *u, long ahead) {
+    for (long i = 0; i < cn; i++) {
+        const long b = c0 + i;
+        const uint8_t *blk = KIND == 0 ? gw + 288 * b : gw + 2368 * (b >> 3);
+        const long j = b & 7;
+        if (ahead > 0 && (KIND == 0 || j == 0)) {
+            for (int c = 0; c < (KIND == 0 ? 288 : 2368); c += 64) _mm_prefetch((const char *) blk + ahead + c, _MM_HINT_T2);
+        }
+        #pragma GCC unroll 2
+        for (int h = 0; h < 2; h++) {
+            __m256 dv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (blk + 16 * h)));
+            if (KIND == 0) {
+                u->d[i][h] = dv;
+                unpack_q4(blk + 32 + 32 * h, u->q[i][h]);
+            } else {
+                __m256 mv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (blk + 32 + 16 * h)));
+                u->d[i][h] = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *) (blk + 64 + 16 * j + 8 * h)))));
+                u->m[i][h] = _mm256_mul_ps(mv, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *) (blk + 192 + 16 * j + 8 * h)))));
+                unpack_q4(blk + 320 + 256 * j + 32 * h, u->q[i][h]);
+            }
+        }
+    }
+}
+
+/* G (1, 2 or 4) batch rows from b0 over the chunk's blocks; accumulators from and to out (lanes in `mask`, or all when full). */
+INLINE void q4_tile(int KIND, int G, const q4_chunk *u, long c0, long cn, long nb, const int8_t *aq, const int32_t *asum,
+                    const float *ad, long b0, float *out, long outStride, const __m256i mask[2], int full) {
+    __m256 acc[4][2];
+    /* Q4_0: the offset -8 * sum(a) per batch row and block, as broadcast operands; Q4_K: sum(a) as a float */
+    int32_t off[4][TILE_BLOCKS] __attribute__((aligned(32)));
+    #pragma GCC unroll 4
+    for (int k = 0; k < G; k++) {
+        #pragma GCC unroll 2
+        for (int h = 0; h < 2; h++) {
+            float *o = out + (b0 + k) * outStride + 8 * h;
+            acc[k][h] = c0 == 0 ? _mm256_setzero_ps() : full ? _mm256_loadu_ps(o) : _mm256_maskload_ps(o, mask[h]);
+        }
+        for (long i = 0; i < cn; i += 8) {
+            __m256i s = _mm256_loadu_si256((const __m256i *) (asum + (b0 + k) * nb + c0 + i));
+            _mm256_store_si256((__m256i *) (off[k] + i), KIND == 0 ? _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(s, 3))
+                                                                   : _mm256_castps_si256(_mm256_cvtepi32_ps(s)));
+        }
+    }
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (long i = 0; i < cn; i++) {
+        const long b = c0 + i;
+        __m256i t[4][2];
+        #pragma GCC unroll 8
+        for (int c = 0; c < 8; c++) {
+            __m256i w0 = u->q[i][0][c], w1 = u->q[i][1][c];
+            #pragma GCC unroll 4
+            for (int k = 0; k < G; k++) {
+                __m256i a = _mm256_set1_epi32(((const int32_t *) (aq + 32 * ((b0 + k) * nb + b)))[c]);
+                __m256i p0 = _mm256_maddubs_epi16(w0, a), p1 = _mm256_maddubs_epi16(w1, a);
+                t[k][0] = c == 0 ? p0 : _mm256_add_epi16(t[k][0], p0);
+                t[k][1] = c == 0 ? p1 : _mm256_add_epi16(t[k][1], p1);
+                /* opaque to GCC: else it reassociates the sums, takes every product first and spills them */
+                __asm__("" : "+x"(t[k][0]), "+x"(t[k][1]));
+            }
+        }
+        #pragma GCC unroll 4
+        for (int k = 0; k < G; k++) {
+            const __m256 da = _mm256_set1_ps(ad[(b0 + k) * nb + b]);
+            #pragma GCC unroll 2
+            for (int h = 0; h < 2; h++) {
+                __m256i is = _mm256_madd_epi16(t[k][h], ones);
+                if (KIND == 0) is = _mm256_add_epi32(_mm256_set1_epi32(off[k][i]), is);
+                acc[k][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(u->d[i][h], da), acc[k][h]);
+                if (KIND == 2)
+                    acc[k][h] = _mm256_fnmadd_ps(_mm256_broadcast_ss((const float *) &off[k][i]), _mm256_mul_ps(u->m[i][h], da), acc[k][h]);
+            }
+        }
+    }
+    #pragma GCC unroll 4
+    for (int k = 0; k < G; k++) {
+        #pragma GCC unroll 2
+        for (int h = 0; h < 2; h++) {
+            float *o = out + (b0 + k) * outStride + 8 * h;
+            if (full) _mm256_storeu_ps(o, acc[k][h]);
+            else _mm256_maskstore_ps(o, mask[h], acc[k][h]);
+        }
+    }
+}
+
+/* Q4_0 or Q4_K against nBatch rows (4 or more) for weight rows [o0, o1): groups outer, chunks of blocks, then tiles of 4, 2, 1 batch rows. */
+INLINE void q4_tiles(int KIND, const uint8_t *w, long rowBytes, long o0, long o1, long nb, const int8_t *aq, const int32_t *asum,
+                     const float *ad, long nBatch, float *out, long outStride, long ahead) {
+    q4_chunk u __attribute__((aligned(32)));
+    for (long g = o0 / 16; 16 * g < o1; g++) {
+        long lo = o0 - 16 * g, hi = o1 - 16 * g;
+        __m256i mask[2];
+        #pragma GCC unroll 2
+        for (int h = 0; h < 2; h++) {
+            __m256i lane = _mm256_setr_epi32(8 * h, 8 * h + 1, 8 * h + 2, 8 * h + 3, 8 * h + 4, 8 * h + 5, 8 * h + 6, 8 * h + 7);
+            mask[h] = _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(lo), lane), _mm256_cmpgt_epi32(_mm256_set1_epi32(hi), lane));
+        }
+        const int full = lo <= 0 && hi >= 16;
+        const uint8_t *gw = w + g * 16 * rowBytes;
+        float *o = out + 16 * g;
+        for (long c0 = 0; c0 < nb; c0 += TILE_BLOCKS) {
+            const long cn = nb - c0 < TILE_BLOCKS ? nb - c0 : TILE_BLOCKS;
+            q4_unpack_chunk(KIND, gw, c0, cn, &u, ahead);
+            long b0 = 0;
+            for (; b0 + 4 <= nBatch; b0 += 4) q4_tile(KIND, 4, &u, c0, cn, nb, aq, asum, ad, b0, o, outStride, mask, full);
+            if (b0 + 2 <= nBatch) {
+                q4_tile(KIND, 2, &u, c0, cn, nb, aq, asum, ad, b0, o, outStride, mask, full);
+                b0 += 2;
+            }
+            if (b0 < nBatch) q4_tile(KIND, 1, &u, c0, cn, nb, aq, asum, ad, b0, o, outStride, mask, full);
+        }
+    }
+}
+
 #endif
 
 /*
@@ -823,6 +956,17 @@ void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long n
     int amx = 0;
 #endif
     type &= 255;
+#ifndef __AVX512VNNI__
+    /* prompt chunks of Q4_0 and Q4_K: tiles over weights unpacked once per call (q4_tiles) */
+    if (type == 0 && nBatch >= 4) {
+        q4_tiles(0, w, rowBytes, o0, o1, nb, aq, asum, ad, nBatch, out, outStride, ahead);
+        return;
+    }
+    if (type == 2 && nBatch >= 4) {
+        q4_tiles(2, w, rowBytes, o0, o1, nb, aq, asum, ad, nBatch, out, outStride, ahead);
+        return;
+    }
+#endif
     /* AMX takes the first nAmx batch rows (a multiple of 16) in one pass, the rest go in groups of 8, 4, 2, 1. */
     const long nAmx = amx ? nBatch / 16 * 16 : 0;
     for (long b0 = 0, n; b0 < nBatch; b0 += n) {

@@ -52,7 +52,7 @@ final class Q8Native {
     enum Variant {
         AVX512_VNNI("q8-avx512vnni.bin", "ac90b2dd034dee59bcabeb9d54d1cfa8f92378f5148a67fc6ecfbe0c8e65ea9a",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")),
-        AVX2("q8-avx2.bin", "95aec3f7398366b59e551c89d705d07804ecd0f2d8c4c727035410f748895ca5",
+        AVX2("q8-avx2.bin", "917b7cd10b68813144bd70e125451b0eda2eee7b1cb250cd63f4f879a13b609d",
                 List.of("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"));
 
         final String resource, sha256;
