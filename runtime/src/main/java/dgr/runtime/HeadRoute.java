@@ -103,10 +103,12 @@ final class HeadRoute {
     }
 
     /**
-     * Parks the engine's idle workers; wakes them again when a reply came before: its wake (on the
-     * transport's thread, as it came) preceded this rest, and the next forward pass follows it.
+     * Parks the engine's idle workers, unless an event (a reply, a failure) is already waiting; wakes
+     * them again when one came meanwhile: its wake (on the transport's thread, as it came) preceded
+     * this rest, and the next forward pass follows it.
      */
     private void rest() {
+        if (downstream.replied()) return;
         engine.rest();
         if (downstream.replied()) engine.wake();
     }

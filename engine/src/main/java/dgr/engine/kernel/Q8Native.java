@@ -18,7 +18,7 @@ import java.util.Set;
  * {@link Q8Rows}'s kernel as x86-64 machine code: 8-bit dot products (AVX-512 VNNI's
  * {@code vpdpbusd}, 64 unsigned × signed byte products into 16 ints per instruction; AVX2's
  * {@code vpmaddubsw}/{@code vpmaddwd}), which the Vector API cannot express: Java has no 8-bit dot
- * product. The images ({@code q8-avx512vnni.bin}, {@code q8-avx2.bin}, a few KiB each, SHA-256
+ * product. The images ({@code q8-avx512vnni.bin}, {@code q8-avx2.bin}, SHA-256
  * checked) are built from dgr's own C source by {@code tools/native-kernels/build.sh}, one flat
  * image each with no relocations and no calls; they run from a {@link CodePage} through a critical
  * downcall that reads the activations and writes the outputs in the Java heap directly.
@@ -27,7 +27,8 @@ import java.util.Set;
  * its float kernels are bound by two FMA/convert ports: llama-1b Q4_0 at batch 1, two threads,
  * 20.6 tok/s against llama.cpp's 35 with its int8 kernels. With the VNNI kernel dgr decodes it at
  * 37–40 tok/s (160 at batch 8, where llama.cpp gives 46). One call covers a worker's whole share
- * of a matrix (batch rows in groups of eight, four, two and one; weights prefetched
+ * of a matrix (batch rows in groups of eight, four, two and one, or, in the AVX2 image for Q4_0 and Q4_K
+ * from four rows on, row groups outer and tiles of four, two, one batch rows over weights unpacked once into L1; weights prefetched
  * {@link #AHEAD_BYTES} ahead into L2 with {@code prefetcht2}, which measured 39 against 33 tok/s
  * for {@code prefetcht0}; 4096 bytes against 2048: 39 against 37), so the call costs nothing
  * measurable.

@@ -10,7 +10,7 @@ import jdk.incubator.vector.VectorSpecies;
  * FMAs over positions in order), so the bits are those of one block or one 8-lane chunk at a
  * time. What changes is how many of those independent sequences run side by side: an FMA takes
  * four cycles and a core issues two a cycle, so four chains (four query heads of one K/V head)
- * left three quarters of the FMA slots empty, where a long context spends most of its time.
+ * left half the FMA slots empty, where a long context spends most of its time.
  * Scores take two blocks of 8 positions for four heads (8 chains, each K vector still loaded once
  * for the four heads; four blocks, 16 chains, made C2 box vectors, a few KB per decode step);
  * weighted values take 16 lanes per vector where the CPU has
@@ -286,7 +286,7 @@ final class SimdAttention {
      * 8 values of each head: four heads at a time, then one (the 256-bit tail past {@link #weighted2x8}). Written out beside
      * {@link #weighted16} rather than shared with a species parameter: C2 compiles vector code only for a
      * constant species, and one body called with both widths got a mixed profile and was left uncompiled
-     * (as {@link Exp#lanes16} says of the exp: 30-70x slower).
+     * (as {@link Exp#exp(float[], int, int, float)} says of the exp: 30-70x slower).
      */
     private static void weighted8(float[] w, int wo, int wStride, int heads, int t0, int t1, float[] v, int vb, int kvd,
                                   float[] out, int ob, int hd) {

@@ -231,15 +231,15 @@ final class TiledAttention {
                     int pos = rowPos[r];
                     int lo = Math.max(ta, window != null ? window.start(pos) : 0), hi = Math.min(ta + TILE, pos + 1);
                     if (lo >= hi) continue;
-                    int so = 0, qo = r * qd + kh * heads * hd;
+                    int qo = r * qd + kh * heads * hd;
                     int si = stBase + 2 * (r - r0) * (kh1 - kh0) * heads;
                     int tb = lo - lo % 8;
                     kernels.scores(q, qo, heads, hd, t.k, KvSlot.kBlock(tb, t.kStride) + t.kHead, 8 * t.kStride, (hi - tb + 7) / 8,
-                            sc, so + tb - ta, TILE);
+                            sc, tb - ta, TILE);
                     for (int g = 0; g < heads; g++) {
-                        OnlineSoftmax.tile(sc, so + g * TILE, ta, lo, hi, scale, cap, capper, st, si + 2 * g, att, qo + g * hd, hd);
+                        OnlineSoftmax.tile(sc, g * TILE, ta, lo, hi, scale, cap, capper, st, si + 2 * g, att, qo + g * hd, hd);
                     }
-                    kernels.weightedV(sc, so - ta, TILE, heads, lo, hi, t.v, KvSlot.pageOffset(lo, t.vStride) + t.vHead, t.vStride,
+                    kernels.weightedV(sc, -ta, TILE, heads, lo, hi, t.v, KvSlot.pageOffset(lo, t.vStride) + t.vHead, t.vStride,
                             att, qo, hd);
                 }
             }

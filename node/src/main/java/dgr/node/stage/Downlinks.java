@@ -287,6 +287,8 @@ final class Downlinks implements Link.Owner, AutoCloseable {
             long next = watch(now);
             watchAt = next;
             long wait = next - System.nanoTime();
+            // Nothing interrupts this thread on purpose; a stray interrupt left set would make every park return at once.
+            Thread.interrupted();
             if (wait > 0) LockSupport.parkNanos(this, wait);
         }
     }
@@ -313,9 +315,14 @@ final class Downlinks implements Link.Owner, AutoCloseable {
             }
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.ERROR, "stage watchdog failed", e);
+            // the links after the one that failed went unchecked: look again soon, not a floor from now
+            if (now + RETRY_NANOS - next < 0) next = now + RETRY_NANOS;
         }
         return next;
     }
+
+    /** How soon the watchdog looks again after a check that failed part-way. */
+    private static final long RETRY_NANOS = 20_000_000L;
 
     /** An awaited reply and its deadline. */
     private record Due(Link.Pending pending, long deadline) {}
