@@ -32,8 +32,11 @@ final class Downlinks implements Link.Owner, AutoCloseable {
     private static final int MAX_ENTRY_BYTES = 256 << 10, MAX_MESSAGE_BYTES = 1 << 20;
 
     interface Listener {
-        /** Tokens from the last stage, which spent {@code computeNanos} computing their batch. */
-        void tokens(List<Token> tokens, long computeNanos);
+        /**
+         * Tokens from the last stage ({@code reply.getTokensList()}), which spent {@code reply.getComputeNanos()}
+         * computing their batch and stamped when it handed them to its transport ({@code sent_nanos}, {@code clock}).
+         */
+        void tokens(dgr.node.stage.wire.Tokens reply);
 
         /** A reply came {@code nanos} after its rows were sent, the last stage's computing time taken off. */
         default void overhead(long nanos) {}
@@ -65,6 +68,8 @@ final class Downlinks implements Link.Owner, AutoCloseable {
     private final Map<Link, List<Rows>> outgoing = new HashMap<>();
     /** Per link, the replies the queued rows will bring (session@position). */
     private final Map<Link, List<String>> awaited = new HashMap<>();
+    /** Per link, when its first queued row was handed over ({@link System#nanoTime}): the per-hop latency's start. */
+    private final Map<Link, Long> queuedAt = new HashMap<>();
     private final Thread watchdog;
     /** When the watchdog wakes next ({@link System#nanoTime}); a reply that brings a deadline before it wakes it. */
     private volatile long watchAt;
@@ -109,7 +114,11 @@ final class Downlinks implements Link.Owner, AutoCloseable {
     }
 
     private void queue(Link l, String session, int from, float[] src, int off, int count, int outputRow, boolean replay) {
-        List<Rows> q = outgoing.computeIfAbsent(l, k -> new ArrayList<>());
+        List<Rows> q = outgoing.get(l);
+        if (q == null) {
+            outgoing.put(l, q = new ArrayList<>());
+            queuedAt.put(l, System.nanoTime());
+        }
         for (int done = 0; done < count; done += rowsPerEntry) {
             int n = Math.min(rowsPerEntry, count - done);
             int out = outputRow >= done && outputRow < done + n ? outputRow - done : -1;
@@ -128,12 +137,14 @@ final class Downlinks implements Link.Owner, AutoCloseable {
             for (Rows r : e.getValue()) rows += r.getCount();
             List<String> keys = awaited.get(e.getKey());
             if (keys != null) e.getKey().expect(keys, rows);
-            RowsBatch.Builder b = RowsBatch.newBuilder();
+            Long queued = queuedAt.get(e.getKey());
+            long sent = queued == null ? System.nanoTime() : queued;
+            RowsBatch.Builder b = RowsBatch.newBuilder().setSentNanos(sent).setClock(HostClock.ID);
             int bytes = 0;
             for (Rows r : e.getValue()) {
                 if (bytes > 0 && bytes + r.getData().size() > MAX_MESSAGE_BYTES) {
                     e.getKey().send(Down.newBuilder().setRows(b).build());
-                    b = RowsBatch.newBuilder();
+                    b = RowsBatch.newBuilder().setSentNanos(sent).setClock(HostClock.ID);
                     bytes = 0;
                 }
                 b.addRows(r);
@@ -143,6 +154,7 @@ final class Downlinks implements Link.Owner, AutoCloseable {
         }
         outgoing.clear();
         awaited.clear();
+        queuedAt.clear();
     }
 
     /**
@@ -240,7 +252,7 @@ final class Downlinks implements Link.Owner, AutoCloseable {
                 }
                 long compute = up.getTokens().getComputeNanos();
                 if (rtt >= 0 && compute > 0) listener.overhead(Math.max(0, rtt - compute));
-                listener.tokens(tokens, compute);
+                listener.tokens(up.getTokens());
             }
             case FAILED -> {
                 StageFailed f = up.getFailed();
@@ -263,6 +275,7 @@ final class Downlinks implements Link.Owner, AutoCloseable {
             if (links.get(link.address) == link) links.remove(link.address);
             outgoing.remove(link);
             awaited.remove(link);
+            queuedAt.remove(link);
             for (var e : routes.entrySet()) if (e.getValue().address.equals(link.address)) affected.add(e.getKey());
         }
         link.kill();
