@@ -110,10 +110,11 @@ final class Downlinks implements Link.Owner, AutoCloseable {
         r.kept.put(from, src, off, count);
         Link l = links.get(r.address);
         if (l == null || l.isDead()) return;
-        queue(l, session, from, src, off, count, outputRow, replay);
+        queue(l, session, r.kept, from, count, outputRow, replay);
     }
 
-    private void queue(Link l, String session, int from, float[] src, int off, int count, int outputRow, boolean replay) {
+    /** Queues kept rows {@code from..from+count-1} of a session for {@code l}; their bytes go as views of the kept ones. */
+    private void queue(Link l, String session, KeptRows kept, int from, int count, int outputRow, boolean replay) {
         List<Rows> q = outgoing.get(l);
         if (q == null) {
             outgoing.put(l, q = new ArrayList<>());
@@ -123,7 +124,7 @@ final class Downlinks implements Link.Owner, AutoCloseable {
             int n = Math.min(rowsPerEntry, count - done);
             int out = outputRow >= done && outputRow < done + n ? outputRow - done : -1;
             q.add(Rows.newBuilder().setSession(session).setFirstPosition(from + done).setCount(n).setOutputRow(out)
-                    .setReplay(replay).setData(RowCodec.encode(src, off + done * width, n * width)).build());
+                    .setReplay(replay).setData(kept.wire(from + done, n)).build());
             if (out >= 0) awaited.computeIfAbsent(l, k -> new ArrayList<>()).add(key(session, from + outputRow));
         }
     }
@@ -177,7 +178,7 @@ final class Downlinks implements Link.Owner, AutoCloseable {
         l.send(Down.newBuilder().setOpen(open).build());
         if (moved && r.kept.size() > 0) {
             int out = pendingPosition >= 0 && pendingPosition < r.kept.size() ? pendingPosition : -1;
-            queue(l, session, 0, r.kept.array(), 0, r.kept.size(), out, true);
+            queue(l, session, r.kept, 0, r.kept.size(), out, true);
             return r.kept.size();
         }
         if (pendingPosition >= 0) l.expect(List.of(key(session, pendingPosition)), r.kept.size());
