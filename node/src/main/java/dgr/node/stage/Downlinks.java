@@ -243,14 +243,14 @@ final class Downlinks implements Link.Owner, AutoCloseable {
             case TOKENS -> {
                 List<Token> tokens = up.getTokens().getTokensList();
                 long rtt = -1;
-                for (Token t : tokens) rtt = Math.max(rtt, link.answered(key(t.getSession(), t.getPosition())));
+                for (int i = 0; i < tokens.size(); i++) {
+                    Token t = tokens.get(i);
+                    rtt = Math.max(rtt, link.answered(key(t.getSession(), t.getPosition())));
+                }
                 if (link.measured()) knownNanosPerRow = link.nanosPerRow();
                 // The reply changed the link's time per row, so the deadlines of its other rows: one may now
                 // come before the watchdog wakes (rarely: it wakes at the earliest deadline or a floor from now).
-                if (!link.pending.isEmpty()) {
-                    Due due = earliest(link);
-                    if (due != null && due.deadline() - watchAt < 0) LockSupport.unpark(watchdog);
-                }
+                if (link.dueBefore(watchAt)) LockSupport.unpark(watchdog);
                 long compute = up.getTokens().getComputeNanos();
                 if (rtt >= 0 && compute > 0) listener.overhead(Math.max(0, rtt - compute));
                 listener.tokens(up.getTokens());
@@ -317,14 +317,15 @@ final class Downlinks implements Link.Owner, AutoCloseable {
                 live = new ArrayList<>(links.values());
             }
             for (Link l : live) {
-                Due due = earliest(l);
+                Link.Sent due = l.firstDue();
                 if (due == null) continue;
-                if (now - due.deadline() > 0) {
-                    drop(l, "hung: no reply within " + (due.deadline() - due.pending().sentNanos()) / 1_000_000 + " ms (deadline from "
+                long deadline = l.deadline(due);
+                if (now - deadline > 0) {
+                    drop(l, "hung: no reply within " + (deadline - due.sentNanos) / 1_000_000 + " ms (deadline from "
                             + (l.measured() ? String.format("%.2f ms per row measured, ", l.nanosPerRow() / 1e6) : "no reply measured yet, ")
-                            + due.pending().rowsAhead() + " rows ahead)");
-                } else if (due.deadline() - next < 0) {
-                    next = due.deadline();
+                            + due.rowsAhead + " rows ahead)");
+                } else if (deadline - next < 0) {
+                    next = deadline;
                 }
             }
         } catch (RuntimeException e) {
@@ -337,23 +338,6 @@ final class Downlinks implements Link.Owner, AutoCloseable {
 
     /** How soon the watchdog looks again after a check that failed part-way. */
     private static final long RETRY_NANOS = 20_000_000L;
-
-    /** An awaited reply and its deadline. */
-    private record Due(Link.Pending pending, long deadline) {}
-
-    /** The link's awaited reply due first, or null; warm-up rows are never late (their reply only measures the link). */
-    private Due earliest(Link l) {
-        double perRow = l.nanosPerRow();
-        boolean measured = l.measured();
-        Due first = null;
-        for (var e : l.pending.entrySet()) {
-            if (Wire.isWarmUp(e.getKey())) continue;
-            Link.Pending p = e.getValue();
-            long d = clock.deadline(p.sentNanos(), measured, perRow, p.rowsAhead());
-            if (first == null || d - first.deadline() < 0) first = new Due(p, d);
-        }
-        return first;
-    }
 
     @Override
     public void close() {
