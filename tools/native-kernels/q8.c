@@ -822,6 +822,11 @@ INLINE void q4_tile(int KIND, int G, const q4_chunk *u, long c0, long cn, long n
             float *o = out + (b0 + k) * outStride + 8 * h;
             acc[k][h] = c0 == 0 ? _mm256_setzero_ps() : full ? _mm256_loadu_ps(o) : _mm256_maskload_ps(o, mask[h]);
         }
+        /*
+         * Eight sums per load, so cn must be a multiple of 8, or the last load reads past this batch
+         * row's sums (for the last row, past the caller's sums altogether): it is, as nb is (the Java
+         * side repacks only widths that are multiples of 256, Q8Rows.fits) and TILE_BLOCKS is.
+         */
         for (long i = 0; i < cn; i += 8) {
             __m256i s = _mm256_loadu_si256((const __m256i *) (asum + (b0 + k) * nb + c0 + i));
             _mm256_store_si256((__m256i *) (off[k] + i), KIND == 0 ? _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(s, 3))
@@ -853,6 +858,11 @@ INLINE void q4_tile(int KIND, int G, const q4_chunk *u, long c0, long cn, long n
                 __m256i is = _mm256_madd_epi16(t[k][h], ones);
                 if (KIND == 0) is = _mm256_add_epi32(_mm256_set1_epi32(off[k][i]), is);
                 acc[k][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(u->d[i][h], da), acc[k][h]);
+                /*
+                 * Q4_K: off holds a float's bits (sum(a) converted above, stored through the vector
+                 * type, which may alias anything), so it is read back as a float: group_super's
+                 * (float) asum, the same value (sums of 32 int8 are exact in a float).
+                 */
                 if (KIND == 2)
                     acc[k][h] = _mm256_fnmadd_ps(_mm256_broadcast_ss((const float *) &off[k][i]), _mm256_mul_ps(u->m[i][h], da), acc[k][h]);
             }
@@ -869,7 +879,10 @@ INLINE void q4_tile(int KIND, int G, const q4_chunk *u, long c0, long cn, long n
     }
 }
 
-/* Q4_0 or Q4_K against nBatch rows (4 or more) for weight rows [o0, o1): groups outer, chunks of blocks, then tiles of 4, 2, 1 batch rows. */
+/*
+ * Q4_0 or Q4_K against nBatch rows (4 or more) for weight rows [o0, o1): weight groups outer, then
+ * chunks of blocks, then tiles of batch rows: of 4 while 4 remain, then at most one of 2 and one of 1.
+ */
 INLINE void q4_tiles(int KIND, const uint8_t *w, long rowBytes, long o0, long o1, long nb, const int8_t *aq, const int32_t *asum,
                      const float *ad, long nBatch, float *out, long outStride, long ahead) {
     q4_chunk u __attribute__((aligned(32)));
@@ -930,9 +943,17 @@ INLINE void group(int G, int kind, const uint8_t *gw, long nb, const int8_t *aq,
 
 /*
  * out[b * outStride + o] for batch rows b < nBatch and weight rows o in [o0, o1) of a matrix of
- * `type` (0: Q4_0, 1: Q8_0, 2: Q4_K, 3: Q6_K, 4: Q5_K, 5: IQ4_NL, 6: IQ4_XS, 7: MXFP4, 8: Q2_K, 9: Q3_K, 10: Q4_1, 11: Q5_0, 12: Q5_1) with `rowBytes` per row: batch rows in groups of eight, four, two, one
- * (outer; with AMX, first all the multiples of 16 at once), row groups inner, so a group's activations stay in L1 while the weights stream; the
- * first batch group prefetches `ahead` bytes on.
+ * `type` (0: Q4_0, 1: Q8_0, 2: Q4_K, 3: Q6_K, 4: Q5_K, 5: IQ4_NL, 6: IQ4_XS, 7: MXFP4, 8: Q2_K, 9: Q3_K, 10: Q4_1, 11: Q5_0, 12: Q5_1)
+ * with `rowBytes` per row. The order of the work:
+ *  - AVX2 image, Q4_0 and Q4_K with 4 or more batch rows: q4_tiles (16-row weight groups outer,
+ *    each chunk of blocks unpacked once, tiles of batch rows inner), nothing below;
+ *  - otherwise batch groups outer: with AMX (type bit 8, not Q2_K or Q3_K) first one group of the
+ *    nBatch / 16 * 16 leading rows, which amx_group takes 16 at a time; then groups of 8 rows while
+ *    8 remain, then at most one each of 4, 2 and 1 (15 rows: 8, 4, 2, 1). Inside a batch group the
+ *    16-row weight groups of [o0, o1) go one after another: each batch group reads every weight of
+ *    [o0, o1) once, and reads its own activations again for every weight group (about 40 bytes per
+ *    batch row and block: 8 rows of a 2048-column matrix take 20 KiB), from L1 where they fit,
+ *    else from L2. Only the first batch group prefetches, `ahead` bytes on.
  */
 /* CALL(T, G) for the group's batch-row count G (8, 4, 2 or 1), so that every kernel is compiled for constant T and G. */
 #define ROWS(CALL, T) do { if (n == 8) CALL(T, 8); else if (n == 4) CALL(T, 4); else if (n == 2) CALL(T, 2); else CALL(T, 1); } while (0)

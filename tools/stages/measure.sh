@@ -3,7 +3,9 @@
 #   1. one node (-t 2) vs a 2-stage route (-t 2 per stage, --route-depth 1: the stages share the machine's
 #      2 cores and compute in turn, a stage's pool parking while it waits for its neighbour, so both cores
 #      go to whichever stage computes): generation tok/s at c=1 and c=8, the route's per-hop overhead p50
-#      for one decode row (c=1), its bubble at c=8; then the route with micro-batches in flight (-t 1 per
+#      for one decode row (c=1: a row down and its token back, beyond the last stage's computing), the per-hop
+#      latency of one decode row (hand-off upstream -> the stage's forward starting on it) and of its token back,
+#      its bubble at c=8; then the route with micro-batches in flight (-t 1 per
 #      stage, the default depth of one per stage) at c=8: tok/s and bubble;
 #   2. tools/stages/failover.sh: a 3-stage route (-t 2 each, --route-depth 1) with an alternate middle
 #      stage, its middle stage killed (kill -9) at a random moment of a c=8 run, KILLS (default 4) times:
@@ -78,6 +80,8 @@ serve last2 "$SH" --layers 8:16 --stage-port "$SP" --cluster-token "$TOKEN" -t 2
 serve head2 "$H" --layers 0:8 --route "127.0.0.1:$SP" --cluster-token "$TOKEN" "${FLOOR[@]}" --route-depth 1 -t 2
 route1=$(bench "http://127.0.0.1:$H" 1 "$WORK/route-c1" | cut -d' ' -f1)
 hop=$(metric "$H" dgr_route_reply_overhead_p50_seconds)
+rowhop=$(metric "$SH" dgr_stage_row_transit_p50_seconds)
+tokenhop=$(metric "$H" dgr_route_token_transit_p50_seconds)
 r8=$(bench "http://127.0.0.1:$H" 8 "$WORK/route-c8")
 route8=${r8%% *}; bubble8=${r8#* }
 stop_all
@@ -95,6 +99,8 @@ echo "2-stage route, -t 2 per stage, --route-depth 1 (stages compute in turn, ea
 echo "  generation tok/s c=1: one node $one1, 2-stage route $route1 ($(pct "$route1" "$one1") of one node)"
 echo "  generation tok/s c=8: one node $one8, 2-stage route $route8 ($(pct "$route8" "$one8") of one node)"
 echo "  per-hop overhead p50, one decode row at c=1 (reply time minus the last stage's computing, one hop down and back): $(python3 -c "print('%.3f ms' % (float('$hop') * 1e3))")"
+ms() { python3 -c "import sys; v = float(sys.argv[1]); print('n/a' if v != v else '%.3f ms' % (v * 1e3))" "$1"; }
+echo "  per-hop latency p50, one decode row at c=1 (the head handing it to its transport -> the stage's forward starting on it): $(ms "$rowhop"); its token back (the stage handing it over -> the head's scheduler taking it): $(ms "$tokenhop")"
 echo "  bubble at c=8 (fraction of the level each stage waited): $bubble8"
 echo "2-stage route, -t 1 per stage, micro-batches in flight (default depth: one per stage):"
 echo "  generation tok/s c=8: $routem8 ($(pct "$routem8" "$one8") of one node); bubble at c=8: $bubblem8"

@@ -14,6 +14,16 @@ import jdk.incubator.vector.VectorSpecies;
  * exact, a degree-7 polynomial in {@code r} (relative error about 1e-7), times {@code 2^k} built
  * from its bits. Inputs below −87 give 0 (so no weight is subnormal: Intel cores take a
  * microcode assist per FMA on one), −∞ gives 0, NaN stays NaN.
+ *
+ * <p><b>No vector crosses a call</b>, here or in the engine's other kernels (they point here). C2
+ * boxes a vector passed to or returned from a method it did not inline, an allocation per call,
+ * and whether it inlines a helper depends on what it compiled before (the helper on its own first,
+ * a caller past its node budget, a call site it found too cold); a helper taking vectors of both
+ * widths also gets a mixed type profile, under which C2 leaves its vector operations uncompiled
+ * (30–70× slower). So no method takes or returns a vector: vectors go between methods through
+ * arrays. The vector form {@link #exp(float[], int, int, float)} replaces, {@code exp(FloatVector)},
+ * was boxed where a call site was too cold to inline it ({@link OnlineSoftmax}: 4.8 MB of garbage
+ * per llama-1b decode step); docs/engine.md ("No allocation per token") has the measurements.
  */
 public final class Exp {
     private Exp() {}
@@ -48,14 +58,8 @@ public final class Exp {
      * vectors run ({@link SimdAttention#WIDE}), then 8. {@code sub = 0} is {@code e^a} ({@code x − 0}
      * is {@code x}, {@code −0} included).
      *
-     * <p>Arrays in and out, the loops inside: no vector crosses a call. C2 boxes a vector passed to
-     * or returned from a method it did not inline (a helper it compiled on its own first, a caller
-     * past its inlining budget), and a helper taking vectors of both widths gets a mixed type profile,
-     * under which C2 leaves its vector operations uncompiled (30–70× slower). The vector form this
-     * replaces, {@code exp(FloatVector)}, was boxed so where a call site was too cold to inline it
-     * ({@link OnlineSoftmax}: 4.8 MB of garbage per llama-1b decode step), and whether C2 inlines a
-     * helper depends on what it compiled before (the helper on its own, a caller past its node
-     * budget). Here a call that is not inlined costs a call per range, nothing more.
+     * <p>Arrays in and out, the loops inside: no vector crosses the call (the class doc says why), so
+     * a call that is not inlined costs a call per range, nothing more.
      */
     public static void exp(float[] a, int from, int to, float sub) {
         int i = SimdAttention.WIDE ? lanes16(a, from, to, sub) : from;

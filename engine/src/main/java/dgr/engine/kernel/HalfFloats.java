@@ -42,7 +42,7 @@ public final class HalfFloats {
      * Eight f16 values {@code src[so ..]} widened into {@code dst[o ..]}: the exponent rebiased by 112,
      * infinities and NaNs by 112 more, zeros and subnormals renormalised through a subtraction of
      * 2^-14 (exact: no subnormal float ever enters the arithmetic, which Intel cores would run by
-     * microcode). Arrays in and out: a vector passed to or returned from a call C2 did not inline is boxed.
+     * microcode). Arrays in and out: no vector crosses a call ({@link Exp} says why).
      */
     static void f16(short[] src, int so, float[] dst, int o) {
         IntVector h = (IntVector) ShortVector.fromArray(S, src, so).convertShape(VectorOperators.S2I, I, 0);
@@ -109,9 +109,9 @@ public final class HalfFloats {
         // unset: C2 then keeps it in a register instead of boxing it (a boxed vector per element
         // made every decode step allocate). The 8 scales are widened by scalar conversions into the
         // slot of dst the block's first element is about to fill, then loaded as one vector: no vector
-        // crosses a call (through a vector form of f16 it did, and where C2 left either uncompiled inline, as
-        // in a decode step that widens 16 positions at a time, each call boxed its vector: 10 MB per 16
-        // steps of llama-tiny). Float.float16ToFloat and f16 agree on every input (HalfFloatsTest).
+        // crosses a call (Exp says why; through a vector form of f16 one did, and in a decode step that
+        // widens 16 positions at a time C2 left that call out of line: 10 MB per 16 steps of llama-tiny).
+        // Float.float16ToFloat and f16 agree on every input (HalfFloatsTest).
         // Where 512-bit vectors run, two elements (16 bytes: 8 positions each) per conversion, the
         // block's 8 scales loaded twice over into one 16-lane vector.
         boolean wide = SimdAttention.WIDE && i0 % 2 == 0 && n % 2 == 0;

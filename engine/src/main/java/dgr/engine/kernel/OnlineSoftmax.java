@@ -66,14 +66,14 @@ public final class OnlineSoftmax {
         float alpha = mOld == Float.NEGATIVE_INFINITY ? 0f : Exp.exp(mOld - m);
         // The weights in place (16 lanes at a time where 512-bit vectors run: Exp gives each value the
         // same bits at either width), then summed block by block in order, as the 8-lane loop did. No
-        // vector crosses the call: one passed to an exp C2 found too cold to inline into this already
-        // large method was boxed (llama-1b, 2 sessions at depth ~140: 4.8 MB of garbage per decode step).
+        // vector crosses the call (Exp says why): C2 found a vector exp too cold to inline into this
+        // already large method (llama-1b, 2 sessions at depth ~140: 4.8 MB of garbage per decode step).
         Exp.exp(sc, base + j0, base + jEnd, m);
         FloatVector sum = FloatVector.zero(F);
         for (j = j0; j < jEnd; j += 8) sum = sum.add(FloatVector.fromArray(F, sc, base + j));
         state[i] = m;
-        // sum8's tree written out: C2 stopped inlining calls in this method (node count), and a vector
-        // argument to a call it does not inline is boxed.
+        // sum8's tree written out: C2 stopped inlining calls in this method (node count), and no vector
+        // crosses a call (Exp says why).
         float s0 = sum.lane(0), s1 = sum.lane(1), s2 = sum.lane(2), s3 = sum.lane(3);
         float s4 = sum.lane(4), s5 = sum.lane(5), s6 = sum.lane(6), s7 = sum.lane(7);
         state[i + 1] = state[i + 1] * alpha + (((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)));

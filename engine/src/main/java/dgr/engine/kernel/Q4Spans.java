@@ -235,9 +235,8 @@ abstract sealed class Q4Spans extends SpanKernels {
     // An isolated nibble q·2^e (below 2^24, so exact) becomes a float by conversion (I2F), not by its bits
     // read as a subnormal float, as these kernels once did: Intel cores take a microcode assist for every
     // FMA with a subnormal operand (a Sapphire Rapids-class VM ran them 60× slower), and the results must
-    // not depend on which CPU a node has. Written out at each use rather than in a helper: a vector passed
-    // to or returned from a call C2 did not inline (these kernels are large enough to reach its node
-    // cutoff) is boxed.
+    // not depend on which CPU a node has. Written out at each use rather than in a helper: no vector
+    // crosses a call (Exp says why; these kernels are large enough to reach C2's node cutoff).
 
     /** One batch row. Accumulators go to {@code acc[0 ..]}, 8 floats per batch row. */
     @Override

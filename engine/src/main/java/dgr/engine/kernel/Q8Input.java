@@ -106,8 +106,8 @@ final class Q8Input {
      * same truncation (Java's cast), so the same bytes ({@code Q8RowsTest}).
      */
     private void roundBlock(float[] x, int at, int b) {
-        // Every vector stays inside this method: one passed to or returned from a call C2 did not
-        // inline would be boxed, an allocation per block.
+        // Every vector stays inside this method: no vector crosses a call (Exp says why; here it would
+        // be an allocation per block).
         FloatVector m = FloatVector.fromArray(F, x, at).abs();
         for (int c = 8; c < 32; c += 8) m = m.max(FloatVector.fromArray(F, x, at + c).abs());
         // MAX keeps a NaN, as Math.max does; max is exact, so its order does not matter.

@@ -150,8 +150,8 @@ public final class RowLanes {
      */
     public static void softmax(float[] sT, int base, int p0, int p1, boolean masked, float[] lo, float[] hi, float[] state, int so,
                                float[] alpha, int ao, float[] sums) {
-        // Four small steps, vectors passed between them through memory: in one method C2 did not inline
-        // the vector exp and boxed every vector crossing the call (gigabytes of garbage per prompt).
+        // Four small steps, vectors passed between them through memory (no vector crosses a call: Exp
+        // says why): as one method, C2 did not inline the vector exp into it (gigabytes of garbage per prompt).
         tileMax(sT, base, p0, p1, masked, lo, hi, alpha, ao);
         newMax(state, so, alpha, ao, sums);
         weights(sT, base, p0, p1, sums);

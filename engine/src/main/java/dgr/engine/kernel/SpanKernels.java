@@ -25,8 +25,8 @@ import jdk.incubator.vector.VectorSpecies;
  * chunk's weight rows (in L2 after the first group) are walked; output rows outer made every
  * weight row reread all batch rows' activations from L2.
  *
- * <p>The kernels are written out once per row count rather than built from a helper: a helper
- * returning vectors that C2 declines to inline boxes every vector, and an 8-row version measured
+ * <p>The kernels are written out once per row count rather than built from a helper returning
+ * vectors (no vector crosses a call: {@link Exp} says why), and an 8-row version measured
  * unstable (C2 sometimes left it on the Vector API's non-intrinsic fallback, 100× slower).
  */
 abstract class SpanKernels {
@@ -88,8 +88,8 @@ abstract class SpanKernels {
      * place in f32 bits (sign to bit 31, exponent and mantissa to bits 13–27) are exactly
      * {@code h·2^-112} for every finite f16, subnormals included, so {@code scale = ±2^112} gives
      * {@code ±h} exactly. Only matrices whose f16 values are all finite are repacked
-     * ({@link #finiteF16}). Written to {@code dst[o ..]}: a vector returned from a call C2 did not
-     * inline would be boxed, and whether it inlines this one depends on what it compiled before.
+     * ({@link #finiteF16}). Written to {@code dst[o ..]}, not returned: no vector crosses a call
+     * ({@link Exp} says why).
      */
     static void f16x8(MemorySegment m, long at, float scale, float[] dst, int o) {
         IntVector h = (IntVector) ShortVector.fromMemorySegment(S128, m, at, LE).convertShape(VectorOperators.S2I, I, 0);

@@ -29,8 +29,8 @@ final class Elementwise {
         for (int b = 0; b < n; b++) {
             int o = b * rows + o0, e = b * rows + o1;
             if (!gelu) {
-                // e^(−|x|) goes through hb (Exp.exp: arrays in and out, so no vector crosses a call C2
-                // might not inline, which would box it), then hb = silu(x)·up over the same lanes.
+                // e^(−|x|) goes through hb (Exp: arrays in and out, no vector crosses the call), then
+                // hb = silu(x)·up over the same lanes.
                 int v = o + (e - o) / F.length() * F.length();
                 for (int i = o; i < v; i += F.length()) FloatVector.fromArray(F, gate, i).abs().neg().intoArray(hb, i);
                 Exp.exp(hb, o, v, 0f);

@@ -32,8 +32,11 @@ final class Downlinks implements Link.Owner, AutoCloseable {
     private static final int MAX_ENTRY_BYTES = 256 << 10, MAX_MESSAGE_BYTES = 1 << 20;
 
     interface Listener {
-        /** Tokens from the last stage, which spent {@code computeNanos} computing their batch. */
-        void tokens(List<Token> tokens, long computeNanos);
+        /**
+         * Tokens from the last stage ({@code reply.getTokensList()}), which spent {@code reply.getComputeNanos()}
+         * computing their batch and stamped when it handed them to its transport ({@code sent_nanos}, {@code clock}).
+         */
+        void tokens(dgr.node.stage.wire.Tokens reply);
 
         /** A reply came {@code nanos} after its rows were sent, the last stage's computing time taken off. */
         default void overhead(long nanos) {}
@@ -65,6 +68,8 @@ final class Downlinks implements Link.Owner, AutoCloseable {
     private final Map<Link, List<Rows>> outgoing = new HashMap<>();
     /** Per link, the replies the queued rows will bring (session@position). */
     private final Map<Link, List<String>> awaited = new HashMap<>();
+    /** Per link, when its first queued row was handed over ({@link System#nanoTime}): the per-hop latency's start. */
+    private final Map<Link, Long> queuedAt = new HashMap<>();
     private final Thread watchdog;
     /** When the watchdog wakes next ({@link System#nanoTime}); a reply that brings a deadline before it wakes it. */
     private volatile long watchAt;
@@ -105,16 +110,21 @@ final class Downlinks implements Link.Owner, AutoCloseable {
         r.kept.put(from, src, off, count);
         Link l = links.get(r.address);
         if (l == null || l.isDead()) return;
-        queue(l, session, from, src, off, count, outputRow, replay);
+        queue(l, session, r.kept, from, count, outputRow, replay);
     }
 
-    private void queue(Link l, String session, int from, float[] src, int off, int count, int outputRow, boolean replay) {
-        List<Rows> q = outgoing.computeIfAbsent(l, k -> new ArrayList<>());
+    /** Queues kept rows {@code from..from+count-1} of a session for {@code l}; their bytes go as views of the kept ones. */
+    private void queue(Link l, String session, KeptRows kept, int from, int count, int outputRow, boolean replay) {
+        List<Rows> q = outgoing.get(l);
+        if (q == null) {
+            outgoing.put(l, q = new ArrayList<>());
+            queuedAt.put(l, System.nanoTime());
+        }
         for (int done = 0; done < count; done += rowsPerEntry) {
             int n = Math.min(rowsPerEntry, count - done);
             int out = outputRow >= done && outputRow < done + n ? outputRow - done : -1;
             q.add(Rows.newBuilder().setSession(session).setFirstPosition(from + done).setCount(n).setOutputRow(out)
-                    .setReplay(replay).setData(RowCodec.encode(src, off + done * width, n * width)).build());
+                    .setReplay(replay).setData(kept.wire(from + done, n)).build());
             if (out >= 0) awaited.computeIfAbsent(l, k -> new ArrayList<>()).add(key(session, from + outputRow));
         }
     }
@@ -128,12 +138,14 @@ final class Downlinks implements Link.Owner, AutoCloseable {
             for (Rows r : e.getValue()) rows += r.getCount();
             List<String> keys = awaited.get(e.getKey());
             if (keys != null) e.getKey().expect(keys, rows);
-            RowsBatch.Builder b = RowsBatch.newBuilder();
+            Long queued = queuedAt.get(e.getKey());
+            long sent = queued == null ? System.nanoTime() : queued;
+            RowsBatch.Builder b = RowsBatch.newBuilder().setSentNanos(sent).setClock(HostClock.ID);
             int bytes = 0;
             for (Rows r : e.getValue()) {
                 if (bytes > 0 && bytes + r.getData().size() > MAX_MESSAGE_BYTES) {
                     e.getKey().send(Down.newBuilder().setRows(b).build());
-                    b = RowsBatch.newBuilder();
+                    b = RowsBatch.newBuilder().setSentNanos(sent).setClock(HostClock.ID);
                     bytes = 0;
                 }
                 b.addRows(r);
@@ -143,6 +155,7 @@ final class Downlinks implements Link.Owner, AutoCloseable {
         }
         outgoing.clear();
         awaited.clear();
+        queuedAt.clear();
     }
 
     /**
@@ -165,7 +178,7 @@ final class Downlinks implements Link.Owner, AutoCloseable {
         l.send(Down.newBuilder().setOpen(open).build());
         if (moved && r.kept.size() > 0) {
             int out = pendingPosition >= 0 && pendingPosition < r.kept.size() ? pendingPosition : -1;
-            queue(l, session, 0, r.kept.array(), 0, r.kept.size(), out, true);
+            queue(l, session, r.kept, 0, r.kept.size(), out, true);
             return r.kept.size();
         }
         if (pendingPosition >= 0) l.expect(List.of(key(session, pendingPosition)), r.kept.size());
@@ -230,17 +243,17 @@ final class Downlinks implements Link.Owner, AutoCloseable {
             case TOKENS -> {
                 List<Token> tokens = up.getTokens().getTokensList();
                 long rtt = -1;
-                for (Token t : tokens) rtt = Math.max(rtt, link.answered(key(t.getSession(), t.getPosition())));
+                for (int i = 0; i < tokens.size(); i++) {
+                    Token t = tokens.get(i);
+                    rtt = Math.max(rtt, link.answered(key(t.getSession(), t.getPosition())));
+                }
                 if (link.measured()) knownNanosPerRow = link.nanosPerRow();
                 // The reply changed the link's time per row, so the deadlines of its other rows: one may now
                 // come before the watchdog wakes (rarely: it wakes at the earliest deadline or a floor from now).
-                if (!link.pending.isEmpty()) {
-                    Due due = earliest(link);
-                    if (due != null && due.deadline() - watchAt < 0) LockSupport.unpark(watchdog);
-                }
+                if (link.dueBefore(watchAt)) LockSupport.unpark(watchdog);
                 long compute = up.getTokens().getComputeNanos();
                 if (rtt >= 0 && compute > 0) listener.overhead(Math.max(0, rtt - compute));
-                listener.tokens(tokens, compute);
+                listener.tokens(up.getTokens());
             }
             case FAILED -> {
                 StageFailed f = up.getFailed();
@@ -263,6 +276,7 @@ final class Downlinks implements Link.Owner, AutoCloseable {
             if (links.get(link.address) == link) links.remove(link.address);
             outgoing.remove(link);
             awaited.remove(link);
+            queuedAt.remove(link);
             for (var e : routes.entrySet()) if (e.getValue().address.equals(link.address)) affected.add(e.getKey());
         }
         link.kill();
@@ -303,14 +317,15 @@ final class Downlinks implements Link.Owner, AutoCloseable {
                 live = new ArrayList<>(links.values());
             }
             for (Link l : live) {
-                Due due = earliest(l);
+                Link.Sent due = l.firstDue();
                 if (due == null) continue;
-                if (now - due.deadline() > 0) {
-                    drop(l, "hung: no reply within " + (due.deadline() - due.pending().sentNanos()) / 1_000_000 + " ms (deadline from "
+                long deadline = l.deadline(due);
+                if (now - deadline > 0) {
+                    drop(l, "hung: no reply within " + (deadline - due.sentNanos) / 1_000_000 + " ms (deadline from "
                             + (l.measured() ? String.format("%.2f ms per row measured, ", l.nanosPerRow() / 1e6) : "no reply measured yet, ")
-                            + due.pending().rowsAhead() + " rows ahead)");
-                } else if (due.deadline() - next < 0) {
-                    next = due.deadline();
+                            + due.rowsAhead + " rows ahead)");
+                } else if (deadline - next < 0) {
+                    next = deadline;
                 }
             }
         } catch (RuntimeException e) {
@@ -323,23 +338,6 @@ final class Downlinks implements Link.Owner, AutoCloseable {
 
     /** How soon the watchdog looks again after a check that failed part-way. */
     private static final long RETRY_NANOS = 20_000_000L;
-
-    /** An awaited reply and its deadline. */
-    private record Due(Link.Pending pending, long deadline) {}
-
-    /** The link's awaited reply due first, or null; warm-up rows are never late (their reply only measures the link). */
-    private Due earliest(Link l) {
-        double perRow = l.nanosPerRow();
-        boolean measured = l.measured();
-        Due first = null;
-        for (var e : l.pending.entrySet()) {
-            if (Wire.isWarmUp(e.getKey())) continue;
-            Link.Pending p = e.getValue();
-            long d = clock.deadline(p.sentNanos(), measured, perRow, p.rowsAhead());
-            if (first == null || d - first.deadline() < 0) first = new Due(p, d);
-        }
-        return first;
-    }
 
     @Override
     public void close() {

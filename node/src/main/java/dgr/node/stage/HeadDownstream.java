@@ -35,7 +35,8 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     private static final System.Logger LOG = System.getLogger(HeadDownstream.class.getName());
 
     private sealed interface Event {}
-    private record Tokens(List<Token> tokens) implements Event {}
+    /** {@code sent}: when the last stage handed them to its transport, on this process's clock, or {@link HostClock#NO_STAMP}. */
+    private record Tokens(List<Token> tokens, long sent) implements Event {}
     private record Failed(String address, String reason, long epochMillis, long nanos) implements Event {}
     private record Wake() implements Event {}
     private record Closing() implements Event {}
@@ -95,6 +96,8 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     private final LongAdder waitedNanos = new LongAdder();
     private final RouteLoad load = new RouteLoad();
     private final RecentNanos overheads = new RecentNanos(1024);
+    /** A token's way back: from the last stage's hand-off to the head's scheduler taking it (same clock only). */
+    private final RecentNanos tokenTransits = new RecentNanos(1024);
 
     public HeadDownstream(Engine head, RouteSpec route, ClusterToken token, StepClock clock) {
         this(head, route, token, clock, 0);
@@ -271,7 +274,7 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
         events.drainTo(drained);
         for (Event e : drained) {
             switch (e) {
-                case Tokens t -> take(t.tokens(), replies);
+                case Tokens t -> take(t, replies);
                 case Failed f -> failover(f, replies);
                 case Wake w -> { }
                 case Closing c -> loseAll("the head is shutting down", replies);
@@ -281,10 +284,13 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     }
 
     /** Hands over the tokens awaited; late or repeated replies (after a replay) are ignored. */
-    private void take(List<Token> replies, Replies out) {
-        for (Token t : replies) {
+    private void take(Tokens reply, Replies out) {
+        boolean awaited = false;
+        for (Token t : reply.tokens()) {
             Head s = byWire.get(t.getSession());
             if (s == null || s.pendingPosition != t.getPosition()) continue;
+            if (!awaited && reply.sent() != HostClock.NO_STAMP) tokenTransits.add(System.nanoTime() - reply.sent());
+            awaited = true;
             s.generated.add(t.getToken());
             s.pendingPosition = -1;
             land(s);
@@ -371,9 +377,11 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     public void wake() { events.add(WAKE); }
 
     @Override
-    public void tokens(List<Token> tokens, long computeNanos) {
+    public void tokens(dgr.node.stage.wire.Tokens reply) {
+        List<Token> tokens = reply.getTokensList();
         for (Token t : tokens) if (Wire.isWarmUp(t.getSession()) && warm.answered(t.getSession())) links.close(t.getSession());
-        events.add(new Tokens(tokens)); // warm-up tokens among them are ignored: no session awaits them
+        // warm-up tokens among them are ignored: no session awaits them
+        events.add(new Tokens(tokens, HostClock.stamp(reply.getClock(), reply.getSentNanos())));
         // The scheduler's next forward pass follows: its workers wake while it takes the tokens. After the add, so a
         // scheduler resting them just now either sees the tokens (HeadRoute.rest wakes them) or is followed by this.
         engine.wake();
@@ -387,6 +395,13 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
      * transport of one row there and its token back (2 stages: one hop each way), in nanoseconds, or -1.
      */
     public long replyOverheadP50() { return overheads.median(); }
+
+    /**
+     * Median over the last awaited replies of a token's way back: from the last stage handing it to its
+     * transport to the head's scheduler taking it, in nanoseconds; -1 when no reply came from a process on
+     * this host's clock ({@link HostClock}).
+     */
+    public long tokenTransitP50() { return tokenTransits.median(); }
 
     @Override
     public void failed(String address, String reason, List<String> sessions) {

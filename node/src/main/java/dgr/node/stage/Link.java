@@ -8,7 +8,8 @@ import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -18,21 +19,23 @@ import java.util.concurrent.TimeUnit;
  * stage as hung ({@link StepClock}).
  */
 final class Link {
-    /** A row whose reply is awaited: when it was sent, how many rows it waits behind, and the flush it came in. */
-    record Pending(long sentNanos, int rowsAhead, Sent sent) {}
-
     /**
-     * The rows of one flush and how many of their awaited replies are still to come: the stage
-     * computes a flush's rows as one batch, so every reply of it waits behind all of them, and the
-     * rows stop counting as unanswered when the last reply has come.
+     * The rows of one flush whose replies are awaited. The stage computes a flush's rows as one batch,
+     * so every reply of it has one deadline (sent together, waiting behind the same rows), and the rows
+     * stop counting as unanswered when the last reply has come.
      */
     static final class Sent {
+        final long sentNanos;
         final int rows;
-        int awaiting;
+        /** The rows each reply waits behind: this flush's and every row unanswered when it was sent. */
+        final int rowsAhead;
+        /** Replies still to come, and of them those that can be late (a warm-up row's reply only measures the link). */
+        int awaiting, lateable;
 
-        Sent(int rows, int awaiting) {
+        Sent(long sentNanos, int rows, int rowsAhead) {
+            this.sentNanos = sentNanos;
             this.rows = rows;
-            this.awaiting = awaiting;
+            this.rowsAhead = rowsAhead;
         }
     }
 
@@ -45,7 +48,14 @@ final class Link {
     final String address;
     private final ManagedChannel channel;
     private final ClientCallStreamObserver<Down> out;
-    final ConcurrentHashMap<String, Pending> pending = new ConcurrentHashMap<>();
+    private final StepClock clock;
+    /** The flush of each awaited reply (session@position). */
+    private final HashMap<String, Sent> pending = new HashMap<>();
+    /**
+     * The flushes with replies still to come, oldest first: a reply's check of the deadlines goes over
+     * these (as many as the batches in flight), not over every awaited row.
+     */
+    private final ArrayList<Sent> flushes = new ArrayList<>();
     /** Replies that came before their row was expected (oldest first, at most {@link #EARLY_KEPT}). */
     private final java.util.LinkedHashSet<String> early = new java.util.LinkedHashSet<>();
     private static final int EARLY_KEPT = 4096;
@@ -56,6 +66,7 @@ final class Link {
 
     Link(String address, ClusterToken token, StepClock clock, Owner owner) {
         this.address = address;
+        this.clock = clock;
         this.nanosPerRow = clock.initialNanosPerRow();
         // directExecutor: replies are handled on the transport's thread (Downlinks only records them
         // and enqueues or relays; nothing there blocks), one thread hand-off less per token.
@@ -100,29 +111,34 @@ final class Link {
      * Each reply's deadline counts every row of the flush and every row still unanswered before it.
      */
     synchronized void expect(java.util.List<String> keys, int rows) {
-        java.util.List<String> waiting = new java.util.ArrayList<>(keys.size());
+        java.util.List<String> waiting = new ArrayList<>(keys.size());
         // After a failover the last stage may re-send a token before this stage has replayed the row
         // it answers (the open travels ahead of the rows): that reply already counts.
         for (String k : keys) if (!early.remove(k)) waiting.add(k);
         if (waiting.isEmpty()) return;
         unansweredRows += rows;
-        Sent sent = new Sent(rows, waiting.size());
-        long now = System.nanoTime();
-        for (String k : waiting) pending.put(k, new Pending(now, unansweredRows, sent));
+        Sent sent = new Sent(System.nanoTime(), rows, unansweredRows);
+        for (String k : waiting) {
+            sent.awaiting++;
+            if (!Wire.isWarmUp(k)) sent.lateable++;
+            Sent before = pending.put(k, sent);
+            if (before != null) release(k, before); // a flush counts the replies the map holds for it
+        }
+        flushes.add(sent);
     }
 
     /** A reply came; returns the time since its rows were sent, or -1 when it was not awaited. */
     synchronized long answered(String key) {
-        Pending p = pending.remove(key);
+        Sent p = pending.remove(key);
         if (p == null) {
             early.add(key);
             if (early.size() > EARLY_KEPT) early.remove(early.iterator().next());
             return -1;
         }
-        long rtt = System.nanoTime() - p.sentNanos();
-        nanosPerRow = StepClock.update(nanosPerRow, measured, rtt, p.rowsAhead());
+        long rtt = System.nanoTime() - p.sentNanos;
+        nanosPerRow = StepClock.update(nanosPerRow, measured, rtt, p.rowsAhead);
         measured = true;
-        release(p);
+        release(key, p);
         return rtt;
     }
 
@@ -133,13 +149,47 @@ final class Link {
             var e = it.next();
             if (e.getKey().startsWith(session + "@")) {
                 it.remove();
-                release(e.getValue());
+                release(e.getKey(), e.getValue());
             }
         }
     }
 
-    private void release(Pending p) {
-        if (--p.sent().awaiting == 0) unansweredRows = Math.max(0, unansweredRows - p.sent().rows);
+    private void release(String key, Sent s) {
+        if (!Wire.isWarmUp(key)) s.lateable--;
+        if (--s.awaiting == 0) {
+            unansweredRows = Math.max(0, unansweredRows - s.rows);
+            flushes.remove(s);
+        }
+    }
+
+    /** The flush whose replies fall due first, or null when no reply that can be late is awaited. */
+    synchronized Sent firstDue() {
+        Sent first = null;
+        long firstAt = 0;
+        for (int i = 0; i < flushes.size(); i++) {
+            Sent s = flushes.get(i);
+            if (s.lateable == 0) continue;
+            long at = deadline(s);
+            if (first == null || at - firstAt < 0) {
+                first = s;
+                firstAt = at;
+            }
+        }
+        return first;
+    }
+
+    /** Whether a reply that can be late falls due before {@code at} ({@link System#nanoTime}). */
+    synchronized boolean dueBefore(long at) {
+        for (int i = 0; i < flushes.size(); i++) {
+            Sent s = flushes.get(i);
+            if (s.lateable > 0 && deadline(s) - at < 0) return true;
+        }
+        return false;
+    }
+
+    /** When the replies of a flush are due, from the step time measured now. */
+    synchronized long deadline(Sent s) {
+        return clock.deadline(s.sentNanos, measured, nanosPerRow, s.rowsAhead);
     }
 
     synchronized double nanosPerRow() { return nanosPerRow; }

@@ -86,6 +86,9 @@ public final class StageReport {
         if (stage != null) {
             gauge(registry, "dgr_stage_sessions", "Sessions held by this stage", () -> (double) stage.stats().sessions());
             gauge(registry, "dgr_stage_state_bytes", "State bytes of the sessions held by this stage", () -> (double) stage.stats().stateBytes());
+            gauge(registry, "dgr_stage_row_transit_p50_seconds", "Median over the last 1024 decode rows of the per-hop latency into this"
+                    + " stage: the upstream stage handing a row to its transport to this stage's forward starting on it (NaN: none"
+                    + " from a process on this host's clock)", () -> seconds(stage.stats().rowTransitP50()));
             CounterWithCallback.builder().name("dgr_stage_rows").help("Boundary rows this stage computed")
                     .callback(cb -> cb.call(stage.stats().rows())).register(registry);
             CounterWithCallback.builder().name("dgr_stage_replayed_rows").help("Rows recomputed from kept rows replayed after a failover")
@@ -95,6 +98,9 @@ public final class StageReport {
         } else {
             gauge(registry, "dgr_route_reply_overhead_p50_seconds", "Median over the last 1024 replies of the route's time beyond the last stage's"
                     + " computing (transport of a row down and its token back)", () -> head.replyOverheadP50() / 1e9);
+            gauge(registry, "dgr_route_token_transit_p50_seconds", "Median over the last 1024 replies of a token's way back: the last"
+                    + " stage handing it to its transport to the head's scheduler taking it (NaN: none from a process on this host's clock)",
+                    () -> seconds(head.tokenTransitP50()));
             gauge(registry, "dgr_route_batches_in_flight", "Micro-batches on the route whose tokens the head awaits", () -> (double) head.flights());
             CounterWithCallback.builder().name("dgr_route_recovered_sessions").help("Sessions moved to an alternate stage after a failure")
                     .callback(cb -> cb.call(head.recoveredSessions())).register(registry);
@@ -112,6 +118,9 @@ public final class StageReport {
                     .labelNames("span").callback(cb -> head.load().spans().forEach((span, l) -> cb.call(l.clockNanos() / 1e9, span))).register(registry);
         }
     }
+
+    /** A median in nanoseconds as seconds; NaN when nothing was measured (-1). */
+    private static double seconds(long nanos) { return nanos < 0 ? Double.NaN : nanos / 1e9; }
 
     private static void gauge(PrometheusRegistry registry, String name, String help, Supplier<Double> value) {
         GaugeWithCallback.builder().name(name).help(help).callback(cb -> cb.call(value.get())).register(registry);

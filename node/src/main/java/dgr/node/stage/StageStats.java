@@ -16,12 +16,19 @@ public final class StageStats {
     private volatile int sessions;
     private volatile long stateBytes, keptBytes;
     private volatile List<String> downstream = List.of();
+    private final RecentNanos rowTransits = new RecentNanos(1024);
 
     void batch(int n, long nanos) {
         batches.increment();
         rows.add(n);
         busyNanos.add(nanos);
     }
+
+    /** One decode row's way from the upstream stage's hand-off to this stage's forward starting on it. */
+    void rowTransit(long nanos) { rowTransits.add(nanos); }
+
+    /** Median of the last 1024 {@link #rowTransit}s, or -1 when none came from a process on this clock. */
+    public long rowTransitP50() { return rowTransits.median(); }
 
     /** Rows recomputed from a replay after a failover (the dead span's work done again). */
     void replayed(int n) { replayedRows.add(n); }

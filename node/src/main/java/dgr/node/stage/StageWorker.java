@@ -70,8 +70,11 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
     /** Upstream streams that have sent something and not ended: where loads go (gRPC threads read it too). */
     private final java.util.Set<UpLink> ups = ConcurrentHashMap.newKeySet();
 
-    /** Rows of one session in the batch being formed. */
-    private record Planned(StageSession session, int from, int count, int outputRow, boolean replay, int row) {}
+    /**
+     * Rows of one session in the batch being formed; {@code sent}: when the upstream stage handed them to its
+     * transport, on this process's clock, or {@link HostClock#NO_STAMP}.
+     */
+    private record Planned(StageSession session, int from, int count, int outputRow, boolean replay, int row, long sent) {}
 
     StageWorker(Engine engine, ClusterToken token, StepClock clock, long orphanGraceNanos, StageStats stats) {
         this.engine = engine;
@@ -146,7 +149,11 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
                 if (m.link().ended()) return;
                 ups.add(m.link());
                 switch (m.down().getKindCase()) {
-                    case ROWS -> { for (Rows r : m.down().getRows().getRowsList()) if (!plan(m.link(), r)) return; }
+                    case ROWS -> {
+                        var rows = m.down().getRows();
+                        long sent = HostClock.stamp(rows.getClock(), rows.getSentNanos());
+                        for (Rows r : rows.getRowsList()) if (!plan(m.link(), r, sent)) return;
+                    }
                     case OPEN -> { runBatch(); open(m.link(), m.down().getOpen()); }
                     case CLOSE -> { runBatch(); end(m.link(), m.down().getClose().getSession(), null); }
                     case CANCEL -> { runBatch(); end(m.link(), m.down().getCancel().getSession(), m.down().getCancel().getReason()); }
@@ -265,8 +272,8 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
 
     // ---- rows ----
 
-    /** Adds one wire entry to the batch being formed; false when it refused the link. */
-    private boolean plan(UpLink link, Rows r) {
+    /** Adds one wire entry to the batch being formed ({@code sent}: its message's stamp); false when it refused the link. */
+    private boolean plan(UpLink link, Rows r, long sent) {
         StageSession s = sessions.get(r.getSession());
         String fault = null;
         if (s == null) fault = "rows for unknown session " + r.getSession();
@@ -321,11 +328,11 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
             }
             if (extend) {
                 planned.removeLast();
-                planned.add(new Planned(s, prev.from(), prev.count() + n, o >= 0 ? prev.count() + o : prev.outputRow(), prev.replay(), prev.row()));
+                planned.add(new Planned(s, prev.from(), prev.count() + n, o >= 0 ? prev.count() + o : prev.outputRow(), prev.replay(), prev.row(), prev.sent()));
                 s.plannedRows += n;
             } else {
                 s.plannedRows = n;
-                planned.add(new Planned(s, from, n, o, r.getReplay(), row0));
+                planned.add(new Planned(s, from, n, o, r.getReplay(), row0, sent));
             }
             done += n;
         }
@@ -335,6 +342,7 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
     private void runBatch() {
         if (batch.size() == 0) return;
         long t0 = System.nanoTime();
+        recordTransit(t0);
         ForwardResult result = engine.forward(batch);
         Map<UpLink, Tokens.Builder> replies = new LinkedHashMap<>();
         int replayRows = 0, replaySessions = 0;
@@ -359,12 +367,24 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
             }
         }
         if (down != null) down.flush();
-        long computed = System.nanoTime() - t0;
-        for (var e : replies.entrySet()) e.getKey().send(Up.newBuilder().setTokens(e.getValue().setComputeNanos(computed)).build());
+        long handed = System.nanoTime(), computed = handed - t0;
+        for (var e : replies.entrySet()) {
+            e.getKey().send(Up.newBuilder().setTokens(e.getValue().setComputeNanos(computed).setSentNanos(handed).setClock(HostClock.ID)).build());
+        }
         stats.batch(batch.size(), System.nanoTime() - t0);
         if (replayRows > 0) logReplay(replayRows, replaySessions, System.nanoTime() - t0);
         planned.clear();
         batch.clear();
+    }
+
+    /**
+     * The per-hop latency of each decode row in the batch (one row of a session, not a replay, from a
+     * process on this clock): from its hand-off upstream to this forward's start (docs/stages.md).
+     */
+    private void recordTransit(long forwardStart) {
+        for (Planned p : planned) {
+            if (p.count() == 1 && !p.replay() && p.sent() != HostClock.NO_STAMP) stats.rowTransit(forwardStart - p.sent());
+        }
     }
 
     /** A failover's replay, batch by batch (docs/stages.md, "What a failover costs"): where its pause goes. */
@@ -401,13 +421,17 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
     // ---- replies from further down, relayed up (gRPC threads) ----
 
     @Override
-    public void tokens(List<Token> tokens, long computeNanos) {
+    public void tokens(Tokens reply) {
         Map<UpLink, Tokens.Builder> byLink = new LinkedHashMap<>();
-        for (Token t : tokens) {
+        for (Token t : reply.getTokensList()) {
             UpLink l = upOf.get(t.getSession());
             if (l != null) byLink.computeIfAbsent(l, k -> Tokens.newBuilder()).addTokens(t);
         }
-        for (var e : byLink.entrySet()) e.getKey().send(Up.newBuilder().setTokens(e.getValue().setComputeNanos(computeNanos)).build());
+        // The last stage's computing time and hand-off stamp go up unchanged: the head measures the whole way back.
+        for (var e : byLink.entrySet()) {
+            e.getKey().send(Up.newBuilder().setTokens(e.getValue().setComputeNanos(reply.getComputeNanos())
+                    .setSentNanos(reply.getSentNanos()).setClock(reply.getClock())).build());
+        }
     }
 
     @Override

@@ -48,6 +48,10 @@ class StageRouteTest {
             assertThat(route.downstream.depth()).isEqualTo(1);
             assertThat(route.run(EIGHT, MAX_TOKENS)).isEqualTo(reference);
             assertThat(route.downstream.peakFlights()).isEqualTo(1);
+            // Per-hop latency (one clock: one JVM): each later stage measured its incoming hop's decode rows,
+            // the head the tokens' way back; transits, not clock readings or zeros.
+            for (StageServer st : route.stages) assertThat(st.stats().rowTransitP50()).isBetween(1L, Duration.ofSeconds(20).toNanos());
+            assertThat(route.downstream.tokenTransitP50()).isBetween(1L, Duration.ofSeconds(20).toNanos());
         }
     }
 
