@@ -21,7 +21,7 @@ import jdk.incubator.vector.VectorSpecies;
  * a caller past its node budget, a call site it found too cold); a helper taking vectors of both
  * widths also gets a mixed type profile, under which C2 leaves its vector operations uncompiled
  * (30–70× slower). So no method takes or returns a vector: vectors go between methods through
- * arrays. The vector form {@link #exp(float[], int, int, float)} replaces, {@code exp(FloatVector)},
+ * arrays. The vector form that {@link #exp(float[], int, int, float)} replaced, {@code exp(FloatVector)},
  * was boxed where a call site was too cold to inline it ({@link OnlineSoftmax}: 4.8 MB of garbage
  * per llama-1b decode step); docs/engine.md ("No allocation per token") has the measurements.
  */

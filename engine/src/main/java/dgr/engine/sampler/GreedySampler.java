@@ -29,8 +29,7 @@ public final class GreedySampler implements TokenSampler {
      * index holding it, then picks the lowest such index among the lanes holding the row's maximum. A
      * greedy token reads a whole vocabulary's row (llama-1b: 128,256 logits, 512 KB), which on a route's
      * last stage or a node that has just computed the row is no longer in this core's caches: one pass
-     * reads it once (two passes, the maximum and then its first index, took 171 µs of CPU a token on a
-     * 2-core Zen 3 VM; one scalar pass, whose every step waits on the previous comparison, about 150 µs).
+     * reads it once (docs/stages.md, "The hop", has what two passes and one scalar pass cost).
      * The same index as the scalar pass in every case: a lane takes a value only when it is strictly
      * larger (ties, and 0.0 against -0.0, which compare equal, keep the first), and a NaN that sticks in a
      * lane (one in the first vectors, where the scalar pass may start on it) sends the row to the scalar

@@ -29,7 +29,8 @@ import java.util.concurrent.locks.LockSupport;
 final class Downlinks implements Link.Owner, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Downlinks.class.getName());
     /** Rows per wire entry and bytes per message: well under gRPC's limits, a prefill goes in chunks. */
-    private static final int MAX_ENTRY_BYTES = 256 << 10, MAX_MESSAGE_BYTES = 1 << 20;
+    static final int MAX_ENTRY_BYTES = 256 << 10;
+    private static final int MAX_MESSAGE_BYTES = 1 << 20;
 
     interface Listener {
         /**
@@ -105,20 +106,21 @@ final class Downlinks implements Link.Owner, AutoCloseable {
      * {@code src[off..]}); {@code outputRow} (or -1) is the row whose token is awaited. Sent by {@link #flush}.
      */
     synchronized void send(String session, int from, float[] src, int off, int count, int outputRow, boolean replay) {
+        long handedOver = System.nanoTime(); // the per-hop latency starts before the rows are encoded
         Route r = routes.get(session);
         if (r == null) throw new IllegalStateException("session " + session + " is not open downstream");
         r.kept.put(from, src, off, count);
         Link l = links.get(r.address);
         if (l == null || l.isDead()) return;
-        queue(l, session, r.kept, from, count, outputRow, replay);
+        queue(l, session, r.kept, from, count, outputRow, replay, handedOver);
     }
 
     /** Queues kept rows {@code from..from+count-1} of a session for {@code l}; their bytes go as views of the kept ones. */
-    private void queue(Link l, String session, KeptRows kept, int from, int count, int outputRow, boolean replay) {
+    private void queue(Link l, String session, KeptRows kept, int from, int count, int outputRow, boolean replay, long handedOver) {
         List<Rows> q = outgoing.get(l);
         if (q == null) {
             outgoing.put(l, q = new ArrayList<>());
-            queuedAt.put(l, System.nanoTime());
+            queuedAt.put(l, handedOver);
         }
         for (int done = 0; done < count; done += rowsPerEntry) {
             int n = Math.min(rowsPerEntry, count - done);
@@ -178,7 +180,7 @@ final class Downlinks implements Link.Owner, AutoCloseable {
         l.send(Down.newBuilder().setOpen(open).build());
         if (moved && r.kept.size() > 0) {
             int out = pendingPosition >= 0 && pendingPosition < r.kept.size() ? pendingPosition : -1;
-            queue(l, session, r.kept, 0, r.kept.size(), out, true);
+            queue(l, session, r.kept, 0, r.kept.size(), out, true, System.nanoTime());
             return r.kept.size();
         }
         if (pendingPosition >= 0) l.expect(List.of(key(session, pendingPosition)), r.kept.size());

@@ -14,10 +14,11 @@ import java.nio.file.Path;
  * of one kernel, unless a time namespace offsets it. The id is a hash of the boot id
  * ({@code /proc/sys/kernel/random/boot_id}, new at every boot) and the process's time namespace
  * ({@code /proc/self/ns/time}, absent before Linux 5.6, which has no such offsets): equal ids mean the
- * same clock. Elsewhere (no boot id) the id is {@link #UNKNOWN} and nothing is compared.
+ * same clock. Elsewhere (no boot id) the id is random: a process still compares stamps of its own
+ * clock (stages in one JVM), and no other process has the same id.
  */
 final class HostClock {
-    /** Sent when the clock cannot be named; never equal to anything. */
+    /** What a sender that names no clock sends (older peers: the field's default); never equal to anything. */
     static final long UNKNOWN = 0;
     /** A stamp that was not comparable (or not sent). */
     static final long NO_STAMP = Long.MIN_VALUE;
@@ -34,7 +35,7 @@ final class HostClock {
     private static long read() {
         try {
             String boot = Files.readString(Path.of("/proc/sys/kernel/random/boot_id"), StandardCharsets.US_ASCII).strip();
-            if (boot.isEmpty()) return UNKNOWN;
+            if (boot.isEmpty()) return ownId();
             String ns = "";
             try {
                 ns = Files.readSymbolicLink(Path.of("/proc/self/ns/time")).toString();
@@ -44,8 +45,14 @@ final class HostClock {
             long h = fnv(boot + "|" + ns);
             return h == UNKNOWN ? 1 : h;
         } catch (IOException | UnsupportedOperationException | SecurityException e) {
-            return UNKNOWN;
+            return ownId();
         }
+    }
+
+    /** A clock id no other process has (64 random bits), never {@link #UNKNOWN}. */
+    private static long ownId() {
+        long id = new java.security.SecureRandom().nextLong();
+        return id == UNKNOWN ? 1 : id;
     }
 
     /** FNV-1a, 64 bits: a stable hash, the same in every JVM (String.hashCode has 32 bits only). */

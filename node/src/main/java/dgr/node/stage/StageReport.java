@@ -97,7 +97,7 @@ public final class StageReport {
                     .callback(cb -> cb.call(stage.stats().busyNanos() / 1e9)).register(registry);
         } else {
             gauge(registry, "dgr_route_reply_overhead_p50_seconds", "Median over the last 1024 replies of the route's time beyond the last stage's"
-                    + " computing (transport of a row down and its token back)", () -> head.replyOverheadP50() / 1e9);
+                    + " computing (transport of a row down and its token back; NaN: none yet)", () -> seconds(head.replyOverheadP50()));
             gauge(registry, "dgr_route_token_transit_p50_seconds", "Median over the last 1024 replies of a token's way back: the last"
                     + " stage handing it to its transport to the head's scheduler taking it (NaN: none from a process on this host's clock)",
                     () -> seconds(head.tokenTransitP50()));
