@@ -42,7 +42,8 @@ public final class SimdKernels implements Kernels {
      * changes a result.
      */
     public static String memoryReport() {
-        return HeapAlignment.describe() + "; " + NativeMemory.describeHugePages() + "; " + Prefetch.DESCRIPTION + "; " + Q8Native.DESCRIPTION;
+        return HeapAlignment.describe() + "; " + NativeMemory.describeHugePages() + "; " + Prefetch.DESCRIPTION + "; " + ArrayPrefetch.DESCRIPTION + "; "
+                + Q8Native.DESCRIPTION;
     }
 
     @Override

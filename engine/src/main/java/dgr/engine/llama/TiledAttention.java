@@ -1,5 +1,6 @@
 package dgr.engine.llama;
 
+import dgr.engine.kernel.ArrayPrefetch;
 import dgr.engine.kernel.Kernels;
 import dgr.engine.kernel.OnlineSoftmax;
 import dgr.engine.kernel.RowLanes;
@@ -26,6 +27,8 @@ import dgr.engine.kernel.RowLanes;
  * ({@code q8_0}) of f32's, and each widened tile serves every run of the segment and every query head.
  * A decode row widens 16-position stretches instead of whole tiles (two K blocks just before they are
  * scored, a V stretch just before it is summed), so what it widens stays in L1.
+ * On 256-bit machines with an f16 or bf16 cache it prefetches each stretch's lines of its heads one
+ * stretch ahead ({@link ArrayPrefetch}).
  */
 final class TiledAttention {
     static final int TILE = KvLayout.PAGE_TOKENS;
@@ -41,6 +44,11 @@ final class TiledAttention {
     private final LlamaConfig cfg;
     /** How K and V pages store their values; null where they are float32 and read in place. */
     private final KvCodec kWide, vWide;
+    /**
+     * Whether a decode step prefetches the next K block pair or V stretch of its heads while it
+     * widens the current one ({@link ArrayPrefetch}: 256-bit machines, {@code short[]} pages of K and V).
+     */
+    private final boolean prefetch;
     /** Per worker: K and V of one tile (every K/V head at most), widened to floats (compact cache types). */
     private final float[][] kTile, vTile;
     /** Per worker, for a decode step: 16 positions of K (two blocks) and of V ({@link #V_STRETCH}), every K/V head at most, widened. */
@@ -79,6 +87,7 @@ final class TiledAttention {
         this.cfg = cfg;
         this.kWide = kCodec.type() == dgr.engine.KvCacheType.F32 ? null : kCodec;
         this.vWide = vCodec.type() == dgr.engine.KvCacheType.F32 ? null : vCodec;
+        this.prefetch = ArrayPrefetch.ENABLED && kWide instanceof KvCodec.Halves && vWide instanceof KvCodec.Halves;
         this.kTile = new float[kWide == null ? 0 : workers][TILE * cfg.kvDim()];
         this.vTile = new float[vWide == null ? 0 : workers][TILE * cfg.kvDim()];
         this.kStretch = new float[kWide == null ? 0 : workers][16 * cfg.kvDim()];
@@ -347,7 +356,9 @@ final class TiledAttention {
      * then their softmax steps, then the weighted values {@link #V_STRETCH} positions at a time for
      * every head, so K and V are read in address order, a stretch of adjacent heads at a time. Each
      * output element's FMAs still run over the positions in order (its partial sum stored between
-     * stretches, exactly): the same bits as one call per tile.
+     * stretches, exactly): the same bits as one call per tile. Where {@link #prefetch}, each block pair
+     * and stretch first prefetches the next one's lines of these heads (the last V stretch the next
+     * tile's first block pair), so its memory reads overlap this one's widening and arithmetic.
      */
     private void oneRow(int r, int kh0, int kh1, int worker, int layer, LlamaConfig.SlidingWindow window,
                         float[] q, float[] att, KvSlot slot, int pos) {
@@ -356,6 +367,10 @@ final class TiledAttention {
         OnlineSoftmax.Capper capper = LlamaConfig.Softcaps::apply;
         int qBase = r * qd, hs = heads * TILE, w = (kh1 - kh0) * hd;
         float[] kBuf = kWide == null ? null : kStretch[worker], vBuf = vWide == null ? null : vStretch[worker];
+        if (prefetch) {
+            int ta = first - first % TILE, tb = first - first % 8;
+            prefetchK(slot.kPage(layer, ta), tb, Math.min(2, (Math.min(ta + TILE, pos + 1) - tb + 7) / 8), kh0, w);
+        }
         for (int ta = first - first % TILE; ta <= pos; ta += TILE) {
             int lo = Math.max(ta, first), hi = Math.min(ta + TILE, pos + 1);
             int tb = lo - lo % 8, blocks = (hi - tb + 7) / 8;
@@ -367,6 +382,10 @@ final class TiledAttention {
             int kStride = kWide == null ? kvd : w;
             for (int b = 0; b < blocks; b += 2) {
                 int nb = Math.min(2, blocks - b), j = tb - ta + 8 * b, kb;
+                if (prefetch) {
+                    if (b + 2 < blocks) prefetchK(kPage, tb + 8 * (b + 2), Math.min(2, blocks - b - 2), kh0, w);
+                    else prefetchV(vPage, lo, Math.min(hi, (lo / V_STRETCH + 1) * V_STRETCH), kh0, w);
+                }
                 if (kWide == null) {
                     kb = KvSlot.kBlock(tb + 8 * b, kvd) + kh0 * hd * 8;
                 } else {
@@ -389,6 +408,14 @@ final class TiledAttention {
             int vStride = vWide == null ? kvd : w;
             for (int t0 = lo, t1; t0 < hi; t0 = t1) {
                 t1 = Math.min(hi, (t0 / V_STRETCH + 1) * V_STRETCH);
+                if (prefetch) {
+                    if (t1 < hi) {
+                        prefetchV(vPage, t1, Math.min(hi, t1 + V_STRETCH), kh0, w);
+                    } else if (ta + TILE <= pos) {
+                        int nt = ta + TILE;
+                        prefetchK(slot.kPage(layer, nt), nt, Math.min(2, (Math.min(nt + TILE, pos + 1) - nt + 7) / 8), kh0, w);
+                    }
+                }
                 int vo;
                 if (vWide == null) {
                     vo = KvSlot.pageOffset(t0, kvd) + kh0 * hd;
@@ -402,6 +429,16 @@ final class TiledAttention {
                 }
             }
         }
+    }
+
+    /** Prefetches {@code blocks} K blocks of 8 positions from position {@code tb} of a {@code short[]} page, heads from {@code kh0} ({@code w} values). */
+    private void prefetchK(Object page, int tb, int blocks, int kh0, int w) {
+        ArrayPrefetch.shorts((short[]) page, KvSlot.kBlock(tb, kvd) + kh0 * hd * 8, blocks, 8 * kvd, 8 * w);
+    }
+
+    /** Prefetches the V rows of positions {@code [t0, t1)} of a {@code short[]} page, heads from {@code kh0} ({@code w} values). */
+    private void prefetchV(Object page, int t0, int t1, int kh0, int w) {
+        ArrayPrefetch.shorts((short[]) page, KvSlot.pageOffset(t0, kvd) + kh0 * hd, t1 - t0, kvd, w);
     }
 
     /** Positions per stretch of a decode step's weighted values: 16 positions' V rows of every head fit L1. */
