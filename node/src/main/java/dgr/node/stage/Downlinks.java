@@ -66,11 +66,8 @@ final class Downlinks implements Link.Owner, AutoCloseable {
     private final Listener listener;
     private final Map<String, Link> links = new HashMap<>();
     private final Map<String, Route> routes = new HashMap<>();
-    private final Map<Link, List<Rows>> outgoing = new HashMap<>();
-    /** Per link, the replies the queued rows will bring (session@position). */
-    private final Map<Link, List<String>> awaited = new HashMap<>();
-    /** Per link, when its first queued row was handed over ({@link System#nanoTime}): the per-hop latency's start. */
-    private final Map<Link, Long> queuedAt = new HashMap<>();
+    /** Per link, what the next {@link #flush} sends it. */
+    private final Map<Link, Queued> outgoing = new HashMap<>();
     private final Thread watchdog;
     /** When the watchdog wakes next ({@link System#nanoTime}); a reply that brings a deadline before it wakes it. */
     private volatile long watchAt;
@@ -115,49 +112,56 @@ final class Downlinks implements Link.Owner, AutoCloseable {
         queue(l, session, r.kept, from, count, outputRow, replay, handedOver);
     }
 
+    /**
+     * The rows queued for one link until the next {@link #flush}: the wire entries, how many rows they
+     * hold, the replies they will bring (session@position), and when the first was handed over
+     * ({@link System#nanoTime}: the per-hop latency's start, one stamp per message).
+     */
+    private static final class Queued {
+        final List<Rows> entries = new ArrayList<>();
+        final List<String> awaited = new ArrayList<>();
+        final long handedOver;
+        int rows;
+
+        Queued(long handedOver) { this.handedOver = handedOver; }
+    }
+
     /** Queues kept rows {@code from..from+count-1} of a session for {@code l}; their bytes go as views of the kept ones. */
     private void queue(Link l, String session, KeptRows kept, int from, int count, int outputRow, boolean replay, long handedOver) {
-        List<Rows> q = outgoing.get(l);
-        if (q == null) {
-            outgoing.put(l, q = new ArrayList<>());
-            queuedAt.put(l, handedOver);
-        }
+        Queued q = outgoing.get(l);
+        if (q == null) outgoing.put(l, q = new Queued(handedOver));
         for (int done = 0; done < count; done += rowsPerEntry) {
             int n = Math.min(rowsPerEntry, count - done);
             int out = outputRow >= done && outputRow < done + n ? outputRow - done : -1;
-            q.add(Rows.newBuilder().setSession(session).setFirstPosition(from + done).setCount(n).setOutputRow(out)
+            q.entries.add(Rows.newBuilder().setSession(session).setFirstPosition(from + done).setCount(n).setOutputRow(out)
                     .setReplay(replay).setData(kept.wire(from + done, n)).build());
-            if (out >= 0) awaited.computeIfAbsent(l, k -> new ArrayList<>()).add(key(session, from + outputRow));
+            if (out >= 0) q.awaited.add(key(session, from + outputRow));
         }
+        q.rows += count;
     }
 
     /** Sends every queued row, in messages under the size limit. */
     synchronized void flush() {
         for (var e : outgoing.entrySet()) {
+            Link l = e.getKey();
+            Queued q = e.getValue();
             // The next stage computes these rows as one batch: every awaited reply waits behind all of them
             // (registering each with only the rows queued before it made the first ones' deadlines too short).
-            int rows = 0;
-            for (Rows r : e.getValue()) rows += r.getCount();
-            List<String> keys = awaited.get(e.getKey());
-            if (keys != null) e.getKey().expect(keys, rows);
-            Long queued = queuedAt.get(e.getKey());
-            long sent = queued == null ? System.nanoTime() : queued;
-            RowsBatch.Builder b = RowsBatch.newBuilder().setSentNanos(sent).setClock(HostClock.ID);
+            if (!q.awaited.isEmpty()) l.expect(q.awaited, q.rows);
+            RowsBatch.Builder b = RowsBatch.newBuilder().setSentNanos(q.handedOver).setClock(HostClock.ID);
             int bytes = 0;
-            for (Rows r : e.getValue()) {
+            for (Rows r : q.entries) {
                 if (bytes > 0 && bytes + r.getData().size() > MAX_MESSAGE_BYTES) {
-                    e.getKey().send(Down.newBuilder().setRows(b).build());
-                    b = RowsBatch.newBuilder().setSentNanos(sent).setClock(HostClock.ID);
+                    l.send(Down.newBuilder().setRows(b).build());
+                    b = RowsBatch.newBuilder().setSentNanos(q.handedOver).setClock(HostClock.ID);
                     bytes = 0;
                 }
                 b.addRows(r);
                 bytes += r.getData().size();
             }
-            if (b.getRowsCount() > 0) e.getKey().send(Down.newBuilder().setRows(b).build());
+            if (b.getRowsCount() > 0) l.send(Down.newBuilder().setRows(b).build());
         }
         outgoing.clear();
-        awaited.clear();
-        queuedAt.clear();
     }
 
     /**
@@ -277,8 +281,6 @@ final class Downlinks implements Link.Owner, AutoCloseable {
         synchronized (this) {
             if (links.get(link.address) == link) links.remove(link.address);
             outgoing.remove(link);
-            awaited.remove(link);
-            queuedAt.remove(link);
             for (var e : routes.entrySet()) if (e.getValue().address.equals(link.address)) affected.add(e.getKey());
         }
         link.kill();
