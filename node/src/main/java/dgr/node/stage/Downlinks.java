@@ -114,12 +114,12 @@ final class Downlinks implements Link.Owner, AutoCloseable {
 
     /**
      * The rows queued for one link until the next {@link #flush}: the wire entries, how many rows they
-     * hold, the replies they will bring (session@position), and when the first was handed over
+     * hold, the replies they will bring, and when the first was handed over
      * ({@link System#nanoTime}: the per-hop latency's start, one stamp per message).
      */
     private static final class Queued {
         final List<Rows> entries = new ArrayList<>();
-        final List<String> awaited = new ArrayList<>();
+        final List<Link.Reply> awaited = new ArrayList<>();
         final long handedOver;
         int rows;
 
@@ -135,7 +135,7 @@ final class Downlinks implements Link.Owner, AutoCloseable {
             int out = outputRow >= done && outputRow < done + n ? outputRow - done : -1;
             q.entries.add(Rows.newBuilder().setSession(session).setFirstPosition(from + done).setCount(n).setOutputRow(out)
                     .setReplay(replay).setData(kept.wire(from + done, n)).build());
-            if (out >= 0) q.awaited.add(key(session, from + outputRow));
+            if (out >= 0) q.awaited.add(new Link.Reply(session, from + outputRow));
         }
         q.rows += count;
     }
@@ -187,7 +187,7 @@ final class Downlinks implements Link.Owner, AutoCloseable {
             queue(l, session, r.kept, 0, r.kept.size(), out, true, System.nanoTime());
             return r.kept.size();
         }
-        if (pendingPosition >= 0) l.expect(List.of(key(session, pendingPosition)), r.kept.size());
+        if (pendingPosition >= 0) l.expect(List.of(new Link.Reply(session, pendingPosition)), r.kept.size());
         return 0;
     }
 
@@ -241,8 +241,6 @@ final class Downlinks implements Link.Owner, AutoCloseable {
         return l;
     }
 
-    private static String key(String session, int position) { return session + "@" + position; }
-
     @Override
     public void received(Link link, Up up) {
         switch (up.getKindCase()) {
@@ -251,7 +249,7 @@ final class Downlinks implements Link.Owner, AutoCloseable {
                 long rtt = -1;
                 for (int i = 0; i < tokens.size(); i++) {
                     Token t = tokens.get(i);
-                    rtt = Math.max(rtt, link.answered(key(t.getSession(), t.getPosition())));
+                    rtt = Math.max(rtt, link.answered(new Link.Reply(t.getSession(), t.getPosition())));
                 }
                 if (link.measured()) knownNanosPerRow = link.nanosPerRow();
                 // The reply changed the link's time per row, so the deadlines of its other rows: one may now

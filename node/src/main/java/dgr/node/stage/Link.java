@@ -39,6 +39,14 @@ final class Link {
         }
     }
 
+    /**
+     * An awaited reply: the token for a session's row at a position. A record, not a "session@position"
+     * string, so a reply's key costs no string building and a session's keys are told by equality.
+     */
+    record Reply(String session, int position) {
+        boolean warmUp() { return Wire.isWarmUp(session); }
+    }
+
     interface Owner {
         void received(Link link, Up up);
 
@@ -49,15 +57,15 @@ final class Link {
     private final ManagedChannel channel;
     private final ClientCallStreamObserver<Down> out;
     private final StepClock clock;
-    /** The flush of each awaited reply (session@position). */
-    private final HashMap<String, Sent> pending = new HashMap<>();
+    /** The flush of each awaited reply. */
+    private final HashMap<Reply, Sent> pending = new HashMap<>();
     /**
      * The flushes with replies still to come, oldest first: a reply's check of the deadlines goes over
      * these (as many as the batches in flight), not over every awaited row.
      */
     private final ArrayList<Sent> flushes = new ArrayList<>();
     /** Replies that came before their row was expected (oldest first, at most {@link #EARLY_KEPT}). */
-    private final java.util.LinkedHashSet<String> early = new java.util.LinkedHashSet<>();
+    private final java.util.LinkedHashSet<Reply> early = new java.util.LinkedHashSet<>();
     private static final int EARLY_KEPT = 4096;
     private volatile boolean dead;
     private int unansweredRows;
@@ -110,17 +118,17 @@ final class Link {
      * Awaits the replies {@code keys} to rows sent together ({@code rows} rows in all, in one flush).
      * Each reply's deadline counts every row of the flush and every row still unanswered before it.
      */
-    synchronized void expect(java.util.List<String> keys, int rows) {
-        java.util.List<String> waiting = new ArrayList<>(keys.size());
+    synchronized void expect(java.util.List<Reply> keys, int rows) {
+        java.util.List<Reply> waiting = new ArrayList<>(keys.size());
         // After a failover the last stage may re-send a token before this stage has replayed the row
         // it answers (the open travels ahead of the rows): that reply already counts.
-        for (String k : keys) if (!early.remove(k)) waiting.add(k);
+        for (Reply k : keys) if (!early.remove(k)) waiting.add(k);
         if (waiting.isEmpty()) return;
         unansweredRows += rows;
         Sent sent = new Sent(System.nanoTime(), rows, unansweredRows);
-        for (String k : waiting) {
+        for (Reply k : waiting) {
             sent.awaiting++;
-            if (!Wire.isWarmUp(k)) sent.lateable++;
+            if (!k.warmUp()) sent.lateable++;
             Sent before = pending.put(k, sent);
             if (before != null) release(k, before); // a flush counts the replies the map holds for it
         }
@@ -128,7 +136,7 @@ final class Link {
     }
 
     /** A reply came; returns the time since its rows were sent, or -1 when it was not awaited. */
-    synchronized long answered(String key) {
+    synchronized long answered(Reply key) {
         Sent p = pending.remove(key);
         if (p == null) {
             early.add(key);
@@ -147,15 +155,15 @@ final class Link {
         var it = pending.entrySet().iterator();
         while (it.hasNext()) {
             var e = it.next();
-            if (e.getKey().startsWith(session + "@")) {
+            if (e.getKey().session().equals(session)) {
                 it.remove();
                 release(e.getKey(), e.getValue());
             }
         }
     }
 
-    private void release(String key, Sent s) {
-        if (!Wire.isWarmUp(key)) s.lateable--;
+    private void release(Reply key, Sent s) {
+        if (!key.warmUp()) s.lateable--;
         if (--s.awaiting == 0) {
             unansweredRows = Math.max(0, unansweredRows - s.rows);
             flushes.remove(s);

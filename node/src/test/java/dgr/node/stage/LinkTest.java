@@ -27,59 +27,64 @@ class LinkTest {
     @AfterEach
     void close() { link.kill(); }
 
+    private static Link.Reply r(String session, int position) { return new Link.Reply(session, position); }
+
     @Test
     void aWarmUpFlushIsNeverDue() {
-        link.expect(List.of(Wire.WARM_PREFIX + "1@0"), 1);
+        link.expect(List.of(r(Wire.WARM_PREFIX + "1", 0)), 1);
         assertThat(link.firstDue()).isNull();
         assertThat(link.dueBefore(System.nanoTime() + LATER)).isFalse();
     }
 
     @Test
     void theEarliestFlushIsDueFirstAndAnsweredFlushesLeave() {
-        link.expect(List.of("a@0"), 1);
-        link.expect(List.of("b@0", "c@0"), 2);
+        link.expect(List.of(r("a", 0)), 1);
+        link.expect(List.of(r("b", 0), r("c", 0)), 2);
         Link.Sent first = link.firstDue();
         assertThat(first.rowsAhead).isEqualTo(1);
         assertThat(link.dueBefore(System.nanoTime() + LATER)).isTrue();
-        assertThat(link.answered("a@0")).isNotNegative();
+        assertThat(link.answered(r("a", 0))).isNotNegative();
         Link.Sent second = link.firstDue();
         assertThat(second.rowsAhead).isEqualTo(3); // its own 2 rows behind a's 1, unanswered when it was sent
-        assertThat(link.answered("b@0")).isNotNegative();
+        assertThat(link.answered(r("b", 0))).isNotNegative();
         assertThat(link.firstDue()).isSameAs(second);
-        assertThat(link.answered("c@0")).isNotNegative();
+        assertThat(link.answered(r("c", 0))).isNotNegative();
         assertThat(link.firstDue()).isNull();
         // Every row answered: a new flush waits behind its own rows only.
-        link.expect(List.of("d@0"), 2);
+        link.expect(List.of(r("d", 0)), 2);
         assertThat(link.firstDue().rowsAhead).isEqualTo(2);
     }
 
     @Test
     void aReplyAwaitedTwiceReleasesTheEarlierFlush() {
-        link.expect(List.of("a@0"), 1);
-        link.expect(List.of("a@0"), 1);
-        assertThat(link.answered("a@0")).isNotNegative();
+        link.expect(List.of(r("a", 0)), 1);
+        link.expect(List.of(r("a", 0)), 1);
+        assertThat(link.answered(r("a", 0))).isNotNegative();
         assertThat(link.firstDue()).isNull();
-        link.expect(List.of("b@0"), 1);
+        link.expect(List.of(r("b", 0)), 1);
         assertThat(link.firstDue().rowsAhead).isEqualTo(1);
     }
 
     @Test
     void aForgottenSessionsRowsAreNoLongerAwaited() {
-        link.expect(List.of("s@0", "t@0"), 2);
+        link.expect(List.of(r("s", 0), r("t", 0)), 2);
+        link.expect(List.of(r("s1", 0)), 1);
         link.forget("s");
         assertThat(link.firstDue()).isNotNull();
         link.forget("t");
+        assertThat(link.firstDue()).isNotNull(); // "s1" is another session than "s"
+        link.forget("s1");
         assertThat(link.firstDue()).isNull();
-        link.expect(List.of("u@0"), 1);
+        link.expect(List.of(r("u", 0)), 1);
         assertThat(link.firstDue().rowsAhead).isEqualTo(1);
     }
 
     @Test
     void aReplyBeforeItsRowWasExpectedCountsWhenItIs() {
-        assertThat(link.answered("e@4")).isEqualTo(-1);
-        link.expect(List.of("e@4"), 1);
+        assertThat(link.answered(r("e", 4))).isEqualTo(-1);
+        link.expect(List.of(r("e", 4)), 1);
         assertThat(link.firstDue()).isNull();
-        link.expect(List.of("f@0"), 1);
+        link.expect(List.of(r("f", 0)), 1);
         assertThat(link.firstDue().rowsAhead).isEqualTo(1);
     }
 }
