@@ -27,8 +27,8 @@ import dgr.engine.kernel.RowLanes;
  * ({@code q8_0}) of f32's, and each widened tile serves every run of the segment and every query head.
  * A decode row widens 16-position stretches instead of whole tiles (two K blocks just before they are
  * scored, a V stretch just before it is summed), so what it widens stays in L1.
- * On 256-bit machines with an f16 or bf16 cache it prefetches each stretch's lines of its heads one
- * stretch ahead ({@link ArrayPrefetch}).
+ * With an f16 or bf16 cache it prefetches each stretch's lines of its heads one stretch ahead
+ * ({@link ArrayPrefetch}).
  */
 final class TiledAttention {
     static final int TILE = KvLayout.PAGE_TOKENS;
@@ -46,7 +46,7 @@ final class TiledAttention {
     private final KvCodec kWide, vWide;
     /**
      * Whether a decode step prefetches the next K block pair or V stretch of its heads while it
-     * widens the current one ({@link ArrayPrefetch}: 256-bit machines, {@code short[]} pages of K and V).
+     * widens the current one ({@link ArrayPrefetch}: {@code short[]} pages of K and V).
      */
     private final boolean prefetch;
     /** Per worker: K and V of one tile (every K/V head at most), widened to floats (compact cache types). */
