@@ -5,8 +5,8 @@ import dgr.engine.kernel.HalfFloats;
 
 /**
  * How one {@link KvCacheType} lays a page of K or V out ({@link KvSlot}: 64 positions, K
- * position-minor in blocks of 8, V position-major), rounds values into it on store, and decodes one
- * K/V head of a page back to floats for {@link TiledAttention}. Stores round each value (for
+ * position-minor in blocks of 8, V position-major; f16 and bf16 pages head by head, {@link Halves}),
+ * rounds values into it on store, and decodes K/V heads of a page back to floats for {@link TiledAttention}. Stores round each value (for
  * {@code q8_0} each block of 32 values of one position) by a fixed rule of its own inputs
  * ({@link KvCacheType}); decoding is exact (every stored value is a float), so the attention
  * arithmetic on decoded tiles is the f32 path's, and batch invariance holds for every type.
@@ -28,42 +28,51 @@ sealed interface KvCodec {
 
     /**
      * The keys of K/V heads {@code [kh0, kh1)} at page positions {@code [j0, j1)} (multiples of 8)
-     * into {@code dst} in the K page layout of those heads alone ({@code w = (kh1 − kh0)·hd} values
-     * per position): position {@code j}, element {@code i} of head {@code kh} at
-     * {@code j/8·8·w + (kh − kh0)·8·hd + 8i + j%8}. The heads are adjacent in a page, so each block
-     * of 8 positions is read as one stretch.
+     * into {@code dst} head by head, each head in the K page layout of that head alone: position
+     * {@code j}, element {@code i} of head {@code kh} at {@code (kh − kh0)·PAGE_TOKENS·hd + j/8·8·hd + 8i + j%8}
+     * (for one head, the page layout of a one-head model).
      */
     default void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst) {
-        decodeK(page, j0, j1, kh0, kh1, hd, dst, 0);
+        decodeK(page, j0, j1, kh0, kh1, hd, dst, 0, KvLayout.PAGE_TOKENS);
     }
 
     /**
-     * {@link #decodeK(Object, int, int, int, int, int, float[])} with position {@code j} at
-     * {@code dst[(j − base)·w ..]} ({@code base} a multiple of 8): a decode step widens a stretch of
-     * positions at a time into a buffer that stays in L1.
+     * {@link #decodeK(Object, int, int, int, int, int, float[])} with position {@code j} of head
+     * {@code kh} at {@code dst[(kh − kh0)·span·hd + (j − base)·hd ..]} ({@code base} a multiple of 8,
+     * {@code span} positions per head): a decode step widens a stretch of positions at a time into a
+     * buffer that stays in L1.
      */
-    void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base);
+    void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base, int span);
 
     /**
      * The values of K/V heads {@code [kh0, kh1)} at page positions {@code [j0, j1)} into
-     * {@code dst[j·w + (kh − kh0)·hd + i]} ({@code w = (kh1 − kh0)·hd}).
+     * {@code dst[(kh − kh0)·PAGE_TOKENS·hd + j·hd + i]}, head by head.
      */
     default void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst) {
-        decodeV(page, j0, j1, kh0, kh1, hd, dst, 0);
+        decodeV(page, j0, j1, kh0, kh1, hd, dst, 0, KvLayout.PAGE_TOKENS);
     }
 
-    /** {@link #decodeV(Object, int, int, int, int, int, float[])} with position {@code j} at {@code dst[(j − base)·w ..]}. */
-    void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base);
+    /**
+     * {@link #decodeV(Object, int, int, int, int, int, float[])} with position {@code j} of head
+     * {@code kh} at {@code dst[(kh − kh0)·span·hd + (j − base)·hd ..]}.
+     */
+    void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base, int span);
 
+    /** A codec of one-head rows of {@code kvd} values ({@link #of(KvCacheType, int, int)}). */
     static KvCodec of(KvCacheType type, int kvd) {
+        return of(type, kvd, kvd);
+    }
+
+    /** A codec of K/V rows of {@code kvd} values, heads of {@code hd}. */
+    static KvCodec of(KvCacheType type, int kvd, int hd) {
         if (!type.fits(kvd)) {
             throw new IllegalArgumentException("cache type " + type + " stores blocks of " + type.blockValues()
                     + " values; this model's K/V rows are " + kvd + " values (n_head_kv x head_dim)");
         }
         return switch (type) {
             case F32 -> new F32(kvd);
-            case F16 -> new Halves(type, kvd);
-            case BF16 -> new Halves(type, kvd);
+            case F16 -> new Halves(type, kvd, hd);
+            case BF16 -> new Halves(type, kvd, hd);
             case Q8_0 -> new Q8(kvd);
         };
     }
@@ -86,21 +95,40 @@ sealed interface KvCodec {
             System.arraycopy(src, so, (float[]) page, KvSlot.pageOffset(pos, kvd), kvd);
         }
 
-        public void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base) {
+        public void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base, int span) {
             float[] p = (float[]) page;
-            int w = (kh1 - kh0) * hd;
-            for (int b = j0; b < j1; b += 8) System.arraycopy(p, KvSlot.kBlock(b, kvd) + kh0 * hd * 8, dst, (b - base) * w, 8 * w);
+            for (int kh = kh0; kh < kh1; kh++) {
+                for (int b = j0; b < j1; b += 8) {
+                    System.arraycopy(p, KvSlot.kBlock(b, kvd) + kh * hd * 8, dst, ((kh - kh0) * span + b - base) * hd, 8 * hd);
+                }
+            }
         }
 
-        public void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base) {
+        public void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base, int span) {
             float[] p = (float[]) page;
-            int w = (kh1 - kh0) * hd;
-            for (int j = j0; j < j1; j++) System.arraycopy(p, j * kvd + kh0 * hd, dst, (j - base) * w, w);
+            for (int kh = kh0; kh < kh1; kh++) {
+                for (int j = j0; j < j1; j++) System.arraycopy(p, j * kvd + kh * hd, dst, ((kh - kh0) * span + j - base) * hd, hd);
+            }
         }
     }
 
-    /** f16 or bf16 pages ({@code short[]}), rounded to nearest, ties to even. */
-    record Halves(KvCacheType type, int kvd) implements KvCodec {
+    /**
+     * f16 or bf16 pages ({@code short[]}), rounded to nearest, ties to even, laid out head by head:
+     * each K/V head's 64 positions together ({@link #at}), in the K and V orders of a one-head page.
+     * A decode step's claim of half the heads then reads one contiguous run of each page where,
+     * with each position's heads side by side, it read 4 KiB of every 8 KiB K block and 512 bytes
+     * of every 1 KiB V row (llama-1b): on the Intel AVX-512 VM a claim's widening from memory took
+     * 12 ms a step against 19 (docs/engine.md, "Decode at depth 4096 on the Intel AVX-512 VM").
+     */
+    record Halves(KvCacheType type, int kvd, int hd) implements KvCodec {
+        /**
+         * Where head {@code kh}'s page position {@code j} starts (for K, {@code j} a multiple of 8: its
+         * block, element {@code i} of position {@code j + r} at {@code + 8i + r}).
+         */
+        static int at(int kh, int j, int hd) {
+            return (kh * KvLayout.PAGE_TOKENS + j) * hd;
+        }
+
         public Object newPage() { return new short[floats(kvd)]; }
         public long pageBytes() { return 2L * floats(kvd); }
 
@@ -110,24 +138,29 @@ sealed interface KvCodec {
 
         public void storeK(Object page, int pos, float[] src, int so) {
             short[] p = (short[]) page;
-            for (int i = 0, kb = KvSlot.kBlock(pos, kvd) + pos % 8; i < kvd; i++) p[kb + 8 * i] = round(src[so + i]);
+            int j = pos % KvLayout.PAGE_TOKENS;
+            for (int kh = 0; kh < kvd / hd; kh++) {
+                for (int i = 0, kb = at(kh, j & ~7, hd) + j % 8; i < hd; i++) p[kb + 8 * i] = round(src[so + kh * hd + i]);
+            }
         }
 
         public void storeV(Object page, int pos, float[] src, int so) {
             short[] p = (short[]) page;
-            for (int i = 0, o = KvSlot.pageOffset(pos, kvd); i < kvd; i++) p[o + i] = round(src[so + i]);
+            int j = pos % KvLayout.PAGE_TOKENS;
+            for (int kh = 0; kh < kvd / hd; kh++) {
+                for (int i = 0, o = at(kh, j, hd); i < hd; i++) p[o + i] = round(src[so + kh * hd + i]);
+            }
         }
 
-        public void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base) {
+        // A head's positions [j0, j1) are one run of the page and of dst: one widening each.
+        public void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base, int span) {
             short[] p = (short[]) page;
-            int w = (kh1 - kh0) * hd;
-            for (int b = j0; b < j1; b += 8) widen(p, KvSlot.kBlock(b, kvd) + kh0 * hd * 8, dst, (b - base) * w, 8 * w);
+            for (int kh = kh0; kh < kh1; kh++) widen(p, at(kh, j0, hd), dst, ((kh - kh0) * span + j0 - base) * hd, (j1 - j0) * hd);
         }
 
-        public void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base) {
+        public void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base, int span) {
             short[] p = (short[]) page;
-            int w = (kh1 - kh0) * hd;
-            for (int j = j0; j < j1; j++) widen(p, j * kvd + kh0 * hd, dst, (j - base) * w, w);
+            for (int kh = kh0; kh < kh1; kh++) widen(p, at(kh, j0, hd), dst, ((kh - kh0) * span + j0 - base) * hd, (j1 - j0) * hd);
         }
 
         private void widen(short[] src, int so, float[] dst, int o, int n) {
@@ -177,18 +210,23 @@ sealed interface KvCodec {
             return s != 0f ? 1f / s : 0f;
         }
 
-        public void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base) {
+        public void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base, int span) {
             Page p = (Page) page;
-            int w = (kh1 - kh0) * hd;
-            for (int b = j0; b < j1; b += 8) {
-                HalfFloats.q8ToFloats8(p.q, KvSlot.kBlock(b, kvd), p.d, b / 8 * 8 * (kvd / 32), kh0 * hd, w, dst, (b - base) * w);
+            for (int kh = kh0; kh < kh1; kh++) {
+                for (int b = j0; b < j1; b += 8) {
+                    HalfFloats.q8ToFloats8(p.q, KvSlot.kBlock(b, kvd), p.d, b / 8 * 8 * (kvd / 32), kh * hd, hd, dst,
+                            ((kh - kh0) * span + b - base) * hd);
+                }
             }
         }
 
-        public void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base) {
+        public void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base, int span) {
             Page p = (Page) page;
-            int w = (kh1 - kh0) * hd;
-            for (int j = j0; j < j1; j++) HalfFloats.q8ToFloats(p.q, j * kvd + kh0 * hd, p.d, j * (kvd / 32), kh0 * hd, w, dst, (j - base) * w);
+            for (int kh = kh0; kh < kh1; kh++) {
+                for (int j = j0; j < j1; j++) {
+                    HalfFloats.q8ToFloats(p.q, j * kvd + kh * hd, p.d, j * (kvd / 32), kh * hd, hd, dst, ((kh - kh0) * span + j - base) * hd);
+                }
+            }
         }
     }
 }

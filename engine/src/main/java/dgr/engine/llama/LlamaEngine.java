@@ -124,8 +124,8 @@ public final class LlamaEngine implements Engine {
         this.features = new EngineFeatures(true, maxRows, threads);
         this.rope = new Rope(cfg.rope().forContext(context), context);
         this.localRope = cfg.slidingWindow() == null ? null : new Rope(cfg.slidingWindow().localRope(), context);
-        this.kPages = new KvPagePool(KvCodec.of(layout.types().k(), cfg.kvDim()));
-        this.vPages = layout.types().v() == layout.types().k() ? kPages : new KvPagePool(KvCodec.of(layout.types().v(), cfg.kvDim()));
+        this.kPages = new KvPagePool(KvCodec.of(layout.types().k(), cfg.kvDim(), cfg.headDim()));
+        this.vPages = layout.types().v() == layout.types().k() ? kPages : new KvPagePool(KvCodec.of(layout.types().v(), cfg.kvDim(), cfg.headDim()));
         this.norms = new Norms(cfg);
         int e = cfg.nEmbd(), r = maxRows;
         x = new float[r * e];

@@ -234,7 +234,7 @@ final class TiledAttention {
         for (int ta = first - first % TILE; ta <= last; ta += TILE) {
             int j0 = Math.max(ta, first) - ta, j1 = Math.min(ta + TILE, last + 1) - ta;
             for (int kh = kh0; kh < kh1; kh++) {
-                Tile t = tile(worker, slot, layer, ta, j0, j1, kh, kh + 1);
+                Tile t = tile(worker, slot, layer, ta, j0, j1, kh);
                 int stBase = 2 * (kh - kh0) * heads;
                 for (int r = r0; r < r1; r++) {
                     int pos = rowPos[r];
@@ -319,7 +319,7 @@ final class TiledAttention {
             if (!any) continue;
             int j0 = Math.max(ta, first) - ta, j1 = Math.min(ta + TILE, last + 1) - ta;
             for (int kh = kh0; kh < kh1; kh++) {
-                Tile t = tile(worker, slot, layer, ta, j0, j1, kh, kh + 1);
+                Tile t = tile(worker, slot, layer, ta, j0, j1, kh);
                 for (int u = u0; u < u1; u++) {
                     int ru = u - u0, vLo = range[ru * 3], vHi = range[ru * 3 + 1];
                     if (vLo >= vHi) continue;
@@ -365,11 +365,16 @@ final class TiledAttention {
         float[] sc = oneScores[worker], st = state[worker];
         int first = window != null ? window.start(pos) : 0;
         OnlineSoftmax.Capper capper = LlamaConfig.Softcaps::apply;
-        int qBase = r * qd, hs = heads * TILE, w = (kh1 - kh0) * hd;
+        int qBase = r * qd, hs = heads * TILE;
         float[] kBuf = kWide == null ? null : kStretch[worker], vBuf = vWide == null ? null : vStretch[worker];
+        int nh = kh1 - kh0;
+        // Where each head's K and V of a stretch are: a float32 page in place (heads side by side in
+        // each block and row), else the stretch buffers, head by head (KvCodec's decode layout).
+        int kHeadStep = kWide == null ? 8 * hd : 16 * hd, kBlockStride = kWide == null ? 8 * kvd : 8 * hd;
+        int vHeadStep = vWide == null ? hd : V_STRETCH * hd, vStride = vWide == null ? kvd : hd;
         if (prefetch) {
             int ta = first - first % TILE, tb = first - first % 8;
-            prefetchK(slot.kPage(layer, ta), tb, Math.min(2, (Math.min(ta + TILE, pos + 1) - tb + 7) / 8), kh0, w);
+            prefetchK(slot.kPage(layer, ta), tb, Math.min(2, (Math.min(ta + TILE, pos + 1) - tb + 7) / 8), kh0, nh);
         }
         for (int ta = first - first % TILE; ta <= pos; ta += TILE) {
             int lo = Math.max(ta, first), hi = Math.min(ta + TILE, pos + 1);
@@ -379,21 +384,20 @@ final class TiledAttention {
             // it is scored (16 KiB for 4 heads, in L1), where widening the whole tile first wrote
             // 64 KiB per worker and read it back from L2.
             float[] k = kWide == null ? (float[]) kPage : kBuf;
-            int kStride = kWide == null ? kvd : w;
             for (int b = 0; b < blocks; b += 2) {
                 int nb = Math.min(2, blocks - b), j = tb - ta + 8 * b, kb;
                 if (prefetch) {
-                    if (b + 2 < blocks) prefetchK(kPage, tb + 8 * (b + 2), Math.min(2, blocks - b - 2), kh0, w);
-                    else prefetchV(vPage, lo, Math.min(hi, (lo / V_STRETCH + 1) * V_STRETCH), kh0, w);
+                    if (b + 2 < blocks) prefetchK(kPage, tb + 8 * (b + 2), Math.min(2, blocks - b - 2), kh0, nh);
+                    else prefetchV(vPage, lo, Math.min(hi, (lo / V_STRETCH + 1) * V_STRETCH), kh0, nh);
                 }
                 if (kWide == null) {
                     kb = KvSlot.kBlock(tb + 8 * b, kvd) + kh0 * hd * 8;
                 } else {
-                    kWide.decodeK(kPage, j, j + 8 * nb, kh0, kh1, hd, kBuf, j);
+                    kWide.decodeK(kPage, j, j + 8 * nb, kh0, kh1, hd, kBuf, j, 16);
                     kb = 0;
                 }
                 for (int kh = kh0; kh < kh1; kh++) {
-                    kernels.scores(q, qBase + kh * heads * hd, heads, hd, k, kb + (kh - kh0) * 8 * hd, 8 * kStride, nb,
+                    kernels.scores(q, qBase + kh * heads * hd, heads, hd, k, kb + (kh - kh0) * kHeadStep, kBlockStride, nb,
                             sc, (kh - kh0) * hs + tb - ta + 8 * b, TILE);
                 }
             }
@@ -405,71 +409,72 @@ final class TiledAttention {
             }
             // V a stretch at a time, a compact type's widened into vBuf (16 positions, in L1) first.
             float[] v = vWide == null ? (float[]) vPage : vBuf;
-            int vStride = vWide == null ? kvd : w;
             for (int t0 = lo, t1; t0 < hi; t0 = t1) {
                 t1 = Math.min(hi, (t0 / V_STRETCH + 1) * V_STRETCH);
                 if (prefetch) {
                     if (t1 < hi) {
-                        prefetchV(vPage, t1, Math.min(hi, t1 + V_STRETCH), kh0, w);
+                        prefetchV(vPage, t1, Math.min(hi, t1 + V_STRETCH), kh0, nh);
                     } else if (ta + TILE <= pos) {
                         int nt = ta + TILE;
-                        prefetchK(slot.kPage(layer, nt), nt, Math.min(2, (Math.min(nt + TILE, pos + 1) - nt + 7) / 8), kh0, w);
+                        prefetchK(slot.kPage(layer, nt), nt, Math.min(2, (Math.min(nt + TILE, pos + 1) - nt + 7) / 8), kh0, nh);
                     }
                 }
                 int vo;
                 if (vWide == null) {
                     vo = KvSlot.pageOffset(t0, kvd) + kh0 * hd;
                 } else {
-                    vWide.decodeV(vPage, t0 - ta, t1 - ta, kh0, kh1, hd, vBuf, t0 - ta);
+                    vWide.decodeV(vPage, t0 - ta, t1 - ta, kh0, kh1, hd, vBuf, t0 - ta, V_STRETCH);
                     vo = 0;
                 }
                 for (int kh = kh0; kh < kh1; kh++) {
-                    kernels.weightedV(sc, (kh - kh0) * hs - ta, TILE, heads, t0, t1, v, vo + (kh - kh0) * hd, vStride,
+                    kernels.weightedV(sc, (kh - kh0) * hs - ta, TILE, heads, t0, t1, v, vo + (kh - kh0) * vHeadStep, vStride,
                             att, qBase + kh * heads * hd, hd);
                 }
             }
         }
     }
 
-    /** Prefetches {@code blocks} K blocks of 8 positions from position {@code tb} of a {@code short[]} page, heads from {@code kh0} ({@code w} values). */
-    private void prefetchK(Object page, int tb, int blocks, int kh0, int w) {
-        ArrayPrefetch.shorts((short[]) page, KvSlot.kBlock(tb, kvd) + kh0 * hd * 8, blocks, 8 * kvd, 8 * w);
+    /**
+     * Prefetches {@code blocks} K blocks of 8 positions from position {@code tb} of a {@code short[]} page
+     * ({@link KvCodec.Halves}: head by head), of {@code nh} heads from {@code kh0}: one run per head.
+     */
+    private void prefetchK(Object page, int tb, int blocks, int kh0, int nh) {
+        ArrayPrefetch.shorts((short[]) page, KvCodec.Halves.at(kh0, tb % TILE, hd), nh, TILE * hd, blocks * 8 * hd);
     }
 
-    /** Prefetches the V rows of positions {@code [t0, t1)} of a {@code short[]} page, heads from {@code kh0} ({@code w} values). */
-    private void prefetchV(Object page, int t0, int t1, int kh0, int w) {
-        ArrayPrefetch.shorts((short[]) page, KvSlot.pageOffset(t0, kvd) + kh0 * hd, t1 - t0, kvd, w);
+    /** Prefetches the V rows of positions {@code [t0, t1)} of a {@code short[]} page, {@code nh} heads from {@code kh0}. */
+    private void prefetchV(Object page, int t0, int t1, int kh0, int nh) {
+        ArrayPrefetch.shorts((short[]) page, KvCodec.Halves.at(kh0, t0 % TILE, hd), nh, TILE * hd, (t1 - t0) * hd);
     }
 
     /** Positions per stretch of a decode step's weighted values: 16 positions' V rows of every head fit L1. */
     static final int V_STRETCH = 16;
 
     /**
-     * Where K/V heads {@code [kh0, kh1)} of one tile are read: a float32 page in place (row stride
-     * {@code kvd}, the heads at their offset), or a compact type's page positions {@code [j0, j1)}
-     * widened into this worker's tiles (row stride {@code (kh1 − kh0)·hd}, the first head at 0).
+     * Where K/V head {@code kh} of one tile is read: a float32 page in place (row stride {@code kvd},
+     * the head at its offset), or a compact type's page positions {@code [j0, j1)} widened into this
+     * worker's tiles (row stride {@code hd}: the head alone).
      */
-    private Tile tile(int worker, KvSlot slot, int layer, int ta, int j0, int j1, int kh0, int kh1) {
+    private Tile tile(int worker, KvSlot slot, int layer, int ta, int j0, int j1, int kh) {
         Tile t = tiles[worker];
-        int w = (kh1 - kh0) * hd;
         if (kWide == null) {
             t.k = (float[]) slot.kPage(layer, ta);
             t.kStride = kvd;
-            t.kHead = kh0 * hd * 8;
+            t.kHead = kh * hd * 8;
         } else {
             t.k = kTile[worker];
-            kWide.decodeK(slot.kPage(layer, ta), j0 & ~7, (j1 + 7) & ~7, kh0, kh1, hd, t.k);
-            t.kStride = w;
+            kWide.decodeK(slot.kPage(layer, ta), j0 & ~7, (j1 + 7) & ~7, kh, kh + 1, hd, t.k);
+            t.kStride = hd;
             t.kHead = 0;
         }
         if (vWide == null) {
             t.v = (float[]) slot.vPage(layer, ta);
             t.vStride = kvd;
-            t.vHead = kh0 * hd;
+            t.vHead = kh * hd;
         } else {
             t.v = vTile[worker];
-            vWide.decodeV(slot.vPage(layer, ta), j0, j1, kh0, kh1, hd, t.v);
-            t.vStride = w;
+            vWide.decodeV(slot.vPage(layer, ta), j0, j1, kh, kh + 1, hd, t.v);
+            t.vStride = hd;
             t.vHead = 0;
         }
         return t;

@@ -51,7 +51,7 @@ class KvCodecTest {
     @ParameterizedTest
     @EnumSource(KvCacheType.class)
     void widenedTilesHoldExactlyTheRoundedValuesInTheLayoutsAttentionReads(KvCacheType type) {
-        KvCodec c = KvCodec.of(type, KVD);
+        KvCodec c = KvCodec.of(type, KVD, HD);
         Object kPage = c.newPage(), vPage = c.newPage();
         SplittableRandom rnd = new SplittableRandom(5);
         float[][] rows = new float[KvLayout.PAGE_TOKENS][KVD];
@@ -73,7 +73,7 @@ class KvCodecTest {
                 }
             }
         }
-        // All heads at once: each block of 8 positions (and each position's values) as one stretch.
+        // All heads at once: head by head, each in the layout of a one-head page.
         float[] kAll = new float[KvLayout.PAGE_TOKENS * KVD], vAll = new float[KvLayout.PAGE_TOKENS * KVD];
         c.decodeK(kPage, 8, 40, 0, KVD / HD, HD, kAll);
         c.decodeV(vPage, 8, 40, 0, KVD / HD, HD, vAll);
@@ -82,8 +82,24 @@ class KvCodecTest {
             for (int kh = 0; kh < KVD / HD; kh++) {
                 for (int i = 0; i < HD; i++) {
                     String what = type + " all heads, head " + kh + " position " + j + " element " + i;
-                    assertThat(kAll[KvSlot.kBlock(j, KVD) + kh * 8 * HD + 8 * i + j % 8]).as(what).isEqualTo(want[kh * HD + i]);
-                    assertThat(vAll[j * KVD + kh * HD + i]).as(what).isEqualTo(want[kh * HD + i]);
+                    int h = kh * KvLayout.PAGE_TOKENS * HD;
+                    assertThat(kAll[h + KvSlot.kBlock(j, HD) + 8 * i + j % 8]).as(what).isEqualTo(want[kh * HD + i]);
+                    assertThat(vAll[h + j * HD + i]).as(what).isEqualTo(want[kh * HD + i]);
+                }
+            }
+        }
+        // A decode step's stretch: positions [16, 32) of both heads, 16 positions per head from position 16.
+        float[] kS = new float[16 * KVD], vS = new float[16 * KVD];
+        c.decodeK(kPage, 16, 32, 0, KVD / HD, HD, kS, 16, 16);
+        c.decodeV(vPage, 16, 32, 0, KVD / HD, HD, vS, 16, 16);
+        for (int j = 16; j < 32; j++) {
+            float[] want = rounded(type, rows[j]);
+            for (int kh = 0; kh < KVD / HD; kh++) {
+                for (int i = 0; i < HD; i++) {
+                    String what = type + " stretch, head " + kh + " position " + j + " element " + i;
+                    int h = kh * 16 * HD;
+                    assertThat(kS[h + (j - 16) / 8 * 8 * HD + 8 * i + j % 8]).as(what).isEqualTo(want[kh * HD + i]);
+                    assertThat(vS[h + (j - 16) * HD + i]).as(what).isEqualTo(want[kh * HD + i]);
                 }
             }
         }
