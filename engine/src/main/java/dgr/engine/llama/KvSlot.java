@@ -5,7 +5,8 @@ import dgr.engine.StateSlot;
 /**
  * One session's K/V on a llama stage. Page {@code p} of layer {@code l} holds K (or V) of tokens
  * {@code [p·PAGE, (p+1)·PAGE)}, {@code kvDim} values per token, stored as its pool's
- * {@link KvCodec} says (float32 pages as described here; the compact types keep the same order). V pages hold each position's
+ * {@link KvCodec} says (float32 and q8_0 pages as described here; f16 and bf16 pages hold each
+ * K/V head's positions together, each head so, {@link KvCodec.Halves}). V pages hold each position's
  * {@code kvDim} floats in turn ({@link #pageOffset}); K pages are position-minor in blocks of 8
  * positions ({@link #kBlock}): element {@code i} of position {@code t} sits at
  * {@code kBlock(t) + 8i + t % 8}, so attention reads one vector of 8 positions' values per
