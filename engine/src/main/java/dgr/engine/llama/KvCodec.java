@@ -14,6 +14,9 @@ import dgr.engine.kernel.HalfFloats;
 sealed interface KvCodec {
     KvCacheType type();
 
+    /** Values per K/V head. */
+    int hd();
+
     /** A new page of {@code PAGE_TOKENS} positions. */
     Object newPage();
 
@@ -32,36 +35,31 @@ sealed interface KvCodec {
      * {@code j}, element {@code i} of head {@code kh} at {@code (kh − kh0)·PAGE_TOKENS·hd + j/8·8·hd + 8i + j%8}
      * (for one head, the page layout of a one-head model).
      */
-    default void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst) {
-        decodeK(page, j0, j1, kh0, kh1, hd, dst, 0, KvLayout.PAGE_TOKENS);
+    default void decodeK(Object page, int j0, int j1, int kh0, int kh1, float[] dst) {
+        decodeK(page, j0, j1, kh0, kh1, dst, 0, KvLayout.PAGE_TOKENS);
     }
 
     /**
-     * {@link #decodeK(Object, int, int, int, int, int, float[])} with position {@code j} of head
+     * {@link #decodeK(Object, int, int, int, int, float[])} with position {@code j} of head
      * {@code kh} at {@code dst[(kh − kh0)·span·hd + (j − base)·hd ..]} ({@code base} a multiple of 8,
      * {@code span} positions per head): a decode step widens a stretch of positions at a time into a
      * buffer that stays in L1.
      */
-    void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base, int span);
+    void decodeK(Object page, int j0, int j1, int kh0, int kh1, float[] dst, int base, int span);
 
     /**
      * The values of K/V heads {@code [kh0, kh1)} at page positions {@code [j0, j1)} into
      * {@code dst[(kh − kh0)·PAGE_TOKENS·hd + j·hd + i]}, head by head.
      */
-    default void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst) {
-        decodeV(page, j0, j1, kh0, kh1, hd, dst, 0, KvLayout.PAGE_TOKENS);
+    default void decodeV(Object page, int j0, int j1, int kh0, int kh1, float[] dst) {
+        decodeV(page, j0, j1, kh0, kh1, dst, 0, KvLayout.PAGE_TOKENS);
     }
 
     /**
-     * {@link #decodeV(Object, int, int, int, int, int, float[])} with position {@code j} of head
+     * {@link #decodeV(Object, int, int, int, int, float[])} with position {@code j} of head
      * {@code kh} at {@code dst[(kh − kh0)·span·hd + (j − base)·hd ..]}.
      */
-    void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base, int span);
-
-    /** A codec of one-head rows of {@code kvd} values ({@link #of(KvCacheType, int, int)}). */
-    static KvCodec of(KvCacheType type, int kvd) {
-        return of(type, kvd, kvd);
-    }
+    void decodeV(Object page, int j0, int j1, int kh0, int kh1, float[] dst, int base, int span);
 
     /** A codec of K/V rows of {@code kvd} values, heads of {@code hd}. */
     static KvCodec of(KvCacheType type, int kvd, int hd) {
@@ -70,10 +68,10 @@ sealed interface KvCodec {
                     + " values; this model's K/V rows are " + kvd + " values (n_head_kv x head_dim)");
         }
         return switch (type) {
-            case F32 -> new F32(kvd);
+            case F32 -> new F32(kvd, hd);
             case F16 -> new Halves(type, kvd, hd);
             case BF16 -> new Halves(type, kvd, hd);
-            case Q8_0 -> new Q8(kvd);
+            case Q8_0 -> new Q8(kvd, hd);
         };
     }
 
@@ -81,7 +79,7 @@ sealed interface KvCodec {
     private static int floats(int kvd) { return KvLayout.PAGE_TOKENS * kvd; }
 
     /** float32 pages: read in place by the attention, never decoded. */
-    record F32(int kvd) implements KvCodec {
+    record F32(int kvd, int hd) implements KvCodec {
         public KvCacheType type() { return KvCacheType.F32; }
         public Object newPage() { return new float[floats(kvd)]; }
         public long pageBytes() { return 4L * floats(kvd); }
@@ -95,7 +93,7 @@ sealed interface KvCodec {
             System.arraycopy(src, so, (float[]) page, KvSlot.pageOffset(pos, kvd), kvd);
         }
 
-        public void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base, int span) {
+        public void decodeK(Object page, int j0, int j1, int kh0, int kh1, float[] dst, int base, int span) {
             float[] p = (float[]) page;
             for (int kh = kh0; kh < kh1; kh++) {
                 for (int b = j0; b < j1; b += 8) {
@@ -104,7 +102,7 @@ sealed interface KvCodec {
             }
         }
 
-        public void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base, int span) {
+        public void decodeV(Object page, int j0, int j1, int kh0, int kh1, float[] dst, int base, int span) {
             float[] p = (float[]) page;
             for (int kh = kh0; kh < kh1; kh++) {
                 for (int j = j0; j < j1; j++) System.arraycopy(p, j * kvd + kh * hd, dst, ((kh - kh0) * span + j - base) * hd, hd);
@@ -153,12 +151,12 @@ sealed interface KvCodec {
         }
 
         // A head's positions [j0, j1) are one run of the page and of dst: one widening each.
-        public void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base, int span) {
+        public void decodeK(Object page, int j0, int j1, int kh0, int kh1, float[] dst, int base, int span) {
             short[] p = (short[]) page;
             for (int kh = kh0; kh < kh1; kh++) widen(p, at(kh, j0, hd), dst, ((kh - kh0) * span + j0 - base) * hd, (j1 - j0) * hd);
         }
 
-        public void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base, int span) {
+        public void decodeV(Object page, int j0, int j1, int kh0, int kh1, float[] dst, int base, int span) {
             short[] p = (short[]) page;
             for (int kh = kh0; kh < kh1; kh++) widen(p, at(kh, j0, hd), dst, ((kh - kh0) * span + j0 - base) * hd, (j1 - j0) * hd);
         }
@@ -175,7 +173,7 @@ sealed interface KvCodec {
      * {@code j} at {@code j/8·8·(kvd/32) + 8b + j%8} (8 positions' scales side by side, as K's
      * values are), for V at {@code j·(kvd/32) + b}.
      */
-    record Q8(int kvd) implements KvCodec {
+    record Q8(int kvd, int hd) implements KvCodec {
         /** A q8_0 page: quantised values and scales. */
         record Page(byte[] q, short[] d) {}
 
@@ -210,7 +208,7 @@ sealed interface KvCodec {
             return s != 0f ? 1f / s : 0f;
         }
 
-        public void decodeK(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base, int span) {
+        public void decodeK(Object page, int j0, int j1, int kh0, int kh1, float[] dst, int base, int span) {
             Page p = (Page) page;
             for (int kh = kh0; kh < kh1; kh++) {
                 for (int b = j0; b < j1; b += 8) {
@@ -220,7 +218,7 @@ sealed interface KvCodec {
             }
         }
 
-        public void decodeV(Object page, int j0, int j1, int kh0, int kh1, int hd, float[] dst, int base, int span) {
+        public void decodeV(Object page, int j0, int j1, int kh0, int kh1, float[] dst, int base, int span) {
             Page p = (Page) page;
             for (int kh = kh0; kh < kh1; kh++) {
                 for (int j = j0; j < j1; j++) {

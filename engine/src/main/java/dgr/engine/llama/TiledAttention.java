@@ -51,7 +51,7 @@ final class TiledAttention {
     private final boolean prefetch;
     /** Per worker: K and V of one tile (every K/V head at most), widened to floats (compact cache types). */
     private final float[][] kTile, vTile;
-    /** Per worker, for a decode step: 16 positions of K (two blocks) and of V ({@link #V_STRETCH}), every K/V head at most, widened. */
+    /** Per worker, for a decode step: {@link #K_STRETCH} positions of K and {@link #V_STRETCH} of V, every K/V head at most, widened. */
     private final float[][] kStretch, vStretch;
     private final int hd, kvd, qd, heads, nHeadKv;
     private final float scale, cap;
@@ -90,7 +90,7 @@ final class TiledAttention {
         this.prefetch = ArrayPrefetch.ENABLED && kWide instanceof KvCodec.Halves && vWide instanceof KvCodec.Halves;
         this.kTile = new float[kWide == null ? 0 : workers][TILE * cfg.kvDim()];
         this.vTile = new float[vWide == null ? 0 : workers][TILE * cfg.kvDim()];
-        this.kStretch = new float[kWide == null ? 0 : workers][16 * cfg.kvDim()];
+        this.kStretch = new float[kWide == null ? 0 : workers][K_STRETCH * cfg.kvDim()];
         this.vStretch = new float[vWide == null ? 0 : workers][V_STRETCH * cfg.kvDim()];
         this.hd = cfg.headDim();
         this.kvd = cfg.kvDim();
@@ -370,30 +370,30 @@ final class TiledAttention {
         int nh = kh1 - kh0;
         // Where each head's K and V of a stretch are: a float32 page in place (heads side by side in
         // each block and row), else the stretch buffers, head by head (KvCodec's decode layout).
-        int kHeadStep = kWide == null ? 8 * hd : 16 * hd, kBlockStride = kWide == null ? 8 * kvd : 8 * hd;
+        int kHeadStep = kWide == null ? 8 * hd : K_STRETCH * hd, kBlockStride = kWide == null ? 8 * kvd : 8 * hd;
         int vHeadStep = vWide == null ? hd : V_STRETCH * hd, vStride = vWide == null ? kvd : hd;
         if (prefetch) {
             int ta = first - first % TILE, tb = first - first % 8;
-            prefetchK(slot.kPage(layer, ta), tb, Math.min(2, (Math.min(ta + TILE, pos + 1) - tb + 7) / 8), kh0, nh);
+            prefetchK(slot.kPage(layer, ta), tb, Math.min(K_BLOCKS, (Math.min(ta + TILE, pos + 1) - tb + 7) / 8), kh0, nh);
         }
         for (int ta = first - first % TILE; ta <= pos; ta += TILE) {
             int lo = Math.max(ta, first), hi = Math.min(ta + TILE, pos + 1);
             int tb = lo - lo % 8, blocks = (hi - tb + 7) / 8;
             Object kPage = slot.kPage(layer, ta), vPage = slot.vPage(layer, ta);
-            // K two blocks of 8 positions at a time: a compact type's widened into kBuf just before
+            // K a stretch (two blocks of 8 positions) at a time: a compact type's widened into kBuf just before
             // it is scored (16 KiB for 4 heads, in L1), where widening the whole tile first wrote
             // 64 KiB per worker and read it back from L2.
             float[] k = kWide == null ? (float[]) kPage : kBuf;
-            for (int b = 0; b < blocks; b += 2) {
-                int nb = Math.min(2, blocks - b), j = tb - ta + 8 * b, kb;
+            for (int b = 0; b < blocks; b += K_BLOCKS) {
+                int nb = Math.min(K_BLOCKS, blocks - b), j = tb - ta + 8 * b, kb;
                 if (prefetch) {
-                    if (b + 2 < blocks) prefetchK(kPage, tb + 8 * (b + 2), Math.min(2, blocks - b - 2), kh0, nh);
+                    if (b + K_BLOCKS < blocks) prefetchK(kPage, tb + 8 * (b + K_BLOCKS), Math.min(K_BLOCKS, blocks - b - K_BLOCKS), kh0, nh);
                     else prefetchV(vPage, lo, Math.min(hi, (lo / V_STRETCH + 1) * V_STRETCH), kh0, nh);
                 }
                 if (kWide == null) {
                     kb = KvSlot.kBlock(tb + 8 * b, kvd) + kh0 * hd * 8;
                 } else {
-                    kWide.decodeK(kPage, j, j + 8 * nb, kh0, kh1, hd, kBuf, j, 16);
+                    kWide.decodeK(kPage, j, j + 8 * nb, kh0, kh1, kBuf, j, K_STRETCH);
                     kb = 0;
                 }
                 for (int kh = kh0; kh < kh1; kh++) {
@@ -423,7 +423,7 @@ final class TiledAttention {
                 if (vWide == null) {
                     vo = KvSlot.pageOffset(t0, kvd) + kh0 * hd;
                 } else {
-                    vWide.decodeV(vPage, t0 - ta, t1 - ta, kh0, kh1, hd, vBuf, t0 - ta, V_STRETCH);
+                    vWide.decodeV(vPage, t0 - ta, t1 - ta, kh0, kh1, vBuf, t0 - ta, V_STRETCH);
                     vo = 0;
                 }
                 for (int kh = kh0; kh < kh1; kh++) {
@@ -447,6 +447,12 @@ final class TiledAttention {
         ArrayPrefetch.shorts((short[]) page, KvCodec.Halves.at(kh0, t0 % TILE, hd), nh, TILE * hd, (t1 - t0) * hd);
     }
 
+    /** Positions per stretch of a decode step's scores: two K blocks of 8; 16 positions' K of every head fit L1. */
+    static final int K_STRETCH = 16;
+
+    /** K blocks of 8 positions per {@link #K_STRETCH}. */
+    private static final int K_BLOCKS = K_STRETCH / 8;
+
     /** Positions per stretch of a decode step's weighted values: 16 positions' V rows of every head fit L1. */
     static final int V_STRETCH = 16;
 
@@ -463,7 +469,7 @@ final class TiledAttention {
             t.kHead = kh * hd * 8;
         } else {
             t.k = kTile[worker];
-            kWide.decodeK(slot.kPage(layer, ta), j0 & ~7, (j1 + 7) & ~7, kh, kh + 1, hd, t.k);
+            kWide.decodeK(slot.kPage(layer, ta), j0 & ~7, (j1 + 7) & ~7, kh, kh + 1, t.k);
             t.kStride = hd;
             t.kHead = 0;
         }
@@ -473,7 +479,7 @@ final class TiledAttention {
             t.vHead = kh * hd;
         } else {
             t.v = vTile[worker];
-            vWide.decodeV(slot.vPage(layer, ta), j0, j1, kh, kh + 1, hd, t.v);
+            vWide.decodeV(slot.vPage(layer, ta), j0, j1, kh, kh + 1, t.v);
             t.vStride = hd;
             t.vHead = 0;
         }

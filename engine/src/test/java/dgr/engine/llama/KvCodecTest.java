@@ -36,15 +36,15 @@ class KvCodecTest {
         for (int i = 0; i < KVD; i++) row[i] = (float) rnd.nextDouble(-2, 2);
         row[5] = -3.75f; // block 0's largest magnitude
         for (int i = 64; i < 96; i++) row[i] = 0f; // block 2: all zero
-        KvCodec c = KvCodec.of(KvCacheType.Q8_0, KVD);
+        KvCodec c = KvCodec.of(KvCacheType.Q8_0, KVD, HD);
         Object page = c.newPage();
         c.storeV(page, 70, row, 0);
         float[] back = new float[KvLayout.PAGE_TOKENS * HD];
-        c.decodeV(page, 6, 7, 0, 1, HD, back);
+        c.decodeV(page, 6, 7, 0, 1, back);
         float d = Float.float16ToFloat(Float.floatToFloat16(3.75f / 127f));
         assertThat(back[6 * HD + 5]).isEqualTo(-127 * d);
         for (int i = 0; i < 32; i++) assertThat(back[6 * HD + i]).isEqualTo((float) Math.rint(row[i] * (127f / 3.75f)) * d);
-        c.decodeV(page, 6, 7, 1, 2, HD, back);
+        c.decodeV(page, 6, 7, 1, 2, back);
         for (int i = 0; i < 32; i++) assertThat(back[6 * HD + i]).as("zero block").isZero();
     }
 
@@ -62,8 +62,8 @@ class KvCodecTest {
         }
         float[] k = new float[KvLayout.PAGE_TOKENS * HD], v = new float[KvLayout.PAGE_TOKENS * HD];
         for (int kh = 0; kh < KVD / HD; kh++) {
-            c.decodeK(kPage, 8, 40, kh, kh + 1, HD, k);
-            c.decodeV(vPage, 8, 40, kh, kh + 1, HD, v);
+            c.decodeK(kPage, 8, 40, kh, kh + 1, k);
+            c.decodeV(vPage, 8, 40, kh, kh + 1, v);
             for (int j = 8; j < 40; j++) {
                 float[] want = rounded(type, rows[j]);
                 for (int i = 0; i < HD; i++) {
@@ -75,8 +75,8 @@ class KvCodecTest {
         }
         // All heads at once: head by head, each in the layout of a one-head page.
         float[] kAll = new float[KvLayout.PAGE_TOKENS * KVD], vAll = new float[KvLayout.PAGE_TOKENS * KVD];
-        c.decodeK(kPage, 8, 40, 0, KVD / HD, HD, kAll);
-        c.decodeV(vPage, 8, 40, 0, KVD / HD, HD, vAll);
+        c.decodeK(kPage, 8, 40, 0, KVD / HD, kAll);
+        c.decodeV(vPage, 8, 40, 0, KVD / HD, vAll);
         for (int j = 8; j < 40; j++) {
             float[] want = rounded(type, rows[j]);
             for (int kh = 0; kh < KVD / HD; kh++) {
@@ -90,8 +90,8 @@ class KvCodecTest {
         }
         // A decode step's stretch: positions [16, 32) of both heads, 16 positions per head from position 16.
         float[] kS = new float[16 * KVD], vS = new float[16 * KVD];
-        c.decodeK(kPage, 16, 32, 0, KVD / HD, HD, kS, 16, 16);
-        c.decodeV(vPage, 16, 32, 0, KVD / HD, HD, vS, 16, 16);
+        c.decodeK(kPage, 16, 32, 0, KVD / HD, kS, 16, 16);
+        c.decodeV(vPage, 16, 32, 0, KVD / HD, vS, 16, 16);
         for (int j = 16; j < 32; j++) {
             float[] want = rounded(type, rows[j]);
             for (int kh = 0; kh < KVD / HD; kh++) {

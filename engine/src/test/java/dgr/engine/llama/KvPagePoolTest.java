@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 class KvPagePoolTest {
     private static final int PAGE_FLOATS = 1024;
     /** Pages of 64 positions x 16 floats: 1024 floats, 4 KiB. */
-    private static final KvCodec F32 = KvCodec.of(dgr.engine.KvCacheType.F32, PAGE_FLOATS / KvLayout.PAGE_TOKENS);
+    private static final KvCodec F32 = KvCodec.of(dgr.engine.KvCacheType.F32, PAGE_FLOATS / KvLayout.PAGE_TOKENS, PAGE_FLOATS / KvLayout.PAGE_TOKENS);
 
     @Test
     void aStormsPagesGoBackToTheHeapDownToTheFloorOnceItEnds() {
@@ -41,7 +41,7 @@ class KvPagePoolTest {
         long[] expected = {32768, 16384, 16384, 8704};
         dgr.engine.KvCacheType[] types = dgr.engine.KvCacheType.values();
         for (int i = 0; i < types.length; i++) {
-            KvPagePool pool = new KvPagePool(KvCodec.of(types[i], 128));
+            KvPagePool pool = new KvPagePool(KvCodec.of(types[i], 128, 128));
             pool.give(pool.take());
             assertThat(pool.freeBytes()).as(types[i].flag()).isEqualTo(expected[i]);
         }

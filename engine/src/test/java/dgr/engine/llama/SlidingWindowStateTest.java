@@ -39,7 +39,7 @@ class SlidingWindowStateTest {
 
     @Test
     void aLongSessionHoldsAboutAWindowOfPagesInLocalLayersAndGivesThemBackForReuse() {
-        KvPagePool pool = new KvPagePool(KvCodec.of(dgr.engine.KvCacheType.F32, GEMMA3.kvDim()));
+        KvPagePool pool = new KvPagePool(KvCodec.of(dgr.engine.KvCacheType.F32, GEMMA3.kvDim(), GEMMA3.headDim()));
         KvSlot slot = new KvSlot(null, GEMMA3, pool, 4096);
         for (int n = 1; n <= 1000; n++) {
             slot.ensure(n);
@@ -54,7 +54,7 @@ class SlidingWindowStateTest {
 
     @Test
     void rollingBackPastWhatLocalLayersGaveBackIsRefusedWithNothingChanged() {
-        KvPagePool pool = new KvPagePool(KvCodec.of(dgr.engine.KvCacheType.F32, GEMMA3.kvDim()));
+        KvPagePool pool = new KvPagePool(KvCodec.of(dgr.engine.KvCacheType.F32, GEMMA3.kvDim(), GEMMA3.headDim()));
         KvSlot slot = new KvSlot(null, GEMMA3, pool, 4096);
         slot.ensure(300);
         slot.setLength(300);
