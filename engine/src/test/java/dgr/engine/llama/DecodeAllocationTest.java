@@ -9,6 +9,8 @@ import dgr.engine.StateSlot;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -65,15 +67,19 @@ class DecodeAllocationTest {
         }
         command.addAll(List.of("-cp", System.getProperty("java.class.path"), DecodeAllocationTest.class.getName(),
                 type, kind.name(), cache));
-        Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
+        // Output to a file, not a pipe read to its end: a hung child then ends at the timeout, stopped by its handle.
+        Path log = Files.createTempFile("decode-allocation", ".log");
+        Process child = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         try {
-            String out = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertThat(child.waitFor(5, TimeUnit.MINUTES)).as("measuring JVM ended").isTrue();
+            boolean ended = child.waitFor(5, TimeUnit.MINUTES);
+            String out = Files.readString(log, StandardCharsets.UTF_8);
+            assertThat(ended).as("measuring JVM ended within 5 minutes; it printed:%n%s", out).isTrue();
             assertThat(child.exitValue()).as("measuring JVM's exit status; it printed:%n%s", out).isZero();
             return out.lines().filter(l -> l.startsWith("rounds ")).reduce((a, b) -> b)
                     .orElseThrow(() -> new AssertionError("no result from the measuring JVM; it printed:\n" + out));
         } finally {
             child.destroyForcibly();
+            Files.deleteIfExists(log);
         }
     }
 
