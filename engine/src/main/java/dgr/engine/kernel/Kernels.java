@@ -63,6 +63,15 @@ public interface Kernels {
     }
 
     /**
+     * The native kernel for a decode step's attention over an f16/bf16 cache where it runs here and
+     * gives these kernels' bits (one fused multiply-add chain per element, as {@link SimdAttention}'s);
+     * null otherwise.
+     */
+    default HalfAttention halfAttention() {
+        return null;
+    }
+
+    /**
      * The matrix in the layout these kernels read fastest: the same matrix, or a copy made in
      * {@code arena} (for example {@link WeightLayout#Q4_0_SPANS}). Called once per matrix at load.
      */

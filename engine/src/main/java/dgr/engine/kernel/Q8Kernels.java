@@ -65,6 +65,11 @@ public final class Q8Kernels implements Kernels {
     }
 
     @Override
+    public HalfAttention halfAttention() {
+        return HalfAttention.KERNEL;
+    }
+
+    @Override
     public void scores8(float[] q, int qo, int heads, int hd, float[] k, int kBase, float[] sc, int so, int scStride) {
         simd.scores8(q, qo, heads, hd, k, kBase, sc, so, scStride);
     }

@@ -187,7 +187,7 @@ final class Q8Native {
         try {
             if (AMX && nRows >= 16 && !amxHeldOff) type |= 256;
             handle.invokeExact(type, w.data().address(), w.rowBytes(), (long) oStart, (long) oEnd, (long) (w.cols() / 32),
-                    in.qSeg, in.sumSeg, in.halfSeg, in.dSeg, (long) nRows, s.segmentOf(out), (long) w.rows(), ahead);
+                    in.qSeg, in.sumSeg, in.halfSeg, in.dSeg, (long) nRows, s.segments.of(out), (long) w.rows(), ahead);
         } catch (Throwable t) {
             throw new IllegalStateException("native 8-bit kernel call failed", t);
         }

@@ -22,25 +22,8 @@ public final class Scratch {
     final Q8Input eightBit = new Q8Input();
     /** The current dispatch's input rounded once for all workers ({@link SharedRounding}), or null. */
     Q8Input shared;
-    /**
-     * Heap segments over the output arrays {@link Q8Native} wrote lately (a forward pass has about
-     * ten), so its calls allocate nothing once each array has one.
-     */
-    private final float[][] segmentOf = new float[16][];
-    private final java.lang.foreign.MemorySegment[] segments = new java.lang.foreign.MemorySegment[16];
-    private int nextSegment;
-
-    /** A heap segment over {@code out}, made once per array while it stays among the last 16. */
-    java.lang.foreign.MemorySegment segmentOf(float[] out) {
-        for (int i = 0; i < segmentOf.length; i++) {
-            if (segmentOf[i] == out) return segments[i];
-        }
-        int i = nextSegment;
-        nextSegment = (i + 1) % segmentOf.length;
-        segmentOf[i] = out;
-        segments[i] = java.lang.foreign.MemorySegment.ofArray(out);
-        return segments[i];
-    }
+    /** Heap segments over the output arrays {@link Q8Native} writes (a forward pass has about ten). */
+    final HeapSegments segments = new HeapSegments();
     /** The input copied as it is to an aligned start, for Q8_0 ({@link SpanInput#copy}). */
     final SpanInput plain = new SpanInput();
     /**

@@ -43,7 +43,7 @@ public final class SimdKernels implements Kernels {
      */
     public static String memoryReport() {
         return HeapAlignment.describe() + "; " + NativeMemory.describeHugePages() + "; " + Prefetch.DESCRIPTION + "; " + ArrayPrefetch.DESCRIPTION + "; "
-                + Q8Native.DESCRIPTION;
+                + Q8Native.DESCRIPTION + "; " + HalfAttention.DESCRIPTION;
     }
 
     @Override
@@ -94,6 +94,11 @@ public final class SimdKernels implements Kernels {
     @Override
     public boolean rowLanes() {
         return RowLanes.ON;
+    }
+
+    @Override
+    public HalfAttention halfAttention() {
+        return HalfAttention.KERNEL;
     }
 
     /**

@@ -127,7 +127,17 @@ sealed interface KvCodec {
             return (kh * KvLayout.PAGE_TOKENS + j) * hd;
         }
 
-        public Object newPage() { return new short[floats(kvd)]; }
+        /**
+         * An f16/bf16 page: its values, and a heap segment over them made once, through which native
+         * kernels read the page in place ({@code HalfAttention}; one made per call would be garbage).
+         */
+        record Page(short[] values, java.lang.foreign.MemorySegment segment) {
+            Page(short[] values) {
+                this(values, java.lang.foreign.MemorySegment.ofArray(values));
+            }
+        }
+
+        public Object newPage() { return new Page(new short[floats(kvd)]); }
         public long pageBytes() { return 2L * floats(kvd); }
 
         private short round(float f) {
@@ -135,7 +145,7 @@ sealed interface KvCodec {
         }
 
         public void storeK(Object page, int pos, float[] src, int so) {
-            short[] p = (short[]) page;
+            short[] p = ((Page) page).values();
             int j = pos % KvLayout.PAGE_TOKENS;
             for (int kh = 0; kh < kvd / hd; kh++) {
                 for (int i = 0, kb = at(kh, j & ~7, hd) + j % 8; i < hd; i++) p[kb + 8 * i] = round(src[so + kh * hd + i]);
@@ -143,7 +153,7 @@ sealed interface KvCodec {
         }
 
         public void storeV(Object page, int pos, float[] src, int so) {
-            short[] p = (short[]) page;
+            short[] p = ((Page) page).values();
             int j = pos % KvLayout.PAGE_TOKENS;
             for (int kh = 0; kh < kvd / hd; kh++) {
                 for (int i = 0, o = at(kh, j, hd); i < hd; i++) p[o + i] = round(src[so + kh * hd + i]);
@@ -152,12 +162,12 @@ sealed interface KvCodec {
 
         // A head's positions [j0, j1) are one run of the page and of dst: one widening each.
         public void decodeK(Object page, int j0, int j1, int kh0, int kh1, float[] dst, int base, int span) {
-            short[] p = (short[]) page;
+            short[] p = ((Page) page).values();
             for (int kh = kh0; kh < kh1; kh++) widen(p, at(kh, j0, hd), dst, ((kh - kh0) * span + j0 - base) * hd, (j1 - j0) * hd);
         }
 
         public void decodeV(Object page, int j0, int j1, int kh0, int kh1, float[] dst, int base, int span) {
-            short[] p = (short[]) page;
+            short[] p = ((Page) page).values();
             for (int kh = kh0; kh < kh1; kh++) widen(p, at(kh, j0, hd), dst, ((kh - kh0) * span + j0 - base) * hd, (j1 - j0) * hd);
         }
 

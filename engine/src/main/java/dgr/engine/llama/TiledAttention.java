@@ -1,6 +1,8 @@
 package dgr.engine.llama;
 
 import dgr.engine.kernel.ArrayPrefetch;
+import dgr.engine.kernel.HalfAttention;
+import dgr.engine.kernel.HeapSegments;
 import dgr.engine.kernel.Kernels;
 import dgr.engine.kernel.OnlineSoftmax;
 import dgr.engine.kernel.RowLanes;
@@ -49,6 +51,12 @@ final class TiledAttention {
      * widens the current one ({@link ArrayPrefetch}: {@code short[]} pages of K and V).
      */
     private final boolean prefetch;
+    /** A decode step's f16/bf16 tiles in native code, or null (the Java stretches); the shape of its calls; K's and V's type. */
+    private final HalfAttention half;
+    private final HalfAttention.Shape halfShape;
+    private final boolean kBf16, vBf16;
+    /** Per worker: heap segments over the arrays the native kernel reads and writes in place. */
+    private final HeapSegments[] heapSegments;
     /** Per worker: K and V of one tile (every K/V head at most), widened to floats (compact cache types). */
     private final float[][] kTile, vTile;
     /** Per worker, for a decode step: {@link #K_STRETCH} positions of K and {@link #V_STRETCH} of V, every K/V head at most, widened. */
@@ -88,6 +96,12 @@ final class TiledAttention {
         this.kWide = kCodec.type() == dgr.engine.KvCacheType.F32 ? null : kCodec;
         this.vWide = vCodec.type() == dgr.engine.KvCacheType.F32 ? null : vCodec;
         this.prefetch = ArrayPrefetch.ENABLED && kWide instanceof KvCodec.Halves && vWide instanceof KvCodec.Halves;
+        boolean halves = kWide instanceof KvCodec.Halves && vWide instanceof KvCodec.Halves && cfg.headDim() % 16 == 0;
+        this.half = halves ? kernels.halfAttention() : null;
+        int perKv = cfg.nHead() / cfg.nHeadKv();
+        this.halfShape = new HalfAttention.Shape(perKv, cfg.headDim(), TILE, perKv * TILE);
+        this.kBf16 = kCodec.type() == dgr.engine.KvCacheType.BF16;
+        this.vBf16 = vCodec.type() == dgr.engine.KvCacheType.BF16;
         this.kTile = new float[kWide == null ? 0 : workers][TILE * cfg.kvDim()];
         this.vTile = new float[vWide == null ? 0 : workers][TILE * cfg.kvDim()];
         this.kStretch = new float[kWide == null ? 0 : workers][K_STRETCH * cfg.kvDim()];
@@ -101,6 +115,8 @@ final class TiledAttention {
         this.cap = cfg.softcaps().attention();
         this.tileScores = new float[workers][heads * TILE];
         this.oneScores = new float[workers][cfg.nHead() * TILE];
+        this.heapSegments = new HeapSegments[workers];
+        for (int w = 0; w < workers; w++) heapSegments[w] = new HeapSegments();
         this.tiles = new Tile[workers];
         for (int w = 0; w < workers; w++) tiles[w] = new Tile();
         boolean lanes = kernels.rowLanes() && cap == 0f && hd % 4 == 0;
@@ -380,6 +396,11 @@ final class TiledAttention {
             int lo = Math.max(ta, first), hi = Math.min(ta + TILE, pos + 1);
             int tb = lo - lo % 8, blocks = (hi - tb + 7) / 8;
             Object kPage = slot.kPage(layer, ta), vPage = slot.vPage(layer, ta);
+            if (half != null) {
+                halfTile((KvCodec.Halves.Page) kPage, (KvCodec.Halves.Page) vPage, slot, layer, pos, q, att, qBase, kh0, kh1, ta, lo, hi, worker,
+                        capper);
+                continue;
+            }
             // K a stretch (two blocks of 8 positions) at a time: a compact type's widened into kBuf just before
             // it is scored (16 KiB for 4 heads, in L1), where widening the whole tile first wrote
             // 64 KiB per worker and read it back from L2.
@@ -401,12 +422,7 @@ final class TiledAttention {
                             sc, (kh - kh0) * hs + tb - ta + 8 * b, TILE);
                 }
             }
-            for (int kh = kh0; kh < kh1; kh++) {
-                for (int g = 0; g < heads; g++) {
-                    OnlineSoftmax.tile(sc, (kh - kh0) * hs + g * TILE, ta, lo, hi, scale, cap, capper, st, 2 * ((kh - kh0) * heads + g),
-                            att, qBase + (kh * heads + g) * hd, hd);
-                }
-            }
+            softmaxSteps(sc, st, att, qBase, kh0, kh1, ta, lo, hi, capper);
             // V a stretch at a time, a compact type's widened into vBuf (16 positions, in L1) first.
             float[] v = vWide == null ? (float[]) vPage : vBuf;
             for (int t0 = lo, t1; t0 < hi; t0 = t1) {
@@ -434,17 +450,50 @@ final class TiledAttention {
         }
     }
 
+    /** Each head's online-softmax step over a decode step's tile {@code [lo, hi)} (scores of K/V head {@code kh} at {@code (kh - kh0)·heads·TILE}). */
+    private void softmaxSteps(float[] sc, float[] st, float[] att, int qBase, int kh0, int kh1, int ta, int lo, int hi,
+                              OnlineSoftmax.Capper capper) {
+        for (int kh = kh0; kh < kh1; kh++) {
+            for (int g = 0; g < heads; g++) {
+                OnlineSoftmax.tile(sc, (kh - kh0) * heads * TILE + g * TILE, ta, lo, hi, scale, cap, capper, st, 2 * ((kh - kh0) * heads + g),
+                        att, qBase + (kh * heads + g) * hd, hd);
+            }
+        }
+    }
+
+    /**
+     * A decode step's tile of an f16/bf16 cache through the native kernel ({@link HalfAttention}): the
+     * scores of the tile's K blocks (its V prefetched meanwhile), the softmax steps in Java, then the
+     * weighted V rows (the next tile's first K blocks prefetched meanwhile). The same bits as the stretches
+     * of {@link #oneRow}'s Java path: widening is exact and each element's operations keep their order.
+     */
+    private void halfTile(KvCodec.Halves.Page kPage, KvCodec.Halves.Page vPage, KvSlot slot, int layer, int pos, float[] q, float[] att,
+                          int qBase, int kh0, int kh1, int ta, int lo, int hi, int worker, OnlineSoftmax.Capper capper) {
+        int nh = kh1 - kh0, tb = lo - lo % 8, blocks = (hi - tb + 7) / 8;
+        float[] sc = oneScores[worker];
+        HeapSegments seg = heapSegments[worker];
+        int vLines = ((hi - lo) * hd * 2 + 63) / 64 + 1;
+        half.scores(halfShape, kBf16, kPage.segment(), KvCodec.Halves.at(kh0, tb - ta, hd), seg.of(q), qBase + kh0 * heads * hd, seg.of(sc),
+                tb - ta, nh, blocks, prefetch ? vPage.segment() : null, KvCodec.Halves.at(kh0, lo - ta, hd), vLines);
+        softmaxSteps(sc, state[worker], att, qBase, kh0, kh1, ta, lo, hi, capper);
+        int nt = ta + TILE;
+        var next = prefetch && nt <= pos ? (KvCodec.Halves.Page) slot.kPage(layer, nt) : null;
+        int kLines = next == null ? 0 : (Math.min(TILE, pos + 1 - nt) + 7) / 8 * 8 * hd * 2 / 64;
+        half.weighted(halfShape, vBf16, vPage.segment(), KvCodec.Halves.at(kh0, lo - ta, hd), seg.of(sc), lo - ta, seg.of(att),
+                qBase + kh0 * heads * hd, nh, hi - lo, next == null ? null : next.segment(), KvCodec.Halves.at(kh0, 0, hd), kLines);
+    }
+
     /**
      * Prefetches {@code blocks} K blocks of 8 positions from position {@code tb} of a {@code short[]} page
      * ({@link KvCodec.Halves}: head by head), of {@code nh} heads from {@code kh0}: one run per head.
      */
     private void prefetchK(Object page, int tb, int blocks, int kh0, int nh) {
-        ArrayPrefetch.shorts((short[]) page, KvCodec.Halves.at(kh0, tb % TILE, hd), nh, TILE * hd, blocks * 8 * hd);
+        ArrayPrefetch.shorts(((KvCodec.Halves.Page) page).values(), KvCodec.Halves.at(kh0, tb % TILE, hd), nh, TILE * hd, blocks * 8 * hd);
     }
 
     /** Prefetches the V rows of positions {@code [t0, t1)} of a {@code short[]} page, {@code nh} heads from {@code kh0}. */
     private void prefetchV(Object page, int t0, int t1, int kh0, int nh) {
-        ArrayPrefetch.shorts((short[]) page, KvCodec.Halves.at(kh0, t0 % TILE, hd), nh, TILE * hd, (t1 - t0) * hd);
+        ArrayPrefetch.shorts(((KvCodec.Halves.Page) page).values(), KvCodec.Halves.at(kh0, t0 % TILE, hd), nh, TILE * hd, (t1 - t0) * hd);
     }
 
     /** Positions per stretch of a decode step's scores: two K blocks of 8; 16 positions' K of every head fit L1. */

@@ -13,8 +13,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The native 8-bit images are the source: where the toolchain pinned in
- * {@code tools/native-kernels/TOOLCHAIN} is installed, {@code build.sh} compiles {@code q8.c} into a
+ * The native images are the source: where the toolchain pinned in
+ * {@code tools/native-kernels/TOOLCHAIN} is installed, {@code build.sh} compiles {@code q8.c} and {@code attn.c} into a
  * scratch folder and every committed image must equal the build byte for byte. Elsewhere (another
  * compiler, or none) it is skipped and says which toolchain it found.
  */
@@ -24,7 +24,7 @@ class NativeImagesFromSourceTest {
     private static final Path IMAGES = ROOT.resolve("engine/src/main/resources/dgr/engine/kernel");
 
     @Test
-    void buildShReproducesTheCommittedImagesFromQ8C(@TempDir Path out) throws Exception {
+    void buildShReproducesTheCommittedImagesFromTheirSource(@TempDir Path out) throws Exception {
         List<String> pinned = Files.readAllLines(TOOLS.resolve("TOOLCHAIN")).stream().filter(l -> !l.isBlank()).toList();
         String gcc = firstLine("gcc", "--version"), ld = firstLine("ld", "--version");
         assumeTrue(List.of(gcc, ld).equals(pinned), "toolchain here is [" + gcc + "; " + ld + "], images are pinned to " + pinned);
@@ -42,8 +42,8 @@ class NativeImagesFromSourceTest {
         } finally {
             p.destroyForcibly();
         }
-        for (String image : List.of("q8-avx512vnni.bin", "q8-avx2.bin")) {
-            assertThat(Files.readAllBytes(out.resolve(image))).as(image + " built from q8.c against the committed one")
+        for (String image : List.of("q8-avx512vnni.bin", "q8-avx2.bin", "attn-avx512.bin")) {
+            assertThat(Files.readAllBytes(out.resolve(image))).as(image + " built from its source against the committed one")
                     .isEqualTo(Files.readAllBytes(IMAGES.resolve(image)));
         }
     }

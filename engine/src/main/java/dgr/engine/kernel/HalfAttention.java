@@ -1,0 +1,139 @@
+package dgr.engine.kernel;
+
+import java.io.InputStream;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.security.MessageDigest;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.List;
+
+/**
+ * A decode step's attention over an f16 or bf16 K/V page in x86-64 machine code (AVX-512 F with F16C:
+ * {@code vcvtph2ps} widens 16 cache values per instruction inside the FMA loops), where the Java path
+ * widens each stretch into an L1 buffer first and reads it back: the Vector API has no half-float
+ * conversion. Two operations over one tile of a claim's K/V heads: the scores of whole K blocks of 8
+ * positions, and the weighted sum of V rows into the outputs, each element's operations in the order
+ * {@link SimdAttention}'s kernels take them on widened floats (widening is exact), so the bits are the
+ * same ({@code HalfAttentionTest} checks both against them). Arrays go in place as heap segments made
+ * once (a page's with the page, {@link HeapSegments} for the rest): one made per call is not removed. Each call also prefetches the region the
+ * step reads next (the tile's V while its K is scored, the next tile's K while V is summed), spread
+ * over its loop: {@link ArrayPrefetch} did that in calls of 128 lines that waited for fill buffers.
+ *
+ * <p>The image {@code attn-avx512.bin} is built from {@code tools/native-kernels/attn.c} by
+ * {@code build.sh} (SHA-256 checked; {@code NativeImagesFromSourceTest} rebuilds it). It needs AVX-512
+ * F/BW/VL/DQ, F16C and FMA as {@code /proc/cpuinfo} lists them, Linux on x86-64 and native access;
+ * {@code -Ddgr.native.attention=false} (or {@code -Ddgr.native=false}) keeps the Java path.
+ */
+public final class HalfAttention {
+    private static final String RESOURCE = "attn-avx512.bin";
+    private static final String SHA256 = "714435371caf4f41a60e1db0afb36935109cf46386f55ca504e2a813e1f3c09c";
+    private static final List<String> FLAGS = List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "f16c", "fma", "avx2");
+
+    /** The kernel, or null where it cannot run here ({@link #DESCRIPTION} says why). */
+    public static final HalfAttention KERNEL;
+    /** One line for benchmark reports. */
+    static final String DESCRIPTION;
+
+    static {
+        HalfAttention k = null;
+        String why;
+        try {
+            if (!Boolean.parseBoolean(System.getProperty("dgr.native", "true"))
+                    || !Boolean.parseBoolean(System.getProperty("dgr.native.attention", "true"))) {
+                why = "-Ddgr.native=false or -Ddgr.native.attention=false";
+            } else if ((why = CodePage.unavailable()) == null) {
+                if (Q8Native.cpuFlags().containsAll(FLAGS)) {
+                    k = new HalfAttention(link());
+                    k.selfCheck();
+                } else {
+                    why = "the CPU lacks one of " + FLAGS;
+                }
+            }
+        } catch (Throwable t) {
+            k = null;
+            why = t.toString();
+        }
+        KERNEL = k;
+        DESCRIPTION = k != null ? "native half-float attention avx512 (f16/bf16 K/V caches' decode steps)"
+                : "native half-float attention off (" + why + "; Java widening, same results)";
+    }
+
+    private final MethodHandle handle;
+
+    private HalfAttention(MethodHandle handle) {
+        this.handle = handle;
+    }
+
+    private static MethodHandle link() throws Throwable {
+        byte[] code;
+        try (InputStream s = HalfAttention.class.getResourceAsStream(RESOURCE)) {
+            if (s == null) throw new IllegalStateException("resource " + RESOURCE + " missing");
+            code = s.readAllBytes();
+        }
+        String sha = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(code));
+        if (!sha.equals(SHA256)) throw new IllegalStateException(RESOURCE + " has SHA-256 " + sha + ", expected " + SHA256);
+        ValueLayout.OfLong j = ValueLayout.JAVA_LONG;
+        ValueLayout a = ValueLayout.ADDRESS;
+        // dgr_attn(op, kvSeg, kvOff, xSeg, xOff, ySeg, yOff, pfSeg, pfOff, pfLines, nh, heads, hd, count, hs, tile)
+        return Linker.nativeLinker().downcallHandle(CodePage.load(code),
+                FunctionDescriptor.ofVoid(j, a, j, a, j, a, j, a, j, j, j, j, j, j, j, j), Linker.Option.critical(true));
+    }
+
+    /** One call on tiny data at load, so a kernel that cannot run here fails now, not in a decode step. */
+    private void selfCheck() {
+        short[] page = new short[64 * 16];
+        Arrays.fill(page, Float.floatToFloat16(0.5f));
+        float[] q = new float[16], sc = new float[64];
+        Arrays.fill(q, 1f);
+        scores(new Shape(1, 16, 64, 64), false, MemorySegment.ofArray(page), 0, MemorySegment.ofArray(q), 0, MemorySegment.ofArray(sc), 0, 1, 1,
+                null, 0, 0);
+        if (sc[0] != 8f || sc[7] != 8f || sc[8] != 0f) throw new IllegalStateException("self-check gave " + sc[0] + ", " + sc[7] + ", " + sc[8]);
+    }
+
+    /**
+     * What stays the same across a layer's calls: {@code heads} query heads per K/V head of {@code hd}
+     * values, a page of {@code tile} positions per head, the scores of successive K/V heads {@code hs}
+     * floats apart (each K/V head's query heads {@code tile} apart).
+     */
+    public record Shape(int heads, int hd, int tile, int hs) {}
+
+    /**
+     * Scores of {@code blocks} K blocks of 8 positions for {@code nh} K/V heads of one page ({@code s} its shape):
+     * K/V head {@code h}'s first block at {@code page[kOff + h·tile·hd ..]} (element {@code i} of
+     * position {@code r} of a block at {@code + 8i + r}), its {@code heads} queries at
+     * {@code q[qOff + h·heads·hd ..]}, query head {@code g}'s scores at {@code sc[scOff + h·hs + g·tile ..]}.
+     * {@code pf}, when not null: {@code pfLines} cache lines of each head's run from {@code pf[pfOff ..]},
+     * {@code tile·hd} elements apart, prefetched on the way.
+     */
+    public void scores(Shape s, boolean bf16, MemorySegment page, int kOff, MemorySegment q, int qOff, MemorySegment sc, int scOff, int nh,
+                       int blocks, MemorySegment pf, int pfOff, int pfLines) {
+        call(bf16 ? 1 : 0, s, page, kOff, q, qOff, sc, scOff, nh, blocks, pf, pfOff, pfLines);
+    }
+
+    /**
+     * Adds {@code n} V rows of {@code nh} K/V heads into the outputs: K/V head {@code h}'s first row at
+     * {@code page[vOff + h·tile·hd ..]}, query head {@code g}'s weights at {@code w[wOff + h·hs + g·tile ..]},
+     * its {@code hd} outputs at {@code out[outOff + (h·heads + g)·hd ..]} ({@code hd} a multiple of 16).
+     * {@code pf} as in {@link #scores}.
+     */
+    public void weighted(Shape s, boolean bf16, MemorySegment page, int vOff, MemorySegment w, int wOff, MemorySegment out, int outOff,
+                         int nh, int n, MemorySegment pf, int pfOff, int pfLines) {
+        call(bf16 ? 3 : 2, s, page, vOff, w, wOff, out, outOff, nh, n, pf, pfOff, pfLines);
+    }
+
+    private void call(long op, Shape s, MemorySegment page, int kvOff, MemorySegment x, int xOff, MemorySegment y, int yOff, int nh,
+                      int count, MemorySegment pf, int pfOff, int pfLines) {
+        if (nh <= 0 || count <= 0) return;
+        MemorySegment ahead = pf == null ? MemorySegment.NULL : pf;  // a local: invokeExact types a conditional as Object
+        try {
+            handle.invokeExact(op, page, (long) kvOff, x, (long) xOff, y, (long) yOff, ahead, (long) pfOff,
+                    pf == null ? 0L : (long) pfLines, (long) nh, (long) s.heads(), (long) s.hd(), (long) count, (long) s.hs(), (long) s.tile());
+        } catch (Throwable t) {
+            throw new IllegalStateException("native attention call failed", t);
+        }
+    }
+}
