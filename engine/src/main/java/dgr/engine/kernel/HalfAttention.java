@@ -12,8 +12,8 @@ import java.util.HexFormat;
 import java.util.List;
 
 /**
- * A decode step's attention over an f16 or bf16 K/V page in x86-64 machine code (AVX-512 F with F16C:
- * {@code vcvtph2ps} widens 16 cache values per instruction inside the FMA loops), where the Java path
+ * A decode step's attention over an f16 or bf16 K/V page in x86-64 machine code (F16C's
+ * {@code vcvtph2ps} widens 16 cache values per instruction on AVX-512, 8 on AVX2, inside the FMA loops), where the Java path
  * widens each stretch into an L1 buffer first and reads it back: the Vector API has no half-float
  * conversion. Two operations over one tile of a claim's K/V heads: the scores of whole K blocks of 8
  * positions, and the weighted sum of V rows into the outputs, each element's operations in the order
@@ -23,15 +23,28 @@ import java.util.List;
  * step reads next (the tile's V while its K is scored, the next tile's K while V is summed), spread
  * over its loop: {@link ArrayPrefetch} did that in calls of 128 lines that waited for fill buffers.
  *
- * <p>The image {@code attn-avx512.bin} is built from {@code tools/native-kernels/attn.c} by
- * {@code build.sh} (SHA-256 checked; {@code NativeImagesFromSourceTest} rebuilds it). It needs AVX-512
- * F/BW/VL/DQ, F16C and FMA as {@code /proc/cpuinfo} lists them, Linux on x86-64 and native access;
- * {@code -Ddgr.native.attention=false} (or {@code -Ddgr.native=false}) keeps the Java path.
+ * <p>The images {@code attn-avx512.bin} and {@code attn-avx2.bin} are built from
+ * {@code tools/native-kernels/attn.c} by {@code build.sh} (SHA-256 checked; {@code NativeImagesFromSourceTest}
+ * rebuilds them). The first needs AVX-512 F/BW/VL/DQ, F16C and FMA as {@code /proc/cpuinfo} lists them, the
+ * second AVX2, F16C and FMA; both Linux on x86-64 and native access. {@code -Ddgr.native.attention=avx2}
+ * picks the AVX2 image, {@code -Ddgr.native.attention=false} (or {@code -Ddgr.native=false}) the Java path.
  */
 public final class HalfAttention {
-    private static final String RESOURCE = "attn-avx512.bin";
-    private static final String SHA256 = "714435371caf4f41a60e1db0afb36935109cf46386f55ca504e2a813e1f3c09c";
-    private static final List<String> FLAGS = List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "f16c", "fma", "avx2");
+    /** The two images, best first, with the CPU flags each needs. */
+    enum Variant {
+        AVX512("attn-avx512.bin", "714435371caf4f41a60e1db0afb36935109cf46386f55ca504e2a813e1f3c09c",
+                List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "f16c", "fma", "avx2")),
+        AVX2("attn-avx2.bin", "4622d31756c34f4c396b3950c7922f240ae07643dc8ff41a32c45929ef5a730c", List.of("avx2", "fma", "f16c"));
+
+        final String resource, sha256;
+        final List<String> flags;
+
+        Variant(String resource, String sha256, List<String> flags) {
+            this.resource = resource;
+            this.sha256 = sha256;
+            this.flags = flags;
+        }
+    }
 
     /** The kernel, or null where it cannot run here ({@link #DESCRIPTION} says why). */
     public static final HalfAttention KERNEL;
@@ -40,47 +53,60 @@ public final class HalfAttention {
 
     static {
         HalfAttention k = null;
-        String why;
+        String why = null;
         try {
-            if (!Boolean.parseBoolean(System.getProperty("dgr.native", "true"))
-                    || !Boolean.parseBoolean(System.getProperty("dgr.native.attention", "true"))) {
+            String wanted = System.getProperty("dgr.native.attention", "true");
+            if (!Boolean.parseBoolean(System.getProperty("dgr.native", "true")) || wanted.equals("false")) {
                 why = "-Ddgr.native=false or -Ddgr.native.attention=false";
             } else if ((why = CodePage.unavailable()) == null) {
-                if (Q8Native.cpuFlags().containsAll(FLAGS)) {
-                    k = new HalfAttention(link());
-                    k.selfCheck();
-                } else {
-                    why = "the CPU lacks one of " + FLAGS;
+                for (Variant v : runnable()) {
+                    if (wanted.equals("true") || wanted.equalsIgnoreCase(v.name())) {
+                        k = load(v);
+                        break;
+                    }
                 }
+                if (k == null) why = "no image for this CPU" + (wanted.equals("true") ? "" : " as -Ddgr.native.attention=" + wanted);
             }
         } catch (Throwable t) {
             k = null;
             why = t.toString();
         }
         KERNEL = k;
-        DESCRIPTION = k != null ? "native half-float attention avx512 (f16/bf16 K/V caches' decode steps)"
+        DESCRIPTION = k != null
+                ? "native half-float attention " + k.variant.name().toLowerCase(java.util.Locale.ROOT) + " (f16/bf16 K/V caches' decode steps)"
                 : "native half-float attention off (" + why + "; Java widening, same results)";
     }
 
+    /** The variants this CPU has the flags for, best first. */
+    static List<Variant> runnable() throws java.io.IOException {
+        var flags = Q8Native.cpuFlags();
+        return java.util.Arrays.stream(Variant.values()).filter(v -> flags.containsAll(v.flags)).toList();
+    }
+
+    final Variant variant;
     private final MethodHandle handle;
 
-    private HalfAttention(MethodHandle handle) {
+    private HalfAttention(Variant variant, MethodHandle handle) {
+        this.variant = variant;
         this.handle = handle;
     }
 
-    private static MethodHandle link() throws Throwable {
+    /** {@code v}'s image (its hash checked) in a code page, checked on tiny data; the caller checks the CPU has its flags. */
+    static HalfAttention load(Variant v) throws Throwable {
         byte[] code;
-        try (InputStream s = HalfAttention.class.getResourceAsStream(RESOURCE)) {
-            if (s == null) throw new IllegalStateException("resource " + RESOURCE + " missing");
+        try (InputStream s = HalfAttention.class.getResourceAsStream(v.resource)) {
+            if (s == null) throw new IllegalStateException("resource " + v.resource + " missing");
             code = s.readAllBytes();
         }
         String sha = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(code));
-        if (!sha.equals(SHA256)) throw new IllegalStateException(RESOURCE + " has SHA-256 " + sha + ", expected " + SHA256);
+        if (!sha.equals(v.sha256)) throw new IllegalStateException(v.resource + " has SHA-256 " + sha + ", expected " + v.sha256);
         ValueLayout.OfLong j = ValueLayout.JAVA_LONG;
         ValueLayout a = ValueLayout.ADDRESS;
         // dgr_attn(op, kvSeg, kvOff, xSeg, xOff, ySeg, yOff, pfSeg, pfOff, pfLines, nh, heads, hd, count, hs, tile)
-        return Linker.nativeLinker().downcallHandle(CodePage.load(code),
-                FunctionDescriptor.ofVoid(j, a, j, a, j, a, j, a, j, j, j, j, j, j, j, j), Linker.Option.critical(true));
+        HalfAttention k = new HalfAttention(v, Linker.nativeLinker().downcallHandle(CodePage.load(code),
+                FunctionDescriptor.ofVoid(j, a, j, a, j, a, j, a, j, j, j, j, j, j, j, j), Linker.Option.critical(true)));
+        k.selfCheck();
+        return k;
     }
 
     /** One call on tiny data at load, so a kernel that cannot run here fails now, not in a decode step. */

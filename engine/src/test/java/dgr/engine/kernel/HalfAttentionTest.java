@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -15,7 +17,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * value), on pages of random f16 and bf16 values including subnormals: bit for bit, for every remainder
  * of blocks, query heads, elements and positions the kernel's loops have, at offsets inside the arrays.
  * {@code SimdAttentionTest} checks the Java kernels against the same chains, so the two paths agree.
- * Skipped where the kernel does not run (another CPU, or native access off), saying why.
+ * Every image the CPU runs is checked, whichever the engine took; skipped where none runs, saying why.
  */
 class HalfAttentionTest {
     private static final int TILE = 64;
@@ -24,7 +26,10 @@ class HalfAttentionTest {
     @CsvSource({"false, 4, 64, 4", "true, 4, 64, 2", "false, 1, 64, 1", "false, 5, 16, 3", "true, 8, 128, 1", "false, 2, 80, 2",
             "false, 7, 32, 4"})
     void scoresAreTheFmaChainOfEachPositionOverItsElements(boolean bf16, int heads, int hd, int nh) {
-        assumeTrue(HalfAttention.KERNEL != null, HalfAttention.DESCRIPTION);
+        for (HalfAttention kernel : kernels()) scores(kernel, bf16, heads, hd, nh);
+    }
+
+    private static void scores(HalfAttention kernel, boolean bf16, int heads, int hd, int nh) {
         SplittableRandom rnd = new SplittableRandom(heads * 131L + hd + nh);
         int kvHeads = nh + 1, hs = heads * TILE;
         HalfAttention.Shape shape = new HalfAttention.Shape(heads, hd, TILE, hs);
@@ -36,7 +41,7 @@ class HalfAttentionTest {
                 float[] sc = new float[5 + nh * hs + 16], want = sc.clone();
                 Arrays.fill(sc, Float.NaN);
                 Arrays.fill(want, Float.NaN);
-                HalfAttention.KERNEL.scores(shape, bf16, seg(page), kOff, seg(q), qOff, seg(sc), scOff, nh, blocks, seg(page), 0, 4);
+                kernel.scores(shape, bf16, seg(page), kOff, seg(q), qOff, seg(sc), scOff, nh, blocks, seg(page), 0, 4);
                 for (int h = 0; h < nh; h++) {
                     for (int g = 0; g < heads; g++) {
                         for (int j = 0; j < 8 * blocks; j++) {
@@ -49,7 +54,7 @@ class HalfAttentionTest {
                         }
                     }
                 }
-                assertThat(bits(sc)).as("first block %d, %d blocks", first, blocks).isEqualTo(bits(want));
+                assertThat(bits(sc)).as("%s, first block %d, %d blocks", kernel.variant, first, blocks).isEqualTo(bits(want));
             }
         }
     }
@@ -57,7 +62,10 @@ class HalfAttentionTest {
     @ParameterizedTest(name = "{0} heads {1} hd {2} nh {3}")
     @CsvSource({"false, 4, 64, 4", "true, 4, 64, 2", "false, 1, 64, 1", "false, 5, 16, 3", "true, 8, 128, 1", "false, 2, 80, 2"})
     void outputsAreTheFmaChainOfEachElementOverThePositions(boolean bf16, int heads, int hd, int nh) {
-        assumeTrue(HalfAttention.KERNEL != null, HalfAttention.DESCRIPTION);
+        for (HalfAttention kernel : kernels()) weighted(kernel, bf16, heads, hd, nh);
+    }
+
+    private static void weighted(HalfAttention kernel, boolean bf16, int heads, int hd, int nh) {
         SplittableRandom rnd = new SplittableRandom(heads * 977L + hd + nh);
         int kvHeads = nh + 1, hs = heads * TILE;
         HalfAttention.Shape shape = new HalfAttention.Shape(heads, hd, TILE, hs);
@@ -67,7 +75,7 @@ class HalfAttentionTest {
             for (int n = 1; lo + n <= TILE; n += 1 + n / 3) {
                 int kh0 = kvHeads - nh, vOff = (kh0 * TILE + lo) * hd, wOff = 7 + lo, outOff = 2 + kh0 * heads * hd;
                 float[] out = randomFloats(rnd, outOff + nh * heads * hd + 3), want = out.clone();
-                HalfAttention.KERNEL.weighted(shape, bf16, seg(page), vOff, seg(w), wOff, seg(out), outOff, nh, n, null, 0, 0);
+                kernel.weighted(shape, bf16, seg(page), vOff, seg(w), wOff, seg(out), outOff, nh, n, null, 0, 0);
                 for (int h = 0; h < nh; h++) {
                     for (int g = 0; g < heads; g++) {
                         for (int c = 0; c < hd; c++) {
@@ -80,9 +88,22 @@ class HalfAttentionTest {
                         }
                     }
                 }
-                assertThat(bits(out)).as("from %d, %d positions", lo, n).isEqualTo(bits(want));
+                assertThat(bits(out)).as("%s, from %d, %d positions", kernel.variant, lo, n).isEqualTo(bits(want));
             }
         }
+    }
+
+    /** Every image this CPU runs (AVX-512 and AVX2 here both), loaded apart from the one the engine took. */
+    private static List<HalfAttention> kernels() {
+        assumeTrue(CodePage.unavailable() == null, CodePage.unavailable());
+        List<HalfAttention> all = new ArrayList<>();
+        try {
+            for (HalfAttention.Variant v : HalfAttention.runnable()) all.add(HalfAttention.load(v));
+        } catch (Throwable t) {
+            throw new AssertionError("loading an image this CPU has the flags for", t);
+        }
+        assumeTrue(!all.isEmpty(), "no image for this CPU");
+        return all;
     }
 
     private static MemorySegment seg(short[] a) {

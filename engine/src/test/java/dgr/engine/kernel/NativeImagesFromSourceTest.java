@@ -42,7 +42,7 @@ class NativeImagesFromSourceTest {
         } finally {
             p.destroyForcibly();
         }
-        for (String image : List.of("q8-avx512vnni.bin", "q8-avx2.bin", "attn-avx512.bin")) {
+        for (String image : List.of("q8-avx512vnni.bin", "q8-avx2.bin", "attn-avx512.bin", "attn-avx2.bin")) {
             assertThat(Files.readAllBytes(out.resolve(image))).as(image + " built from its source against the committed one")
                     .isEqualTo(Files.readAllBytes(IMAGES.resolve(image)));
         }
