@@ -8,7 +8,7 @@ import java.lang.invoke.MethodHandle;
 import java.util.Locale;
 
 /**
- * Machine code dgr carries as bytes ({@link Prefetch}'s thirteen, {@link Q8Native}'s kernel),
+ * Machine code dgr carries as bytes ({@link Prefetch}'s thirteen, {@link Q8Native}'s and {@link HalfAttention}'s images),
  * placed in pages of their own and called through foreign downcalls: {@code mmap} read-write,
  * copy, then {@code mprotect} read-and-execute, so no page is ever writable and executable at
  * once. The pages stay mapped for the life of the process (one per piece of code). Linux on x86-64
@@ -24,6 +24,21 @@ final class CodePage {
             return "needs Linux on x86-64, not " + os + " on " + arch;
         }
         return null;
+    }
+
+    /**
+     * The image {@code resource} (beside this class) in a new code page, after checking that its bytes
+     * have the SHA-256 {@code sha256}: an image is only ever run as committed.
+     */
+    static MemorySegment loadImage(String resource, String sha256) throws Throwable {
+        byte[] code;
+        try (java.io.InputStream s = CodePage.class.getResourceAsStream(resource)) {
+            if (s == null) throw new IllegalStateException("resource " + resource + " missing");
+            code = s.readAllBytes();
+        }
+        String sha = java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(code));
+        if (!sha.equals(sha256)) throw new IllegalStateException(resource + " has SHA-256 " + sha + ", expected " + sha256);
+        return load(code);
     }
 
     /**

@@ -1,14 +1,11 @@
 package dgr.engine.kernel;
 
-import java.io.InputStream;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
-import java.security.MessageDigest;
 import java.util.Arrays;
-import java.util.HexFormat;
 import java.util.List;
 
 /**
@@ -93,17 +90,10 @@ public final class HalfAttention {
 
     /** {@code v}'s image (its hash checked) in a code page, checked on tiny data; the caller checks the CPU has its flags. */
     static HalfAttention load(Variant v) throws Throwable {
-        byte[] code;
-        try (InputStream s = HalfAttention.class.getResourceAsStream(v.resource)) {
-            if (s == null) throw new IllegalStateException("resource " + v.resource + " missing");
-            code = s.readAllBytes();
-        }
-        String sha = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(code));
-        if (!sha.equals(v.sha256)) throw new IllegalStateException(v.resource + " has SHA-256 " + sha + ", expected " + v.sha256);
         ValueLayout.OfLong j = ValueLayout.JAVA_LONG;
         ValueLayout a = ValueLayout.ADDRESS;
         // dgr_attn(op, kvSeg, kvOff, xSeg, xOff, ySeg, yOff, pfSeg, pfOff, pfLines, nh, heads, hd, count, hs, tile)
-        HalfAttention k = new HalfAttention(v, Linker.nativeLinker().downcallHandle(CodePage.load(code),
+        HalfAttention k = new HalfAttention(v, Linker.nativeLinker().downcallHandle(CodePage.loadImage(v.resource, v.sha256),
                 FunctionDescriptor.ofVoid(j, a, j, a, j, a, j, a, j, j, j, j, j, j, j, j), Linker.Option.critical(true)));
         k.selfCheck();
         return k;

@@ -1,7 +1,6 @@
 package dgr.engine.kernel;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
@@ -9,8 +8,6 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
 
@@ -152,17 +149,10 @@ final class Q8Native {
 
     /** Loads {@code v}'s image (checking its hash) into a code page; the caller checks the CPU has its flags. */
     static Q8Native load(Variant v) throws Throwable {
-        byte[] code;
-        try (InputStream s = Q8Native.class.getResourceAsStream(v.resource)) {
-            if (s == null) throw new IllegalStateException("resource " + v.resource + " missing");
-            code = s.readAllBytes();
-        }
-        String sha = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(code));
-        if (!sha.equals(v.sha256)) throw new IllegalStateException(v.resource + " has SHA-256 " + sha + ", expected " + v.sha256);
         ValueLayout.OfLong j = ValueLayout.JAVA_LONG;
         ValueLayout a = ValueLayout.ADDRESS;
         // dgr_q8(type, w, rowBytes, o0, o1, nb, aq, asum, half, ad, nBatch, out, outStride, ahead)
-        return new Q8Native(v, Linker.nativeLinker().downcallHandle(CodePage.load(code),
+        return new Q8Native(v, Linker.nativeLinker().downcallHandle(CodePage.loadImage(v.resource, v.sha256),
                 FunctionDescriptor.ofVoid(j, j, j, j, j, j, a, a, a, a, j, a, j, j), Linker.Option.critical(true)));
     }
 
