@@ -5,7 +5,13 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
+import java.util.Set;
+import java.util.function.Function;
 
 /**
  * Machine code dgr carries as bytes ({@link Prefetch}'s thirteen, {@link Q8Native}'s and {@link HalfAttention}'s images),
@@ -24,6 +30,31 @@ final class CodePage {
             return "needs Linux on x86-64, not " + os + " on " + arch;
         }
         return null;
+    }
+
+    /**
+     * The first of {@code variants} (best first) whose CPU flags ({@code flags}) this CPU lists and that
+     * {@code wanted} allows: {@code "true"} any, else the variant's name, case and underscores aside
+     * ({@code avx512vnni} names {@code AVX512_VNNI}); null when none.
+     */
+    static <V extends Enum<V>> V pick(V[] variants, String wanted, Function<V, List<String>> flags)
+            throws IOException {
+        Set<String> cpu = cpuFlags();
+        for (V v : variants) {
+            boolean named = wanted.equals("true") || wanted.equalsIgnoreCase(v.name()) || wanted.equalsIgnoreCase(v.name().replace("_", ""));
+            if (named && cpu.containsAll(flags.apply(v))) return v;
+        }
+        return null;
+    }
+
+    /** The CPU's flags as {@code /proc/cpuinfo} lists them (only those the OS enables), or none. */
+    static Set<String> cpuFlags() throws IOException {
+        Path cpuinfo = Path.of("/proc/cpuinfo");
+        if (!Files.isReadable(cpuinfo)) return Set.of();
+        for (String line : Files.readAllLines(cpuinfo)) {
+            if (line.startsWith("flags")) return Set.of(line.substring(line.indexOf(':') + 1).trim().split("\\s+"));
+        }
+        return Set.of();
     }
 
     /**

@@ -56,13 +56,9 @@ public final class HalfAttention {
             if (!Boolean.parseBoolean(System.getProperty("dgr.native", "true")) || wanted.equals("false")) {
                 why = "-Ddgr.native=false or -Ddgr.native.attention=false";
             } else if ((why = CodePage.unavailable()) == null) {
-                for (Variant v : runnable()) {
-                    if (wanted.equals("true") || wanted.equalsIgnoreCase(v.name())) {
-                        k = load(v);
-                        break;
-                    }
-                }
-                if (k == null) why = "no image for this CPU" + (wanted.equals("true") ? "" : " as -Ddgr.native.attention=" + wanted);
+                Variant v = CodePage.pick(Variant.values(), wanted, x -> x.flags);
+                if (v != null) k = load(v);
+                else why = "no image for this CPU" + (wanted.equals("true") ? "" : " as -Ddgr.native.attention=" + wanted);
             }
         } catch (Throwable t) {
             k = null;
@@ -76,7 +72,7 @@ public final class HalfAttention {
 
     /** The variants this CPU has the flags for, best first. */
     static List<Variant> runnable() throws java.io.IOException {
-        var flags = Q8Native.cpuFlags();
+        var flags = CodePage.cpuFlags();
         return java.util.Arrays.stream(Variant.values()).filter(v -> flags.containsAll(v.flags)).toList();
     }
 

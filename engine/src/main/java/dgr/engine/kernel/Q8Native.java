@@ -1,15 +1,11 @@
 package dgr.engine.kernel;
 
-import java.io.IOException;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
-import java.util.Set;
 
 /**
  * {@link Q8Rows}'s kernel as x86-64 machine code: 8-bit dot products (AVX-512 VNNI's
@@ -85,15 +81,9 @@ final class Q8Native {
             String wanted = System.getProperty("dgr.native", "true");
             why = wanted.equals("false") ? "-Ddgr.native=false" : CodePage.unavailable();
             if (why == null) {
-                Set<String> flags = cpuFlags();
-                for (Variant v : Variant.values()) {
-                    if ((wanted.equals("true") || wanted.equalsIgnoreCase(v.name()) || wanted.equalsIgnoreCase(v.name().replace("_", "")))
-                            && flags.containsAll(v.flags)) {
-                        k = load(v);
-                        break;
-                    }
-                }
-                if (k == null) why = "no image for this CPU" + (wanted.equals("true") ? "" : " as -Ddgr.native=" + wanted);
+                Variant v = CodePage.pick(Variant.values(), wanted, x -> x.flags);
+                if (v != null) k = load(v);
+                else why = "no image for this CPU" + (wanted.equals("true") ? "" : " as -Ddgr.native=" + wanted);
             }
         } catch (Throwable t) {
             k = null;
@@ -124,7 +114,7 @@ final class Q8Native {
     static String amxUnavailable() {
         if (!Boolean.parseBoolean(System.getProperty("dgr.amx", "true"))) return "-Ddgr.amx=false";
         try {
-            if (!cpuFlags().containsAll(List.of("amx_tile", "amx_int8"))) return "the CPU has no AMX int8";
+            if (!CodePage.cpuFlags().containsAll(List.of("amx_tile", "amx_int8"))) return "the CPU has no AMX int8";
             Linker linker = Linker.nativeLinker();
             MemorySegment syscall = linker.defaultLookup().find("syscall").orElse(null);
             if (syscall == null) return "no libc syscall";
@@ -135,16 +125,6 @@ final class Q8Native {
         } catch (Throwable t) {
             return t.toString();
         }
-    }
-
-    /** The CPU's flags as {@code /proc/cpuinfo} lists them, or none. */
-    static Set<String> cpuFlags() throws IOException {
-        Path cpuinfo = Path.of("/proc/cpuinfo");
-        if (!Files.isReadable(cpuinfo)) return Set.of();
-        for (String line : Files.readAllLines(cpuinfo)) {
-            if (line.startsWith("flags")) return Set.of(line.substring(line.indexOf(':') + 1).trim().split("\\s+"));
-        }
-        return Set.of();
     }
 
     /** Loads {@code v}'s image (checking its hash) into a code page; the caller checks the CPU has its flags. */

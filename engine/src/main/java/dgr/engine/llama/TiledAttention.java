@@ -99,13 +99,14 @@ final class TiledAttention {
         boolean halves = kWide instanceof KvCodec.Halves && vWide instanceof KvCodec.Halves && cfg.headDim() % 16 == 0;
         this.half = halves ? kernels.halfAttention() : null;
         int perKv = cfg.nHead() / cfg.nHeadKv();
-        this.halfShape = new HalfAttention.Shape(perKv, cfg.headDim(), TILE, perKv * TILE);
+        this.halfShape = half == null ? null : new HalfAttention.Shape(perKv, cfg.headDim(), TILE, perKv * TILE);
         this.kBf16 = kCodec.type() == dgr.engine.KvCacheType.BF16;
         this.vBf16 = vCodec.type() == dgr.engine.KvCacheType.BF16;
         this.kTile = new float[kWide == null ? 0 : workers][TILE * cfg.kvDim()];
         this.vTile = new float[vWide == null ? 0 : workers][TILE * cfg.kvDim()];
-        this.kStretch = new float[kWide == null ? 0 : workers][K_STRETCH * cfg.kvDim()];
-        this.vStretch = new float[vWide == null ? 0 : workers][V_STRETCH * cfg.kvDim()];
+        // The stretches serve the Java path only: the native kernel widens inside its loops.
+        this.kStretch = new float[kWide == null || half != null ? 0 : workers][K_STRETCH * cfg.kvDim()];
+        this.vStretch = new float[vWide == null || half != null ? 0 : workers][V_STRETCH * cfg.kvDim()];
         this.hd = cfg.headDim();
         this.kvd = cfg.kvDim();
         this.qd = cfg.qDim();
@@ -382,25 +383,27 @@ final class TiledAttention {
         int first = window != null ? window.start(pos) : 0;
         OnlineSoftmax.Capper capper = LlamaConfig.Softcaps::apply;
         int qBase = r * qd, hs = heads * TILE;
-        float[] kBuf = kWide == null ? null : kStretch[worker], vBuf = vWide == null ? null : vStretch[worker];
         int nh = kh1 - kh0;
-        // Where each head's K and V of a stretch are: a float32 page in place (heads side by side in
-        // each block and row), else the stretch buffers, head by head (KvCodec's decode layout).
-        int kHeadStep = kWide == null ? 8 * hd : K_STRETCH * hd, kBlockStride = kWide == null ? 8 * kvd : 8 * hd;
-        int vHeadStep = vWide == null ? hd : V_STRETCH * hd, vStride = vWide == null ? kvd : hd;
         if (prefetch) {
             int ta = first - first % TILE, tb = first - first % 8;
             prefetchK(slot.kPage(layer, ta), tb, Math.min(K_BLOCKS, (Math.min(ta + TILE, pos + 1) - tb + 7) / 8), kh0, nh);
         }
+        if (half != null) {
+            for (int ta = first - first % TILE; ta <= pos; ta += TILE) {
+                halfTile((KvCodec.Halves.Page) slot.kPage(layer, ta), (KvCodec.Halves.Page) slot.vPage(layer, ta), slot, layer, pos, q, att, qBase,
+                        kh0, kh1, ta, Math.max(ta, first), Math.min(ta + TILE, pos + 1), worker, capper);
+            }
+            return;
+        }
+        float[] kBuf = kWide == null ? null : kStretch[worker], vBuf = vWide == null ? null : vStretch[worker];
+        // Where each head's K and V of a stretch are: a float32 page in place (heads side by side in
+        // each block and row), else the stretch buffers, head by head (KvCodec's decode layout).
+        int kHeadStep = kWide == null ? 8 * hd : K_STRETCH * hd, kBlockStride = kWide == null ? 8 * kvd : 8 * hd;
+        int vHeadStep = vWide == null ? hd : V_STRETCH * hd, vStride = vWide == null ? kvd : hd;
         for (int ta = first - first % TILE; ta <= pos; ta += TILE) {
             int lo = Math.max(ta, first), hi = Math.min(ta + TILE, pos + 1);
             int tb = lo - lo % 8, blocks = (hi - tb + 7) / 8;
             Object kPage = slot.kPage(layer, ta), vPage = slot.vPage(layer, ta);
-            if (half != null) {
-                halfTile((KvCodec.Halves.Page) kPage, (KvCodec.Halves.Page) vPage, slot, layer, pos, q, att, qBase, kh0, kh1, ta, lo, hi, worker,
-                        capper);
-                continue;
-            }
             // K a stretch (two blocks of 8 positions) at a time: a compact type's widened into kBuf just before
             // it is scored (16 KiB for 4 heads, in L1), where widening the whole tile first wrote
             // 64 KiB per worker and read it back from L2.

@@ -84,7 +84,7 @@ class Q8RowsTest {
         List<Q8Native> out = new ArrayList<>();
         try {
             if (CodePage.unavailable() != null) return out;
-            var flags = Q8Native.cpuFlags();
+            var flags = CodePage.cpuFlags();
             for (Q8Native.Variant v : Q8Native.Variant.values()) {
                 if (flags.containsAll(v.flags)) out.add(Q8Native.load(v));
             }
@@ -240,7 +240,7 @@ class Q8RowsTest {
     void thisX86CpuWithAvx2GetsANativeKernel() {
         assumeTrue(CodePage.unavailable() == null, CodePage.unavailable());
         try {
-            assumeTrue(Q8Native.cpuFlags().containsAll(Q8Native.Variant.AVX2.flags), "no AVX2 here");
+            assumeTrue(CodePage.cpuFlags().containsAll(Q8Native.Variant.AVX2.flags), "no AVX2 here");
         } catch (java.io.IOException e) {
             throw new AssertionError(e);
         }
