@@ -4,7 +4,7 @@
  * Java path widens a stretch into an L1 buffer and reads it back (Java has no vector half-float
  * conversion). build.sh compiles this file twice, into attn-avx512.bin (16 lanes) and attn-avx2.bin
  * (8 lanes), flat images with the entry dgr_attn at offset 0, no libc, no relocations, no calls;
- * HalfAttention loads the one the CPU runs.
+ * NativeAttention loads the one the CPU runs.
  *
  * Page layout (KvCodec.Halves): head kh's 64 positions together, from element (kh * tile + j) * hd;
  * K in blocks of 8 positions, element i of position j + r of a block at + 8i + r; V row by row.
@@ -14,6 +14,13 @@
  *   score of query head g at position j:  acc = +0; acc = fma(k[j][d], q[g][d], acc) for d = 0, 1, .. hd-1
  *   output element c of query head g:      acc = out[g][c]; acc = fma(v[t][c], w[g][t], acc) for t in order
  * Lanes group positions (scores) or elements (outputs); no sum crosses lanes.
+ *
+ * A prompt's runs of up to 16 rows (ops 4 and 5, AVX-512 only: RowLanes' layouts, rows in the 16 lanes,
+ * K and V as floats, f32 pages in place or a compact type's tile widened by the Java side):
+ *   score of a row, query head g, position p: acc = +0; acc = fma(q[g][d], k[p][d], acc) for d in order; acc * scale
+ *   output element d of a row's query head g:  acc = out[g][d] * alpha[g]; acc = fma(w[g][p], v[p][d], acc) for p in order
+ *   between them RowLanes.softmax's steps, each value the same bits (lane_softmax says how)
+ * the same per element as RowLanes.scores, .softmax and .weightedVT (NativeRowLanesTest checks them).
  *
  * Build flags keep that order: -ffp-contract=off, no -ffast-math.
  */
@@ -191,6 +198,177 @@ INLINE void head_weighted(const uint16_t *v0, const float *w0, float *out0, long
     }
 }
 
+
+#ifdef __AVX512F__
+/*
+ * Prompt runs, rows in lanes (RowLanes' layouts, R = 16): queries qT[(g·hd + d)·R + r], scores and
+ * weights sT[(g·tile + p)·R + r], outputs oT[(g·hd + d)·R + r]. Blocks of 4 query heads × 4 positions
+ * (scores) or 4 elements (outputs): 16 chains, each K or V value broadcast once for 16 rows and 4 heads.
+ */
+#define R 16
+
+/* Scores of G query heads (queries q, heads hd·R apart) × 4 or 8 positions (K at k: element d of position j at k[8d + j]), times scale. */
+#define LANE_SCORES(G, NP)                                                                         \
+    do {                                                                                           \
+        __m512 acc[G][NP];                                                                         \
+        UNROLL for (int h = 0; h < G; h++)                                                         \
+            UNROLL for (int j = 0; j < NP; j++) acc[h][j] = _mm512_setzero_ps();                   \
+        for (long d = 0; d < hd; d++) {                                                            \
+            __m512 kv[NP];                                                                         \
+            UNROLL for (int j = 0; j < NP; j++) kv[j] = _mm512_set1_ps(k[8 * d + j]);              \
+            UNROLL for (int h = 0; h < G; h++) {                                                   \
+                __m512 x = _mm512_loadu_ps(q + h * hd * R + d * R);                                \
+                UNROLL for (int j = 0; j < NP; j++) acc[h][j] = _mm512_fmadd_ps(x, kv[j], acc[h][j]); \
+            }                                                                                      \
+        }                                                                                          \
+        UNROLL for (int h = 0; h < G; h++)                                                         \
+            UNROLL for (int j = 0; j < NP; j++)                                                    \
+                _mm512_storeu_ps(s + h * tile * R + j * R, _mm512_mul_ps(acc[h][j], sv));          \
+    } while (0)
+
+/*
+ * RowLanes.scores: query heads from qT, positions [p0, p1) (multiples of 8) of a K page laid out
+ * position-minor (position p's element d at k0[(p/8)·blockStride + 8d + p%8]), times scale, into sT.
+ */
+INLINE void lane_scores(const float *qT, long heads, long hd, const float *k0, long blockStride, long p0, long p1, float scale,
+                        float *sT, long tile) {
+    const __m512 sv = _mm512_set1_ps(scale);
+    long g = 0;
+    for (; g + 4 <= heads; g += 4) {
+        for (long p = p0; p < p1; p += 4) {
+            const float *q = qT + g * hd * R, *k = k0 + (p >> 3) * blockStride + (p & 7);
+            float *s = sT + (g * tile + p) * R;
+            LANE_SCORES(4, 4);
+        }
+    }
+    for (; g < heads; g++) {
+        for (long p = p0; p < p1; p += 8) {
+            const float *q = qT + g * hd * R, *k = k0 + (p >> 3) * blockStride;
+            float *s = sT + (g * tile + p) * R;
+            LANE_SCORES(1, 8);
+        }
+    }
+}
+
+/* Outputs of G query heads × 4 elements (V at v: position t's element e at v[t·vStride + e]) over positions [p0, p1). */
+#define LANE_WEIGHTED(G)                                                                           \
+    do {                                                                                           \
+        __m512 acc[G][4];                                                                          \
+        UNROLL for (int h = 0; h < G; h++) {                                                       \
+            __m512 al = _mm512_loadu_ps(alpha + (g + h) * R);                                      \
+            UNROLL for (int e = 0; e < 4; e++) acc[h][e] = _mm512_mul_ps(_mm512_loadu_ps(o + h * hd * R + e * R), al); \
+        }                                                                                          \
+        for (long p = p0; p < p1; p++) {                                                           \
+            const float *vp = v + (p - p0) * vStride;                                              \
+            __m512 vv[4];                                                                          \
+            UNROLL for (int e = 0; e < 4; e++) vv[e] = _mm512_set1_ps(vp[e]);                      \
+            UNROLL for (int h = 0; h < G; h++) {                                                   \
+                __m512 w = _mm512_loadu_ps(sT + ((g + h) * tile + p) * R);                         \
+                UNROLL for (int e = 0; e < 4; e++) acc[h][e] = _mm512_fmadd_ps(w, vv[e], acc[h][e]); \
+            }                                                                                      \
+        }                                                                                          \
+        UNROLL for (int h = 0; h < G; h++)                                                         \
+            UNROLL for (int e = 0; e < 4; e++) _mm512_storeu_ps(o + h * hd * R + e * R, acc[h][e]); \
+    } while (0)
+
+/*
+ * RowLanes.weightedVT: outputs oT (query heads from the first, hd a multiple of 4) times alpha[g·R + r],
+ * plus the weights sT of positions [p0, p1) times V rows from v0 (position p's row at v0 + (p − p0)·vStride).
+ */
+INLINE void lane_weighted(const float *sT, long tile, long heads, long p0, long p1, const float *v0, long vStride, float *oT, long hd,
+                          const float *alpha) {
+    long g = 0;
+    for (; g + 4 <= heads; g += 4) {
+        for (long d = 0; d < hd; d += 4) {
+            const float *v = v0 + d;
+            float *o = oT + (g * hd + d) * R;
+            LANE_WEIGHTED(4);
+        }
+    }
+    for (; g < heads; g++) {
+        for (long d = 0; d < hd; d += 4) {
+            const float *v = v0 + d;
+            float *o = oT + (g * hd + d) * R;
+            LANE_WEIGHTED(1);
+        }
+    }
+}
+
+/*
+ * The online softmax of a tile for every lane (RowLanes.softmax, its four steps in order), each value
+ * the same bits: Java's max (the larger; +0 over -0; NaN where either is NaN), Exp's steps (Cephes'
+ * expf in FMAs: x = k·ln2 + r, a degree-7 polynomial, times 2^k from its bits; below -87, -inf
+ * included, 0), the running sum's products and adds in the same tree.
+ */
+INLINE __m512 java_max(__m512 a, __m512 b) {
+    __m512 r = _mm512_max_ps(a, b);
+    r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ), _mm512_and_ps(a, b));
+    return _mm512_mask_add_ps(r, _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q), a, b);
+}
+
+/* Exp.lanes16 of x - sub. */
+INLINE __m512 lane_exp(__m512 a, __m512 sub) {
+    const __m512 floor = _mm512_set1_ps(-87.0f), magic = _mm512_set1_ps(12582912.0f);
+    __m512 x = _mm512_sub_ps(a, sub), xc = java_max(x, floor);
+    __m512 k = _mm512_sub_ps(_mm512_fmadd_ps(xc, _mm512_set1_ps(1.44269504088896341f), magic), magic);
+    __m512 r = _mm512_fmadd_ps(k, _mm512_set1_ps(-0.693359375f), xc);
+    r = _mm512_fmadd_ps(k, _mm512_set1_ps(2.12194440e-4f), r);
+    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(1.9875691500e-4f), r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    p = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r), _mm512_set1_ps(1.0f));
+    __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvttps_epi32(k), _mm512_set1_epi32(127)), 23);
+    __m512 y = _mm512_mul_ps(p, _mm512_castsi512_ps(bits));
+    return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(x, floor, _CMP_LT_OQ), _mm512_setzero_ps());
+}
+
+/*
+ * RowLanes.softmax of one head: scores sT[base + p·R] for p in [p0, p1) become weights; where masked, a
+ * lane's positions outside [lo, hi) first become -inf (stored); the running maximum and sum st[0..R),
+ * st[R..2R) updated, the rescale factor into al[0..R).
+ */
+INLINE void lane_softmax(float *sT, long p0, long p1, int masked, const float *lo, const float *hi, float *st, float *al) {
+    const __m512 negInf = _mm512_set1_ps(-__builtin_inff()), zero = _mm512_setzero_ps();
+    __m512 m = negInf;
+    if (masked) {
+        __m512 loV = _mm512_loadu_ps(lo), hiV = _mm512_loadu_ps(hi);
+        for (long p = p0; p < p1; p++) {
+            __m512 pv = _mm512_set1_ps((float) p);
+            __mmask16 in = _mm512_cmp_ps_mask(pv, loV, _CMP_GE_OQ) & _mm512_cmp_ps_mask(pv, hiV, _CMP_LT_OQ);
+            __m512 s = _mm512_mask_mov_ps(negInf, in, _mm512_loadu_ps(sT + p * R));
+            _mm512_storeu_ps(sT + p * R, s);
+            m = java_max(m, s);
+        }
+    } else {
+        for (long p = p0; p < p1; p++) m = java_max(m, _mm512_loadu_ps(sT + p * R));
+    }
+    /* newMax: the factor e^(m_old - m) (0 for a lane with no maximum before), the maximum the weights subtract (0 for none) */
+    __m512 mOld = _mm512_loadu_ps(st), mNew = java_max(mOld, m);
+    __mmask16 none = _mm512_cmp_ps_mask(mOld, negInf, _CMP_EQ_OQ);
+    __m512 alpha = lane_exp(_mm512_mask_mov_ps(_mm512_sub_ps(mOld, mNew), none, negInf), zero);
+    _mm512_storeu_ps(st, mNew);
+    __m512 sub = _mm512_mask_mov_ps(mNew, _mm512_cmp_ps_mask(mNew, negInf, _CMP_EQ_OQ), zero);
+    /* weights: e^((s - m) - 0), summed per lane of 8 positions in block order from +0 */
+    __m512 sums[8];
+    UNROLL for (int j = 0; j < 8; j++) sums[j] = zero;
+    for (long p = p0; p < p1; p += 8) {
+        UNROLL for (int j = 0; j < 8; j++) {
+            __m512 w = lane_exp(_mm512_sub_ps(_mm512_loadu_ps(sT + (p + j) * R), sub), zero);
+            _mm512_storeu_ps(sT + (p + j) * R, w);
+            sums[j] = _mm512_add_ps(sums[j], w);
+        }
+    }
+    /* newSum: the old sum times the factor, plus the 8 lanes' sums in the one-row tile's tree */
+    __m512 tree = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(sums[0], sums[1]), _mm512_add_ps(sums[2], sums[3])),
+                                _mm512_add_ps(_mm512_add_ps(sums[4], sums[5]), _mm512_add_ps(sums[6], sums[7])));
+    _mm512_storeu_ps(st + R, _mm512_add_ps(_mm512_mul_ps(_mm512_loadu_ps(st + R), alpha), tree));
+    _mm512_storeu_ps(al, alpha);
+}
+#undef R
+#endif
+
 /*
  * op 0/1: scores (f16/bf16) of `count` K blocks of nh K/V heads: head kh's first block at
  *   kv + kh·hs_page, its queries at x + kh·heads·hd, its scores at y + kh·hs (query heads `tile` apart).
@@ -199,12 +377,39 @@ INLINE void head_weighted(const uint16_t *v0, const float *w0, float *out0, long
  * Pointers are a segment plus an element offset (Java arrays passed in place). pf, when pfLines > 0:
  * nh runs of pfLines cache lines, hs_page elements apart, prefetched over the loop (the next region a
  * decode step reads: a tile's V while its K is scored, the next tile's K while V is summed).
- * hd a multiple of LANES for ops 2/3 (HalfAttention asks for 16).
+ * hd a multiple of LANES for ops 2/3 (NativeAttention asks for 16).
+ * op 4 (AVX-512 image only): RowLanes.scores: K floats from kv + kvOff, queries x + xOff, scores y + yOff;
+ *   nh: the K page's block stride; count, hs: the positions [p0, p1); pfOff: the scale's float bits.
+ * op 5 (AVX-512 image only): RowLanes.weightedVT: V floats from kv + kvOff (rows nh apart), weights
+ *   x + xOff, outputs y + yOff, rescale factors pf + pfOff (floats); count, hs: the positions [p0, p1).
+ * op 6 (AVX-512 image only): RowLanes.softmax of `heads` query heads: scores x + xOff (head g's from
+ *   g·tile·16), positions [count, hs), masked if nh, the lanes' ranges kv + kvOff (lo) and aux (hi),
+ *   running maxima and sums y + yOff (head g's from 2·16·g), rescale factors pf + pfOff (head g's from 16·g).
+ * (Ops 4 to 6 reuse the slots of ops 0 to 3, and aux, so that the image keeps one entry.)
  */
 __attribute__((section(".text.entry")))
 void dgr_attn(long op, const uint16_t *kvSeg, long kvOff, float *xSeg, long xOff, float *ySeg, long yOff,
               const uint16_t *pfSeg, long pfOff, long pfLines, long nh, long heads, long hd, long count, long hs,
-              long tile) {
+              long tile, const float *aux) {
+#ifdef __AVX512F__
+    if (op == 4) {
+        union { int32_t i; float f; } scale = {(int32_t) pfOff};
+        lane_scores(xSeg + xOff, heads, hd, (const float *) kvSeg + kvOff, nh, count, hs, scale.f, ySeg + yOff, tile);
+        return;
+    }
+    if (op == 5) {
+        lane_weighted(xSeg + xOff, tile, heads, count, hs, (const float *) kvSeg + kvOff, nh, ySeg + yOff, hd,
+                      (const float *) pfSeg + pfOff);
+        return;
+    }
+    if (op == 6) {
+        for (long g = 0; g < heads; g++)
+            lane_softmax(xSeg + xOff + g * tile * 16, count, hs, (int) nh, (const float *) kvSeg + kvOff, aux, ySeg + yOff + 2 * 16 * g,
+                         (float *) pfSeg + pfOff + 16 * g);
+        return;
+    }
+#endif
+    if (op >= 4) return;
     int bf = (int) (op & 1);
     long hsPage = tile * hd;
     ahead pf = {(const char *) (pfSeg + pfOff), 2 * hsPage, pfLines, pfLines > 0 ? nh : 0, 0, 0};

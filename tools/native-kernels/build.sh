@@ -1,6 +1,6 @@
 #!/bin/sh
 # Rebuilds engine/src/main/resources/dgr/engine/kernel/q8-avx512vnni.bin and q8-avx2.bin from
-# q8.c, and attn-avx512.bin and attn-avx2.bin from attn.c, and prints their SHA-256 (Q8Native and HalfAttention check them). Needs the toolchain pinned in TOOLCHAIN
+# q8.c, and attn-avx512.bin and attn-avx2.bin from attn.c, and prints their SHA-256 (Q8Native and NativeAttention check them). Needs the toolchain pinned in TOOLCHAIN
 # (other versions may give other bytes); the engine never runs this, NativeImagesFromSourceTest
 # does, into a scratch folder (DGR_Q8_OUT), and compares the bytes with the committed images.
 # Each image is its entry point (dgr_q8, dgr_attn) at offset 0, then the rest of its code and its constants

@@ -14,7 +14,7 @@ import java.util.Set;
 import java.util.function.Function;
 
 /**
- * Machine code dgr carries as bytes ({@link Prefetch}'s thirteen, {@link Q8Native}'s and {@link HalfAttention}'s images),
+ * Machine code dgr carries as bytes ({@link Prefetch}'s thirteen, {@link Q8Native}'s and {@link NativeAttention}'s images),
  * placed in pages of their own and called through foreign downcalls: {@code mmap} read-write,
  * copy, then {@code mprotect} read-and-execute, so no page is ever writable and executable at
  * once. The pages stay mapped for the life of the process (one per piece of code). Linux on x86-64

@@ -67,7 +67,7 @@ public interface Kernels {
      * gives these kernels' bits (one fused multiply-add chain per element, as {@link SimdAttention}'s);
      * null otherwise.
      */
-    default HalfAttention halfAttention() {
+    default NativeAttention nativeAttention() {
         return null;
     }
 

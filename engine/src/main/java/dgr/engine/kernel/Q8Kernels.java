@@ -65,8 +65,8 @@ public final class Q8Kernels implements Kernels {
     }
 
     @Override
-    public HalfAttention halfAttention() {
-        return HalfAttention.KERNEL;
+    public NativeAttention nativeAttention() {
+        return NativeAttention.KERNEL;
     }
 
     @Override

@@ -43,7 +43,7 @@ public final class SimdKernels implements Kernels {
      */
     public static String memoryReport() {
         return HeapAlignment.describe() + "; " + NativeMemory.describeHugePages() + "; " + Prefetch.DESCRIPTION + "; " + ArrayPrefetch.DESCRIPTION + "; "
-                + Q8Native.DESCRIPTION + "; " + HalfAttention.DESCRIPTION;
+                + Q8Native.DESCRIPTION + "; " + NativeAttention.DESCRIPTION;
     }
 
     @Override
@@ -97,8 +97,8 @@ public final class SimdKernels implements Kernels {
     }
 
     @Override
-    public HalfAttention halfAttention() {
-        return HalfAttention.KERNEL;
+    public NativeAttention nativeAttention() {
+        return NativeAttention.KERNEL;
     }
 
     /**

@@ -129,7 +129,7 @@ sealed interface KvCodec {
 
         /**
          * An f16/bf16 page: its values, and a heap segment over them made once, through which native
-         * kernels read the page in place ({@code HalfAttention}; one made per call would be garbage).
+         * kernels read the page in place ({@code NativeAttention}; one made per call would be garbage).
          */
         record Page(short[] values, java.lang.foreign.MemorySegment segment) {
             Page(short[] values) {

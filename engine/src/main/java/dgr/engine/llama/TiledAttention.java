@@ -1,9 +1,9 @@
 package dgr.engine.llama;
 
 import dgr.engine.kernel.ArrayPrefetch;
-import dgr.engine.kernel.HalfAttention;
 import dgr.engine.kernel.HeapSegments;
 import dgr.engine.kernel.Kernels;
+import dgr.engine.kernel.NativeAttention;
 import dgr.engine.kernel.OnlineSoftmax;
 import dgr.engine.kernel.RowLanes;
 
@@ -52,10 +52,12 @@ final class TiledAttention {
      */
     private final boolean prefetch;
     /** A decode step's f16/bf16 tiles in native code, or null (the Java stretches); the shape of its calls; K's and V's type. */
-    private final HalfAttention half;
-    private final HalfAttention.Shape halfShape;
+    private final NativeAttention half;
+    private final NativeAttention.Shape halfShape;
     private final boolean kBf16, vBf16;
-    /** Per worker: heap segments over the arrays the native kernel reads and writes in place. */
+    /** A prompt's runs of rows in lanes in native code ({@link NativeAttention#rowLanes}), or null (the Java kernels, {@link RowLanes}). */
+    private final NativeAttention laneKernel;
+    /** Per worker: heap segments over the arrays the native kernels read and write in place. */
     private final HeapSegments[] heapSegments;
     /** Per worker: K and V of one tile (every K/V head at most), widened to floats (compact cache types). */
     private final float[][] kTile, vTile;
@@ -97,9 +99,9 @@ final class TiledAttention {
         this.vWide = vCodec.type() == dgr.engine.KvCacheType.F32 ? null : vCodec;
         this.prefetch = ArrayPrefetch.ENABLED && kWide instanceof KvCodec.Halves && vWide instanceof KvCodec.Halves;
         boolean halves = kWide instanceof KvCodec.Halves && vWide instanceof KvCodec.Halves && cfg.headDim() % 16 == 0;
-        this.half = halves ? kernels.halfAttention() : null;
+        this.half = halves ? kernels.nativeAttention() : null;
         int perKv = cfg.nHead() / cfg.nHeadKv();
-        this.halfShape = half == null ? null : new HalfAttention.Shape(perKv, cfg.headDim(), TILE, perKv * TILE);
+        this.halfShape = half == null ? null : new NativeAttention.Shape(perKv, cfg.headDim(), TILE, perKv * TILE);
         this.kBf16 = kCodec.type() == dgr.engine.KvCacheType.BF16;
         this.vBf16 = vCodec.type() == dgr.engine.KvCacheType.BF16;
         this.kTile = new float[kWide == null ? 0 : workers][TILE * cfg.kvDim()];
@@ -122,6 +124,8 @@ final class TiledAttention {
         for (int w = 0; w < workers; w++) tiles[w] = new Tile();
         boolean lanes = kernels.rowLanes() && cap == 0f && hd % 4 == 0;
         int R = RowLanes.LANES, n = lanes ? workers : 0;
+        NativeAttention nk = kernels.nativeAttention();
+        this.laneKernel = lanes && nk != null && nk.rowLanes() ? nk : null;
         this.oneRowClaim = Math.max(1, (nHeadKv + 1) / 2);
         this.segmentClaim = Math.max(1, nHeadKv / 4);
         this.laneQ = lanes ? new float[n][SEGMENT_RUNS * segmentClaim * heads * hd * R] : null;
@@ -293,6 +297,7 @@ final class TiledAttention {
         float[] lo = laneLo[worker], hi = laneHi[worker], sums = laneSums[worker], oT = laneOut[worker];
         float[] runLo = segLo[worker], runHi = segHi[worker];
         int[] range = segRange[worker];
+        HeapSegments seg = heapSegments[worker];
         for (int u = u0; u < u1; u++) {
             int ru = u - u0;
             RowLanes.transpose(q, qd, runStart[u], runStart[u + 1] - runStart[u], kh0 * heads * hd, nk * heads * hd, qT, ru * qs);
@@ -343,13 +348,26 @@ final class TiledAttention {
                     System.arraycopy(runLo, ru * R, lo, 0, R);
                     System.arraycopy(runHi, ru * R, hi, 0, R);
                     int pLo = vLo & ~7, pHi = (vHi + 7) & ~7, qo = ru * qs + (kh - kh0) * heads * hd * R;
-                    RowLanes.scores(qT, qo, heads, hd, t.k, t.kHead, 8 * t.kStride, pLo, pHi, scale, sT, TILE);
-                    for (int g = 0; g < heads; g++) {
-                        RowLanes.softmax(sT, g * TILE * R, pLo, pHi, range[ru * 3 + 2] != 0, lo, hi, ls,
-                                ru * ss + ((kh - kh0) * heads + g) * 2 * R, alpha, g * R, sums);
+                    if (laneKernel != null) {
+                        laneKernel.laneScores(seg.of(qT), qo, heads, hd, seg.of(t.k), t.kHead, 8 * t.kStride, pLo, pHi, scale, seg.of(sT), TILE);
+                    } else {
+                        RowLanes.scores(qT, qo, heads, hd, t.k, t.kHead, 8 * t.kStride, pLo, pHi, scale, sT, TILE);
                     }
-                    RowLanes.weightedVT(sT, TILE, heads, vLo, vHi, t.v, KvSlot.pageOffset(ta + vLo, t.vStride) + t.vHead, t.vStride,
-                            oT, qo, hd, alpha);
+                    if (laneKernel != null) {
+                        laneKernel.laneSoftmax(seg.of(sT), heads, TILE, pLo, pHi, range[ru * 3 + 2] != 0, seg.of(lo), seg.of(hi), seg.of(ls),
+                                ru * ss + (kh - kh0) * heads * 2 * R, seg.of(alpha));
+                    } else {
+                        for (int g = 0; g < heads; g++) {
+                            RowLanes.softmax(sT, g * TILE * R, pLo, pHi, range[ru * 3 + 2] != 0, lo, hi, ls,
+                                    ru * ss + ((kh - kh0) * heads + g) * 2 * R, alpha, g * R, sums);
+                        }
+                    }
+                    int vBase = KvSlot.pageOffset(ta + vLo, t.vStride) + t.vHead;
+                    if (laneKernel != null) {
+                        laneKernel.laneWeighted(seg.of(sT), TILE, heads, vLo, vHi, seg.of(t.v), vBase, t.vStride, seg.of(oT), qo, hd, seg.of(alpha));
+                    } else {
+                        RowLanes.weightedVT(sT, TILE, heads, vLo, vHi, t.v, vBase, t.vStride, oT, qo, hd, alpha);
+                    }
                 }
             }
         }
@@ -465,7 +483,7 @@ final class TiledAttention {
     }
 
     /**
-     * A decode step's tile of an f16/bf16 cache through the native kernel ({@link HalfAttention}): the
+     * A decode step's tile of an f16/bf16 cache through the native kernel ({@link NativeAttention}): the
      * scores of the tile's K blocks (its V prefetched meanwhile), the softmax steps in Java, then the
      * weighted V rows (the next tile's first K blocks prefetched meanwhile). The same bits as the stretches
      * of {@link #oneRow}'s Java path: widening is exact and each element's operations keep their order.

@@ -19,20 +19,20 @@ import org.junit.jupiter.params.provider.CsvSource;
  * {@code SimdAttentionTest} checks the Java kernels against the same chains, so the two paths agree.
  * Every image the CPU runs is checked, whichever the engine took; skipped where none runs, saying why.
  */
-class HalfAttentionTest {
+class NativeAttentionTest {
     private static final int TILE = 64;
 
     @ParameterizedTest(name = "{0} heads {1} hd {2} nh {3}")
     @CsvSource({"false, 4, 64, 4", "true, 4, 64, 2", "false, 1, 64, 1", "false, 5, 16, 3", "true, 8, 128, 1", "false, 2, 80, 2",
             "false, 7, 32, 4"})
     void scoresAreTheFmaChainOfEachPositionOverItsElements(boolean bf16, int heads, int hd, int nh) {
-        for (HalfAttention kernel : kernels()) scores(kernel, bf16, heads, hd, nh);
+        for (NativeAttention kernel : kernels()) scores(kernel, bf16, heads, hd, nh);
     }
 
-    private static void scores(HalfAttention kernel, boolean bf16, int heads, int hd, int nh) {
+    private static void scores(NativeAttention kernel, boolean bf16, int heads, int hd, int nh) {
         SplittableRandom rnd = new SplittableRandom(heads * 131L + hd + nh);
         int kvHeads = nh + 1, hs = heads * TILE;
-        HalfAttention.Shape shape = new HalfAttention.Shape(heads, hd, TILE, hs);
+        NativeAttention.Shape shape = new NativeAttention.Shape(heads, hd, TILE, hs);
         short[] page = randomPage(rnd, kvHeads * TILE * hd, bf16);
         float[] q = randomFloats(rnd, 3 + kvHeads * heads * hd);
         for (int first = 0; first < 8; first++) {
@@ -62,13 +62,13 @@ class HalfAttentionTest {
     @ParameterizedTest(name = "{0} heads {1} hd {2} nh {3}")
     @CsvSource({"false, 4, 64, 4", "true, 4, 64, 2", "false, 1, 64, 1", "false, 5, 16, 3", "true, 8, 128, 1", "false, 2, 80, 2"})
     void outputsAreTheFmaChainOfEachElementOverThePositions(boolean bf16, int heads, int hd, int nh) {
-        for (HalfAttention kernel : kernels()) weighted(kernel, bf16, heads, hd, nh);
+        for (NativeAttention kernel : kernels()) weighted(kernel, bf16, heads, hd, nh);
     }
 
-    private static void weighted(HalfAttention kernel, boolean bf16, int heads, int hd, int nh) {
+    private static void weighted(NativeAttention kernel, boolean bf16, int heads, int hd, int nh) {
         SplittableRandom rnd = new SplittableRandom(heads * 977L + hd + nh);
         int kvHeads = nh + 1, hs = heads * TILE;
-        HalfAttention.Shape shape = new HalfAttention.Shape(heads, hd, TILE, hs);
+        NativeAttention.Shape shape = new NativeAttention.Shape(heads, hd, TILE, hs);
         short[] page = randomPage(rnd, kvHeads * TILE * hd, bf16);
         float[] w = randomFloats(rnd, 7 + nh * hs);
         for (int lo : new int[] {0, 1, 9, 63}) {
@@ -94,11 +94,11 @@ class HalfAttentionTest {
     }
 
     /** Every image this CPU runs (AVX-512 and AVX2 here both), loaded apart from the one the engine took. */
-    private static List<HalfAttention> kernels() {
+    private static List<NativeAttention> kernels() {
         assumeTrue(CodePage.unavailable() == null, CodePage.unavailable());
-        List<HalfAttention> all = new ArrayList<>();
+        List<NativeAttention> all = new ArrayList<>();
         try {
-            for (HalfAttention.Variant v : HalfAttention.runnable()) all.add(HalfAttention.load(v));
+            for (NativeAttention.Variant v : NativeAttention.runnable()) all.add(NativeAttention.load(v));
         } catch (Throwable t) {
             throw new AssertionError("loading an image this CPU has the flags for", t);
         }

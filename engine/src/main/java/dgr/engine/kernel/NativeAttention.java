@@ -9,29 +9,39 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * A decode step's attention over an f16 or bf16 K/V page in x86-64 machine code (F16C's
- * {@code vcvtph2ps} widens 16 cache values per instruction on AVX-512, 8 on AVX2, inside the FMA loops), where the Java path
- * widens each stretch into an L1 buffer first and reads it back: the Vector API has no half-float
- * conversion. Two operations over one tile of a claim's K/V heads: the scores of whole K blocks of 8
- * positions, and the weighted sum of V rows into the outputs, each element's operations in the order
- * {@link SimdAttention}'s kernels take them on widened floats (widening is exact), so the bits are the
- * same ({@code HalfAttentionTest} checks both against them). Arrays go in place as heap segments made
- * once (a page's with the page, {@link HeapSegments} for the rest): one made per call is not removed. Each call also prefetches the region the
- * step reads next (the tile's V while its K is scored, the next tile's K while V is summed), spread
- * over its loop: {@link ArrayPrefetch} did that in calls of 128 lines that waited for fill buffers.
+ * Attention kernels in x86-64 machine code, two kinds, each element's float operations in the order of
+ * the Java kernel it stands in for, so the bits are the same:
+ * <ul>
+ * <li><b>A decode step over an f16 or bf16 K/V page</b> ({@link #scores}, {@link #weighted}): F16C's
+ * {@code vcvtph2ps} widens 16 cache values per instruction on AVX-512, 8 on AVX2, inside the FMA loops,
+ * where the Java path widens each stretch into an L1 buffer first and reads it back (the Vector API has
+ * no half-float conversion). The scores of whole K blocks of 8 positions and the weighted sum of V rows,
+ * as {@link SimdAttention}'s kernels take them on widened floats (widening is exact). Each call also
+ * prefetches the region the step reads next (the tile's V while its K is scored, the next tile's K while
+ * V is summed), spread over its loop: {@link ArrayPrefetch} did that in calls of 128 lines that waited
+ * for fill buffers.
+ * <li><b>A prompt's runs of 16 rows in vector lanes</b> ({@link #laneScores}, {@link #laneSoftmax},
+ * {@link #laneWeighted}; AVX-512 image only, {@link #rowLanes}): {@link RowLanes#scores},
+ * {@link RowLanes#softmax} and {@link RowLanes#weightedVT} on float K and V, the same blocks of four
+ * query heads × four positions or elements, {@link Exp}'s steps. C2's code for those
+ * loops ran at 55–60 GFLOP/s a core where this one runs at 96–104 (one thread, 4 heads × 64 × 64, 2026-12-03).
+ * </ul>
+ * Arrays go in place as heap segments made once (a page's with the page, {@link HeapSegments} for the
+ * rest): one made per call is not removed. {@code NativeAttentionTest} checks every operation of every
+ * image the CPU runs against its chains.
  *
  * <p>The images {@code attn-avx512.bin} and {@code attn-avx2.bin} are built from
  * {@code tools/native-kernels/attn.c} by {@code build.sh} (SHA-256 checked; {@code NativeImagesFromSourceTest}
  * rebuilds them). The first needs AVX-512 F/BW/VL/DQ, F16C and FMA as {@code /proc/cpuinfo} lists them, the
  * second AVX2, F16C and FMA; both Linux on x86-64 and native access. {@code -Ddgr.native.attention=avx2}
- * picks the AVX2 image, {@code -Ddgr.native.attention=false} (or {@code -Ddgr.native=false}) the Java path.
+ * picks the AVX2 image, {@code -Ddgr.native.attention=false} (or {@code -Ddgr.native=false}) the Java paths.
  */
-public final class HalfAttention {
+public final class NativeAttention {
     /** The two images, best first, with the CPU flags each needs. */
     enum Variant {
-        AVX512("attn-avx512.bin", "714435371caf4f41a60e1db0afb36935109cf46386f55ca504e2a813e1f3c09c",
+        AVX512("attn-avx512.bin", "73399023665d675938ed566f1dce4b9d38189293d5559d100653bf6963a071c2",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "f16c", "fma", "avx2")),
-        AVX2("attn-avx2.bin", "4622d31756c34f4c396b3950c7922f240ae07643dc8ff41a32c45929ef5a730c", List.of("avx2", "fma", "f16c"));
+        AVX2("attn-avx2.bin", "a277b8857227fde921a9ee5b9f8638550a4acda9162ff9d0d723c9b6ea6093b7", List.of("avx2", "fma", "f16c"));
 
         final String resource, sha256;
         final List<String> flags;
@@ -44,12 +54,12 @@ public final class HalfAttention {
     }
 
     /** The kernel, or null where it cannot run here ({@link #DESCRIPTION} says why). */
-    public static final HalfAttention KERNEL;
+    public static final NativeAttention KERNEL;
     /** One line for benchmark reports. */
     static final String DESCRIPTION;
 
     static {
-        HalfAttention k = null;
+        NativeAttention k = null;
         String why = null;
         try {
             String wanted = System.getProperty("dgr.native.attention", "true");
@@ -66,8 +76,9 @@ public final class HalfAttention {
         }
         KERNEL = k;
         DESCRIPTION = k != null
-                ? "native half-float attention " + k.variant.name().toLowerCase(java.util.Locale.ROOT) + " (f16/bf16 K/V caches' decode steps)"
-                : "native half-float attention off (" + why + "; Java widening, same results)";
+                ? "native attention " + k.variant.name().toLowerCase(java.util.Locale.ROOT) + " (f16/bf16 K/V caches' decode steps"
+                        + (k.rowLanes() ? "; prompt runs, rows in lanes)" : ")")
+                : "native attention off (" + why + "; Java kernels, same results)";
     }
 
     /** The variants this CPU has the flags for, best first. */
@@ -79,18 +90,18 @@ public final class HalfAttention {
     final Variant variant;
     private final MethodHandle handle;
 
-    private HalfAttention(Variant variant, MethodHandle handle) {
+    private NativeAttention(Variant variant, MethodHandle handle) {
         this.variant = variant;
         this.handle = handle;
     }
 
     /** {@code v}'s image (its hash checked) in a code page, checked on tiny data; the caller checks the CPU has its flags. */
-    static HalfAttention load(Variant v) throws Throwable {
+    static NativeAttention load(Variant v) throws Throwable {
         ValueLayout.OfLong j = ValueLayout.JAVA_LONG;
         ValueLayout a = ValueLayout.ADDRESS;
-        // dgr_attn(op, kvSeg, kvOff, xSeg, xOff, ySeg, yOff, pfSeg, pfOff, pfLines, nh, heads, hd, count, hs, tile)
-        HalfAttention k = new HalfAttention(v, Linker.nativeLinker().downcallHandle(CodePage.loadImage(v.resource, v.sha256),
-                FunctionDescriptor.ofVoid(j, a, j, a, j, a, j, a, j, j, j, j, j, j, j, j), Linker.Option.critical(true)));
+        // dgr_attn(op, kvSeg, kvOff, xSeg, xOff, ySeg, yOff, pfSeg, pfOff, pfLines, nh, heads, hd, count, hs, tile, aux)
+        NativeAttention k = new NativeAttention(v, Linker.nativeLinker().downcallHandle(CodePage.loadImage(v.resource, v.sha256),
+                FunctionDescriptor.ofVoid(j, a, j, a, j, a, j, a, j, j, j, j, j, j, j, j, a), Linker.Option.critical(true)));
         k.selfCheck();
         return k;
     }
@@ -137,13 +148,65 @@ public final class HalfAttention {
         call(bf16 ? 3 : 2, s, page, vOff, w, wOff, out, outOff, nh, n, pf, pfOff, pfLines);
     }
 
+    /** Whether this image has the prompt runs' operations ({@link #laneScores}, {@link #laneSoftmax}, {@link #laneWeighted}): the AVX-512 one. */
+    public boolean rowLanes() {
+        return variant == Variant.AVX512;
+    }
+
+    /**
+     * {@link RowLanes#scores}'s results in place: transposed queries at {@code qT[qo ..]}, a K page's
+     * floats at {@code k[kBase ..]} with blocks {@code blockStride} apart, positions {@code [p0, p1)}
+     * (multiples of 8), scores into {@code sT}. Only where {@link #rowLanes}.
+     */
+    public void laneScores(MemorySegment qT, int qo, int heads, int hd, MemorySegment k, int kBase, int blockStride, int p0, int p1,
+                           float scale, MemorySegment sT, int tile) {
+        try {
+            handle.invokeExact(4L, k, (long) kBase, qT, (long) qo, sT, 0L, MemorySegment.NULL, (long) Float.floatToRawIntBits(scale), 0L,
+                    (long) blockStride, (long) heads, (long) hd, (long) p0, (long) p1, (long) tile, MemorySegment.NULL);
+        } catch (Throwable t) {
+            throw new IllegalStateException("native attention call failed", t);
+        }
+    }
+
+    /**
+     * {@link RowLanes#softmax} for {@code heads} query heads in place: head {@code g}'s scores at
+     * {@code sT[g·tile·16 ..]}, its running maximum and sum at {@code state[so + 32g ..]}, its rescale
+     * factors into {@code alpha[16g ..]}; the lanes' ranges {@code lo}, {@code hi} where {@code masked}.
+     * Only where {@link #rowLanes}.
+     */
+    public void laneSoftmax(MemorySegment sT, int heads, int tile, int p0, int p1, boolean masked, MemorySegment lo, MemorySegment hi,
+                            MemorySegment state, int so, MemorySegment alpha) {
+        try {
+            handle.invokeExact(6L, lo, 0L, sT, 0L, state, (long) so, alpha, 0L, 0L, masked ? 1L : 0L, (long) heads, 0L, (long) p0, (long) p1,
+                    (long) tile, hi);
+        } catch (Throwable t) {
+            throw new IllegalStateException("native attention call failed", t);
+        }
+    }
+
+    /**
+     * {@link RowLanes#weightedVT}'s results in place: weights {@code sT}, V floats from {@code v[vBase ..]}
+     * ({@code vStride} apart), transposed outputs at {@code outT[ob ..]} rescaled by {@code alpha} first.
+     * Only where {@link #rowLanes}.
+     */
+    public void laneWeighted(MemorySegment sT, int tile, int heads, int p0, int p1, MemorySegment v, int vBase, int vStride,
+                             MemorySegment outT, int ob, int hd, MemorySegment alpha) {
+        try {
+            handle.invokeExact(5L, v, (long) vBase, sT, 0L, outT, (long) ob, alpha, 0L, 0L, (long) vStride, (long) heads, (long) hd,
+                    (long) p0, (long) p1, (long) tile, MemorySegment.NULL);
+        } catch (Throwable t) {
+            throw new IllegalStateException("native attention call failed", t);
+        }
+    }
+
     private void call(long op, Shape s, MemorySegment page, int kvOff, MemorySegment x, int xOff, MemorySegment y, int yOff, int nh,
                       int count, MemorySegment pf, int pfOff, int pfLines) {
         if (nh <= 0 || count <= 0) return;
         MemorySegment ahead = pf == null ? MemorySegment.NULL : pf;  // a local: invokeExact types a conditional as Object
         try {
             handle.invokeExact(op, page, (long) kvOff, x, (long) xOff, y, (long) yOff, ahead, (long) pfOff,
-                    pf == null ? 0L : (long) pfLines, (long) nh, (long) s.heads(), (long) s.hd(), (long) count, (long) s.hs(), (long) s.tile());
+                    pf == null ? 0L : (long) pfLines, (long) nh, (long) s.heads(), (long) s.hd(), (long) count, (long) s.hs(), (long) s.tile(),
+                    MemorySegment.NULL);
         } catch (Throwable t) {
             throw new IllegalStateException("native attention call failed", t);
         }
