@@ -32,19 +32,35 @@ final class CodePage {
         return null;
     }
 
+    /** A kernel chosen for this CPU, or null and why not (for the benchmark reports' line). */
+    record Choice<K>(K kernel, String why) {}
+
+    /** Loads one variant's image (checking its hash) into a kernel. */
+    interface Loader<V, K> {
+        K load(V variant) throws Throwable;
+    }
+
     /**
-     * The first of {@code variants} (best first) whose CPU flags ({@code flags}) this CPU lists and that
-     * {@code wanted} allows: {@code "true"} any, else the variant's name, case and underscores aside
-     * ({@code avx512vnni} names {@code AVX512_VNNI}); null when none.
+     * The kernel of the first of {@code variants} (best first) whose CPU flags ({@code flags}) this CPU lists
+     * and that {@code wanted}, the value of the JVM property {@code property}, allows: {@code "true"} any,
+     * {@code "false"} none, else the variant's name, case and underscores aside ({@code avx512vnni} names
+     * {@code AVX512_VNNI}). Without one, or where loading it fails, no kernel and the reason.
      */
-    static <V extends Enum<V>> V pick(V[] variants, String wanted, Function<V, List<String>> flags)
-            throws IOException {
-        Set<String> cpu = cpuFlags();
-        for (V v : variants) {
-            boolean named = wanted.equals("true") || wanted.equalsIgnoreCase(v.name()) || wanted.equalsIgnoreCase(v.name().replace("_", ""));
-            if (named && cpu.containsAll(flags.apply(v))) return v;
+    static <V extends Enum<V>, K> Choice<K> choose(String property, String wanted, V[] variants, Function<V, List<String>> flags,
+                                                   Loader<V, K> loader) {
+        if (wanted.equals("false")) return new Choice<>(null, "-D" + property + "=false");
+        String why = unavailable();
+        if (why != null) return new Choice<>(null, why);
+        try {
+            Set<String> cpu = cpuFlags();
+            for (V v : variants) {
+                boolean named = wanted.equals("true") || wanted.equalsIgnoreCase(v.name()) || wanted.equalsIgnoreCase(v.name().replace("_", ""));
+                if (named && cpu.containsAll(flags.apply(v))) return new Choice<>(loader.load(v), null);
+            }
+        } catch (Throwable t) {
+            return new Choice<>(null, t.toString());
         }
-        return null;
+        return new Choice<>(null, "no image for this CPU" + (wanted.equals("true") ? "" : " as -D" + property + "=" + wanted));
     }
 
     /** The CPU's flags as {@code /proc/cpuinfo} lists them (only those the OS enables), or none. */

@@ -59,21 +59,12 @@ public final class NativeAttention {
     static final String DESCRIPTION;
 
     static {
-        NativeAttention k = null;
-        String why = null;
-        try {
-            String wanted = System.getProperty("dgr.native.attention", "true");
-            if (!Boolean.parseBoolean(System.getProperty("dgr.native", "true")) || wanted.equals("false")) {
-                why = "-Ddgr.native=false or -Ddgr.native.attention=false";
-            } else if ((why = CodePage.unavailable()) == null) {
-                Variant v = CodePage.pick(Variant.values(), wanted, x -> x.flags);
-                if (v != null) k = load(v);
-                else why = "no image for this CPU" + (wanted.equals("true") ? "" : " as -Ddgr.native.attention=" + wanted);
-            }
-        } catch (Throwable t) {
-            k = null;
-            why = t.toString();
-        }
+        // -Ddgr.native=false turns every native kernel off, this one included.
+        boolean all = Boolean.parseBoolean(System.getProperty("dgr.native", "true"));
+        var chosen = CodePage.choose(all ? "dgr.native.attention" : "dgr.native", all ? System.getProperty("dgr.native.attention", "true") : "false",
+                Variant.values(), v -> v.flags, NativeAttention::load);
+        NativeAttention k = chosen.kernel();
+        String why = chosen.why();
         KERNEL = k;
         DESCRIPTION = k != null
                 ? "native attention " + k.variant.name().toLowerCase(java.util.Locale.ROOT) + " (f16/bf16 K/V caches' decode steps"

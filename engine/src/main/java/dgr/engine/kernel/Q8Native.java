@@ -75,20 +75,9 @@ final class Q8Native {
     static final String DESCRIPTION;
 
     static {
-        Q8Native k = null;
-        String why;
-        try {
-            String wanted = System.getProperty("dgr.native", "true");
-            why = wanted.equals("false") ? "-Ddgr.native=false" : CodePage.unavailable();
-            if (why == null) {
-                Variant v = CodePage.pick(Variant.values(), wanted, x -> x.flags);
-                if (v != null) k = load(v);
-                else why = "no image for this CPU" + (wanted.equals("true") ? "" : " as -Ddgr.native=" + wanted);
-            }
-        } catch (Throwable t) {
-            k = null;
-            why = t.toString();
-        }
+        var chosen = CodePage.choose("dgr.native", System.getProperty("dgr.native", "true"), Variant.values(), v -> v.flags, Q8Native::load);
+        Q8Native k = chosen.kernel();
+        String why = chosen.why();
         KERNEL = k;
         String amxWhy = k == null || k.variant != Variant.AVX512_VNNI ? "no AVX-512 image" : amxUnavailable();
         AMX = amxWhy == null;
