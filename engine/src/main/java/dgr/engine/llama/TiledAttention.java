@@ -6,6 +6,7 @@ import dgr.engine.kernel.Kernels;
 import dgr.engine.kernel.NativeAttention;
 import dgr.engine.kernel.OnlineSoftmax;
 import dgr.engine.kernel.RowLanes;
+import java.lang.foreign.MemorySegment;
 
 /**
  * Causal attention over fixed tiles of key positions (a K/V page each, 64 positions from a
@@ -297,7 +298,18 @@ final class TiledAttention {
         float[] lo = laneLo[worker], hi = laneHi[worker], sums = laneSums[worker], oT = laneOut[worker];
         float[] runLo = segLo[worker], runHi = segHi[worker];
         int[] range = segRange[worker];
+        // The native kernels' segments over this worker's fixed arrays, looked up once per call (the pages' per tile).
         HeapSegments seg = heapSegments[worker];
+        MemorySegment qTSeg = null, sTSeg = null, loSeg = null, hiSeg = null, lsSeg = null, alphaSeg = null, oTSeg = null;
+        if (laneKernel != null) {
+            qTSeg = seg.of(qT);
+            sTSeg = seg.of(sT);
+            loSeg = seg.of(lo);
+            hiSeg = seg.of(hi);
+            lsSeg = seg.of(ls);
+            alphaSeg = seg.of(alpha);
+            oTSeg = seg.of(oT);
+        }
         for (int u = u0; u < u1; u++) {
             int ru = u - u0;
             RowLanes.transpose(q, qd, runStart[u], runStart[u + 1] - runStart[u], kh0 * heads * hd, nk * heads * hd, qT, ru * qs);
@@ -348,24 +360,16 @@ final class TiledAttention {
                     System.arraycopy(runLo, ru * R, lo, 0, R);
                     System.arraycopy(runHi, ru * R, hi, 0, R);
                     int pLo = vLo & ~7, pHi = (vHi + 7) & ~7, qo = ru * qs + (kh - kh0) * heads * hd * R;
+                    int vBase = KvSlot.pageOffset(ta + vLo, t.vStride) + t.vHead, so = ru * ss + (kh - kh0) * heads * 2 * R;
+                    boolean masked = range[ru * 3 + 2] != 0;
                     if (laneKernel != null) {
-                        laneKernel.laneScores(seg.of(qT), qo, heads, hd, seg.of(t.k), t.kHead, 8 * t.kStride, pLo, pHi, scale, seg.of(sT), TILE);
+                        MemorySegment kSeg = seg.of(t.k), vSeg = seg.of(t.v);
+                        laneKernel.laneScores(qTSeg, qo, heads, hd, kSeg, t.kHead, 8 * t.kStride, pLo, pHi, scale, sTSeg, TILE);
+                        laneKernel.laneSoftmax(sTSeg, heads, TILE, pLo, pHi, masked, loSeg, hiSeg, lsSeg, so, alphaSeg);
+                        laneKernel.laneWeighted(sTSeg, TILE, heads, vLo, vHi, vSeg, vBase, t.vStride, oTSeg, qo, hd, alphaSeg);
                     } else {
                         RowLanes.scores(qT, qo, heads, hd, t.k, t.kHead, 8 * t.kStride, pLo, pHi, scale, sT, TILE);
-                    }
-                    if (laneKernel != null) {
-                        laneKernel.laneSoftmax(seg.of(sT), heads, TILE, pLo, pHi, range[ru * 3 + 2] != 0, seg.of(lo), seg.of(hi), seg.of(ls),
-                                ru * ss + (kh - kh0) * heads * 2 * R, seg.of(alpha));
-                    } else {
-                        for (int g = 0; g < heads; g++) {
-                            RowLanes.softmax(sT, g * TILE * R, pLo, pHi, range[ru * 3 + 2] != 0, lo, hi, ls,
-                                    ru * ss + ((kh - kh0) * heads + g) * 2 * R, alpha, g * R, sums);
-                        }
-                    }
-                    int vBase = KvSlot.pageOffset(ta + vLo, t.vStride) + t.vHead;
-                    if (laneKernel != null) {
-                        laneKernel.laneWeighted(seg.of(sT), TILE, heads, vLo, vHi, seg.of(t.v), vBase, t.vStride, seg.of(oT), qo, hd, seg.of(alpha));
-                    } else {
+                        for (int g = 0; g < heads; g++) RowLanes.softmax(sT, g * TILE * R, pLo, pHi, masked, lo, hi, ls, so + g * 2 * R, alpha, g * R, sums);
                         RowLanes.weightedVT(sT, TILE, heads, vLo, vHi, t.v, vBase, t.vStride, oT, qo, hd, alpha);
                     }
                 }
