@@ -14,15 +14,24 @@ package dgr.engine;
 public final class WarmUp {
     /** Sessions of a many-row decode pass, and the positions a warm-up session reaches before it starts again. */
     private static final int DECODE_SESSIONS = 4, DECODE_CONTEXT = 48;
+    /** Sessions whose prompt chunks fill a prompt pass (a serving batch takes several sessions' chunks), and the chunks of one prompt. */
+    private static final int PROMPT_SESSIONS = 2, PROMPT_CHUNKS = 4;
     /**
      * {@link #decode}'s default: calls in all (rows × the span's layers) of a helper each layer calls once per
      * row (about twice what C2 needs with the launcher's engine threshold, a tenth of the JVM's), and the
-     * most time it may take.
+     * most time it may take (llama-1b on 2 vCPUs went quiet after 8.7 s, llama-tiny after 1.4 s).
      */
     static final int DECODE_CALLS = 1000;
-    static final long DECODE_BUDGET_NANOS = 3_000_000_000L;
-    /** Every this many passes a prompt's rows (a chunk of {@link #PROMPT_ROWS}) instead of a decode pass. */
-    private static final int PROMPT_EVERY = 8, PROMPT_ROWS = 16;
+    static final long DECODE_BUDGET_NANOS = 10_000_000_000L;
+    /** Every this many passes a prompt pass instead of a decode pass (a round: the passes up to and including one). */
+    private static final int PROMPT_EVERY = 8;
+    /** The prompt rows of one session in one pass where the caller gives none (the scheduler's default chunk). */
+    static final int PROMPT_ROWS = 32;
+    /**
+     * JIT compile time under which a round of passes counts as compiled: a JVM whose kernels and helpers are all
+     * compiled spends a few milliseconds a second on recompilations, one still compiling the prompt path hundreds.
+     */
+    public static final long QUIET_JIT_MS = 20;
 
     private WarmUp() {}
 
@@ -47,15 +56,20 @@ public final class WarmUp {
         }
     }
 
-    /** {@link #decode(Engine, int, long)} with its defaults; returns the passes run. */
-    public static int decode(Engine engine) { return decode(engine, DECODE_CALLS, DECODE_BUDGET_NANOS); }
+    /** {@link #decode(Engine, int, int, long)} with its defaults and prompt chunks of {@code promptRows}; returns the passes run. */
+    public static int decode(Engine engine, int promptRows) {
+        return decode(engine, DECODE_CALLS, promptRows, DECODE_BUDGET_NANOS);
+    }
 
     /**
      * Decode passes, alternately one row of each of 4 sessions and one row of one session (the shapes
-     * of c=4..8 and c=1), every {@value #PROMPT_EVERY}th a short prompt's rows instead, until the span's layers together have computed {@code layerCalls} rows (a
-     * helper called once per row of each layer has run that often), or
-     * {@code budgetNanos} is spent; returns the passes run. Any stage: a later one gets pseudo-random
-     * boundary rows (zeros take branches real rows do not), the first pseudo-random tokens.
+     * of c=4..8 and c=1), every {@value #PROMPT_EVERY}th a prompt pass instead: chunks of {@code promptRows}
+     * rows of two sessions, each prompt {@value #PROMPT_CHUNKS} chunks long, as the scheduler batches them. It
+     * runs until the span's layers together have computed {@code layerCalls} rows (a helper called once per
+     * row of each layer has run that often) and a round of passes found the JIT quiet (under
+     * {@link #QUIET_JIT_MS} of compile time), or {@code budgetNanos} is spent; returns the passes run. Any
+     * stage: a later one gets pseudo-random boundary rows (zeros take branches real rows do not), the first
+     * pseudo-random tokens.
      *
      * <p>Why: {@link #run}'s few passes compile the matmul kernels (their loops are long), but the
      * helpers a layer calls once per row (norms, rope, residuals, attention's per-tile steps, several
@@ -64,9 +78,12 @@ public final class WarmUp {
      * that serves half the layers calls them half as often per token as one node does: traced with
      * {@code -XX:+PrintCompilation} on a 2-stage llama-1b route at c=1, the head still compiled
      * {@code RowLanes.tileMax}, {@code Norms.block} and {@code LlamaEngine.preNorm} with C2 after 8
-     * requests of 40 tokens, the later stage {@code preNorm} and {@code KvSlot.store}.
+     * requests of 40 tokens, the later stage {@code preNorm} and {@code KvSlot.store}. And a prompt's
+     * chunk takes paths a decode row does not (attention's runs of rows, the matrices' row tiles): with
+     * prompt passes of 16 rows only, a one-node llama-1b server answered its first 128-token prompt in
+     * 2.2 s and the next ones in 0.7-0.8 s.
      */
-    public static int decode(Engine engine, int layerCalls, long budgetNanos) {
+    public static int decode(Engine engine, int layerCalls, int promptRows, long budgetNanos) {
         int maxRows = engine.features().maxRows(), width = engine.boundarySchema().rowWidth();
         int layers = Math.max(1, engine.recipe().endLayer() - engine.recipe().firstLayer());
         boolean first = engine.recipe().isFirstStage();
@@ -74,35 +91,60 @@ public final class WarmUp {
         java.util.SplittableRandom random = new java.util.SplittableRandom(23);
         float[] row = new float[width];
         Batch batch = new Batch(maxRows, width);
-        StateSlot[] slots = new StateSlot[sessions];
-        long start = System.nanoTime();
+        StateSlot[] slots = new StateSlot[sessions + PROMPT_SESSIONS];
+        var jit = java.lang.management.ManagementFactory.getCompilationMXBean();
+        boolean timed = jit != null && jit.isCompilationTimeMonitoringSupported();
+        long start = System.nanoTime(), roundJit = timed ? jit.getTotalCompilationTime() : 0;
+        boolean quiet = !timed;
         int passes = 0;
         try {
-            for (int s = 0; s < sessions; s++) slots[s] = engine.openSlot();
-            int context = Math.min(DECODE_CONTEXT, slots[0].capacity());
-            for (long done = 0; done < (long) layerCalls && System.nanoTime() - start < budgetNanos; passes++) {
+            for (int s = 0; s < slots.length; s++) slots[s] = engine.openSlot();
+            int capacity = slots[0].capacity(), context = Math.min(DECODE_CONTEXT, capacity);
+            int chunk = Math.max(1, Math.min(Math.min(promptRows, maxRows), capacity));
+            int promptSessions = Math.max(1, Math.min(PROMPT_SESSIONS, maxRows / chunk));
+            int promptContext = Math.max(chunk, Math.min(PROMPT_CHUNKS * chunk, capacity) / chunk * chunk);
+            for (long done = 0; (done < (long) layerCalls || !quiet) && System.nanoTime() - start < budgetNanos; passes++) {
                 boolean prompt = passes % PROMPT_EVERY == PROMPT_EVERY - 1;
-                int n = prompt ? Math.min(PROMPT_ROWS, Math.min(maxRows, context)) : passes % 2 == 0 ? sessions : 1;
                 batch.clear();
-                if (prompt) slots[0].truncate(0);
-                for (int r = 0; r < n; r++) {
-                    StateSlot slot = slots[prompt ? 0 : r];
-                    if (slot.length() >= context) slot.truncate(0);
-                    int pos = slot.length() + (prompt ? r : 0);
-                    boolean output = !prompt || r == n - 1;
-                    if (first) {
-                        batch.addToken(slot, pos, random.nextInt(vocab), output);
-                    } else {
-                        for (int i = 0; i < width; i++) row[i] = (float) random.nextGaussian();
-                        batch.addBoundary(slot, pos, row, 0, output);
+                int n = 0;
+                if (prompt) {
+                    for (int s = 0; s < promptSessions; s++) {
+                        StateSlot slot = slots[sessions + s];
+                        if (slot.length() + chunk > promptContext) slot.truncate(0);
+                        int at = slot.length();
+                        for (int r = 0; r < chunk; r++) add(batch, slot, at + r, r == chunk - 1, first, vocab, random, row);
+                    }
+                    n = promptSessions * chunk;
+                } else {
+                    n = passes % 2 == 0 ? sessions : 1;
+                    for (int r = 0; r < n; r++) {
+                        StateSlot slot = slots[r];
+                        if (slot.length() >= context) slot.truncate(0);
+                        add(batch, slot, slot.length(), true, first, vocab, random, row);
                     }
                 }
                 engine.forward(batch);
                 done += (long) n * layers;
+                if (prompt && timed) {
+                    long now = jit.getTotalCompilationTime();
+                    quiet = now - roundJit < QUIET_JIT_MS;
+                    roundJit = now;
+                }
             }
         } finally {
             for (StateSlot s : slots) if (s != null) s.close();
         }
         return passes;
+    }
+
+    /** One row at {@code pos}: a pseudo-random token on a first stage, a pseudo-random boundary row on a later one. */
+    private static void add(Batch batch, StateSlot slot, int pos, boolean output, boolean first, int vocab,
+                            java.util.SplittableRandom random, float[] row) {
+        if (first) {
+            batch.addToken(slot, pos, random.nextInt(vocab), output);
+        } else {
+            for (int i = 0; i < row.length; i++) row[i] = (float) random.nextGaussian();
+            batch.addBoundary(slot, pos, row, 0, output);
+        }
     }
 }

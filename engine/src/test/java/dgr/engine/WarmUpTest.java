@@ -16,7 +16,7 @@ class WarmUpTest {
             if (warm) {
                 WarmUp.run(e, 3);
                 // Decode and prompt passes past the warm-up context (48), so its sessions start again too.
-                assertThat(WarmUp.decode(e, 800, 60_000_000_000L)).isGreaterThanOrEqualTo(100);
+                assertThat(WarmUp.decode(e, 800, 16, 60_000_000_000L)).isGreaterThanOrEqualTo(100);
             }
             try (StateSlot slot = e.openSlot()) {
                 Batch b = new Batch(8, e.boundarySchema().rowWidth());

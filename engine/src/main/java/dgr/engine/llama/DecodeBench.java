@@ -92,7 +92,7 @@ public final class DecodeBench {
             if (prompts.length > 0) {
                 int passes = warmPrompts(e, Math.min(128, prompts[0]), chunk);
                 System.out.printf("prompt warm-up: %d untimed prompts of %d tokens, until the JIT compiled under %d ms in one%n", passes,
-                        Math.min(128, prompts[0]), QUIET_JIT_MS);
+                        Math.min(128, prompts[0]), dgr.engine.WarmUp.QUIET_JIT_MS);
             }
             if (amxRounds > 0) ab(e, prompts, chunk, amxRounds, "AMX", "VNNI", dgr.engine.kernel.Q8Kernels::amxForBenchmark);
             if (roundingRounds > 0) {
@@ -126,11 +126,8 @@ public final class DecodeBench {
         }
     }
 
-    /** A warm-up prompt after which the JIT compiled less than this (ms of compiler time) counts as warm. */
-    static final long QUIET_JIT_MS = 20;
-
     /**
-     * Untimed prompts of {@code n} tokens until one passes with the JIT compiling under {@link #QUIET_JIT_MS}
+     * Untimed prompts of {@code n} tokens until one passes with the JIT compiling under {@link dgr.engine.WarmUp#QUIET_JIT_MS}
      * (at most 8): a fresh JVM's first prompts run while C2 still compiles the prompt path's helpers, so a
      * prompt timed then measures the compiler, not the engine a serving node runs after its warm-up.
      */
@@ -141,7 +138,7 @@ public final class DecodeBench {
             long before = jit.getTotalCompilationTime();
             prefill(e, n, chunk);
             passes++;
-            if (jit.getTotalCompilationTime() - before < QUIET_JIT_MS) break;
+            if (jit.getTotalCompilationTime() - before < dgr.engine.WarmUp.QUIET_JIT_MS) break;
         }
         return passes;
     }

@@ -61,14 +61,19 @@ public final class ServedModel implements AutoCloseable {
 
     /**
      * Loads the engine (its row limit set to the scheduler's {@code maxBatchTokens}), so the node can
-     * read its recipe before it decides the scheduler's limits. A few throw-away passes follow
-     * ({@link dgr.engine.WarmUp}) so the first request is not served by uncompiled kernels.
+     * read its recipe before it decides the scheduler's limits. Throw-away passes follow
+     * ({@link dgr.engine.WarmUp}): decode rows and prompt chunks of the scheduler's size, until the JIT is
+     * quiet, so the first requests are not served by uncompiled kernels (whatever span the engine holds).
      */
-
     public static Engine loadEngine(ModelSpec spec, EngineOptions engineOptions, SchedulerConfig base) {
         Engine engine = Engines.load(spec.path(), engineOptions.withMaxRows(base.maxBatchTokens()));
         try {
+            long t0 = System.nanoTime();
             dgr.engine.WarmUp.run(engine, 2);
+            int passes = dgr.engine.WarmUp.decode(engine, base.maxPrefillChunk());
+            System.getLogger(ServedModel.class.getName()).log(System.Logger.Level.INFO, "warm-up of " + spec.id() + ": "
+                    + passes + " passes (decode rows, prompt chunks of " + base.maxPrefillChunk() + ") in "
+                    + (System.nanoTime() - t0) / 1_000_000 + " ms");
         } catch (RuntimeException | Error e) {
             engine.close();
             throw e;

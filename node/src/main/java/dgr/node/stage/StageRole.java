@@ -23,7 +23,6 @@ public final class StageRole implements AutoCloseable {
         if (engines.size() != 1) throw new IllegalArgumentException("a stage serves one model's span; " + engines.size() + " models were given");
         Engine e = engines.getFirst();
         warmWire(plan, e);
-        warmDecode(e);
         server = StageServer.start(e, new StageServer.Options(config.host(), plan.stagePort(), plan.token(), plan.clock(), plan.orphanGrace()));
         engines.set(0, null);
         address = plan.dialAddress(config.host(), server.port());
@@ -38,7 +37,6 @@ public final class StageRole implements AutoCloseable {
     public HeadDownstream head(Engine engine, StagePlan plan, PrometheusRegistry registry) {
         if (plan == null || !plan.isHead()) return null;
         warmWire(plan, engine);
-        warmDecode(engine);
         HeadDownstream d = new HeadDownstream(engine, plan.route(), plan.token(), plan.clock(), plan.routeDepth());
         headEngine = engine;
         head = d;
@@ -54,18 +52,6 @@ public final class StageRole implements AutoCloseable {
             System.getLogger(StageRole.class.getName()).log(System.Logger.Level.INFO,
                     "stage transport warm-up: " + WireWarmUp.ROUNDS + " round trips in " + nanos / 1_000_000 + " ms");
         }
-    }
-
-    /**
-     * Runs decode passes over the span until a layer's per-row helpers are compiled ({@link dgr.engine.WarmUp#decode}):
-     * a process holding part of the layers calls them that much less often per token than one node, so without
-     * this a route served its first hundreds of tokens with code one node had compiled long before.
-     */
-    private static void warmDecode(Engine e) {
-        long t0 = System.nanoTime();
-        int passes = dgr.engine.WarmUp.decode(e);
-        System.getLogger(StageRole.class.getName()).log(System.Logger.Level.INFO,
-                "span decode warm-up: " + passes + " passes in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
     }
 
     /**
