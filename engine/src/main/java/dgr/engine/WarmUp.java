@@ -14,8 +14,11 @@ package dgr.engine;
 public final class WarmUp {
     /** Sessions of a many-row decode pass, and the positions a warm-up session reaches before it starts again. */
     private static final int DECODE_SESSIONS = 4, DECODE_CONTEXT = 48;
-    /** Sessions whose prompt chunks fill a prompt pass (a serving batch takes several sessions' chunks), and the chunks of one prompt. */
-    private static final int PROMPT_SESSIONS = 2, PROMPT_CHUNKS = 4;
+    /**
+     * Sessions whose prompt chunks fill a prompt pass (a serving batch takes several sessions' chunks), and the
+     * chunks of one prompt (how far a warm-up prompt goes before it starts again).
+     */
+    private static final int PROMPT_SESSIONS = 3, PROMPT_CHUNKS = 4;
     /**
      * {@link #decode}'s default: calls in all (rows × the span's layers) of a helper each layer calls once per
      * row (about twice what C2 needs with the launcher's engine threshold, a tenth of the JVM's), and the
@@ -25,8 +28,6 @@ public final class WarmUp {
     static final long DECODE_BUDGET_NANOS = 10_000_000_000L;
     /** Every this many passes a prompt pass instead of a decode pass (a round: the passes up to and including one). */
     private static final int PROMPT_EVERY = 8;
-    /** The prompt rows of one session in one pass where the caller gives none (the scheduler's default chunk). */
-    static final int PROMPT_ROWS = 32;
     /**
      * JIT compile time under which a round of passes counts as compiled: a JVM whose kernels and helpers are all
      * compiled spends a few milliseconds a second on recompilations, one still compiling the prompt path hundreds.
@@ -63,8 +64,8 @@ public final class WarmUp {
 
     /**
      * Decode passes, alternately one row of each of 4 sessions and one row of one session (the shapes
-     * of c=4..8 and c=1), every {@value #PROMPT_EVERY}th a prompt pass instead: chunks of {@code promptRows}
-     * rows of two sessions, each prompt {@value #PROMPT_CHUNKS} chunks long, as the scheduler batches them. It
+     * of c=4..8 and c=1), every {@value #PROMPT_EVERY}th a prompt pass instead: chunks of up to {@code promptRows}
+     * rows of up to three sessions, each prompt up to {@value #PROMPT_CHUNKS} chunks long, as the scheduler batches them. It
      * runs until the span's layers together have computed {@code layerCalls} rows (a helper called once per
      * row of each layer has run that often) and a round of passes found the JIT quiet (under
      * {@link #QUIET_JIT_MS} of compile time), or {@code budgetNanos} is spent; returns the passes run. Any
@@ -87,6 +88,8 @@ public final class WarmUp {
         int maxRows = engine.features().maxRows(), width = engine.boundarySchema().rowWidth();
         int layers = Math.max(1, engine.recipe().endLayer() - engine.recipe().firstLayer());
         boolean first = engine.recipe().isFirstStage();
+        // A stage in the middle of a route hands every row on, so its stage worker asks output of every row.
+        boolean every = !first && !engine.recipe().isLastStage();
         int vocab = engine.info().vocabSize(), sessions = Math.min(DECODE_SESSIONS, maxRows);
         java.util.SplittableRandom random = new java.util.SplittableRandom(23);
         float[] row = new float[width];
@@ -101,20 +104,29 @@ public final class WarmUp {
             for (int s = 0; s < slots.length; s++) slots[s] = engine.openSlot();
             int capacity = slots[0].capacity(), context = Math.min(DECODE_CONTEXT, capacity);
             int chunk = Math.max(1, Math.min(Math.min(promptRows, maxRows), capacity));
-            int promptSessions = Math.max(1, Math.min(PROMPT_SESSIONS, maxRows / chunk));
-            int promptContext = Math.max(chunk, Math.min(PROMPT_CHUNKS * chunk, capacity) / chunk * chunk);
+            int promptContext = Math.min(Math.max(PROMPT_CHUNKS * chunk, 2 * maxRows), capacity);
             for (long done = 0; (done < (long) layerCalls || !quiet) && System.nanoTime() - start < budgetNanos; passes++) {
                 boolean prompt = passes % PROMPT_EVERY == PROMPT_EVERY - 1;
                 batch.clear();
                 int n = 0;
                 if (prompt) {
-                    for (int s = 0; s < promptSessions; s++) {
+                    // Every other prompt pass whole chunks, the others runs of any length that fits (up to a whole
+                    // batch of one session, as a failover's replay sends) with or without an output row, at whatever
+                    // positions the sessions reached: a serving batch's chunks are neither all whole nor aligned to
+                    // attention's runs of 16. Kernels compiled on whole aligned chunks only met branches they had
+                    // never taken on a failover's first replay batch: TiledAttention.lanes hit an uncommon trap and
+                    // ran deoptimised while C2 compiled it again (its thread took 0.86 s of the replacement's CPU
+                    // during the replay of a 3-stage llama-1b route).
+                    boolean whole = (passes / PROMPT_EVERY) % 2 == 0;
+                    for (int s = 0; s < PROMPT_SESSIONS && n < maxRows; s++) {
                         StateSlot slot = slots[sessions + s];
-                        if (slot.length() + chunk > promptContext) slot.truncate(0);
+                        int len = whole ? Math.min(maxRows - n, chunk) : 1 + random.nextInt(maxRows - n);
+                        boolean output = whole || random.nextBoolean();
+                        if (slot.length() + len > promptContext) slot.truncate(0);
                         int at = slot.length();
-                        for (int r = 0; r < chunk; r++) add(batch, slot, at + r, r == chunk - 1, first, vocab, random, row);
+                        for (int r = 0; r < len; r++) add(batch, slot, at + r, every || output && r == len - 1, first, vocab, random, row);
+                        n += len;
                     }
-                    n = promptSessions * chunk;
                 } else {
                     n = passes % 2 == 0 ? sessions : 1;
                     for (int r = 0; r < n; r++) {

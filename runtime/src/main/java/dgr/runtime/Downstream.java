@@ -53,6 +53,14 @@ public interface Downstream {
     /** The session ended on the head ({@code phase} FINISHED, CANCELLED or FAILED): free it everywhere. */
     void close(long sequenceId, Phase phase, String reason);
 
+    /**
+     * Whether a session whose token just came should get no next row yet: a failover's replay is still
+     * computing other moved sessions' rows on the replacement, and this session's next rows would take the
+     * cores (of every stage, on one machine) that the replay needs, so the last of them would wait longer.
+     * Asked after each token and again while the answer is yes; a hold must end by itself (a bound).
+     */
+    default boolean holds(long sequenceId) { return false; }
+
     /** Positions of the session the route computed again after a stage failed (its dead span's work redone). */
     default int recomputedTokens(long sequenceId) { return 0; }
 }

@@ -3,6 +3,7 @@ package dgr.runtime;
 import dgr.engine.Batch;
 import dgr.engine.Engine;
 import dgr.engine.ForwardResult;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -28,11 +29,19 @@ final class HeadRoute {
         int awaiting;
     }
 
+    /**
+     * Stands for a micro-batch for a session the route {@linkplain Downstream#holds holds} after its token
+     * came: the planner leaves it out as if in flight, but it counts in no flight.
+     */
+    private static final Flight HELD = new Flight();
+
     private final Downstream downstream;
     private final Engine engine;
     private final int depth;
     private final long[] rowSessions;
     private final Map<Long, Session> open = new HashMap<>();
+    /** Sessions held after their token ({@link #HELD}), asked again on every receive. */
+    private final List<Session> held = new ArrayList<>();
     private int flights;
     private long waitedNanos;
 
@@ -79,9 +88,11 @@ final class HeadRoute {
      * be planned now (every running session in flight) or {@code depth} micro-batches are in flight.
      */
     void receive(List<Session> running, BiConsumer<Session, Integer> token, BiConsumer<Session, String> lost) {
+        release();
         boolean plannable = false;
         for (int i = 0; i < running.size() && !plannable; i++) plannable = running.get(i).inFlight == null;
-        boolean wait = flights > 0 && (!plannable || flights >= depth);
+        // Held sessions wait too (a wait ends at the latest after MAX_WAIT_NANOS, when their holds are asked again).
+        boolean wait = (flights > 0 || !held.isEmpty()) && (!plannable || flights >= depth);
         if (wait) rest();  // as in send: only the route can bring the next rows
         long t0 = System.nanoTime();
         downstream.receive(wait ? MAX_WAIT_NANOS : 0, new Downstream.Replies() {
@@ -91,6 +102,10 @@ final class HeadRoute {
                 if (s == null || s.inFlight == null) return;  // ended meanwhile, or a repeat
                 land(s);
                 token.accept(s, t);
+                if (open.containsKey(sequenceId) && downstream.holds(sequenceId)) {  // still open: the token did not end it
+                    s.inFlight = HELD;
+                    held.add(s);
+                }
             }
 
             @Override
@@ -116,7 +131,18 @@ final class HeadRoute {
     private void land(Session s) {
         Flight f = s.inFlight;
         s.inFlight = null;
-        if (f != null && --f.awaiting == 0) flights--;
+        if (f == HELD) held.remove(s);
+        else if (f != null && --f.awaiting == 0) flights--;
+    }
+
+    /** Makes the held sessions the route holds no longer plannable again. */
+    private void release() {
+        for (int i = held.size() - 1; i >= 0; i--) {
+            Session s = held.get(i);
+            if (downstream.holds(s.sequenceId())) continue;
+            s.inFlight = null;
+            held.remove(i);
+        }
     }
 
     void wake() { downstream.wake(); }

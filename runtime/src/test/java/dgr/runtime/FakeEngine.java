@@ -106,14 +106,24 @@ final class FakeEngine implements Engine {
     private long forwardCalls;
 
     FakeEngine(String name, boolean mixed, int maxRows, int vocab, int contextLength, long bytesPerToken, String seed) {
+        this(name, mixed, maxRows, vocab, contextLength, bytesPerToken, seed, 2);
+    }
+
+    /** {@code endLayer} 1: a head's span (layer 0 of 2), whose scheduler needs a route; 2: the whole model. */
+    private FakeEngine(String name, boolean mixed, int maxRows, int vocab, int contextLength, long bytesPerToken, String seed, int endLayer) {
         this.id = new EngineId(name, 1);
         this.mixed = mixed;
         this.maxRows = maxRows;
         this.vocab = vocab;
         this.contextLength = contextLength;
         this.layout = new Layout("fake-kv-" + bytesPerToken, bytesPerToken);
-        this.recipe = new Recipe("sha-" + seed, "fake", 0, 2, 2, contextLength, "f32", "none");
+        this.recipe = new Recipe("sha-" + seed, "fake", 0, endLayer, 2, contextLength, "f32", "none");
         this.out = new float[maxRows * vocab];
+    }
+
+    /** A head's span of the standard engine: its scheduler runs with a {@link Downstream}. */
+    static FakeEngine head() {
+        return new FakeEngine("fake-head", false, 256, 64, 512, 100, "a", 1);
     }
 
     static FakeEngine standard(boolean mixed) {

@@ -35,6 +35,9 @@ final class FailoverPhases {
 
     void sent(long now) { sentNanos = now; }
 
+    /** Whether every moved session has its next token (or ended). */
+    boolean settled() { return waiting <= 0; }
+
     /** A moved session got its next token, or ended before it; logs the phases after the last one. */
     void next(long now) {
         if (firstNanos == 0) firstNanos = now;

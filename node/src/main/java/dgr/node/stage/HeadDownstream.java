@@ -59,6 +59,9 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
         int[] flight;
         /** The failover that moved this session, until its next token comes. */
         FailoverPhases recovery;
+        /** After that token: the failover whose other moved sessions this one waits for ({@link #holds}), and since when. */
+        FailoverPhases heldBy;
+        long heldSince;
 
         Head(long sequenceId, String wire, SamplerConfig sampler, LogitBias bias, List<String> hops) {
             this.sequenceId = sequenceId;
@@ -78,6 +81,11 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
     private final int firstLayerAfter;
     /** Addresses declared dead, with when ({@link System#nanoTime}); see {@link #choose}. */
     private final Map<String, Long> dead = new ConcurrentHashMap<>();
+    /**
+     * Longest a moved session that has its next token waits for the failover's other moved sessions before its
+     * next row ({@link #holds}): bounds what a slow replay costs the sessions that came back first.
+     */
+    private static final long HOLD_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** A hop whose every stage is dead tries the one dead longest again after this: it may have been started again. */
     private static final long RETRY_DEAD_NANOS = TimeUnit.SECONDS.toNanos(2);
     private final RouteWarmUp warm;
@@ -294,6 +302,10 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
             s.generated.add(t.getToken());
             s.pendingPosition = -1;
             land(s);
+            if (s.recovery != null) {
+                s.heldBy = s.recovery;
+                s.heldSince = System.nanoTime();
+            }
             recovered(s);
             out.token(s.sequenceId, t.getToken());
         }
@@ -362,6 +374,20 @@ public final class HeadDownstream implements Downstream, Downlinks.Listener, Aut
         byWire.remove(s.wire);
         if (phase == Phase.FINISHED) links.close(s.wire);
         else links.cancel(s.wire, reason == null || reason.isEmpty() ? phase.name().toLowerCase() : reason);
+    }
+
+    /**
+     * A session that has its first token after a failover waits until every session that failover moved has
+     * one (or {@link #HOLD_NANOS} pass): until then the replacement is still replaying the others' rows, and
+     * this one's next rows would be computed beside that replay (on every stage; on one machine, on the same
+     * cores) and lengthen the pause of the sessions still waiting, which is the longest gap a client sees.
+     */
+    @Override
+    public boolean holds(long sequenceId) {
+        Head s = sessions.get(sequenceId);
+        if (s == null || s.heldBy == null) return false;
+        if (s.heldBy.settled() || System.nanoTime() - s.heldSince > HOLD_NANOS) s.heldBy = null;
+        return s.heldBy != null;
     }
 
     @Override
