@@ -251,7 +251,7 @@ final class Downlinks implements Link.Owner, AutoCloseable {
                     Token t = tokens.get(i);
                     rtt = Math.max(rtt, link.answered(new Link.Reply(t.getSession(), t.getPosition())));
                 }
-                if (link.measured()) knownNanosPerRow = link.nanosPerRow();
+                if (link.measured()) knownNanosPerRow = link.knownNanosPerRow();
                 // The reply changed the link's time per row, so the deadlines of its other rows: one may now
                 // come before the watchdog wakes (rarely: it wakes at the earliest deadline or a floor from now).
                 if (link.dueBefore(watchAt)) LockSupport.unpark(watchdog);
@@ -324,7 +324,7 @@ final class Downlinks implements Link.Owner, AutoCloseable {
                 long deadline = l.deadline(due);
                 if (now - deadline > 0) {
                     drop(l, "hung: no reply within " + (deadline - due.sentNanos) / 1_000_000 + " ms (deadline from "
-                            + (l.measured() ? String.format("%.2f ms per row measured, ", l.nanosPerRow() / 1e6) : "no reply measured yet, ")
+                            + (l.measured() ? String.format("%.2f ms per row measured, ", l.nanosPerRow(due.rowsAhead) / 1e6) : "no reply measured yet, ")
                             + due.rowsAhead + " rows ahead)");
                 } else if (deadline - next < 0) {
                     next = deadline;

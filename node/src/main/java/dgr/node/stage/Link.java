@@ -69,13 +69,12 @@ final class Link {
     private static final int EARLY_KEPT = 4096;
     private volatile boolean dead;
     private int unansweredRows;
-    private double nanosPerRow;
-    private boolean measured;
+    private final ReplyRates rates;
 
     Link(String address, ClusterToken token, StepClock clock, Owner owner) {
         this.address = address;
         this.clock = clock;
-        this.nanosPerRow = clock.initialNanosPerRow();
+        this.rates = new ReplyRates(clock.initialNanosPerRow());
         // directExecutor: replies are handled on the transport's thread (Downlinks only records them
         // and enqueues or relays; nothing there blocks), one thread hand-off less per token.
         this.channel = NettyChannelBuilder.forTarget(address).usePlaintext()
@@ -144,8 +143,7 @@ final class Link {
             return -1;
         }
         long rtt = System.nanoTime() - p.sentNanos;
-        nanosPerRow = StepClock.update(nanosPerRow, measured, rtt, p.rowsAhead);
-        measured = true;
+        rates.update(rtt, p.rowsAhead);
         release(key, p);
         return rtt;
     }
@@ -197,19 +195,19 @@ final class Link {
 
     /** When the replies of a flush are due, from the step time measured now. */
     synchronized long deadline(Sent s) {
-        return clock.deadline(s.sentNanos, measured, nanosPerRow, s.rowsAhead);
+        return clock.deadline(s.sentNanos, rates.measured(), rates.nanosPerRow(s.rowsAhead), s.rowsAhead);
     }
 
-    synchronized double nanosPerRow() { return nanosPerRow; }
+    /** The time per row a flush behind {@code rowsAhead} rows is given ({@link ReplyRates}). */
+    synchronized double nanosPerRow(int rowsAhead) { return rates.nanosPerRow(rowsAhead); }
+
+    /** The rate a new link to the same span starts from ({@link ReplyRates#known}). */
+    synchronized double knownNanosPerRow() { return rates.known(); }
 
     /** Starts from a step time measured on another link to the same span. */
-    synchronized void seed(double perRow) {
-        if (measured) return;
-        nanosPerRow = perRow;
-        measured = true;
-    }
+    synchronized void seed(double perRow) { rates.seed(perRow); }
 
-    synchronized boolean measured() { return measured; }
+    synchronized boolean measured() { return rates.measured(); }
 
     /** Closes the stream and the channel now; idempotent. The owner is not called back. */
     void kill() {

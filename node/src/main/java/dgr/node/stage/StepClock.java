@@ -4,7 +4,8 @@ package dgr.node.stage;
  * The deadline of a reply from a downstream link, derived from the step time measured on that link:
  * {@code floor + factor × (measured nanoseconds per row) × (rows the reply waits behind)}. A
  * reply's time per row updates an exponential average (weight 1/4), so the deadline follows the
- * route's real speed. Before a link's first reply nothing is measured, and a fresh process's first
+ * route's real speed; small flushes (decode rows) and large ones (prompt chunks) are timed apart
+ * ({@link ReplyRates}). Before a link's first reply nothing is measured, and a fresh process's first
  * rows pay for class loading and compilation (seconds on a busy machine): that reply gets
  * {@code firstReplyNanos} plus {@code initialNanosPerRow} per row.
  */
