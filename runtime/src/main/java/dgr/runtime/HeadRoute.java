@@ -99,7 +99,8 @@ final class HeadRoute {
             @Override
             public void token(long sequenceId, int t) {
                 Session s = open.get(sequenceId);
-                if (s == null || s.inFlight == null) return;  // ended meanwhile, or a repeat
+                // Ended meanwhile, or a repeat (also of a held session's token: held is not in flight).
+                if (s == null || s.inFlight == null || s.inFlight == HELD) return;
                 land(s);
                 token.accept(s, t);
                 if (open.containsKey(sequenceId) && downstream.holds(sequenceId)) {  // still open: the token did not end it
@@ -135,7 +136,7 @@ final class HeadRoute {
         else if (f != null && --f.awaiting == 0) flights--;
     }
 
-    /** Makes the held sessions the route holds no longer plannable again. */
+    /** Makes the held sessions that the route no longer holds plannable again. */
     private void release() {
         for (int i = held.size() - 1; i >= 0; i--) {
             Session s = held.get(i);
