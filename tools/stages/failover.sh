@@ -22,8 +22,9 @@ TOKEN="failover-$$"
 KILLS="${KILLS:-20}"
 SIGNAL="${SIGNAL:-KILL}"
 # A kill -9 is told from the broken stream at once; the floor (2 s) only guards a loaded machine's
-# stalls from being taken for a hung stage. With SIGNAL=STOP (a hung stage) the deadline is what tells,
-# so the floor is the serving default (250 ms): detection = floor + 4 step times of the rows ahead.
+# stalls from being taken for a hung stage. With SIGNAL=STOP (a hung stage) its silence is what tells
+# (no reply and no pulse), so the floor is the serving default (250 ms): detection = floor + 3 pulse
+# periods of 100 ms after the stage was last heard from.
 if [ "$SIGNAL" = STOP ]; then FLOOR="${FLOOR:-250ms}"; else FLOOR="${FLOOR:-2s}"; fi
 WORK="$(mktemp -d /tmp/dgr-stages-failover.XXXXXX)"
 PIDS=()

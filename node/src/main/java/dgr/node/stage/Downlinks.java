@@ -20,7 +20,8 @@ import java.util.concurrent.locks.LockSupport;
  * A stage's side of its downstream neighbours (the head's too): one {@link Link} per next-hop
  * address, each live session's route and the boundary rows sent for it ({@link KeptRows}).
  *
- * <p>When a link breaks, or a reply misses its {@link StepClock} deadline (a hung stage), the link is
+ * <p>When a link breaks, or its stage goes silent (no reply and no {@link Pulses pulse}: suspended or
+ * stalled) or a reply misses its {@link StepClock} deadline (alive but not computing), the link is
  * dropped and the owner hears which sessions went through it. When the head moves a session to an
  * alternate, {@link #resume} opens it there and replays the kept rows, so only the dead span is
  * recomputed. Sends happen on the owner's thread; replies and failures come on gRPC's threads and the
@@ -147,7 +148,12 @@ final class Downlinks implements Link.Owner, AutoCloseable {
             Queued q = e.getValue();
             // The next stage computes these rows as one batch: every awaited reply waits behind all of them
             // (registering each with only the rows queued before it made the first ones' deadlines too short).
-            if (!q.awaited.isEmpty()) l.expect(q.awaited, q.rows);
+            if (!q.awaited.isEmpty()) {
+                l.expect(q.awaited, q.rows);
+                // A stage silent since before these rows were sent is due at once: the watchdog looks now,
+                // not when it next wakes (up to a floor from now).
+                if (l.dueBefore(watchAt)) LockSupport.unpark(watchdog);
+            }
             RowsBatch.Builder b = RowsBatch.newBuilder().setSentNanos(q.handedOver).setClock(HostClock.ID);
             int bytes = 0;
             for (Rows r : q.entries) {
@@ -289,9 +295,10 @@ final class Downlinks implements Link.Owner, AutoCloseable {
     /**
      * Checks the deadlines when the earliest one is due, not on a fixed tick: a tick is a thread
      * wake-up, on these virtual machines a core's, every few milliseconds on a route that is otherwise
-     * waiting for one row. A row sent while the watchdog sleeps cannot be due before it wakes (its
-     * deadline is at least a floor after its sending, and the watchdog sleeps a floor at most); a
-     * reply that brings an earlier deadline of another row wakes it ({@link #received}).
+     * waiting for one row. A row sent while the watchdog sleeps cannot reach its deadline before it
+     * wakes (a deadline is at least a floor after its sending, and the watchdog sleeps a floor at most);
+     * a reply that brings an earlier deadline of another row wakes it ({@link #received}), and so does
+     * a flush to a stage that has been silent too long already ({@link #flush}).
      */
     private void watchLoop() {
         while (!closed) {
@@ -321,13 +328,16 @@ final class Downlinks implements Link.Owner, AutoCloseable {
             for (Link l : live) {
                 Link.Sent due = l.firstDue();
                 if (due == null) continue;
-                long deadline = l.deadline(due);
-                if (now - deadline > 0) {
+                long deadline = l.deadline(due), silent = l.silentAfter(due);
+                if (now - silent > 0) {
+                    drop(l, "hung: " + l.silence(now));
+                } else if (now - deadline > 0) {
                     drop(l, "hung: no reply within " + (deadline - due.sentNanos) / 1_000_000 + " ms (deadline from "
                             + (l.measured() ? String.format("%.2f ms per row measured, ", l.nanosPerRow(due.rowsAhead) / 1e6) : "no reply measured yet, ")
                             + due.rowsAhead + " rows ahead)");
-                } else if (deadline - next < 0) {
-                    next = deadline;
+                } else {
+                    long at = silent - deadline < 0 ? silent : deadline;
+                    if (at - next < 0) next = at;
                 }
             }
         } catch (RuntimeException e) {

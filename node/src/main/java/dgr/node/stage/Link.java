@@ -68,6 +68,8 @@ final class Link {
     private final java.util.LinkedHashSet<Reply> early = new java.util.LinkedHashSet<>();
     private static final int EARLY_KEPT = 4096;
     private volatile boolean dead;
+    /** What came from the stage and when: its silence tells a suspended stage from a busy one. */
+    private final Silence silence = new Silence(System.nanoTime());
     private int unansweredRows;
     private final ReplyRates rates;
 
@@ -85,7 +87,12 @@ final class Link {
             public void beforeStart(ClientCallStreamObserver<Down> requestStream) {}
 
             @Override
-            public void onNext(Up up) { owner.received(self, up); }
+            public void onNext(Up up) {
+                boolean pulse = up.getKindCase() == Up.KindCase.PULSE;
+                silence.heard(System.nanoTime(), pulse ? Math.max(1, up.getPulse().getEveryMillis()) * 1_000_000L : 0);
+                if (pulse) return;  // a pulse only says the stage is alive; it is this hop's alone, not relayed
+                owner.received(self, up);
+            }
 
             @Override
             public void onError(Throwable t) {
@@ -184,11 +191,14 @@ final class Link {
         return first;
     }
 
-    /** Whether a reply that can be late falls due before {@code at} ({@link System#nanoTime}). */
+    /**
+     * Whether a reply that can be late falls due before {@code at} ({@link System#nanoTime}), by its
+     * deadline or by the stage's silence.
+     */
     synchronized boolean dueBefore(long at) {
         for (int i = 0; i < flushes.size(); i++) {
             Sent s = flushes.get(i);
-            if (s.lateable > 0 && deadline(s) - at < 0) return true;
+            if (s.lateable > 0 && (deadline(s) - at < 0 || silentAfter(s) - at < 0)) return true;
         }
         return false;
     }
@@ -196,6 +206,27 @@ final class Link {
     /** When the replies of a flush are due, from the step time measured now. */
     synchronized long deadline(Sent s) {
         return clock.deadline(s.sentNanos, rates.measured(), rates.nanosPerRow(s.rowsAhead), s.rowsAhead);
+    }
+
+    /**
+     * When the stage counts as hung for its silence while {@code s}'s replies are awaited: nothing, not
+     * even a pulse, since its last word ({@link StepClock#silentAfter}, {@link Silence}), however long
+     * before the flush that was: a stage pulses whether it has rows or not, and one suspended while this
+     * side computed the flush's rows (a head's span: 0.1-0.3 s) had already been silent that long. Never
+     * for a stage that has not pulsed yet (one of protocol 1, or whose stream's first pulse is still to
+     * come): only its replies' deadline applies.
+     */
+    long silentAfter(Sent s) {
+        if (!silence.pulses()) return s.sentNanos + Long.MAX_VALUE / 4;
+        return clock.silentAfter(silence.heard(), silence.unitNanos());
+    }
+
+    /** Why the stage counts as hung at {@code now} when {@link #silentAfter} has passed. */
+    String silence(long now) {
+        return "silent for " + (now - silence.heard()) / 1_000_000 + " ms, no reply and no pulse (it pulses every "
+                + silence.periodNanos() / 1_000_000 + " ms, longest gap lately " + silence.recentGapNanos() / 1_000_000
+                + " ms; allowed: the " + clock.floorNanos() / 1_000_000 + " ms floor and " + StepClock.SILENT_PULSES + " × "
+                + silence.unitNanos() / 1_000_000 + " ms)";
     }
 
     /** The time per row a flush behind {@code rowsAhead} rows is given ({@link ReplyRates}). */

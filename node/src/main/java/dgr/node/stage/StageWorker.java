@@ -69,6 +69,8 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
     private long lastLoadNanos;
     /** Upstream streams that have sent something and not ended: where loads go (gRPC threads read it too). */
     private final java.util.Set<UpLink> ups = ConcurrentHashMap.newKeySet();
+    /** Tells the upstream neighbours this stage is alive while it computes, or waits, without a word for them. */
+    private final Pulses pulses;
 
     /**
      * Rows of one session in the batch being formed; {@code sent}: when the upstream stage handed them to its
@@ -88,11 +90,12 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
         this.down = last ? null : new Downlinks(token, clock, width, this);
         this.batch = new Batch(maxRows, width);
         this.rowScratch = new float[width];
+        this.pulses = new Pulses(ups, "dgr-stage-pulse-" + engine.recipe().firstLayer() + "-" + engine.recipe().endLayer());
         this.turn = new LoopTurn("dgr-stage-" + engine.recipe().firstLayer() + "-" + engine.recipe().endLayer(), TICK_MILLIS, BACK_TO_BACK_NANOS, this::turn);
     }
 
     /**
-     * Queues what an upstream stream brought. On the last stage a message of rows (not a replay) is
+     * Queues what an upstream stream brought. On the last stage a message of decode rows (not a replay, {@link #INLINE_ROWS}) is
      * computed at once on the calling transport thread when the loop is idle, and its token written
      * from there ({@link LoopTurn}: two thread hand-offs fewer per decode token). Other stages keep
      * their transport threads free: a middle stage relays tokens from further down up through them,
@@ -107,12 +110,25 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
         // Rows for the next forward pass: the engine's workers (rested while the stage waited) wake now, in
         // parallel with the loop taking the message and planning the batch.
         if (rows) engine.wake();
-        turn.arrived(alone && last && rows && !hasReplay(((Message) op).down()));
+        turn.arrived(alone && last && rows && inlineable(((Message) op).down()));
     }
 
-    private static boolean hasReplay(Down d) {
-        for (Rows r : d.getRows().getRowsList()) if (r.getReplay()) return true;
-        return false;
+    /**
+     * Rows a message may hold to be computed inline: a decode batch's. The transport thread that computes
+     * them writes nothing else meanwhile, this stage's {@link Pulses} on that stream included, and a
+     * 64-row prompt chunk of a 5-layer llama-1b last stage took over 0.5 s on a slow host: its upstream
+     * declared it hung for its silence (the chunk's rows gain nothing from skipping a hand-off anyway).
+     */
+    static final int INLINE_ROWS = ReplyRates.LARGE_ROWS;
+
+    /** Whether a message of rows may be computed inline: no replay, at most {@link #INLINE_ROWS} rows. */
+    private static boolean inlineable(Down d) {
+        int n = 0;
+        for (Rows r : d.getRows().getRowsList()) {
+            if (r.getReplay()) return false;
+            n += r.getCount();
+        }
+        return n <= INLINE_ROWS;
     }
 
     /** One turn of the loop: what has come, in order, then one batch of it. */
@@ -448,6 +464,7 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
 
     @Override
     public void close() {
+        pulses.close();
         turn.close();
         for (Iterator<StageSession> it = sessions.values().iterator(); it.hasNext(); ) {
             it.next().slot.close();

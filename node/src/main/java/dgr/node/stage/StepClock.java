@@ -33,6 +33,22 @@ public record StepClock(long floorNanos, double factor, long initialNanosPerRow,
         return sentNanos + floorNanos + (long) (factor * nanosPerRow * Math.max(1, rowsAhead));
     }
 
+    /**
+     * Pulse periods (or longest recent gaps, {@link Silence#unitNanos}) a stage may stay silent, past the
+     * floor, before it counts as hung ({@link Pulses}).
+     */
+    static final int SILENT_PULSES = 3;
+
+    /**
+     * When a stage last heard from at {@code heardNanos} counts as hung: the floor (what the machine may
+     * stall any process for) plus {@link #SILENT_PULSES} × {@code unitNanos} (its pulse period, or the
+     * longest gap between its messages lately if longer). Its replies may take longer than that (a long
+     * batch); its pulses may not.
+     */
+    long silentAfter(long heardNanos, long unitNanos) {
+        return heardNanos + floorNanos + SILENT_PULSES * unitNanos;
+    }
+
     static double update(double average, boolean measured, long rttNanos, int rows) {
         double sample = (double) rttNanos / Math.max(1, rows);
         return measured ? 0.75 * average + 0.25 * sample : sample;

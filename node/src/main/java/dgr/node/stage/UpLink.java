@@ -11,6 +11,8 @@ final class UpLink {
     final String peer;
     private final ServerCallStreamObserver<Up> out;
     private boolean ended;
+    /** When anything was last handed to this stream ({@link System#nanoTime}): a pulse goes only after a quiet while. */
+    private long sentNanos = System.nanoTime();
 
     UpLink(long id, String peer, StreamObserver<Up> out) {
         this.id = id;
@@ -22,9 +24,15 @@ final class UpLink {
         if (ended || out.isCancelled()) return;
         try {
             out.onNext(up);
+            sentNanos = System.nanoTime();
         } catch (RuntimeException e) {
             ended = true;
         }
+    }
+
+    /** Sends {@code pulse} when nothing went on this stream for {@code quietNanos} ({@link Pulses}). */
+    synchronized void pulse(Up pulse, long now, long quietNanos) {
+        if (now - sentNanos >= quietNanos) send(pulse);
     }
 
     /** Refuses the stream with a status naming the fault; its sessions are dropped by the worker. */

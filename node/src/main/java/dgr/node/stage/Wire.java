@@ -8,8 +8,11 @@ import dgr.node.stage.wire.Sampling;
 
 /** Facts both ends of a stage stream agree on, and the conversions between wire and engine types. */
 final class Wire {
-    /** The protocol version in {@code Open.protocol} (the proto package is {@code dgr.stage.v1}). */
-    static final int PROTOCOL = 1;
+    /**
+     * The protocol version in {@code Open.protocol}, as in the proto package ({@code dgr.stage.v2}): 2 added
+     * {@code Pulse}, which a stage of version 1 would take for an empty reply, ten times a second.
+     */
+    static final int PROTOCOL = 2;
     /** Session ids of a head's warm-up rows start with this. */
     static final String WARM_PREFIX = "warm-";
 

@@ -30,6 +30,14 @@ class LinkTest {
     private static Link.Reply r(String session, int position) { return new Link.Reply(session, position); }
 
     @Test
+    void aStageThatNeverPulsedIsNotDeclaredHungForItsSilence() {
+        // The stage at port 1 never answers (nothing listens): no pulse came, so only the replies' deadline applies.
+        link.expect(List.of(r("a", 0)), 1);
+        Link.Sent due = link.firstDue();
+        assertThat(link.silentAfter(due) - System.nanoTime()).isGreaterThan(LATER);
+    }
+
+    @Test
     void aWarmUpFlushIsNeverDue() {
         link.expect(List.of(r(Wire.WARM_PREFIX + "1", 0)), 1);
         assertThat(link.firstDue()).isNull();
