@@ -37,7 +37,8 @@ public final class StageOptions {
 
     @Option(names = "--stage-reply-floor", paramLabel = "DURATION", defaultValue = "250ms",
             description = "least time a stage waits for a reply from downstream before it calls the stage hung; the deadline adds"
-                    + " 4 x the step time measured on that link (default: ${DEFAULT-VALUE})")
+                    + " 4 x the step time measured on that link, the silence allowed (no reply, no pulse) 3 x the stage's pulse period"
+                    + " or longest recent gap (default: ${DEFAULT-VALUE})")
     String replyFloor;
 
     @Option(names = "--route-depth", paramLabel = "N", description = "micro-batches the head keeps on its route at once (default: one per"

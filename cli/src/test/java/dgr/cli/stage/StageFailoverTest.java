@@ -87,7 +87,7 @@ class StageFailoverTest {
         // Accounting keeps the dead span's work apart: b2 computed again the positions b1 had.
         assertThat(headStage(base).path("recomputed_tokens").asLong()).as("recomputed tokens after kill -9").isPositive();
 
-        // kill -STOP of its replacement: no broken stream, only the deadline tells; they move to b3.
+        // kill -STOP of its replacement: no broken stream; its silence (no reply, no pulse) or the reply deadline tells; they move to b3.
         List<Streams.Result> stopped = runAndDisrupt(base, b2::suspend);
         assertSameTexts(stopped, reference, "after kill -STOP of b2");
         System.out.println("longest gap a client saw: kill -9 " + longestGap(killed) + " ms, kill -STOP " + longestGap(stopped) + " ms");
