@@ -152,7 +152,7 @@ final class Downlinks implements Link.Owner, AutoCloseable {
                 l.expect(q.awaited, q.rows);
                 // A stage silent since before these rows were sent is due at once: the watchdog looks now,
                 // not when it next wakes (up to a floor from now).
-                if (l.dueBefore(watchAt)) LockSupport.unpark(watchdog);
+                if (l.silentAfter() - watchAt < 0) LockSupport.unpark(watchdog);
             }
             RowsBatch.Builder b = RowsBatch.newBuilder().setSentNanos(q.handedOver).setClock(HostClock.ID);
             int bytes = 0;
@@ -328,9 +328,9 @@ final class Downlinks implements Link.Owner, AutoCloseable {
             for (Link l : live) {
                 Link.Sent due = l.firstDue();
                 if (due == null) continue;
-                long deadline = l.deadline(due), silent = l.silentAfter(due);
+                long deadline = l.deadline(due), silent = l.silentAfter();
                 if (now - silent > 0) {
-                    drop(l, "hung: " + l.silence(now));
+                    drop(l, "hung: " + l.silenceReason(now));
                 } else if (now - deadline > 0) {
                     drop(l, "hung: no reply within " + (deadline - due.sentNanos) / 1_000_000 + " ms (deadline from "
                             + (l.measured() ? String.format("%.2f ms per row measured, ", l.nanosPerRow(due.rowsAhead) / 1e6) : "no reply measured yet, ")

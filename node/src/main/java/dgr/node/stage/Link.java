@@ -191,14 +191,11 @@ final class Link {
         return first;
     }
 
-    /**
-     * Whether a reply that can be late falls due before {@code at} ({@link System#nanoTime}), by its
-     * deadline or by the stage's silence.
-     */
+    /** Whether a reply that can be late falls due before {@code at} ({@link System#nanoTime}). */
     synchronized boolean dueBefore(long at) {
         for (int i = 0; i < flushes.size(); i++) {
             Sent s = flushes.get(i);
-            if (s.lateable > 0 && (deadline(s) - at < 0 || silentAfter(s) - at < 0)) return true;
+            if (s.lateable > 0 && deadline(s) - at < 0) return true;
         }
         return false;
     }
@@ -209,20 +206,20 @@ final class Link {
     }
 
     /**
-     * When the stage counts as hung for its silence while {@code s}'s replies are awaited: nothing, not
-     * even a pulse, since its last word ({@link StepClock#silentAfter}, {@link Silence}), however long
-     * before the flush that was: a stage pulses whether it has rows or not, and one suspended while this
+     * When the stage counts as hung for its silence while a reply is awaited: nothing, not even a
+     * pulse, since its last word ({@link StepClock#silentAfter}, {@link Silence}), however long
+     * before the awaited rows were sent: a stage pulses whether it has rows or not, and one suspended while this
      * side computed the flush's rows (a head's span: 0.1-0.3 s) had already been silent that long. Never
      * for a stage that has not pulsed yet (one of protocol 1, or whose stream's first pulse is still to
      * come): only its replies' deadline applies.
      */
-    long silentAfter(Sent s) {
-        if (!silence.pulses()) return s.sentNanos + Long.MAX_VALUE / 4;
+    long silentAfter() {
+        if (!silence.pulses()) return silence.heard() + Long.MAX_VALUE / 4;
         return clock.silentAfter(silence.heard(), silence.unitNanos());
     }
 
     /** Why the stage counts as hung at {@code now} when {@link #silentAfter} has passed. */
-    String silence(long now) {
+    String silenceReason(long now) {
         return "silent for " + (now - silence.heard()) / 1_000_000 + " ms, no reply and no pulse (it pulses every "
                 + silence.periodNanos() / 1_000_000 + " ms, longest gap lately " + silence.recentGapNanos() / 1_000_000
                 + " ms; allowed: the " + clock.floorNanos() / 1_000_000 + " ms floor and " + StepClock.SILENT_PULSES + " × "

@@ -33,8 +33,8 @@ class LinkTest {
     void aStageThatNeverPulsedIsNotDeclaredHungForItsSilence() {
         // The stage at port 1 never answers (nothing listens): no pulse came, so only the replies' deadline applies.
         link.expect(List.of(r("a", 0)), 1);
-        Link.Sent due = link.firstDue();
-        assertThat(link.silentAfter(due) - System.nanoTime()).isGreaterThan(LATER);
+        assertThat(link.firstDue()).isNotNull();
+        assertThat(link.silentAfter() - System.nanoTime()).isGreaterThan(LATER);
     }
 
     @Test
