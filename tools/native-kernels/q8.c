@@ -22,6 +22,9 @@
  * half (half, for the 16-value sub-blocks of Q2_K, Q3_K, Q6_K), the f32 scale (ad).
  * Output row o of batch row b: acc = fma((float) isum_B, d_w * d_a, acc) over blocks B in order
  * from +0, isum_B = sum of (w - offset) * a over the block (exact integers; Q4_0's offset is 8).
+ * A min (Q4_1, Q5_1, Q2_K, Q4_K, Q5_K) follows its block's (or sub-block's) scale term:
+ * acc = fma(+-(d_a * (float) sum(a)), m_w, acc), m_w the weight's min as one f32 (Q4_K: dmin * m):
+ * d_a * sum(a) is a batch row's, shared by all 16 weight rows of a group, so a min costs one FMA.
  *
  * Build flags keep that order: -ffp-contract=off, no -ffast-math.
  */
@@ -90,7 +93,7 @@ INLINE void unpack_mxfp4(const uint8_t *q, __m512i w[8]) {
 /*
  * KIND 0: Q4_0, 1: Q8_0, 2: IQ4_NL (f16 scales, 32 bytes per group and block), 3: MXFP4 (E8M0
  * exponent bytes, 16 bytes: 2^(e - 128) built as (e - 1) << 23, every e >= 2 here), 4: Q4_1,
- * 5: Q5_0, 6: Q5_1 (Q4_1 and Q5_1: 16 f16 mins after the scales, each added as m * d_a * sum(a));
+ * 5: Q5_0, 6: Q5_1 (Q4_1 and Q5_1: 16 f16 mins after the scales, each added as (d_a * sum(a)) * m);
  * QBYTES: quant bytes per group and block.
  */
 #define BLOCK(KIND, QBYTES)                                                                             \
@@ -120,7 +123,7 @@ INLINE void unpack_mxfp4(const uint8_t *q, __m512i w[8]) {
             __m512 da = _mm512_set1_ps(ad[ab]);                                                         \
             acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(d, da), acc[k]);             \
             if (KIND == 4 || KIND == 6)                                                                 \
-                acc[k] = _mm512_fmadd_ps(_mm512_set1_ps((float) asum[ab]), _mm512_mul_ps(mv, da), acc[k]); \
+                acc[k] = _mm512_fmadd_ps(_mm512_set1_ps(ad[ab] * (float) asum[ab]), mv, acc[k]);           \
         }                                                                                               \
     }
 
@@ -232,7 +235,7 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
                         __m512i init = T == 9 ? _mm512_set1_epi32(-4 * half[2 * ab + h]) : _mm512_setzero_si512();
                         __m512i is = isum16(w + 4 * h, a + 4 * h, init);
                         acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(s[h], da), acc[k]);
-                        if (T == 8) acc[k] = _mm512_fnmadd_ps(_mm512_set1_ps((float) half[2 * ab + h]), _mm512_mul_ps(m[h], da), acc[k]);
+                        if (T == 8) acc[k] = _mm512_fnmadd_ps(_mm512_set1_ps(ad[ab] * (float) half[2 * ab + h]), m[h], acc[k]);
                     }
                 }
                 continue;
@@ -275,7 +278,7 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
                 __m512 da = _mm512_set1_ps(ad[ab]);
                 if (mins) {
                     acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum_from(w, a, 0)), _mm512_mul_ps(sv, da), acc[k]);
-                    acc[k] = _mm512_fnmadd_ps(_mm512_set1_ps((float) asum[ab]), _mm512_mul_ps(mm, da), acc[k]);
+                    acc[k] = _mm512_fnmadd_ps(_mm512_set1_ps(ad[ab] * (float) asum[ab]), mm, acc[k]);
                 } else {
                     acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum_from(w, a, -128 * asum[ab])), _mm512_mul_ps(sv, da), acc[k]);
                 }
@@ -394,8 +397,8 @@ INLINE const uint8_t *amx_operand(int K, const uint8_t *gw, long b, uint8_t *bt,
 
 /*
  * Block b's float steps for the 16 batch rows from b0, on its stored sums ct: those of BLOCK and
- * group_super; fsum[AMX_CHUNK * k] is batch row b0 + k's activation sum of the block as a float
- * (for the mins; converted ahead, so each is one broadcast operand here). Q6_K: ct holds the
+ * group_super; fsum[AMX_CHUNK * k] is batch row b0 + k's d_a * (float) sum(a) of the block (for the
+ * mins; formed ahead, so each is one broadcast operand here). Q6_K: ct holds the
  * first sub-block's sums, ct + 256 the second's, scaled by d and m.
  */
 INLINE void amx_epilogue(int K, const int32_t *ct, __m512 d, __m512 m, long b, long nb, const float *fsum, const float *ad,
@@ -406,8 +409,8 @@ INLINE void amx_epilogue(int K, const int32_t *ct, __m512 d, __m512 m, long b, l
         __m512 da = _mm512_set1_ps(ad[ab]);
         acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(ct + 16 * k)), _mm512_mul_ps(d, da), acc[k]);
         if (K == 13) acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(ct + 256 + 16 * k)), _mm512_mul_ps(m, da), acc[k]);
-        if (K == 4 || K == 6) acc[k] = _mm512_fmadd_ps(_mm512_set1_ps(fsum[AMX_CHUNK * k]), _mm512_mul_ps(m, da), acc[k]);
-        if (K == 12 || K == 14) acc[k] = _mm512_fnmadd_ps(_mm512_set1_ps(fsum[AMX_CHUNK * k]), _mm512_mul_ps(m, da), acc[k]);
+        if (K == 4 || K == 6) acc[k] = _mm512_fmadd_ps(_mm512_set1_ps(fsum[AMX_CHUNK * k]), m, acc[k]);
+        if (K == 12 || K == 14) acc[k] = _mm512_fnmadd_ps(_mm512_set1_ps(fsum[AMX_CHUNK * k]), m, acc[k]);
     }
 }
 
@@ -478,7 +481,8 @@ INLINE void amx_group(int K, const uint8_t *gw, long nb, const int8_t *aq, const
                 for (int k = 0; k < 16; k++) {
                     for (long i = 0; i < cn; i += 16) {
                         __mmask16 n16 = cn - i >= 16 ? 0xFFFF : (__mmask16) ((1u << (cn - i)) - 1);
-                        _mm512_mask_storeu_ps(fs[k] + i, n16, _mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(n16, asum + (b0 + k) * nb + c0 + i)));
+                        _mm512_mask_storeu_ps(fs[k] + i, n16, _mm512_mul_ps(_mm512_maskz_loadu_ps(n16, ad + (b0 + k) * nb + c0 + i),
+                                                                       _mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(n16, asum + (b0 + k) * nb + c0 + i))));
                     }
                 }
             }
@@ -599,7 +603,7 @@ INLINE void unpack_mxfp4(const uint8_t *q, __m256i w[8]) {
                 __m256 *x = h == 0 ? &acc[k].lo : &acc[k].hi;                                           \
                 *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(dh, da), *x);                \
                 if (KIND == 4 || KIND == 6)                                                             \
-                    *x = _mm256_fmadd_ps(_mm256_set1_ps((float) asum[ab]), _mm256_mul_ps(mh, da), *x);  \
+                    *x = _mm256_fmadd_ps(_mm256_set1_ps(ad[ab] * (float) asum[ab]), mh, *x);           \
             }                                                                                           \
         }                                                                                               \
     }
@@ -745,16 +749,16 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
                         __m256i i0 = isum16(w, a, T == 9 ? _mm256_set1_epi32(-4 * half[2 * ab]) : z);
                         __m256i i1 = isum16(w + 4, a + 4, T == 9 ? _mm256_set1_epi32(-4 * half[2 * ab + 1]) : z);
                         *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i0), _mm256_mul_ps(sv, da), *x);
-                        if (T == 8) *x = _mm256_fnmadd_ps(_mm256_set1_ps((float) half[2 * ab]), _mm256_mul_ps(mm, da), *x);
+                        if (T == 8) *x = _mm256_fnmadd_ps(_mm256_set1_ps(ad[ab] * (float) half[2 * ab]), mm, *x);
                         *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i1), _mm256_mul_ps(s1, da), *x);
-                        if (T == 8) *x = _mm256_fnmadd_ps(_mm256_set1_ps((float) half[2 * ab + 1]), _mm256_mul_ps(m1, da), *x);
+                        if (T == 8) *x = _mm256_fnmadd_ps(_mm256_set1_ps(ad[ab] * (float) half[2 * ab + 1]), m1, *x);
                     } else if (T == 3) {
                         *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum_q6(w, a, half[2 * ab])), _mm256_mul_ps(sv, da), *x);
                         *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum_q6(w + 4, a + 4, half[2 * ab + 1])), _mm256_mul_ps(s1, da), *x);
                     } else if (mins) {
                         __m256i is = T == 4 ? isum_q5(w, a) : isum_q4(w, a, 0);
                         *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(sv, da), *x);
-                        *x = _mm256_fnmadd_ps(_mm256_set1_ps((float) asum[ab]), _mm256_mul_ps(mm, da), *x);
+                        *x = _mm256_fnmadd_ps(_mm256_set1_ps(ad[ab] * (float) asum[ab]), mm, *x);
                     } else {
                         *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum_q8(w, a, asum[ab])), _mm256_mul_ps(sv, da), *x);
                     }
@@ -813,7 +817,7 @@ INLINE void q4_unpack_chunk(int KIND, const uint8_t *gw, long c0, long cn, q4_ch
 INLINE void q4_tile(int KIND, int G, const q4_chunk *u, long c0, long cn, long nb, const int8_t *aq, const int32_t *asum,
                     const float *ad, long b0, float *out, long outStride, const __m256i mask[2], int full) {
     __m256 acc[4][2];
-    /* Q4_0: the offset -8 * sum(a) per batch row and block, as broadcast operands; Q4_K: sum(a) as a float */
+    /* Q4_0: the offset -8 * sum(a) per batch row and block, as broadcast operands; Q4_K: d_a * sum(a) as a float */
     int32_t off[4][TILE_BLOCKS] __attribute__((aligned(32)));
     #pragma GCC unroll 4
     for (int k = 0; k < G; k++) {
@@ -830,7 +834,8 @@ INLINE void q4_tile(int KIND, int G, const q4_chunk *u, long c0, long cn, long n
         for (long i = 0; i < cn; i += 8) {
             __m256i s = _mm256_loadu_si256((const __m256i *) (asum + (b0 + k) * nb + c0 + i));
             _mm256_store_si256((__m256i *) (off[k] + i), KIND == 0 ? _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(s, 3))
-                                                                   : _mm256_castps_si256(_mm256_cvtepi32_ps(s)));
+                                                                   : _mm256_castps_si256(_mm256_mul_ps(_mm256_loadu_ps(ad + (b0 + k) * nb + c0 + i),
+                                                                                                       _mm256_cvtepi32_ps(s))));
         }
     }
     const __m256i ones = _mm256_set1_epi16(1);
@@ -859,12 +864,12 @@ INLINE void q4_tile(int KIND, int G, const q4_chunk *u, long c0, long cn, long n
                 if (KIND == 0) is = _mm256_add_epi32(_mm256_set1_epi32(off[k][i]), is);
                 acc[k][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(u->d[i][h], da), acc[k][h]);
                 /*
-                 * Q4_K: off holds a float's bits (sum(a) converted above, stored through the vector
+                 * Q4_K: off holds a float's bits (d_a * sum(a) formed above, stored through the vector
                  * type, which may alias anything), so it is read back as a float: group_super's
-                 * (float) asum, the same value (sums of 32 int8 are exact in a float).
+                 * ad * (float) asum, the same value (one f32 product of the same two floats).
                  */
                 if (KIND == 2)
-                    acc[k][h] = _mm256_fnmadd_ps(_mm256_broadcast_ss((const float *) &off[k][i]), _mm256_mul_ps(u->m[i][h], da), acc[k][h]);
+                    acc[k][h] = _mm256_fnmadd_ps(_mm256_broadcast_ss((const float *) &off[k][i]), u->m[i][h], acc[k][h]);
             }
         }
     }

@@ -44,9 +44,9 @@ import java.util.List;
 final class Q8Native {
     /** The two images, best first, with the CPU flags each needs. */
     enum Variant {
-        AVX512_VNNI("q8-avx512vnni.bin", "ac90b2dd034dee59bcabeb9d54d1cfa8f92378f5148a67fc6ecfbe0c8e65ea9a",
+        AVX512_VNNI("q8-avx512vnni.bin", "4b765bff6aa27ac1a4c10b6e0a6ce7d8910e1fbd5c2ee7deebeed67444b66a73",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")),
-        AVX2("q8-avx2.bin", "917b7cd10b68813144bd70e125451b0eda2eee7b1cb250cd63f4f879a13b609d",
+        AVX2("q8-avx2.bin", "cdca53625d271013ed9a9a274ed8de5137baee050b06328e0481bce3b301e03e",
                 List.of("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"));
 
         final String resource, sha256;

@@ -29,7 +29,7 @@ import java.util.stream.IntStream;
  * <p><b>Order per output element:</b> {@code acc = fma((float) isum_B, d_w·d_a, acc)} over blocks
  * {@code B} in order from +0, where {@code isum_B = Σ w·a} over the block's 32 values ({@code w} the
  * signed weight, Q4_0's {@code q − 8}: an exact integer, exact in f32) and {@code d_w·d_a} is one
- * f32 product. The output is {@code acc}. Nothing in it depends on the batch or the worker split,
+ * f32 product; Q4_1 and Q5_1 then add their min, {@code acc = fma(d_a·(float) Σa, m, acc)}. The output is {@code acc}. Nothing in it depends on the batch or the worker split,
  * and integer sums do not depend on grouping: native and Java agree to the bit ({@code Q8RowsTest}).
  */
 final class Q8Rows {
@@ -246,7 +246,7 @@ final class Q8Rows {
             int ab = b * nb + blk, isum = 0;
             for (int i = 0; i < 32; i++) isum += weight(w, o, blk, i) * in.q[32 * ab + i];
             acc = Math.fma((float) isum, scale(w, o, blk) * in.d[ab], acc);
-            if (withMin(w)) acc = Math.fma((float) in.sum[ab], min(w, o, blk) * in.d[ab], acc);
+            if (withMin(w)) acc = Math.fma(in.d[ab] * (float) in.sum[ab], min(w, o, blk), acc);
         }
         return acc;
     }
@@ -254,14 +254,16 @@ final class Q8Rows {
     /**
      * The K-quants (Q2_K to Q6_K) and IQ4_XS in their interleaved layouts: accessors and the Java kernel. Order per
      * output element, super-block after super-block: Q2_K per 16-value sub-block
-     * {@code fma((float) Σq·a, (d·sc)·d_a)} then {@code fma(−(float) Σa, (dmin·m)·d_a)}; Q3_K per
+     * {@code fma((float) Σq·a, (d·sc)·d_a)} then {@code fma(−(d_a·(float) Σa), dmin·m)}; Q3_K per
      * 16-value sub-block {@code fma((float) Σ(q−4)·a, (d·(sc−32))·d_a)}; IQ4_XS per 32-value sub-block,
      * {@code acc = fma((float) Σ v·a, (d·(ls−32))·d_a, acc)} over grid values {@code v}; Q4_K and
      * Q5_K per 32-value sub-block {@code j}, with
      * {@code isum = Σ q·a} over unsigned quants, {@code acc = fma((float) isum, (d·sc_j)·d_a, acc)},
-     * then {@code acc = fma(−(float) Σa, (dmin·m_j)·d_a, acc)}; Q6_K per 16-value sub-block
+     * then {@code acc = fma(−(d_a·(float) Σa), dmin·m_j, acc)}; Q6_K per 16-value sub-block
      * {@code k}, {@code isum = Σ (q−32)·a}, {@code acc = fma((float) isum, (d·sc_k)·d_a, acc)}.
-     * ({@code d·sc} and {@code dmin·m} are exact in f32.)
+     * ({@code d·sc} and {@code dmin·m} are exact in f32. A min's term takes {@code d_a·Σa}, one product per batch
+     * row and block that all 16 rows of a weight group share, where {@code (dmin·m)·d_a} was one per weight row: the
+     * native kernels' min is one FMA per row and block.)
      */
     static final class KQuants {
         private KQuants() {}
@@ -361,7 +363,7 @@ final class Q8Rows {
                     for (int i = first; i < first + sub; i++) isum += (quant(w, o, sb, 32 * j + i) - offset) * in.q[32 * ab + i];
                     float da = in.d[ab];
                     acc = Math.fma((float) isum, d * scale(w, o, sb, k) * da, acc);
-                    if (mins) acc = Math.fma(-(float) (sub == 16 ? in.half[2 * ab + first / 16] : in.sum[ab]), dmin * min(w, o, sb, k) * da, acc);
+                    if (mins) acc = Math.fma(-(da * (float) (sub == 16 ? in.half[2 * ab + first / 16] : in.sum[ab])), dmin * min(w, o, sb, k), acc);
                 }
             }
             return acc;
