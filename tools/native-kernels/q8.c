@@ -19,12 +19,16 @@
  * fields four to a byte, Q3_K then its third bits); see group_super below and Q8Rows.KQuants
  * for the exact bytes.
  * Activations per batch row, per block: 32 int8 (aq), their int sum (asum), the sums of each
- * half (half, for the 16-value sub-blocks of Q2_K, Q3_K, Q6_K), the f32 scale (ad).
+ * half (half, for the 16-value sub-blocks of Q2_K, Q3_K, Q6_K); and per block, then batch row (block b's row r
+ * at b * ts + r, so the 16 rows an AMX tile or a batch group takes lie in one cache line), the f32 scale (ad)
+ * and ad * (float) asum as one f32 product (dsum, the factor of a weight's min). Read with the rows' other
+ * arrays, one line per row, the scales cost AMX prompt chunks 7-13% (Q4_0, Q4_K, Q5_K; ab/ab.sh).
  * Output row o of batch row b: acc = fma((float) isum_B, d_w * d_a, acc) over blocks B in order
  * from +0, isum_B = sum of (w - offset) * a over the block (exact integers; Q4_0's offset is 8).
  * A min (Q4_1, Q5_1, Q2_K, Q4_K, Q5_K) follows its block's (or sub-block's) scale term:
  * acc = fma(+-(d_a * (float) sum(a)), m_w, acc), m_w the weight's min as one f32 (Q4_K: dmin * m):
- * d_a * sum(a) is a batch row's, shared by all 16 weight rows of a group, so a min costs one FMA.
+ * d_a * sum(a) is a batch row's (dsum; Q2_K's per 16 values formed here), shared by all 16 weight rows
+ * of a group, so a min costs one FMA.
  *
  * Build flags keep that order: -ffp-contract=off, no -ffast-math.
  */
@@ -116,14 +120,14 @@ INLINE void unpack_mxfp4(const uint8_t *q, __m512i w[8]) {
         else unpack_q4(blk + HEAD, w);                                                                  \
         _Pragma("GCC unroll 16")                                                                        \
         for (int k = 0; k < G; k++) {                                                                   \
-            long ab = (b0 + k) * nb + b;                                                                \
+            long ab = (b0 + k) * nb + b, at = b * ts + b0 + k;                                          \
             const int32_t *a = (const int32_t *) (aq + 32 * ab);                                        \
             int off = KIND == 1 || KIND == 2 || KIND == 3 ? 128 : KIND == 0 ? 8 : KIND == 5 ? 16 : 0;   \
             __m512i is = isum_from(w, a, -off * asum[ab]);                                              \
-            __m512 da = _mm512_set1_ps(ad[ab]);                                                         \
+            __m512 da = _mm512_set1_ps(ad[at]);                                                         \
             acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(d, da), acc[k]);             \
             if (KIND == 4 || KIND == 6)                                                                 \
-                acc[k] = _mm512_fmadd_ps(_mm512_set1_ps(ad[ab] * (float) asum[ab]), mv, acc[k]);           \
+                acc[k] = _mm512_fmadd_ps(_mm512_set1_ps(dsum[at]), mv, acc[k]);           \
         }                                                                                               \
     }
 
@@ -194,7 +198,7 @@ INLINE __m512i isum16(const __m512i *w, const int32_t *a, __m512i init) {
  * (Q5_K: followed by a stretch of fifth bits; Q6_K: by two of high bits; IQ4_XS: grid indices).
  */
 INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const int32_t *half,
-                        const float *ad, long b0, float *out, long outStride, __mmask16 keep, long ahead) {
+                        const float *ad, const float *dsum, long ts, long b0, float *out, long outStride, __mmask16 keep, long ahead) {
     const int SB = T == 2 ? 2368 : T == 4 ? 2880 : T == 3 ? 3360 : T == 8 ? 1344 : T == 9 ? 1824 : 2208, mins = T == 2 || T == 4;
     __m512 acc[8];
     #pragma GCC unroll 16
@@ -227,15 +231,15 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
                 unpack_q23(sb + (T == 8 ? 320 + 128 * j : 288 + 192 * j), T == 9, w);
                 #pragma GCC unroll 16
                 for (int k = 0; k < G; k++) {
-                    long ab = (b0 + k) * nb + 8 * S + j;
+                    long ab = (b0 + k) * nb + 8 * S + j, at = (8 * S + j) * ts + b0 + k;
                     const int32_t *a = (const int32_t *) (aq + 32 * ab);
-                    __m512 da = _mm512_set1_ps(ad[ab]);
+                    __m512 da = _mm512_set1_ps(ad[at]);
                     #pragma GCC unroll 2
                     for (int h = 0; h < 2; h++) {
                         __m512i init = T == 9 ? _mm512_set1_epi32(-4 * half[2 * ab + h]) : _mm512_setzero_si512();
                         __m512i is = isum16(w + 4 * h, a + 4 * h, init);
                         acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(s[h], da), acc[k]);
-                        if (T == 8) acc[k] = _mm512_fnmadd_ps(_mm512_set1_ps(ad[ab] * (float) half[2 * ab + h]), m[h], acc[k]);
+                        if (T == 8) acc[k] = _mm512_fnmadd_ps(_mm512_set1_ps(ad[at] * (float) half[2 * ab + h]), m[h], acc[k]);
                     }
                 }
                 continue;
@@ -247,7 +251,7 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
                 unpack_q6(sb + 288 + 384 * j, w);
                 #pragma GCC unroll 16
                 for (int k = 0; k < G; k++) {
-                    long ab = (b0 + k) * nb + 8 * S + j;
+                    long ab = (b0 + k) * nb + 8 * S + j, at = (8 * S + j) * ts + b0 + k;
                     const int32_t *a = (const int32_t *) (aq + 32 * ab);
                     __m512i i0 = _mm512_set1_epi32(-32 * half[2 * ab]), i1 = _mm512_set1_epi32(-32 * half[2 * ab + 1]);
                     #pragma GCC unroll 16
@@ -255,7 +259,7 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
                         i0 = _mm512_dpbusd_epi32(i0, w[c], _mm512_set1_epi32(a[c]));
                         i1 = _mm512_dpbusd_epi32(i1, w[c + 4], _mm512_set1_epi32(a[c + 4]));
                     }
-                    __m512 da = _mm512_set1_ps(ad[ab]);
+                    __m512 da = _mm512_set1_ps(ad[at]);
                     acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i0), _mm512_mul_ps(s0, da), acc[k]);
                     acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i1), _mm512_mul_ps(s1, da), acc[k]);
                 }
@@ -273,12 +277,12 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
             }
             #pragma GCC unroll 16
             for (int k = 0; k < G; k++) {
-                long ab = (b0 + k) * nb + 8 * S + j;
+                long ab = (b0 + k) * nb + 8 * S + j, at = (8 * S + j) * ts + b0 + k;
                 const int32_t *a = (const int32_t *) (aq + 32 * ab);
-                __m512 da = _mm512_set1_ps(ad[ab]);
+                __m512 da = _mm512_set1_ps(ad[at]);
                 if (mins) {
                     acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum_from(w, a, 0)), _mm512_mul_ps(sv, da), acc[k]);
-                    acc[k] = _mm512_fnmadd_ps(_mm512_set1_ps(ad[ab] * (float) asum[ab]), mm, acc[k]);
+                    acc[k] = _mm512_fnmadd_ps(_mm512_set1_ps(dsum[at]), mm, acc[k]);
                 } else {
                     acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum_from(w, a, -128 * asum[ab])), _mm512_mul_ps(sv, da), acc[k]);
                 }
@@ -397,20 +401,20 @@ INLINE const uint8_t *amx_operand(int K, const uint8_t *gw, long b, uint8_t *bt,
 
 /*
  * Block b's float steps for the 16 batch rows from b0, on its stored sums ct: those of BLOCK and
- * group_super; fsum[AMX_CHUNK * k] is batch row b0 + k's d_a * (float) sum(a) of the block (for the
- * mins; formed ahead, so each is one broadcast operand here). Q6_K: ct holds the
+ * group_super; a min takes dsum[at], batch row b0 + k's d_a * (float) sum(a) of the block, which the
+ * Java side formed when it rounded the activations, as one broadcast operand. Q6_K: ct holds the
  * first sub-block's sums, ct + 256 the second's, scaled by d and m.
  */
-INLINE void amx_epilogue(int K, const int32_t *ct, __m512 d, __m512 m, long b, long nb, const float *fsum, const float *ad,
+INLINE void amx_epilogue(int K, const int32_t *ct, __m512 d, __m512 m, long b, long nb, const float *ad, const float *dsum, long ts,
                          long b0, __m512 acc[16]) {
     #pragma GCC unroll 16
     for (int k = 0; k < 16; k++) {
-        long ab = (b0 + k) * nb + b;
-        __m512 da = _mm512_set1_ps(ad[ab]);
+        long at = b * ts + b0 + k;
+        __m512 da = _mm512_set1_ps(ad[at]);
         acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(ct + 16 * k)), _mm512_mul_ps(d, da), acc[k]);
         if (K == 13) acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(ct + 256 + 16 * k)), _mm512_mul_ps(m, da), acc[k]);
-        if (K == 4 || K == 6) acc[k] = _mm512_fmadd_ps(_mm512_set1_ps(fsum[AMX_CHUNK * k]), m, acc[k]);
-        if (K == 12 || K == 14) acc[k] = _mm512_fnmadd_ps(_mm512_set1_ps(fsum[AMX_CHUNK * k]), m, acc[k]);
+        if (K == 4 || K == 6) acc[k] = _mm512_fmadd_ps(_mm512_set1_ps(dsum[at]), m, acc[k]);
+        if (K == 12 || K == 14) acc[k] = _mm512_fnmadd_ps(_mm512_set1_ps(dsum[at]), m, acc[k]);
     }
 }
 
@@ -446,14 +450,13 @@ INLINE void amx_epilogue(int K, const int32_t *ct, __m512 d, __m512 m, long b, l
  * accumulators kept in `out` (lanes in `keep` only) between chunks: each weight block is decoded
  * once per call, and its B tile is read from L1 long after its stores.
  */
-INLINE void amx_group(int K, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const float *ad,
+INLINE void amx_group(int K, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const float *ad, const float *dsum, long ts,
                       long nRows, float *out, long outStride, __mmask16 keep, long ahead, long groupBytes) {
     /* a block's bytes (all 16 rows): the next chunk's are prefetched while this one's batch rows run */
     const long blockBytes = groupBytes / nb;
     uint8_t bt[AMX_CHUNK][512] __attribute__((aligned(64)));
     __m512 dc[AMX_CHUNK], mc[AMX_CHUNK];
     int32_t ct[4][512] __attribute__((aligned(64)));  /* Q6_K: both sub-blocks' sums */
-    float fs[16][AMX_CHUNK] __attribute__((aligned(64)));
     const long aStride = 32 * nb;
     for (long c0 = 0; c0 < nb; c0 += AMX_CHUNK) {
         const long cn = nb - c0 < AMX_CHUNK ? nb - c0 : AMX_CHUNK;
@@ -477,15 +480,6 @@ INLINE void amx_group(int K, const uint8_t *gw, long nb, const int8_t *aq, const
             const int8_t *a0 = aq + 32 * b0 * nb;
             #pragma GCC unroll 16
             for (int k = 0; k < 16; k++) acc[k] = c0 == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(keep, out + (b0 + k) * outStride);
-            if (K == 4 || K == 6 || K == 12 || K == 14) {
-                for (int k = 0; k < 16; k++) {
-                    for (long i = 0; i < cn; i += 16) {
-                        __mmask16 n16 = cn - i >= 16 ? 0xFFFF : (__mmask16) ((1u << (cn - i)) - 1);
-                        _mm512_mask_storeu_ps(fs[k] + i, n16, _mm512_mul_ps(_mm512_maskz_loadu_ps(n16, ad + (b0 + k) * nb + c0 + i),
-                                                                       _mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(n16, asum + (b0 + k) * nb + c0 + i))));
-                    }
-                }
-            }
             /* block i's sums go to ct[i % 4], its float steps run AMX_LAG blocks later (its tile store long done) */
             for (long i = 0; i < cn; i += 4) {
                 if (b0 == 0 && ahead > 0) {
@@ -494,15 +488,15 @@ INLINE void amx_group(int K, const uint8_t *gw, long nb, const int8_t *aq, const
                     for (long c = 0; c < 4 * blockBytes; c += 64) _mm_prefetch(next + c, _MM_HINT_T2);
                 }
                 AMX_STAGE(0, 2, 4, 0, c0 + i, i);
-                if (i >= AMX_LAG) amx_epilogue(K, ct[(i - AMX_LAG) & 3], dc[i - AMX_LAG], mc[i - AMX_LAG], c0 + i - AMX_LAG, nb, fs[0] + i - AMX_LAG, ad, b0, acc);
+                if (i >= AMX_LAG) amx_epilogue(K, ct[(i - AMX_LAG) & 3], dc[i - AMX_LAG], mc[i - AMX_LAG], c0 + i - AMX_LAG, nb, ad, dsum, ts, b0, acc);
                 AMX_STAGE(1, 3, 5, 1, c0 + i + 1, i + 1);
-                if (i + 1 >= AMX_LAG) amx_epilogue(K, ct[(i + 1 - AMX_LAG) & 3], dc[i + 1 - AMX_LAG], mc[i + 1 - AMX_LAG], c0 + i + 1 - AMX_LAG, nb, fs[0] + i + 1 - AMX_LAG, ad, b0, acc);
+                if (i + 1 >= AMX_LAG) amx_epilogue(K, ct[(i + 1 - AMX_LAG) & 3], dc[i + 1 - AMX_LAG], mc[i + 1 - AMX_LAG], c0 + i + 1 - AMX_LAG, nb, ad, dsum, ts, b0, acc);
                 AMX_STAGE(0, 2, 4, 2, c0 + i + 2, i + 2);
-                if (i + 2 >= AMX_LAG) amx_epilogue(K, ct[(i + 2 - AMX_LAG) & 3], dc[i + 2 - AMX_LAG], mc[i + 2 - AMX_LAG], c0 + i + 2 - AMX_LAG, nb, fs[0] + i + 2 - AMX_LAG, ad, b0, acc);
+                if (i + 2 >= AMX_LAG) amx_epilogue(K, ct[(i + 2 - AMX_LAG) & 3], dc[i + 2 - AMX_LAG], mc[i + 2 - AMX_LAG], c0 + i + 2 - AMX_LAG, nb, ad, dsum, ts, b0, acc);
                 AMX_STAGE(1, 3, 5, 3, c0 + i + 3, i + 3);
-                if (i + 3 >= AMX_LAG) amx_epilogue(K, ct[(i + 3 - AMX_LAG) & 3], dc[i + 3 - AMX_LAG], mc[i + 3 - AMX_LAG], c0 + i + 3 - AMX_LAG, nb, fs[0] + i + 3 - AMX_LAG, ad, b0, acc);
+                if (i + 3 >= AMX_LAG) amx_epilogue(K, ct[(i + 3 - AMX_LAG) & 3], dc[i + 3 - AMX_LAG], mc[i + 3 - AMX_LAG], c0 + i + 3 - AMX_LAG, nb, ad, dsum, ts, b0, acc);
             }
-            for (long j = cn - AMX_LAG; j < cn; j++) amx_epilogue(K, ct[j & 3], dc[j], mc[j], c0 + j, nb, fs[0] + j, ad, b0, acc);
+            for (long j = cn - AMX_LAG; j < cn; j++) amx_epilogue(K, ct[j & 3], dc[j], mc[j], c0 + j, nb, ad, dsum, ts, b0, acc);
             #pragma GCC unroll 16
             for (int k = 0; k < 16; k++) _mm512_mask_storeu_ps(out + (b0 + k) * outStride, keep, acc[k]);
         }
@@ -594,16 +588,16 @@ INLINE void unpack_mxfp4(const uint8_t *q, __m256i w[8]) {
             else unpack_q4(blk + HEAD + 32 * h, w);                                                     \
             _Pragma("GCC unroll 16")                                                                    \
             for (int k = 0; k < G; k++) {                                                               \
-                long ab = (b0 + k) * nb + b;                                                            \
+                long ab = (b0 + k) * nb + b, at = b * ts + b0 + k;                                      \
                 const int32_t *a = (const int32_t *) (aq + 32 * ab);                                    \
                 __m256i is = KIND == 1 || KIND == 2 || KIND == 3 ? isum_q8(w, a, asum[ab])              \
                     : KIND == 5 || KIND == 6 ? _mm256_add_epi32(isum_q5(w, a), _mm256_set1_epi32(KIND == 5 ? -16 * asum[ab] : 0)) \
                     : isum_q4(w, a, KIND == 0 ? asum[ab] : 0);                                          \
-                __m256 da = _mm256_set1_ps(ad[ab]);                                                     \
+                __m256 da = _mm256_set1_ps(ad[at]);                                                     \
                 __m256 *x = h == 0 ? &acc[k].lo : &acc[k].hi;                                           \
                 *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(dh, da), *x);                \
                 if (KIND == 4 || KIND == 6)                                                             \
-                    *x = _mm256_fmadd_ps(_mm256_set1_ps(ad[ab] * (float) asum[ab]), mh, *x);           \
+                    *x = _mm256_fmadd_ps(_mm256_set1_ps(dsum[at]), mh, *x);           \
             }                                                                                           \
         }                                                                                               \
     }
@@ -694,7 +688,7 @@ INLINE __m256i isum16(const __m256i *w, const int32_t *a, __m256i init) {
 
 /* The super-block types as in the AVX-512 image, per half (rows 0-7, then 8-15). */
 INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const int32_t *half,
-                        const float *ad, long b0, float *out, long outStride, __mmask16 keep, long ahead) {
+                        const float *ad, const float *dsum, long ts, long b0, float *out, long outStride, __mmask16 keep, long ahead) {
     const int SB = T == 2 ? 2368 : T == 4 ? 2880 : T == 3 ? 3360 : T == 8 ? 1344 : T == 9 ? 1824 : 2208, mins = T == 2 || T == 4;
     facc acc[8];
     #pragma GCC unroll 16
@@ -740,25 +734,25 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
                 }
                 #pragma GCC unroll 16
                 for (int k = 0; k < G; k++) {
-                    long ab = (b0 + k) * nb + 8 * S + j;
+                    long ab = (b0 + k) * nb + 8 * S + j, at = (8 * S + j) * ts + b0 + k;
                     const int32_t *a = (const int32_t *) (aq + 32 * ab);
-                    __m256 da = _mm256_set1_ps(ad[ab]);
+                    __m256 da = _mm256_set1_ps(ad[at]);
                     __m256 *x = h == 0 ? &acc[k].lo : &acc[k].hi;
                     if (T == 8 || T == 9) {
                         __m256i z = _mm256_setzero_si256();
                         __m256i i0 = isum16(w, a, T == 9 ? _mm256_set1_epi32(-4 * half[2 * ab]) : z);
                         __m256i i1 = isum16(w + 4, a + 4, T == 9 ? _mm256_set1_epi32(-4 * half[2 * ab + 1]) : z);
                         *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i0), _mm256_mul_ps(sv, da), *x);
-                        if (T == 8) *x = _mm256_fnmadd_ps(_mm256_set1_ps(ad[ab] * (float) half[2 * ab]), mm, *x);
+                        if (T == 8) *x = _mm256_fnmadd_ps(_mm256_set1_ps(ad[at] * (float) half[2 * ab]), mm, *x);
                         *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i1), _mm256_mul_ps(s1, da), *x);
-                        if (T == 8) *x = _mm256_fnmadd_ps(_mm256_set1_ps(ad[ab] * (float) half[2 * ab + 1]), m1, *x);
+                        if (T == 8) *x = _mm256_fnmadd_ps(_mm256_set1_ps(ad[at] * (float) half[2 * ab + 1]), m1, *x);
                     } else if (T == 3) {
                         *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum_q6(w, a, half[2 * ab])), _mm256_mul_ps(sv, da), *x);
                         *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum_q6(w + 4, a + 4, half[2 * ab + 1])), _mm256_mul_ps(s1, da), *x);
                     } else if (mins) {
                         __m256i is = T == 4 ? isum_q5(w, a) : isum_q4(w, a, 0);
                         *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(sv, da), *x);
-                        *x = _mm256_fnmadd_ps(_mm256_set1_ps(ad[ab] * (float) asum[ab]), mm, *x);
+                        *x = _mm256_fnmadd_ps(_mm256_set1_ps(dsum[at]), mm, *x);
                     } else {
                         *x = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum_q8(w, a, asum[ab])), _mm256_mul_ps(sv, da), *x);
                     }
@@ -815,9 +809,9 @@ INLINE void q4_unpack_chunk(int KIND, const uint8_t *gw, long c0, long cn, q4_ch
 
 /* G (1, 2 or 4) batch rows from b0 over the chunk's blocks; accumulators from and to out (lanes in `mask`, or all when full). */
 INLINE void q4_tile(int KIND, int G, const q4_chunk *u, long c0, long cn, long nb, const int8_t *aq, const int32_t *asum,
-                    const float *ad, long b0, float *out, long outStride, const __m256i mask[2], int full) {
+                    const float *ad, const float *dsum, long ts, long b0, float *out, long outStride, const __m256i mask[2], int full) {
     __m256 acc[4][2];
-    /* Q4_0: the offset -8 * sum(a) per batch row and block, as broadcast operands; Q4_K: d_a * sum(a) as a float */
+    /* Q4_0: the offset -8 * sum(a) per batch row and block, as broadcast operands (Q4_K's min takes dsum as it lies) */
     int32_t off[4][TILE_BLOCKS] __attribute__((aligned(32)));
     #pragma GCC unroll 4
     for (int k = 0; k < G; k++) {
@@ -831,11 +825,9 @@ INLINE void q4_tile(int KIND, int G, const q4_chunk *u, long c0, long cn, long n
          * row's sums (for the last row, past the caller's sums altogether): it is, as nb is (the Java
          * side repacks only widths that are multiples of 256, Q8Rows.fits) and TILE_BLOCKS is.
          */
-        for (long i = 0; i < cn; i += 8) {
+        for (long i = 0; KIND == 0 && i < cn; i += 8) {
             __m256i s = _mm256_loadu_si256((const __m256i *) (asum + (b0 + k) * nb + c0 + i));
-            _mm256_store_si256((__m256i *) (off[k] + i), KIND == 0 ? _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(s, 3))
-                                                                   : _mm256_castps_si256(_mm256_mul_ps(_mm256_loadu_ps(ad + (b0 + k) * nb + c0 + i),
-                                                                                                       _mm256_cvtepi32_ps(s))));
+            _mm256_store_si256((__m256i *) (off[k] + i), _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(s, 3)));
         }
     }
     const __m256i ones = _mm256_set1_epi16(1);
@@ -857,19 +849,13 @@ INLINE void q4_tile(int KIND, int G, const q4_chunk *u, long c0, long cn, long n
         }
         #pragma GCC unroll 4
         for (int k = 0; k < G; k++) {
-            const __m256 da = _mm256_set1_ps(ad[(b0 + k) * nb + b]);
+            const __m256 da = _mm256_set1_ps(ad[b * ts + b0 + k]);
             #pragma GCC unroll 2
             for (int h = 0; h < 2; h++) {
                 __m256i is = _mm256_madd_epi16(t[k][h], ones);
                 if (KIND == 0) is = _mm256_add_epi32(_mm256_set1_epi32(off[k][i]), is);
                 acc[k][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(u->d[i][h], da), acc[k][h]);
-                /*
-                 * Q4_K: off holds a float's bits (d_a * sum(a) formed above, stored through the vector
-                 * type, which may alias anything), so it is read back as a float: group_super's
-                 * ad * (float) asum, the same value (one f32 product of the same two floats).
-                 */
-                if (KIND == 2)
-                    acc[k][h] = _mm256_fnmadd_ps(_mm256_broadcast_ss((const float *) &off[k][i]), u->m[i][h], acc[k][h]);
+                if (KIND == 2) acc[k][h] = _mm256_fnmadd_ps(_mm256_broadcast_ss(dsum + b * ts + b0 + k), u->m[i][h], acc[k][h]);
             }
         }
     }
@@ -889,7 +875,7 @@ INLINE void q4_tile(int KIND, int G, const q4_chunk *u, long c0, long cn, long n
  * chunks of blocks, then tiles of batch rows: of 4 while 4 remain, then at most one of 2 and one of 1.
  */
 INLINE void q4_tiles(int KIND, const uint8_t *w, long rowBytes, long o0, long o1, long nb, const int8_t *aq, const int32_t *asum,
-                     const float *ad, long nBatch, float *out, long outStride, long ahead) {
+                     const float *ad, const float *dsum, long ts, long nBatch, float *out, long outStride, long ahead) {
     q4_chunk u __attribute__((aligned(32)));
     for (long g = o0 / 16; 16 * g < o1; g++) {
         long lo = o0 - 16 * g, hi = o1 - 16 * g;
@@ -906,12 +892,12 @@ INLINE void q4_tiles(int KIND, const uint8_t *w, long rowBytes, long o0, long o1
             const long cn = nb - c0 < TILE_BLOCKS ? nb - c0 : TILE_BLOCKS;
             q4_unpack_chunk(KIND, gw, c0, cn, &u, ahead);
             long b0 = 0;
-            for (; b0 + 4 <= nBatch; b0 += 4) q4_tile(KIND, 4, &u, c0, cn, nb, aq, asum, ad, b0, o, outStride, mask, full);
+            for (; b0 + 4 <= nBatch; b0 += 4) q4_tile(KIND, 4, &u, c0, cn, nb, aq, asum, ad, dsum, ts, b0, o, outStride, mask, full);
             if (b0 + 2 <= nBatch) {
-                q4_tile(KIND, 2, &u, c0, cn, nb, aq, asum, ad, b0, o, outStride, mask, full);
+                q4_tile(KIND, 2, &u, c0, cn, nb, aq, asum, ad, dsum, ts, b0, o, outStride, mask, full);
                 b0 += 2;
             }
-            if (b0 < nBatch) q4_tile(KIND, 1, &u, c0, cn, nb, aq, asum, ad, b0, o, outStride, mask, full);
+            if (b0 < nBatch) q4_tile(KIND, 1, &u, c0, cn, nb, aq, asum, ad, dsum, ts, b0, o, outStride, mask, full);
         }
     }
 }
@@ -922,7 +908,7 @@ INLINE void q4_tiles(int KIND, const uint8_t *w, long rowBytes, long o0, long o1
  * Group `gw` (rows row0 ..) against G batch rows from b0 (G = 1, 2, 4 or 8, a constant after
  * inlining); lanes not in `keep` are not written. `ahead` > 0: prefetch that many bytes on.
  */
-INLINE void group(int G, int kind, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const float *ad,
+INLINE void group(int G, int kind, const uint8_t *gw, long nb, const int8_t *aq, const int32_t *asum, const float *ad, const float *dsum, long ts,
                   long b0, float *out, long outStride, long row0, __mmask16 keep, long ahead) {
     facc acc[16];
     #pragma GCC unroll 16
@@ -964,16 +950,16 @@ INLINE void group(int G, int kind, const uint8_t *gw, long nb, const int8_t *aq,
 #define ROWS(CALL, T) do { if (n == 8) CALL(T, 8); else if (n == 4) CALL(T, 4); else if (n == 2) CALL(T, 2); else CALL(T, 1); } while (0)
 #ifdef __AMX_INT8__
 /* The types whose 32-value blocks (or sub-blocks) have one scale per weight row: 16 batch rows at a time go through AMX. */
-#define ROWS16(CALL, T, K) do { if (b0 < nAmx) amx_group(K, gw, nb, aq, asum, ad, nAmx, o, outStride, keep, pf, groupBytes); else ROWS(CALL, T); } while (0)
+#define ROWS16(CALL, T, K) do { if (b0 < nAmx) amx_group(K, gw, nb, aq, asum, ad, dsum, ts, nAmx, o, outStride, keep, pf, groupBytes); else ROWS(CALL, T); } while (0)
 #else
 #define ROWS16(CALL, T, K) ROWS(CALL, T)
 #endif
-#define BLOCKS(T, G) group(G, T, gw, nb, aq, asum, ad, b0, o, outStride, 0, keep, pf)
-#define SUPER(T, G) group_super(G, T, gw, nb, aq, asum, half, ad, b0, o, outStride, keep, pf)
+#define BLOCKS(T, G) group(G, T, gw, nb, aq, asum, ad, dsum, ts, b0, o, outStride, 0, keep, pf)
+#define SUPER(T, G) group_super(G, T, gw, nb, aq, asum, half, ad, dsum, ts, b0, o, outStride, keep, pf)
 
 __attribute__((section(".text.entry")))
 void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long nb, const int8_t *aq,
-            const int32_t *asum, const int32_t *half, const float *ad, long nBatch, float *out, long outStride, long ahead) {
+            const int32_t *asum, const int32_t *half, const float *ad, const float *dsum, long ts, long nBatch, float *out, long outStride, long ahead) {
     long groupBytes = 16 * rowBytes;
     /* type bit 8: AMX may run (the caller checked the CPU and got the OS's permission); not for Q2_K, Q3_K. */
 #ifdef __AMX_INT8__
@@ -985,11 +971,11 @@ void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long n
 #ifndef __AVX512VNNI__
     /* prompt chunks of Q4_0 and Q4_K: tiles over weights unpacked once per call (q4_tiles) */
     if (type == 0 && nBatch >= 4) {
-        q4_tiles(0, w, rowBytes, o0, o1, nb, aq, asum, ad, nBatch, out, outStride, ahead);
+        q4_tiles(0, w, rowBytes, o0, o1, nb, aq, asum, ad, dsum, ts, nBatch, out, outStride, ahead);
         return;
     }
     if (type == 2 && nBatch >= 4) {
-        q4_tiles(2, w, rowBytes, o0, o1, nb, aq, asum, ad, nBatch, out, outStride, ahead);
+        q4_tiles(2, w, rowBytes, o0, o1, nb, aq, asum, ad, dsum, ts, nBatch, out, outStride, ahead);
         return;
     }
 #endif

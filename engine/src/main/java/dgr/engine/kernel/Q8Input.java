@@ -11,7 +11,8 @@ import jdk.incubator.vector.VectorSpecies;
  * Activations rounded to 8 bits for {@link Q8Rows} (one worker's, or a dispatch's shared by all its
  * workers: {@link SharedRounding}): per 32-value block a scale
  * {@code d = amax / 127}, {@code q = trunc(x·(1/d) + ½·sign x)} (nearest, halves away from zero, in f32), and
- * {@code Σq} (the native kernels' offsets: Q4_0's {@code −8·Σq}). Like {@link SpanInput},
+ * {@code Σq} (the native kernels' offsets: Q4_0's {@code −8·Σq}); for the native kernels also the scales again
+ * and {@code d·Σq} (a weight min's factor, {@link Q8Rows}), block-major. Like {@link SpanInput},
  * prepared once per input array, shape and job epoch, and kept while the same input comes back.
  *
  * <p>Rounding: a block whose largest magnitude is below 2^-100 becomes all zero (its products
@@ -27,15 +28,23 @@ final class Q8Input {
     /** Per block the sums of its first and last 16 values (Q6_K's 16-value sub-blocks). */
     int[] half = new int[0];
     float[] d = new float[0];
+    /**
+     * For the native kernels, block-major (block {@code j} of batch row {@code r} at {@code j·rows + r}, so the
+     * 16 rows an AMX tile takes lie in one cache line, where row-major they lie in 16): {@code d}, and
+     * {@code d·(float) Σq} as one f32 product, the factor of a weight's min (Q4_1, Q5_1, Q4_K, Q5_K), formed here
+     * once where every kernel call formed it per block and row.
+     */
+    float[] dT = new float[0], dsumT = new float[0];
     /** Heap segments over the arrays above, for the native kernel; remade when an array grows. */
-    MemorySegment qSeg = MemorySegment.ofArray(q), sumSeg = MemorySegment.ofArray(sum), halfSeg = MemorySegment.ofArray(half), dSeg = MemorySegment.ofArray(d);
+    MemorySegment qSeg = MemorySegment.ofArray(q), sumSeg = MemorySegment.ofArray(sum), halfSeg = MemorySegment.ofArray(half),
+            dTSeg = MemorySegment.ofArray(dT), dsumTSeg = MemorySegment.ofArray(dsumT);
     private Object from;
     private int rows, cols;
     private long epoch = -1;
 
     /** Bytes held. */
     long bytes() {
-        return q.length + 4L * sum.length + 4L * half.length + 4L * d.length;
+        return q.length + 4L * sum.length + 4L * half.length + 4L * d.length + 8L * dT.length;
     }
 
     /** Rounds {@code x} ({@code nRows × cols}, cols a multiple of 32) unless already held. */
@@ -72,6 +81,8 @@ final class Q8Input {
     Q8Input reference(float[] x, int nRows, int cols) {
         int blocks = nRows * cols / 32;
         size(blocks);
+        rows = nRows;
+        this.cols = cols;
         for (int b = 0; b < blocks; b++) roundScalar(x, 32 * b, b);
         from = null;
         return this;
@@ -92,9 +103,12 @@ final class Q8Input {
             half = new int[2 * blocks];
             halfSeg = MemorySegment.ofArray(half);
         }
-        if (d.length < blocks) {
-            d = new float[blocks];
-            dSeg = MemorySegment.ofArray(d);
+        if (d.length < blocks) d = new float[blocks];
+        if (dT.length < blocks) {
+            dT = new float[blocks];
+            dsumT = new float[blocks];
+            dTSeg = MemorySegment.ofArray(dT);
+            dsumTSeg = MemorySegment.ofArray(dsumT);
         }
     }
 
@@ -131,6 +145,19 @@ final class Q8Input {
         sum[b] = total;
         half[2 * b] = first;
         half[2 * b + 1] = total - first;
+        blockMajor(b);
+    }
+
+    /** Block {@code b}'s scale and {@code d·(float) Σq} into the block-major arrays. */
+    private void blockMajor(int b) {
+        int perRow = cols / 32, t = (b % perRow) * rows + b / perRow;
+        dT[t] = d[b];
+        dsumT[t] = d[b] * (float) sum[b];
+    }
+
+    /** Batch rows held (the block-major arrays' stride). */
+    int rows() {
+        return rows;
     }
 
     private void roundScalar(float[] x, int at, int b) {
@@ -142,6 +169,7 @@ final class Q8Input {
             sum[b] = 0;
             half[2 * b] = half[2 * b + 1] = 0;
             d[b] = amax != amax ? Float.NaN : 0f;
+            blockMajor(b);
             return;
         }
         float scale = amax / 127f, inv = 1f / scale;
@@ -157,5 +185,6 @@ final class Q8Input {
         sum[b] = total;
         half[2 * b] = first;
         half[2 * b + 1] = total - first;
+        blockMajor(b);
     }
 }

@@ -44,9 +44,9 @@ import java.util.List;
 final class Q8Native {
     /** The two images, best first, with the CPU flags each needs. */
     enum Variant {
-        AVX512_VNNI("q8-avx512vnni.bin", "4b765bff6aa27ac1a4c10b6e0a6ce7d8910e1fbd5c2ee7deebeed67444b66a73",
+        AVX512_VNNI("q8-avx512vnni.bin", "ef915cb123afc8bab361d4cd09ca6c1c506a45a92ee920627ca8b8682dc909cf",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")),
-        AVX2("q8-avx2.bin", "cdca53625d271013ed9a9a274ed8de5137baee050b06328e0481bce3b301e03e",
+        AVX2("q8-avx2.bin", "e9150017cbc41e52cb37a887ee9a04743404139b6f26371db7c8fda3255f8ae8",
                 List.of("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"));
 
         final String resource, sha256;
@@ -120,9 +120,9 @@ final class Q8Native {
     static Q8Native load(Variant v) throws Throwable {
         ValueLayout.OfLong j = ValueLayout.JAVA_LONG;
         ValueLayout a = ValueLayout.ADDRESS;
-        // dgr_q8(type, w, rowBytes, o0, o1, nb, aq, asum, half, ad, nBatch, out, outStride, ahead)
+        // dgr_q8(type, w, rowBytes, o0, o1, nb, aq, asum, half, ad, dsum, ts, nBatch, out, outStride, ahead)
         return new Q8Native(v, Linker.nativeLinker().downcallHandle(CodePage.loadImage(v.resource, v.sha256),
-                FunctionDescriptor.ofVoid(j, j, j, j, j, j, a, a, a, a, j, a, j, j), Linker.Option.critical(true)));
+                FunctionDescriptor.ofVoid(j, j, j, j, j, j, a, a, a, a, a, j, j, a, j, j), Linker.Option.critical(true)));
     }
 
     /** {@link Q8Rows#javaRows}'s results for weight rows {@code [oStart, oEnd)}, natively; {@code w} must be off-heap. */
@@ -146,7 +146,7 @@ final class Q8Native {
         try {
             if (AMX && nRows >= 16 && !amxHeldOff) type |= 256;
             handle.invokeExact(type, w.data().address(), w.rowBytes(), (long) oStart, (long) oEnd, (long) (w.cols() / 32),
-                    in.qSeg, in.sumSeg, in.halfSeg, in.dSeg, (long) nRows, s.segments.of(out), (long) w.rows(), ahead);
+                    in.qSeg, in.sumSeg, in.halfSeg, in.dTSeg, in.dsumTSeg, (long) in.rows(), (long) nRows, s.segments.of(out), (long) w.rows(), ahead);
         } catch (Throwable t) {
             throw new IllegalStateException("native 8-bit kernel call failed", t);
         }

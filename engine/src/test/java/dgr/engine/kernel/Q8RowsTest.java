@@ -183,6 +183,10 @@ class Q8RowsTest {
         for (int b = 0; b < 3 * cols / 32; b++) {
             assertThat(Float.floatToRawIntBits(v.d[b])).as("block %d scale", b).isEqualTo(Float.floatToRawIntBits(r.d[b]));
             assertThat(v.sum[b]).as("block %d sum", b).isEqualTo(r.sum[b]);
+            int t = (b % (cols / 32)) * 3 + b / (cols / 32);
+            assertThat(Float.floatToRawIntBits(v.dT[t])).as("block %d, block-major", b).isEqualTo(Float.floatToRawIntBits(v.d[b]));
+            assertThat(Float.floatToRawIntBits(v.dsumT[t])).as("block %d d·sum", b).isEqualTo(Float.floatToRawIntBits(v.d[b] * (float) v.sum[b]));
+            assertThat(Float.floatToRawIntBits(r.dsumT[t])).isEqualTo(Float.floatToRawIntBits(v.dsumT[t]));
             assertThat(v.half[2 * b]).isEqualTo(r.half[2 * b]);
             for (int i = 0; i < 32; i++) assertThat(v.q[32 * b + i]).as("block %d value %d", b, i).isEqualTo(r.q[32 * b + i]);
         }

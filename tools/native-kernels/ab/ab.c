@@ -1,0 +1,99 @@
+/*
+ * Two builds of q8.c in one process, timed in turns (tools/native-kernels/ab/ab.sh builds them): random weights of one
+ * type in q8.c's interleaved layout (256 rows x 2048 columns, 16 groups, L2-resident), random 8-bit activations,
+ * dgr_q8 called in claims of 128 rows as the engine's workers call it. Each repetition times A and B once, in turns
+ * whose order alternates, by thread CPU time; prints each build's best, 25th-percentile and median GOPS and B/A of
+ * the medians. The machine's speed moves by more than a kernel change in minutes, so only such interleaved figures
+ * compare two builds; both must take dgr_q8's current arguments. Types: 0 Q4_0, 2 Q4_K, 3 Q6_K, 4 Q5_K (the layouts whose scales this file knows how to keep finite).
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef void kernel(long, const uint8_t *, long, long, long, long, const int8_t *, const int32_t *, const int32_t *, const float *,
+                    const float *, long, long, float *, long, long);
+kernel dgr_q8_a, dgr_q8_b;
+
+static double cpu_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static int by_value(const void *a, const void *b) {
+    double x = *(const double *) a, y = *(const double *) b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 4) {
+        fprintf(stderr, "usage: ab TYPE(0|2|3|4) AMX(0|1) BATCH [REPS]\n");
+        return 2;
+    }
+    const long type = atol(argv[1]), nBatch = atol(argv[3]), rows = 256, cols = 2048, nb = cols / 32, claim = 128;
+    const int amx = atoi(argv[2]), reps = argc > 4 ? atoi(argv[4]) : 2000;
+    if ((type != 0 && type != 2 && type != 3 && type != 4) || nBatch < 1 || reps < 4) {
+        fprintf(stderr, "ab: TYPE must be 0 (Q4_0), 2 (Q4_K), 3 (Q6_K) or 4 (Q5_K); BATCH >= 1; REPS >= 4\n");
+        return 2;
+    }
+    /* Linux grants the AMX tile state only on request (ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) */
+    if (amx && syscall(SYS_arch_prctl, 0x1023, 18) != 0) {
+        fprintf(stderr, "ab: the OS refused the AMX tile state\n");
+        return 1;
+    }
+    const long rowBytes = type == 0 ? 18 * nb : (type == 3 ? 210 : type == 4 ? 180 : 148) * (cols / 256);
+    const long superBytes = type == 3 ? 3360 : type == 4 ? 2880 : 2368, groupBytes = 16 * rowBytes;
+    uint8_t *w = aligned_alloc(64, groupBytes * (rows / 16));
+    srand(7);
+    for (long i = 0; i < groupBytes * (rows / 16); i++) w[i] = (uint8_t) rand();
+    /* f16 scales (and Q4_K/Q5_K's dmin) small and normal: 0x2000.. is about 2^-7 */
+    for (long g = 0; g < rows / 16; g++) {
+        uint8_t *gw = w + g * groupBytes;
+        if (type == 0) {
+            for (long b = 0; b < nb; b++)
+                for (int r = 0; r < 16; r++) ((uint16_t *) (gw + 288 * b))[r] = (uint16_t) (0x2000 + (rand() & 0xff));
+        } else {
+            for (long s = 0; s < nb / 8; s++)
+                for (int r = 0; r < (type == 3 ? 16 : 32); r++) ((uint16_t *) (gw + superBytes * s))[r] = (uint16_t) (0x2000 + (rand() & 0xff));
+        }
+    }
+    int8_t *aq = aligned_alloc(64, 32 * nb * nBatch);
+    int32_t *asum = calloc(nb * nBatch, 4), *half = calloc(2 * nb * nBatch, 4);
+    float *ad = malloc(4 * nb * nBatch), *dsum = malloc(4 * nb * nBatch), *out = aligned_alloc(64, 4 * rows * nBatch);
+    for (long b = 0; b < nb * nBatch; b++) {
+        int s = 0, h = 0;
+        for (int i = 0; i < 32; i++) {
+            int v = rand() % 255 - 127;
+            aq[32 * b + i] = (int8_t) v;
+            s += v;
+            if (i == 15) h = s;
+        }
+        asum[b] = s;
+        half[2 * b] = h;
+        half[2 * b + 1] = s - h;
+        /* block-major, as Q8Input lays them out for the kernel: block j of batch row r at j * nBatch + r */
+        const long t = (b % nb) * nBatch + b / nb;
+        ad[t] = 0.01f * (float) (1 + (rand() & 15));
+        dsum[t] = ad[t] * (float) s;
+    }
+    double *ta = malloc(8 * reps), *tb = malloc(8 * reps);
+    for (int rep = 0; rep < reps; rep++) {
+        for (int turn = 0; turn < 2; turn++) {
+            kernel *k = (rep + turn) & 1 ? dgr_q8_a : dgr_q8_b;
+            double t0 = cpu_now();
+            for (long o = 0; o < rows; o += claim) k(type | (amx ? 256 : 0), w, rowBytes, o, o + claim, nb, aq, asum, half, ad, dsum, nBatch, nBatch, out, rows, 0);
+            (k == dgr_q8_a ? ta : tb)[rep] = cpu_now() - t0;
+        }
+    }
+    qsort(ta, reps, 8, by_value);
+    qsort(tb, reps, 8, by_value);
+    const double gop = 2.0 * rows * cols * nBatch / 1e9;
+    printf("type %ld amx %d batch %ld, %d reps: A best %.1f p25 %.1f median %.1f GOPS | B best %.1f p25 %.1f median %.1f GOPS | B/A medians %.3f\n",
+           type, amx, nBatch, reps, gop / ta[0], gop / ta[reps / 4], gop / ta[reps / 2], gop / tb[0], gop / tb[reps / 4], gop / tb[reps / 2],
+           ta[reps / 2] / tb[reps / 2]);
+    return 0;
+}
