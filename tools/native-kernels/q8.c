@@ -21,8 +21,8 @@
  * Activations per batch row, per block: 32 int8 (aq), their int sum (asum), the sums of each
  * half (half, for the 16-value sub-blocks of Q2_K, Q3_K, Q6_K); and per block, then batch row (block b's row r
  * at b * ts + r, so the 16 rows an AMX tile or a batch group takes lie in one cache line), the f32 scale (ad)
- * and ad * (float) asum as one f32 product (dsum, the factor of a weight's min). Read with the rows' other
- * arrays, one line per row, the scales cost AMX prompt chunks 7-13% (Q4_0, Q4_K, Q5_K; ab/ab.sh).
+ * and ad * (float) asum as one f32 product (dsum, the factor of a weight's min); row-major, they took a line
+ * per row (docs/engine.md, "Prompt kernels: the min term and block-major scales").
  * Output row o of batch row b: acc = fma((float) isum_B, d_w * d_a, acc) over blocks B in order
  * from +0, isum_B = sum of (w - offset) * a over the block (exact integers; Q4_0's offset is 8).
  * A min (Q4_1, Q5_1, Q2_K, Q4_K, Q5_K) follows its block's (or sub-block's) scale term:

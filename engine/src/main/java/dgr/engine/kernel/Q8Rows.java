@@ -29,8 +29,9 @@ import java.util.stream.IntStream;
  * <p><b>Order per output element:</b> {@code acc = fma((float) isum_B, d_w·d_a, acc)} over blocks
  * {@code B} in order from +0, where {@code isum_B = Σ w·a} over the block's 32 values ({@code w} the
  * signed weight, Q4_0's {@code q − 8}: an exact integer, exact in f32) and {@code d_w·d_a} is one
- * f32 product; Q4_1 and Q5_1 then add their min, {@code acc = fma(d_a·(float) Σa, m, acc)}. The output is {@code acc}. Nothing in it depends on the batch or the worker split,
- * and integer sums do not depend on grouping: native and Java agree to the bit ({@code Q8RowsTest}).
+ * f32 product; Q4_1 and Q5_1 then add their min, {@code acc = fma(d_a·(float) Σa, m, acc)}. The output is
+ * {@code acc}. Nothing in it depends on the batch or the worker split, and integer sums do not depend on
+ * grouping: native and Java agree to the bit ({@code Q8RowsTest}).
  */
 final class Q8Rows {
     /** Rows interleaved per group. */
