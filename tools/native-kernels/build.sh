@@ -10,8 +10,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 res="${DGR_Q8_OUT:-$here/../../engine/src/main/resources/dgr/engine/kernel}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-common="-O2 -std=gnu11 -ffp-contract=off -fno-fast-math -fPIC -ffreestanding -fno-stack-protector
-  -fno-asynchronous-unwind-tables -fno-exceptions -fcf-protection=none -fno-builtin"
+. "$here/flags.sh"
 build() { # name, target flags[, source stem (q8), entry (dgr_q8)]
   src="${3:-q8}"
   gcc $common $2 -c "$here/$src.c" -o "$tmp/$1.o"
@@ -26,7 +25,7 @@ build() { # name, target flags[, source stem (q8), entry (dgr_q8)]
   sha256sum "$res/$src-$1.bin"
 }
 mkdir -p "$res"
-build avx512vnni "-march=x86-64-v3 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -mf16c -mfma -mamx-tile -mamx-int8"
-build avx2 "-march=x86-64-v3 -mno-avx512f"
-build avx512 "-march=x86-64-v3 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mf16c -mfma" attn dgr_attn
-build avx2 "-march=x86-64-v3 -mno-avx512f" attn dgr_attn
+build avx512vnni "$q8_avx512vnni"
+build avx2 "$avx2"
+build avx512 "$attn_avx512" attn dgr_attn
+build avx2 "$avx2" attn dgr_attn

@@ -90,8 +90,10 @@ final class StageWorker implements Downlinks.Listener, AutoCloseable {
         this.down = last ? null : new Downlinks(token, clock, width, this);
         this.batch = new Batch(maxRows, width);
         this.rowScratch = new float[width];
-        this.pulses = new Pulses(ups, "dgr-stage-pulse-" + engine.recipe().firstLayer() + "-" + engine.recipe().endLayer());
-        this.turn = new LoopTurn("dgr-stage-" + engine.recipe().firstLayer() + "-" + engine.recipe().endLayer(), TICK_MILLIS, BACK_TO_BACK_NANOS, this::turn);
+        String span = engine.recipe().firstLayer() + "-" + engine.recipe().endLayer();
+        this.turn = new LoopTurn("dgr-stage-" + span, TICK_MILLIS, BACK_TO_BACK_NANOS, this::turn);
+        // Last: its thread starts at once, and nothing after it may fail and leave it running.
+        this.pulses = new Pulses(ups, "dgr-stage-pulse-" + span);
     }
 
     /**
