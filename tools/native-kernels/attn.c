@@ -15,7 +15,7 @@
  *   output element c of query head g:      acc = out[g][c]; acc = fma(v[t][c], w[g][t], acc) for t in order
  * Lanes group positions (scores) or elements (outputs); no sum crosses lanes.
  *
- * A prompt's runs of up to 16 rows (ops 4 and 5, AVX-512 only: RowLanes' layouts, rows in the 16 lanes,
+ * A prompt's runs of up to 16 rows (ops 4 to 6, both images: RowLanes' layouts, rows in the 16 lanes,
  * K and V as floats, f32 pages in place or a compact type's tile widened by the Java side):
  *   score of a row, query head g, position p: acc = +0; acc = fma(q[g][d], k[p][d], acc) for d in order; acc * scale
  *   output element d of a row's query head g:  acc = out[g][d] * alpha[g]; acc = fma(w[g][p], v[p][d], acc) for p in order
@@ -367,6 +367,170 @@ INLINE void lane_softmax(float *sT, long p0, long p1, int masked, const float *l
     _mm512_storeu_ps(al, alpha);
 }
 #undef R
+#else
+/*
+ * The same operations on AVX2 (lane_scores8, lane_weighted8, lane_softmax8): RowLanes' layouts unchanged
+ * (R = 16 rows), each run of 16 lanes taken as two 256-bit halves of 8 rows, one after the other. A half
+ * keeps 8 chains in registers (4 query heads × 2 positions or elements; Zen 3's two FMA pipes of four
+ * cycles want 8 in flight, and 16 chains of two halves would not fit AVX2's 16 registers). Each element's
+ * operations are the AVX-512 image's, so the bits are too.
+ */
+#define R 16
+
+/* Scores of G query heads × NP positions for the 8 rows of one half (q, s already at the half). */
+#define LANE_SCORES8(G, NP)                                                                        \
+    do {                                                                                           \
+        __m256 acc[G][NP];                                                                         \
+        UNROLL for (int h = 0; h < G; h++)                                                         \
+            UNROLL for (int j = 0; j < NP; j++) acc[h][j] = _mm256_setzero_ps();                   \
+        for (long d = 0; d < hd; d++) {                                                            \
+            __m256 kv[NP];                                                                         \
+            UNROLL for (int j = 0; j < NP; j++) kv[j] = _mm256_set1_ps(k[8 * d + j]);              \
+            UNROLL for (int h = 0; h < G; h++) {                                                   \
+                __m256 x = _mm256_loadu_ps(q + h * hd * R + d * R);                                \
+                UNROLL for (int j = 0; j < NP; j++) acc[h][j] = _mm256_fmadd_ps(x, kv[j], acc[h][j]); \
+            }                                                                                      \
+        }                                                                                          \
+        UNROLL for (int h = 0; h < G; h++)                                                         \
+            UNROLL for (int j = 0; j < NP; j++)                                                    \
+                _mm256_storeu_ps(s + h * tile * R + j * R, _mm256_mul_ps(acc[h][j], sv));          \
+    } while (0)
+
+/* RowLanes.scores (lane_scores above), half by half. */
+INLINE void lane_scores8(const float *qT, long heads, long hd, const float *k0, long blockStride, long p0, long p1, float scale,
+                         float *sT, long tile) {
+    const __m256 sv = _mm256_set1_ps(scale);
+    long g = 0;
+    for (; g + 4 <= heads; g += 4) {
+        for (long p = p0; p < p1; p += 2) {
+            const float *k = k0 + (p >> 3) * blockStride + (p & 7);
+            UNROLL for (int half = 0; half < 2; half++) {
+                const float *q = qT + g * hd * R + 8 * half;
+                float *s = sT + (g * tile + p) * R + 8 * half;
+                LANE_SCORES8(4, 2);
+            }
+        }
+    }
+    for (; g < heads; g++) {
+        for (long p = p0; p < p1; p += 4) {
+            const float *k = k0 + (p >> 3) * blockStride + (p & 7);
+            UNROLL for (int half = 0; half < 2; half++) {
+                const float *q = qT + g * hd * R + 8 * half;
+                float *s = sT + (g * tile + p) * R + 8 * half;
+                LANE_SCORES8(1, 4);
+            }
+        }
+    }
+}
+
+/* Outputs of G query heads × NE elements for the 8 rows of one half (o, sT's rows and alpha at the half). */
+#define LANE_WEIGHTED8(G, NE)                                                                      \
+    do {                                                                                           \
+        __m256 acc[G][NE];                                                                         \
+        UNROLL for (int h = 0; h < G; h++) {                                                       \
+            __m256 al = _mm256_loadu_ps(a + (g + h) * R);                                          \
+            UNROLL for (int e = 0; e < NE; e++) acc[h][e] = _mm256_mul_ps(_mm256_loadu_ps(o + h * hd * R + e * R), al); \
+        }                                                                                          \
+        for (long p = p0; p < p1; p++) {                                                           \
+            const float *vp = v + (p - p0) * vStride;                                              \
+            __m256 vv[NE];                                                                         \
+            UNROLL for (int e = 0; e < NE; e++) vv[e] = _mm256_set1_ps(vp[e]);                     \
+            UNROLL for (int h = 0; h < G; h++) {                                                   \
+                __m256 w = _mm256_loadu_ps(ws + ((g + h) * tile + p) * R);                         \
+                UNROLL for (int e = 0; e < NE; e++) acc[h][e] = _mm256_fmadd_ps(w, vv[e], acc[h][e]); \
+            }                                                                                      \
+        }                                                                                          \
+        UNROLL for (int h = 0; h < G; h++)                                                         \
+            UNROLL for (int e = 0; e < NE; e++) _mm256_storeu_ps(o + h * hd * R + e * R, acc[h][e]); \
+    } while (0)
+
+/* RowLanes.weightedVT (lane_weighted above), half by half. */
+INLINE void lane_weighted8(const float *sT, long tile, long heads, long p0, long p1, const float *v0, long vStride, float *oT, long hd,
+                           const float *alpha) {
+    long g = 0;
+    for (; g + 4 <= heads; g += 4) {
+        for (long d = 0; d < hd; d += 2) {
+            const float *v = v0 + d;
+            UNROLL for (int half = 0; half < 2; half++) {
+                const float *ws = sT + 8 * half, *a = alpha + 8 * half;
+                float *o = oT + (g * hd + d) * R + 8 * half;
+                LANE_WEIGHTED8(4, 2);
+            }
+        }
+    }
+    for (; g < heads; g++) {
+        for (long d = 0; d < hd; d += 4) {
+            const float *v = v0 + d;
+            UNROLL for (int half = 0; half < 2; half++) {
+                const float *ws = sT + 8 * half, *a = alpha + 8 * half;
+                float *o = oT + (g * hd + d) * R + 8 * half;
+                LANE_WEIGHTED8(1, 4);
+            }
+        }
+    }
+}
+
+/* java_max above in 256 bits: the larger; +0 over -0; NaN where either is NaN. */
+INLINE __m256 java_max8(__m256 a, __m256 b) {
+    __m256 r = _mm256_max_ps(a, b);
+    r = _mm256_blendv_ps(r, _mm256_and_ps(a, b), _mm256_cmp_ps(a, b, _CMP_EQ_OQ));
+    return _mm256_blendv_ps(r, _mm256_add_ps(a, b), _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
+}
+
+/* lane_exp above in 256 bits (Exp's steps). */
+INLINE __m256 lane_exp8(__m256 a, __m256 sub) {
+    const __m256 floor = _mm256_set1_ps(-87.0f), magic = _mm256_set1_ps(12582912.0f);
+    __m256 x = _mm256_sub_ps(a, sub), xc = java_max8(x, floor);
+    __m256 k = _mm256_sub_ps(_mm256_fmadd_ps(xc, _mm256_set1_ps(1.44269504088896341f), magic), magic);
+    __m256 r = _mm256_fmadd_ps(k, _mm256_set1_ps(-0.693359375f), xc);
+    r = _mm256_fmadd_ps(k, _mm256_set1_ps(2.12194440e-4f), r);
+    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(1.9875691500e-4f), r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    p = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
+    __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(k), _mm256_set1_epi32(127)), 23);
+    __m256 y = _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
+    return _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_cmp_ps(x, floor, _CMP_LT_OQ));
+}
+
+/* lane_softmax above for the 8 rows of one half: sT, lo, hi, st (maxima; sums R further) and al at the half. */
+INLINE void lane_softmax8(float *sT, long p0, long p1, int masked, const float *lo, const float *hi, float *st, float *al) {
+    const __m256 negInf = _mm256_set1_ps(-__builtin_inff()), zero = _mm256_setzero_ps();
+    __m256 m = negInf;
+    if (masked) {
+        __m256 loV = _mm256_loadu_ps(lo), hiV = _mm256_loadu_ps(hi);
+        for (long p = p0; p < p1; p++) {
+            __m256 pv = _mm256_set1_ps((float) p);
+            __m256 in = _mm256_and_ps(_mm256_cmp_ps(pv, loV, _CMP_GE_OQ), _mm256_cmp_ps(pv, hiV, _CMP_LT_OQ));
+            __m256 s = _mm256_blendv_ps(negInf, _mm256_loadu_ps(sT + p * R), in);
+            _mm256_storeu_ps(sT + p * R, s);
+            m = java_max8(m, s);
+        }
+    } else {
+        for (long p = p0; p < p1; p++) m = java_max8(m, _mm256_loadu_ps(sT + p * R));
+    }
+    __m256 mOld = _mm256_loadu_ps(st), mNew = java_max8(mOld, m);
+    __m256 none = _mm256_cmp_ps(mOld, negInf, _CMP_EQ_OQ);
+    __m256 alpha = lane_exp8(_mm256_blendv_ps(_mm256_sub_ps(mOld, mNew), negInf, none), zero);
+    _mm256_storeu_ps(st, mNew);
+    __m256 sub = _mm256_blendv_ps(mNew, zero, _mm256_cmp_ps(mNew, negInf, _CMP_EQ_OQ));
+    __m256 sums[8];
+    UNROLL for (int j = 0; j < 8; j++) sums[j] = zero;
+    for (long p = p0; p < p1; p += 8) {
+        UNROLL for (int j = 0; j < 8; j++) {
+            __m256 w = lane_exp8(_mm256_sub_ps(_mm256_loadu_ps(sT + (p + j) * R), sub), zero);
+            _mm256_storeu_ps(sT + (p + j) * R, w);
+            sums[j] = _mm256_add_ps(sums[j], w);
+        }
+    }
+    __m256 tree = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(sums[0], sums[1]), _mm256_add_ps(sums[2], sums[3])),
+                                _mm256_add_ps(_mm256_add_ps(sums[4], sums[5]), _mm256_add_ps(sums[6], sums[7])));
+    _mm256_storeu_ps(st + R, _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(st + R), alpha), tree));
+    _mm256_storeu_ps(al, alpha);
+}
+#undef R
 #endif
 
 /*
@@ -378,11 +542,11 @@ INLINE void lane_softmax(float *sT, long p0, long p1, int masked, const float *l
  * nh runs of pfLines cache lines, hs_page elements apart, prefetched over the loop (the next region a
  * decode step reads: a tile's V while its K is scored, the next tile's K while V is summed).
  * hd a multiple of LANES for ops 2/3 (NativeAttention asks for 16).
- * op 4 (AVX-512 image only): RowLanes.scores: K floats from kv + kvOff, queries x + xOff, scores y + yOff;
+ * op 4: RowLanes.scores: K floats from kv + kvOff, queries x + xOff, scores y + yOff;
  *   nh: the K page's block stride; count, hs: the positions [p0, p1); pfOff: the scale's float bits.
- * op 5 (AVX-512 image only): RowLanes.weightedVT: V floats from kv + kvOff (rows nh apart), weights
+ * op 5: RowLanes.weightedVT: V floats from kv + kvOff (rows nh apart), weights
  *   x + xOff, outputs y + yOff, rescale factors pf + pfOff (floats); count, hs: the positions [p0, p1).
- * op 6 (AVX-512 image only): RowLanes.softmax of `heads` query heads: scores x + xOff (head g's from
+ * op 6: RowLanes.softmax of `heads` query heads: scores x + xOff (head g's from
  *   g·tile·16), positions [count, hs), masked if nh, the lanes' ranges kv + kvOff (lo) and aux (hi),
  *   running maxima and sums y + yOff (head g's from 2·16·g), rescale factors pf + pfOff (head g's from 16·g).
  * (Ops 4 to 6 reuse the slots of ops 0 to 3, and aux, so that the image keeps one entry.)
@@ -406,6 +570,24 @@ void dgr_attn(long op, const uint16_t *kvSeg, long kvOff, float *xSeg, long xOff
         for (long g = 0; g < heads; g++)
             lane_softmax(xSeg + xOff + g * tile * 16, count, hs, (int) nh, (const float *) kvSeg + kvOff, aux, ySeg + yOff + 2 * 16 * g,
                          (float *) pfSeg + pfOff + 16 * g);
+        return;
+    }
+#else
+    if (op == 4) {
+        union { int32_t i; float f; } scale = {(int32_t) pfOff};
+        lane_scores8(xSeg + xOff, heads, hd, (const float *) kvSeg + kvOff, nh, count, hs, scale.f, ySeg + yOff, tile);
+        return;
+    }
+    if (op == 5) {
+        lane_weighted8(xSeg + xOff, tile, heads, count, hs, (const float *) kvSeg + kvOff, nh, ySeg + yOff, hd,
+                       (const float *) pfSeg + pfOff);
+        return;
+    }
+    if (op == 6) {
+        for (long g = 0; g < heads; g++)
+            for (long half = 0; half < 2; half++)
+                lane_softmax8(xSeg + xOff + g * tile * 16 + 8 * half, count, hs, (int) nh, (const float *) kvSeg + kvOff + 8 * half,
+                              aux + 8 * half, ySeg + yOff + 2 * 16 * g + 8 * half, (float *) pfSeg + pfOff + 16 * g + 8 * half);
         return;
     }
 #endif

@@ -55,8 +55,8 @@ public interface Kernels {
                    float[] out, int oo, int hd, float[] lanes);
 
     /**
-     * Whether a prompt run's attention may take its rows in the lanes of 512-bit vectors
-     * ({@link RowLanes}): the same bits as {@link #scores8} and {@link #weightedV}, on the SIMD kernels.
+     * Whether a prompt run's attention may take its rows in the lanes of vectors ({@link RowLanes},
+     * {@link RowLanes#usable}): the same bits as {@link #scores8} and {@link #weightedV}, on the SIMD kernels.
      */
     default boolean rowLanes() {
         return false;

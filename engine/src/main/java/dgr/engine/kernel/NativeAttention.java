@@ -21,10 +21,12 @@ import java.util.List;
  * V is summed), spread over its loop: {@link ArrayPrefetch} did that in calls of 128 lines that waited
  * for fill buffers.
  * <li><b>A prompt's runs of 16 rows in vector lanes</b> ({@link #laneScores}, {@link #laneSoftmax},
- * {@link #laneWeighted}; AVX-512 image only, {@link #rowLanes}): {@link RowLanes#scores},
+ * {@link #laneWeighted}; both images): {@link RowLanes#scores},
  * {@link RowLanes#softmax} and {@link RowLanes#weightedVT} on float K and V, the same blocks of four
- * query heads × four positions or elements, {@link Exp}'s steps. C2's code for those
- * loops ran at 55–60 GFLOP/s a core where this one runs at 96–104 (one thread, 4 heads × 64 × 64, 2026-12-03).
+ * query heads × four positions or elements (AVX2: × two, for each half of the 16 rows), {@link Exp}'s
+ * steps. C2's code for those loops ran at 55–60 GFLOP/s a core where this one runs at 96–104 (one thread,
+ * 4 heads × 64 × 64, 2026-12-03); without 512-bit vectors C2 has no fast form of them at all (the Vector
+ * API emulates 16 lanes), so on AVX2 this is the only rows-in-lanes path.
  * </ul>
  * Arrays go in place as heap segments made once (a page's with the page, {@link HeapSegments} for the
  * rest): one made per call is not removed. {@code NativeAttentionTest} checks every operation of every
@@ -41,7 +43,7 @@ public final class NativeAttention {
     enum Variant {
         AVX512("attn-avx512.bin", "73399023665d675938ed566f1dce4b9d38189293d5559d100653bf6963a071c2",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "f16c", "fma", "avx2")),
-        AVX2("attn-avx2.bin", "a277b8857227fde921a9ee5b9f8638550a4acda9162ff9d0d723c9b6ea6093b7", List.of("avx2", "fma", "f16c"));
+        AVX2("attn-avx2.bin", "b635fb2d9289c4d18c5f4b389cb7e2a5ef629bf0d1eded21e79814f5b174818c", List.of("avx2", "fma", "f16c"));
 
         final String resource, sha256;
         final List<String> flags;
@@ -139,9 +141,9 @@ public final class NativeAttention {
         call(bf16 ? 3 : 2, s, page, vOff, w, wOff, out, outOff, nh, n, pf, pfOff, pfLines);
     }
 
-    /** Whether this image has the prompt runs' operations ({@link #laneScores}, {@link #laneSoftmax}, {@link #laneWeighted}): the AVX-512 one. */
+    /** Whether this image has the prompt runs' operations ({@link #laneScores}, {@link #laneSoftmax}, {@link #laneWeighted}): both do. */
     public boolean rowLanes() {
-        return variant == Variant.AVX512;
+        return true;
     }
 
     /**

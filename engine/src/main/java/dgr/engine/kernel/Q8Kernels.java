@@ -61,7 +61,7 @@ public final class Q8Kernels implements Kernels {
 
     @Override
     public boolean rowLanes() {
-        return RowLanes.ON;
+        return RowLanes.usable();
     }
 
     @Override

@@ -29,6 +29,16 @@ public final class RowLanes {
     public static final boolean ON = SimdAttention.WIDE;
 
     /**
+     * Whether a prompt run's rows may go in lanes here: where 512-bit vectors run (these kernels, or the
+     * AVX-512 image's), or where a native image has the operations without them (the AVX2 image takes the
+     * 16 lanes as two halves of 8 rows). Elsewhere this class's 16 lanes would be emulated, far slower
+     * than one row at a time.
+     */
+    public static boolean usable() {
+        return ON || (NativeAttention.KERNEL != null && NativeAttention.KERNEL.rowLanes());
+    }
+
+    /**
      * {@code qT[to + i·R + r] = q[(r0 + r)·qd + qo + i]} for {@code i < n}, {@code r < rows}; lanes from
      * {@code rows} on are 0.
      */

@@ -93,7 +93,7 @@ public final class SimdKernels implements Kernels {
 
     @Override
     public boolean rowLanes() {
-        return RowLanes.ON;
+        return RowLanes.usable();
     }
 
     @Override

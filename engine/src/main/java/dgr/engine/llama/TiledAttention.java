@@ -243,7 +243,7 @@ final class TiledAttention {
 
     /**
      * A segment of several rows (a prompt chunk, up to {@link #SEGMENT_RUNS} runs) one row at a time, where
-     * the row-lanes path does not run (256-bit vectors, soft-capped scores): per tile and K/V head, every
+     * the row-lanes path does not run (256-bit vectors without the native image, soft-capped scores): per tile and K/V head, every
      * row, so the head's tile (K and V, 32 KiB at 64 values a head; a compact type's widened once) is read
      * from memory once per chunk and from L1 or L2 for the other rows.
      */
@@ -278,8 +278,8 @@ final class TiledAttention {
     }
 
     /**
-     * A segment of runs (a prompt chunk of up to 64 rows) with each run's rows in the lanes of 512-bit
-     * vectors ({@link RowLanes}): per tile and K/V head, for every run of the segment, the scores of all its
+     * A segment of runs (a prompt chunk of up to 64 rows) with each run's rows in the lanes of vectors
+     * ({@link RowLanes}; 512-bit, or two halves of 256 in the AVX2 image): per tile and K/V head, for every run of the segment, the scores of all its
      * rows and four query heads at a time (each K value loaded once for them), the softmax step of each
      * head for all rows at once, then the weighted values of all rows at once into outputs kept
      * transposed until the last tile ({@link RowLanes#weightedVT}). Each tile is read from memory once

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
+import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -13,8 +14,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  * The native prompt runs (rows in lanes) against {@link RowLanes}, whose bits {@code RowLanesTest} ties to
  * the one-row kernels: scores and weighted V rows bit for bit, for query heads in groups of four and
  * left over, several head sizes, every start and end of the positions the engine passes, at offsets inside
- * the arrays, on values of mixed magnitudes with zeros (a masked lane's weights). Skipped where the
- * AVX-512 image does not run, saying why.
+ * the arrays, on values of mixed magnitudes with zeros (a masked lane's weights). Every image the CPU
+ * runs (AVX-512 and AVX2, whose halves of 8 rows must give the same bits); skipped where none does, saying why.
  */
 class NativeRowLanesTest {
     private static final int TILE = 64, R = RowLanes.LANES;
@@ -22,22 +23,23 @@ class NativeRowLanesTest {
     @ParameterizedTest(name = "heads {0} hd {1} f32 page {2}")
     @CsvSource({"4, 64, false", "4, 64, true", "1, 64, false", "5, 16, true", "8, 128, false", "3, 20, false", "6, 32, true"})
     void scoresAreRowLanesScores(int heads, int hd, boolean pageInPlace) {
-        NativeAttention kernel = kernel();
-        SplittableRandom rnd = new SplittableRandom(heads * 31L + hd);
-        // A float32 page holds every K/V head side by side (block stride 8·kvd); a widened tile one head (8·hd).
-        int kvHeads = pageInPlace ? 3 : 1, blockStride = 8 * hd * kvHeads, kBase = pageInPlace ? 8 * hd : 0;
-        float[] k = randomFloats(rnd, TILE * hd * kvHeads + 8);
-        float[] qT = randomFloats(rnd, 5 * R + heads * hd * R);
-        int qo = 5 * R;
-        float scale = 0.125f + (float) rnd.nextDouble();
-        for (int p0 = 0; p0 < TILE; p0 += 8) {
-            for (int p1 = p0 + 8; p1 <= TILE; p1 += 8 * (1 + p1 / 24)) {
-                float[] got = new float[heads * TILE * R], want = new float[heads * TILE * R];
-                Arrays.fill(got, Float.NaN);
-                Arrays.fill(want, Float.NaN);
-                RowLanes.scores(qT, qo, heads, hd, k, kBase, blockStride, p0, p1, scale, want, TILE);
-                kernel.laneScores(seg(qT), qo, heads, hd, seg(k), kBase, blockStride, p0, p1, scale, seg(got), TILE);
-                assertThat(bits(got)).as("positions [%d, %d)", p0, p1).isEqualTo(bits(want));
+        for (NativeAttention kernel : kernels()) {
+            SplittableRandom rnd = new SplittableRandom(heads * 31L + hd);
+            // A float32 page holds every K/V head side by side (block stride 8·kvd); a widened tile one head (8·hd).
+            int kvHeads = pageInPlace ? 3 : 1, blockStride = 8 * hd * kvHeads, kBase = pageInPlace ? 8 * hd : 0;
+            float[] k = randomFloats(rnd, TILE * hd * kvHeads + 8);
+            float[] qT = randomFloats(rnd, 5 * R + heads * hd * R);
+            int qo = 5 * R;
+            float scale = 0.125f + (float) rnd.nextDouble();
+            for (int p0 = 0; p0 < TILE; p0 += 8) {
+                for (int p1 = p0 + 8; p1 <= TILE; p1 += 8 * (1 + p1 / 24)) {
+                    float[] got = new float[heads * TILE * R], want = new float[heads * TILE * R];
+                    Arrays.fill(got, Float.NaN);
+                    Arrays.fill(want, Float.NaN);
+                    RowLanes.scores(qT, qo, heads, hd, k, kBase, blockStride, p0, p1, scale, want, TILE);
+                    kernel.laneScores(seg(qT), qo, heads, hd, seg(k), kBase, blockStride, p0, p1, scale, seg(got), TILE);
+                    assertThat(bits(got)).as("%s, positions [%d, %d)", kernel.variant, p0, p1).isEqualTo(bits(want));
+                }
             }
         }
     }
@@ -45,23 +47,24 @@ class NativeRowLanesTest {
     @ParameterizedTest(name = "heads {0} hd {1} f32 page {2}")
     @CsvSource({"4, 64, false", "4, 64, true", "1, 64, false", "5, 16, true", "8, 128, false", "3, 20, false", "6, 32, true"})
     void weightedRowsAreRowLanesWeightedRows(int heads, int hd, boolean pageInPlace) {
-        NativeAttention kernel = kernel();
-        SplittableRandom rnd = new SplittableRandom(heads * 57L + hd);
-        int vStride = pageInPlace ? 3 * hd : hd, vHead = pageInPlace ? hd : 0;
-        float[] v = randomFloats(rnd, TILE * vStride + 4);
-        float[] sT = randomFloats(rnd, heads * TILE * R);
-        for (int i = 0; i < sT.length; i += 7) sT[i] = 0f;
-        float[] alpha = randomFloats(rnd, heads * R);
-        alpha[0] = 1f;
-        if (heads > 1) alpha[R + 3] = 0f;
-        int ob = 3 * R;
-        for (int p0 : new int[] {0, 1, 7, 8, 33, 63}) {
-            for (int p1 = p0; p1 <= TILE; p1 += 1 + p1 / 5) {
-                float[] want = randomFloats(rnd, ob + heads * hd * R + R), got = want.clone();
-                int vBase = p0 * vStride + vHead;
-                RowLanes.weightedVT(sT, TILE, heads, p0, p1, v, vBase, vStride, want, ob, hd, alpha);
-                kernel.laneWeighted(seg(sT), TILE, heads, p0, p1, seg(v), vBase, vStride, seg(got), ob, hd, seg(alpha));
-                assertThat(bits(got)).as("positions [%d, %d)", p0, p1).isEqualTo(bits(want));
+        for (NativeAttention kernel : kernels()) {
+            SplittableRandom rnd = new SplittableRandom(heads * 57L + hd);
+            int vStride = pageInPlace ? 3 * hd : hd, vHead = pageInPlace ? hd : 0;
+            float[] v = randomFloats(rnd, TILE * vStride + 4);
+            float[] sT = randomFloats(rnd, heads * TILE * R);
+            for (int i = 0; i < sT.length; i += 7) sT[i] = 0f;
+            float[] alpha = randomFloats(rnd, heads * R);
+            alpha[0] = 1f;
+            if (heads > 1) alpha[R + 3] = 0f;
+            int ob = 3 * R;
+            for (int p0 : new int[] {0, 1, 7, 8, 33, 63}) {
+                for (int p1 = p0; p1 <= TILE; p1 += 1 + p1 / 5) {
+                    float[] want = randomFloats(rnd, ob + heads * hd * R + R), got = want.clone();
+                    int vBase = p0 * vStride + vHead;
+                    RowLanes.weightedVT(sT, TILE, heads, p0, p1, v, vBase, vStride, want, ob, hd, alpha);
+                    kernel.laneWeighted(seg(sT), TILE, heads, p0, p1, seg(v), vBase, vStride, seg(got), ob, hd, seg(alpha));
+                    assertThat(bits(got)).as("%s, positions [%d, %d)", kernel.variant, p0, p1).isEqualTo(bits(want));
+                }
             }
         }
     }
@@ -69,57 +72,64 @@ class NativeRowLanesTest {
     @ParameterizedTest(name = "heads {0} masked {1}")
     @CsvSource({"4, false", "4, true", "1, true", "3, false"})
     void softmaxIsRowLanesSoftmax(int heads, boolean masked) {
-        NativeAttention kernel = kernel();
-        SplittableRandom rnd = new SplittableRandom(heads * 7L + (masked ? 1 : 0));
-        for (int round = 0; round < 40; round++) {
-            int p0 = 8 * rnd.nextInt(8), p1 = p0 + 8 * (1 + rnd.nextInt((TILE - p0) / 8));
-            // Scores as attention gives them: spread out, some far below the rest (weights under e^-87 are 0), some ±0.
-            float[] sT = new float[heads * TILE * R];
-            for (int i = 0; i < sT.length; i++) {
-                int kind = rnd.nextInt(60);
-                sT[i] = kind == 0 ? 0f : kind == 1 ? -0f : kind == 2 ? -200f : (float) (rnd.nextGaussian() * 8);
-            }
-            float[] lo = new float[R], hi = new float[R];
-            for (int r = 0; r < R; r++) {
-                int a = rnd.nextInt(TILE + 1), b = rnd.nextInt(TILE + 1);
-                lo[r] = Math.min(a, b);
-                hi[r] = r % 5 == 4 ? lo[r] : Math.max(a, b);  // some lanes see no position of the tile
-            }
-            // Running state: some lanes with no maximum yet (−∞, sum 0), some with one above or below the tile's.
-            int so = 2 * R;
-            float[] state = new float[so + heads * 2 * R];
-            for (int g = 0; g < heads; g++) {
-                for (int r = 0; r < R; r++) {
-                    boolean none = rnd.nextInt(4) == 0;
-                    state[so + g * 2 * R + r] = none ? Float.NEGATIVE_INFINITY : (float) (rnd.nextGaussian() * 10);
-                    state[so + g * 2 * R + R + r] = none ? 0f : (float) (rnd.nextDouble() * 30);
+        for (NativeAttention kernel : kernels()) {
+            SplittableRandom rnd = new SplittableRandom(heads * 7L + (masked ? 1 : 0));
+            for (int round = 0; round < 40; round++) {
+                int p0 = 8 * rnd.nextInt(8), p1 = p0 + 8 * (1 + rnd.nextInt((TILE - p0) / 8));
+                // Scores as attention gives them: spread out, some far below the rest (weights under e^-87 are 0), some ±0.
+                float[] sT = new float[heads * TILE * R];
+                for (int i = 0; i < sT.length; i++) {
+                    int kind = rnd.nextInt(60);
+                    sT[i] = kind == 0 ? 0f : kind == 1 ? -0f : kind == 2 ? -200f : (float) (rnd.nextGaussian() * 8);
                 }
+                float[] lo = new float[R], hi = new float[R];
+                for (int r = 0; r < R; r++) {
+                    int a = rnd.nextInt(TILE + 1), b = rnd.nextInt(TILE + 1);
+                    lo[r] = Math.min(a, b);
+                    hi[r] = r % 5 == 4 ? lo[r] : Math.max(a, b);  // some lanes see no position of the tile
+                }
+                // Running state: some lanes with no maximum yet (−∞, sum 0), some with one above or below the tile's.
+                int so = 2 * R;
+                float[] state = new float[so + heads * 2 * R];
+                for (int g = 0; g < heads; g++) {
+                    for (int r = 0; r < R; r++) {
+                        boolean none = rnd.nextInt(4) == 0;
+                        state[so + g * 2 * R + r] = none ? Float.NEGATIVE_INFINITY : (float) (rnd.nextGaussian() * 10);
+                        state[so + g * 2 * R + R + r] = none ? 0f : (float) (rnd.nextDouble() * 30);
+                    }
+                }
+                float[] wantS = sT.clone(), wantState = state.clone(), wantAlpha = new float[heads * R], sums = new float[9 * R];
+                for (int g = 0; g < heads; g++) {
+                    RowLanes.softmax(wantS, g * TILE * R, p0, p1, masked, lo, hi, wantState, so + g * 2 * R, wantAlpha, g * R, sums);
+                }
+                float[] alpha = new float[heads * R];
+                kernel.laneSoftmax(seg(sT), heads, TILE, p0, p1, masked, seg(lo), seg(hi), seg(state), so, seg(alpha));
+                assertThat(bits(sT)).as("%s, weights, positions [%d, %d)", kernel.variant, p0, p1).isEqualTo(bits(wantS));
+                assertThat(bits(state)).as("running maxima and sums").isEqualTo(bits(wantState));
+                assertThat(bits(alpha)).as("rescale factors").isEqualTo(bits(wantAlpha));
             }
-            float[] wantS = sT.clone(), wantState = state.clone(), wantAlpha = new float[heads * R], sums = new float[9 * R];
-            for (int g = 0; g < heads; g++) {
-                RowLanes.softmax(wantS, g * TILE * R, p0, p1, masked, lo, hi, wantState, so + g * 2 * R, wantAlpha, g * R, sums);
-            }
-            float[] alpha = new float[heads * R];
-            kernel.laneSoftmax(seg(sT), heads, TILE, p0, p1, masked, seg(lo), seg(hi), seg(state), so, seg(alpha));
-            assertThat(bits(sT)).as("weights, positions [%d, %d)", p0, p1).isEqualTo(bits(wantS));
-            assertThat(bits(state)).as("running maxima and sums").isEqualTo(bits(wantState));
-            assertThat(bits(alpha)).as("rescale factors").isEqualTo(bits(wantAlpha));
         }
     }
 
-    /** The AVX-512 image, loaded apart from the one the engine took (which may be the AVX2 one or none). */
-    private static NativeAttention kernel() {
+    /** Every image this CPU runs, each loaded apart from the one the engine took. */
+    private static List<NativeAttention> kernels() {
         assumeTrue(CodePage.unavailable() == null, CodePage.unavailable());
-        assumeTrue(RowLanes.ON, "no 512-bit vectors here, so no rows in lanes");
+        List<NativeAttention.Variant> runnable;
         try {
-            assumeTrue(NativeAttention.runnable().contains(NativeAttention.Variant.AVX512), "no AVX-512 image for this CPU");
-            NativeAttention k = NativeAttention.load(NativeAttention.Variant.AVX512);
-            assertThat(k.rowLanes()).isTrue();
-            return k;
-        } catch (Throwable t) {
-            if (t instanceof org.opentest4j.TestAbortedException a) throw a;
-            throw new AssertionError("loading the AVX-512 image", t);
+            runnable = NativeAttention.runnable();
+        } catch (java.io.IOException e) {
+            throw new AssertionError("reading the CPU's flags", e);
         }
+        assumeTrue(!runnable.isEmpty(), "no native attention image for this CPU");
+        return runnable.stream().map(v -> {
+            try {
+                NativeAttention k = NativeAttention.load(v);
+                assertThat(k.rowLanes()).as(v.name()).isTrue();
+                return k;
+            } catch (Throwable t) {
+                throw new AssertionError("loading the " + v + " image", t);
+            }
+        }).toList();
     }
 
     private static MemorySegment seg(float[] a) {

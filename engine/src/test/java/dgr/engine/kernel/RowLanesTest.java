@@ -17,7 +17,6 @@ class RowLanesTest {
 
     @Test
     void scoresEqualOneFmaChainPerRowHeadAndPositionTimesTheScale() {
-        assumeTrue(RowLanes.ON, "512-bit vectors");
         SplittableRandom rnd = new SplittableRandom(7);
         for (int hd : new int[] {16, 64}) {
             for (int heads = 1; heads <= 6; heads++) {
@@ -45,7 +44,6 @@ class RowLanesTest {
 
     @Test
     void softmaxStepsOverTwoTilesEqualTheOneRowTileForEveryLane() {
-        assumeTrue(RowLanes.ON, "512-bit vectors");
         SplittableRandom rnd = new SplittableRandom(8);
         for (int round = 0; round < 20; round++) {
             float[] state = new float[2 * R], alpha = new float[R], sums = new float[9 * R], lo = new float[R], hi = new float[R];
@@ -93,7 +91,6 @@ class RowLanesTest {
 
     @Test
     void weightedValuesOfAllLanesEqualTheRescaleThenOneFmaChainPerOutputInPositionOrder() {
-        assumeTrue(RowLanes.ON, "512-bit vectors");
         SplittableRandom rnd = new SplittableRandom(9);
         for (int hd : new int[] {8, 64, 80}) {
             for (int heads = 1; heads <= 5; heads++) {
