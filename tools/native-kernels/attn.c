@@ -198,14 +198,17 @@ INLINE void head_weighted(const uint16_t *v0, const float *w0, float *out0, long
     }
 }
 
+/*
+ * Prompt runs, rows in lanes (RowLanes' layouts, R = 16): queries qT[(g·hd + d)·R + r], scores and
+ * weights sT[(g·tile + p)·R + r], outputs oT[(g·hd + d)·R + r].
+ */
+#define R 16
 
 #ifdef __AVX512F__
 /*
- * Prompt runs, rows in lanes (RowLanes' layouts, R = 16): queries qT[(g·hd + d)·R + r], scores and
- * weights sT[(g·tile + p)·R + r], outputs oT[(g·hd + d)·R + r]. Blocks of 4 query heads × 4 positions
- * (scores) or 4 elements (outputs): 16 chains, each K or V value broadcast once for 16 rows and 4 heads.
+ * AVX-512: blocks of 4 query heads × 4 positions (scores) or 4 elements (outputs): 16 chains, each K or
+ * V value broadcast once for 16 rows and 4 heads.
  */
-#define R 16
 
 /* Scores of G query heads (queries q, heads hd·R apart) × 4 or 8 positions (K at k: element d of position j at k[8d + j]), times scale. */
 #define LANE_SCORES(G, NP)                                                                         \
@@ -294,88 +297,14 @@ INLINE void lane_weighted(const float *sT, long tile, long heads, long p0, long 
     }
 }
 
-/*
- * The online softmax of a tile for every lane (RowLanes.softmax, its four steps in order), each value
- * the same bits: Java's max (the larger; +0 over -0; NaN where either is NaN), Exp's steps (Cephes'
- * expf in FMAs: x = k·ln2 + r, a degree-7 polynomial, times 2^k from its bits; below -87, -inf
- * included, 0), the running sum's products and adds in the same tree.
- */
-INLINE __m512 java_max(__m512 a, __m512 b) {
-    __m512 r = _mm512_max_ps(a, b);
-    r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ), _mm512_and_ps(a, b));
-    return _mm512_mask_add_ps(r, _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q), a, b);
-}
-
-/* Exp.lanes16 of x - sub. */
-INLINE __m512 lane_exp(__m512 a, __m512 sub) {
-    const __m512 floor = _mm512_set1_ps(-87.0f), magic = _mm512_set1_ps(12582912.0f);
-    __m512 x = _mm512_sub_ps(a, sub), xc = java_max(x, floor);
-    __m512 k = _mm512_sub_ps(_mm512_fmadd_ps(xc, _mm512_set1_ps(1.44269504088896341f), magic), magic);
-    __m512 r = _mm512_fmadd_ps(k, _mm512_set1_ps(-0.693359375f), xc);
-    r = _mm512_fmadd_ps(k, _mm512_set1_ps(2.12194440e-4f), r);
-    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(1.9875691500e-4f), r, _mm512_set1_ps(1.3981999507e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-    p = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r), _mm512_set1_ps(1.0f));
-    __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvttps_epi32(k), _mm512_set1_epi32(127)), 23);
-    __m512 y = _mm512_mul_ps(p, _mm512_castsi512_ps(bits));
-    return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(x, floor, _CMP_LT_OQ), _mm512_setzero_ps());
-}
-
-/*
- * RowLanes.softmax of one head: scores sT[base + p·R] for p in [p0, p1) become weights; where masked, a
- * lane's positions outside [lo, hi) first become -inf (stored); the running maximum and sum st[0..R),
- * st[R..2R) updated, the rescale factor into al[0..R).
- */
-INLINE void lane_softmax(float *sT, long p0, long p1, int masked, const float *lo, const float *hi, float *st, float *al) {
-    const __m512 negInf = _mm512_set1_ps(-__builtin_inff()), zero = _mm512_setzero_ps();
-    __m512 m = negInf;
-    if (masked) {
-        __m512 loV = _mm512_loadu_ps(lo), hiV = _mm512_loadu_ps(hi);
-        for (long p = p0; p < p1; p++) {
-            __m512 pv = _mm512_set1_ps((float) p);
-            __mmask16 in = _mm512_cmp_ps_mask(pv, loV, _CMP_GE_OQ) & _mm512_cmp_ps_mask(pv, hiV, _CMP_LT_OQ);
-            __m512 s = _mm512_mask_mov_ps(negInf, in, _mm512_loadu_ps(sT + p * R));
-            _mm512_storeu_ps(sT + p * R, s);
-            m = java_max(m, s);
-        }
-    } else {
-        for (long p = p0; p < p1; p++) m = java_max(m, _mm512_loadu_ps(sT + p * R));
-    }
-    /* newMax: the factor e^(m_old - m) (0 for a lane with no maximum before), the maximum the weights subtract (0 for none) */
-    __m512 mOld = _mm512_loadu_ps(st), mNew = java_max(mOld, m);
-    __mmask16 none = _mm512_cmp_ps_mask(mOld, negInf, _CMP_EQ_OQ);
-    __m512 alpha = lane_exp(_mm512_mask_mov_ps(_mm512_sub_ps(mOld, mNew), none, negInf), zero);
-    _mm512_storeu_ps(st, mNew);
-    __m512 sub = _mm512_mask_mov_ps(mNew, _mm512_cmp_ps_mask(mNew, negInf, _CMP_EQ_OQ), zero);
-    /* weights: e^((s - m) - 0), summed per lane of 8 positions in block order from +0 */
-    __m512 sums[8];
-    UNROLL for (int j = 0; j < 8; j++) sums[j] = zero;
-    for (long p = p0; p < p1; p += 8) {
-        UNROLL for (int j = 0; j < 8; j++) {
-            __m512 w = lane_exp(_mm512_sub_ps(_mm512_loadu_ps(sT + (p + j) * R), sub), zero);
-            _mm512_storeu_ps(sT + (p + j) * R, w);
-            sums[j] = _mm512_add_ps(sums[j], w);
-        }
-    }
-    /* newSum: the old sum times the factor, plus the 8 lanes' sums in the one-row tile's tree */
-    __m512 tree = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(sums[0], sums[1]), _mm512_add_ps(sums[2], sums[3])),
-                                _mm512_add_ps(_mm512_add_ps(sums[4], sums[5]), _mm512_add_ps(sums[6], sums[7])));
-    _mm512_storeu_ps(st + R, _mm512_add_ps(_mm512_mul_ps(_mm512_loadu_ps(st + R), alpha), tree));
-    _mm512_storeu_ps(al, alpha);
-}
-#undef R
 #else
 /*
- * The same operations on AVX2 (lane_scores8, lane_weighted8, lane_softmax8): RowLanes' layouts unchanged
- * (R = 16 rows), each run of 16 lanes taken as two 256-bit halves of 8 rows, one after the other. A half
+ * The same operations on AVX2 (lane_scores8, lane_weighted8, then lane_softmax below): RowLanes' layouts
+ * unchanged, each run of 16 lanes taken as two 256-bit halves of 8 rows, one after the other. A half
  * keeps 8 chains in registers (4 query heads × 2 positions or elements; Zen 3's two FMA pipes of four
  * cycles want 8 in flight, and 16 chains of two halves would not fit AVX2's 16 registers). Each element's
  * operations are the AVX-512 image's, so the bits are too.
  */
-#define R 16
 
 /* Scores of G query heads × NP positions for the 8 rows of one half (q, s already at the half). */
 #define LANE_SCORES8(G, NP)                                                                        \
@@ -469,69 +398,123 @@ INLINE void lane_weighted8(const float *sT, long tile, long heads, long p0, long
         }
     }
 }
+#endif
 
-/* java_max above in 256 bits: the larger; +0 over -0; NaN where either is NaN. */
-INLINE __m256 java_max8(__m256 a, __m256 b) {
-    __m256 r = _mm256_max_ps(a, b);
-    r = _mm256_blendv_ps(r, _mm256_and_ps(a, b), _mm256_cmp_ps(a, b, _CMP_EQ_OQ));
-    return _mm256_blendv_ps(r, _mm256_add_ps(a, b), _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
+#ifdef __AVX512F__
+/* The softmax's vector of rows (lvec, its mask lmask) at this image's width: 16 rows, a whole run. */
+typedef __m512 lvec;
+typedef __mmask16 lmask;
+#define L_SET1(x) _mm512_set1_ps(x)
+#define L_ZERO() _mm512_setzero_ps()
+#define L_LOAD(p) _mm512_loadu_ps(p)
+#define L_STORE(p, v) _mm512_storeu_ps(p, v)
+#define L_ADD(a, b) _mm512_add_ps(a, b)
+#define L_SUB(a, b) _mm512_sub_ps(a, b)
+#define L_MUL(a, b) _mm512_mul_ps(a, b)
+#define L_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define L_MAX(a, b) _mm512_max_ps(a, b)
+#define L_AND(a, b) _mm512_and_ps(a, b)
+#define L_CMP(a, b, pred) _mm512_cmp_ps_mask(a, b, pred)
+#define L_MAND(m, n) ((m) & (n))
+/* b where m, else a; and a + b where m, else r */
+#define L_SEL(m, a, b) _mm512_mask_mov_ps(a, m, b)
+#define L_SEL_ADD(m, r, a, b) _mm512_mask_add_ps(r, m, a, b)
+/* 2^k for whole k in float lanes, from its bits */
+#define L_POW2(k) _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvttps_epi32(k), _mm512_set1_epi32(127)), 23))
+#else
+/* The softmax's vector of rows (lvec, its mask lmask) at this image's width: 8 rows, half a run. */
+typedef __m256 lvec;
+typedef __m256 lmask;
+#define L_SET1(x) _mm256_set1_ps(x)
+#define L_ZERO() _mm256_setzero_ps()
+#define L_LOAD(p) _mm256_loadu_ps(p)
+#define L_STORE(p, v) _mm256_storeu_ps(p, v)
+#define L_ADD(a, b) _mm256_add_ps(a, b)
+#define L_SUB(a, b) _mm256_sub_ps(a, b)
+#define L_MUL(a, b) _mm256_mul_ps(a, b)
+#define L_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define L_MAX(a, b) _mm256_max_ps(a, b)
+#define L_AND(a, b) _mm256_and_ps(a, b)
+#define L_CMP(a, b, pred) _mm256_cmp_ps(a, b, pred)
+#define L_MAND(m, n) _mm256_and_ps(m, n)
+#define L_SEL(m, a, b) _mm256_blendv_ps(a, b, m)
+#define L_SEL_ADD(m, r, a, b) _mm256_blendv_ps(r, _mm256_add_ps(a, b), m)
+#define L_POW2(k) _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(k), _mm256_set1_epi32(127)), 23))
+#endif
+
+/*
+ * The online softmax of a tile for every lane (RowLanes.softmax, its four steps in order), each value
+ * the same bits: Java's max (the larger; +0 over -0; NaN where either is NaN), Exp's steps (Cephes'
+ * expf in FMAs: x = k·ln2 + r, a degree-7 polynomial, times 2^k from its bits; below -87, -inf
+ * included, 0), the running sum's products and adds in the same tree. Written once for both widths
+ * (the L_ operations above); the AVX2 image calls it for each half of a run.
+ */
+INLINE lvec java_max(lvec a, lvec b) {
+    lvec r = L_MAX(a, b);
+    r = L_SEL(L_CMP(a, b, _CMP_EQ_OQ), r, L_AND(a, b));
+    return L_SEL_ADD(L_CMP(a, b, _CMP_UNORD_Q), r, a, b);
 }
 
-/* lane_exp above in 256 bits (Exp's steps). */
-INLINE __m256 lane_exp8(__m256 a, __m256 sub) {
-    const __m256 floor = _mm256_set1_ps(-87.0f), magic = _mm256_set1_ps(12582912.0f);
-    __m256 x = _mm256_sub_ps(a, sub), xc = java_max8(x, floor);
-    __m256 k = _mm256_sub_ps(_mm256_fmadd_ps(xc, _mm256_set1_ps(1.44269504088896341f), magic), magic);
-    __m256 r = _mm256_fmadd_ps(k, _mm256_set1_ps(-0.693359375f), xc);
-    r = _mm256_fmadd_ps(k, _mm256_set1_ps(2.12194440e-4f), r);
-    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(1.9875691500e-4f), r, _mm256_set1_ps(1.3981999507e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-    p = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
-    __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(k), _mm256_set1_epi32(127)), 23);
-    __m256 y = _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
-    return _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_cmp_ps(x, floor, _CMP_LT_OQ));
+/* Exp.lanes16 of x - sub. */
+INLINE lvec lane_exp(lvec a, lvec sub) {
+    const lvec floor = L_SET1(-87.0f), magic = L_SET1(12582912.0f);
+    lvec x = L_SUB(a, sub), xc = java_max(x, floor);
+    lvec k = L_SUB(L_FMA(xc, L_SET1(1.44269504088896341f), magic), magic);
+    lvec r = L_FMA(k, L_SET1(-0.693359375f), xc);
+    r = L_FMA(k, L_SET1(2.12194440e-4f), r);
+    lvec p = L_FMA(L_SET1(1.9875691500e-4f), r, L_SET1(1.3981999507e-3f));
+    p = L_FMA(p, r, L_SET1(8.3334519073e-3f));
+    p = L_FMA(p, r, L_SET1(4.1665795894e-2f));
+    p = L_FMA(p, r, L_SET1(1.6666665459e-1f));
+    p = L_FMA(p, r, L_SET1(5.0000001201e-1f));
+    p = L_ADD(L_FMA(p, L_MUL(r, r), r), L_SET1(1.0f));
+    lvec y = L_MUL(p, L_POW2(k));
+    return L_SEL(L_CMP(x, floor, _CMP_LT_OQ), y, L_ZERO());
 }
 
-/* lane_softmax above for the 8 rows of one half: sT, lo, hi, st (maxima; sums R further) and al at the half. */
-INLINE void lane_softmax8(float *sT, long p0, long p1, int masked, const float *lo, const float *hi, float *st, float *al) {
-    const __m256 negInf = _mm256_set1_ps(-__builtin_inff()), zero = _mm256_setzero_ps();
-    __m256 m = negInf;
+/*
+ * RowLanes.softmax of one head for the lanes of one vector: scores sT[base + p·R] for p in [p0, p1)
+ * become weights; where masked, a lane's positions outside [lo, hi) first become -inf (stored); the
+ * running maximum and sum st[0..), st[R..) updated, the rescale factor into al[0..).
+ */
+INLINE void lane_softmax(float *sT, long p0, long p1, int masked, const float *lo, const float *hi, float *st, float *al) {
+    const lvec negInf = L_SET1(-__builtin_inff()), zero = L_ZERO();
+    lvec m = negInf;
     if (masked) {
-        __m256 loV = _mm256_loadu_ps(lo), hiV = _mm256_loadu_ps(hi);
+        lvec loV = L_LOAD(lo), hiV = L_LOAD(hi);
         for (long p = p0; p < p1; p++) {
-            __m256 pv = _mm256_set1_ps((float) p);
-            __m256 in = _mm256_and_ps(_mm256_cmp_ps(pv, loV, _CMP_GE_OQ), _mm256_cmp_ps(pv, hiV, _CMP_LT_OQ));
-            __m256 s = _mm256_blendv_ps(negInf, _mm256_loadu_ps(sT + p * R), in);
-            _mm256_storeu_ps(sT + p * R, s);
-            m = java_max8(m, s);
+            lvec pv = L_SET1((float) p);
+            lmask in = L_MAND(L_CMP(pv, loV, _CMP_GE_OQ), L_CMP(pv, hiV, _CMP_LT_OQ));
+            lvec s = L_SEL(in, negInf, L_LOAD(sT + p * R));
+            L_STORE(sT + p * R, s);
+            m = java_max(m, s);
         }
     } else {
-        for (long p = p0; p < p1; p++) m = java_max8(m, _mm256_loadu_ps(sT + p * R));
+        for (long p = p0; p < p1; p++) m = java_max(m, L_LOAD(sT + p * R));
     }
-    __m256 mOld = _mm256_loadu_ps(st), mNew = java_max8(mOld, m);
-    __m256 none = _mm256_cmp_ps(mOld, negInf, _CMP_EQ_OQ);
-    __m256 alpha = lane_exp8(_mm256_blendv_ps(_mm256_sub_ps(mOld, mNew), negInf, none), zero);
-    _mm256_storeu_ps(st, mNew);
-    __m256 sub = _mm256_blendv_ps(mNew, zero, _mm256_cmp_ps(mNew, negInf, _CMP_EQ_OQ));
-    __m256 sums[8];
+    /* newMax: the factor e^(m_old - m) (0 for a lane with no maximum before), the maximum the weights subtract (0 for none) */
+    lvec mOld = L_LOAD(st), mNew = java_max(mOld, m);
+    lmask none = L_CMP(mOld, negInf, _CMP_EQ_OQ);
+    lvec alpha = lane_exp(L_SEL(none, L_SUB(mOld, mNew), negInf), zero);
+    L_STORE(st, mNew);
+    lvec sub = L_SEL(L_CMP(mNew, negInf, _CMP_EQ_OQ), mNew, zero);
+    /* weights: e^((s - m) - 0), summed per lane of 8 positions in block order from +0 */
+    lvec sums[8];
     UNROLL for (int j = 0; j < 8; j++) sums[j] = zero;
     for (long p = p0; p < p1; p += 8) {
         UNROLL for (int j = 0; j < 8; j++) {
-            __m256 w = lane_exp8(_mm256_sub_ps(_mm256_loadu_ps(sT + (p + j) * R), sub), zero);
-            _mm256_storeu_ps(sT + (p + j) * R, w);
-            sums[j] = _mm256_add_ps(sums[j], w);
+            lvec w = lane_exp(L_SUB(L_LOAD(sT + (p + j) * R), sub), zero);
+            L_STORE(sT + (p + j) * R, w);
+            sums[j] = L_ADD(sums[j], w);
         }
     }
-    __m256 tree = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(sums[0], sums[1]), _mm256_add_ps(sums[2], sums[3])),
-                                _mm256_add_ps(_mm256_add_ps(sums[4], sums[5]), _mm256_add_ps(sums[6], sums[7])));
-    _mm256_storeu_ps(st + R, _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(st + R), alpha), tree));
-    _mm256_storeu_ps(al, alpha);
+    /* newSum: the old sum times the factor, plus the 8 lanes' sums in the one-row tile's tree */
+    lvec tree = L_ADD(L_ADD(L_ADD(sums[0], sums[1]), L_ADD(sums[2], sums[3])),
+                      L_ADD(L_ADD(sums[4], sums[5]), L_ADD(sums[6], sums[7])));
+    L_STORE(st + R, L_ADD(L_MUL(L_LOAD(st + R), alpha), tree));
+    L_STORE(al, alpha);
 }
 #undef R
-#endif
 
 /*
  * op 0/1: scores (f16/bf16) of `count` K blocks of nh K/V heads: head kh's first block at
@@ -586,7 +569,7 @@ void dgr_attn(long op, const uint16_t *kvSeg, long kvOff, float *xSeg, long xOff
     if (op == 6) {
         for (long g = 0; g < heads; g++)
             for (long half = 0; half < 2; half++)
-                lane_softmax8(xSeg + xOff + g * tile * 16 + 8 * half, count, hs, (int) nh, (const float *) kvSeg + kvOff + 8 * half,
+                lane_softmax(xSeg + xOff + g * tile * 16 + 8 * half, count, hs, (int) nh, (const float *) kvSeg + kvOff + 8 * half,
                               aux + 8 * half, ySeg + yOff + 2 * 16 * g + 8 * half, (float *) pfSeg + pfOff + 16 * g + 8 * half);
         return;
     }
