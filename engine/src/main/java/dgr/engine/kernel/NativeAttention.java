@@ -21,7 +21,7 @@ import java.util.List;
  * V is summed), spread over its loop: {@link ArrayPrefetch} did that in calls of 128 lines that waited
  * for fill buffers.
  * <li><b>A prompt's runs of 16 rows in vector lanes</b> ({@link #laneScores}, {@link #laneSoftmax},
- * {@link #laneWeighted}; both images): {@link RowLanes#scores},
+ * {@link #laneWeighted}; both images, so where an image runs, so do these): {@link RowLanes#scores},
  * {@link RowLanes#softmax} and {@link RowLanes#weightedVT} on float K and V, the same blocks of four
  * query heads × four positions or elements (AVX2: × two, for each half of the 16 rows), {@link Exp}'s
  * steps. C2's code for those loops ran at 55–60 GFLOP/s a core where this one runs at 96–104 (one thread,
@@ -69,8 +69,7 @@ public final class NativeAttention {
         String why = chosen.why();
         KERNEL = k;
         DESCRIPTION = k != null
-                ? "native attention " + k.variant.name().toLowerCase(java.util.Locale.ROOT) + " (f16/bf16 K/V caches' decode steps"
-                        + (k.rowLanes() ? "; prompt runs, rows in lanes)" : ")")
+                ? "native attention " + k.variant.name().toLowerCase(java.util.Locale.ROOT) + " (f16/bf16 K/V caches' decode steps; prompt runs, rows in lanes)"
                 : "native attention off (" + why + "; Java kernels, same results)";
     }
 
@@ -141,15 +140,10 @@ public final class NativeAttention {
         call(bf16 ? 3 : 2, s, page, vOff, w, wOff, out, outOff, nh, n, pf, pfOff, pfLines);
     }
 
-    /** Whether this image has the prompt runs' operations ({@link #laneScores}, {@link #laneSoftmax}, {@link #laneWeighted}): both do. */
-    public boolean rowLanes() {
-        return true;
-    }
-
     /**
      * {@link RowLanes#scores}'s results in place: transposed queries at {@code qT[qo ..]}, a K page's
      * floats at {@code k[kBase ..]} with blocks {@code blockStride} apart, positions {@code [p0, p1)}
-     * (multiples of 8), scores into {@code sT}. Only where {@link #rowLanes}.
+     * (multiples of 8), scores into {@code sT}.
      */
     public void laneScores(MemorySegment qT, int qo, int heads, int hd, MemorySegment k, int kBase, int blockStride, int p0, int p1,
                            float scale, MemorySegment sT, int tile) {
@@ -165,7 +159,6 @@ public final class NativeAttention {
      * {@link RowLanes#softmax} for {@code heads} query heads in place: head {@code g}'s scores at
      * {@code sT[g·tile·16 ..]}, its running maximum and sum at {@code state[so + 32g ..]}, its rescale
      * factors into {@code alpha[16g ..]}; the lanes' ranges {@code lo}, {@code hi} where {@code masked}.
-     * Only where {@link #rowLanes}.
      */
     public void laneSoftmax(MemorySegment sT, int heads, int tile, int p0, int p1, boolean masked, MemorySegment lo, MemorySegment hi,
                             MemorySegment state, int so, MemorySegment alpha) {
@@ -180,7 +173,6 @@ public final class NativeAttention {
     /**
      * {@link RowLanes#weightedVT}'s results in place: weights {@code sT}, V floats from {@code v[vBase ..]}
      * ({@code vStride} apart), transposed outputs at {@code outT[ob ..]} rescaled by {@code alpha} first.
-     * Only where {@link #rowLanes}.
      */
     public void laneWeighted(MemorySegment sT, int tile, int heads, int p0, int p1, MemorySegment v, int vBase, int vStride,
                              MemorySegment outT, int ob, int hd, MemorySegment alpha) {

@@ -9,8 +9,8 @@ import jdk.incubator.vector.VectorSpecies;
  * Attention of a run of up to 16 prompt rows with the rows in the lanes of 512-bit vectors (on AVX2
  * only in the native image, {@link #usable}): a score vector holds 16 rows' scores against one key
  * position, so each K value is loaded once (broadcast) for 16 rows and four query heads, and the online
- * softmax's maximum, weights and sums run lane by lane with no sum across lanes. Each element keeps the sequence of float operations of
- * {@link Kernels#scores8} and {@link OnlineSoftmax#tile} (a score: FMAs over {@code d} in order from
+ * softmax's maximum, weights and sums run lane by lane with no sum across lanes. Each element keeps the
+ * sequence of float operations of {@link Kernels#scores8} and {@link OnlineSoftmax#tile} (a score: FMAs over {@code d} in order from
  * +0, then times the scale; a row's sum: per lane of 8 positions the blocks in order, then the same
  * tree of the 8), so the bits are the one-row path's: positions a row does not see add exact zeros.
  *
@@ -30,12 +30,12 @@ public final class RowLanes {
 
     /**
      * Whether a prompt run's rows may go in lanes here: where 512-bit vectors run (these kernels, or the
-     * AVX-512 image's), or where a native image has the operations without them (the AVX2 image takes the
-     * 16 lanes as two halves of 8 rows). Elsewhere this class's 16 lanes would be emulated, far slower
-     * than one row at a time.
+     * AVX-512 image's), or where a native attention image runs without them (every image has the
+     * operations; the AVX2 one takes the 16 lanes as two halves of 8 rows). Elsewhere this class's 16
+     * lanes would be emulated, far slower than one row at a time.
      */
     public static boolean usable() {
-        return ON || (NativeAttention.KERNEL != null && NativeAttention.KERNEL.rowLanes());
+        return ON || NativeAttention.KERNEL != null;
     }
 
     /**

@@ -56,7 +56,7 @@ final class TiledAttention {
     private final NativeAttention half;
     private final NativeAttention.Shape halfShape;
     private final boolean kBf16, vBf16;
-    /** A prompt's runs of rows in lanes in native code ({@link NativeAttention#rowLanes}), or null (the Java kernels, {@link RowLanes}). */
+    /** A prompt's runs of rows in lanes in native code ({@link NativeAttention#laneScores} and its two), or null (the Java kernels, {@link RowLanes}). */
     private final NativeAttention laneKernel;
     /** Per worker: heap segments over the arrays the native kernels read and write in place. */
     private final HeapSegments[] heapSegments;
@@ -126,7 +126,7 @@ final class TiledAttention {
         boolean lanes = kernels.rowLanes() && cap == 0f && hd % 4 == 0;
         int R = RowLanes.LANES, n = lanes ? workers : 0;
         NativeAttention nk = kernels.nativeAttention();
-        this.laneKernel = lanes && nk != null && nk.rowLanes() ? nk : null;
+        this.laneKernel = lanes ? nk : null;
         this.oneRowClaim = Math.max(1, (nHeadKv + 1) / 2);
         this.segmentClaim = Math.max(1, nHeadKv / 4);
         this.laneQ = lanes ? new float[n][SEGMENT_RUNS * segmentClaim * heads * hd * R] : null;
@@ -243,8 +243,8 @@ final class TiledAttention {
 
     /**
      * A segment of several rows (a prompt chunk, up to {@link #SEGMENT_RUNS} runs) one row at a time, where
-     * the row-lanes path does not run (256-bit vectors without the native image, soft-capped scores): per tile and K/V head, every
-     * row, so the head's tile (K and V, 32 KiB at 64 values a head; a compact type's widened once) is read
+     * the row-lanes path does not run (256-bit vectors without the native image, soft-capped scores): per
+     * tile and K/V head, every row, so the head's tile (K and V, 32 KiB at 64 values a head; a compact type's widened once) is read
      * from memory once per chunk and from L1 or L2 for the other rows.
      */
     private void rows(int r0, int r1, int kh0, int kh1, int worker, int layer, LlamaConfig.SlidingWindow window,
@@ -279,8 +279,8 @@ final class TiledAttention {
 
     /**
      * A segment of runs (a prompt chunk of up to 64 rows) with each run's rows in the lanes of vectors
-     * ({@link RowLanes}; 512-bit, or two halves of 256 in the AVX2 image): per tile and K/V head, for every run of the segment, the scores of all its
-     * rows and four query heads at a time (each K value loaded once for them), the softmax step of each
+     * ({@link RowLanes}; 512-bit, or two halves of 256 in the AVX2 image): per tile and K/V head, for every
+     * run of the segment, the scores of all its rows and four query heads at a time (each K value loaded once for them), the softmax step of each
      * head for all rows at once, then the weighted values of all rows at once into outputs kept
      * transposed until the last tile ({@link RowLanes#weightedVT}). Each tile is read from memory once
      * for the segment and from L1 or L2 for its other runs (at 4096 positions the context's K and V are

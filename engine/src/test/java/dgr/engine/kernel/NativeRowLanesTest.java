@@ -105,8 +105,8 @@ class NativeRowLanesTest {
                 float[] alpha = new float[heads * R];
                 kernel.laneSoftmax(seg(sT), heads, TILE, p0, p1, masked, seg(lo), seg(hi), seg(state), so, seg(alpha));
                 assertThat(bits(sT)).as("%s, weights, positions [%d, %d)", kernel.variant, p0, p1).isEqualTo(bits(wantS));
-                assertThat(bits(state)).as("running maxima and sums").isEqualTo(bits(wantState));
-                assertThat(bits(alpha)).as("rescale factors").isEqualTo(bits(wantAlpha));
+                assertThat(bits(state)).as("%s, running maxima and sums", kernel.variant).isEqualTo(bits(wantState));
+                assertThat(bits(alpha)).as("%s, rescale factors", kernel.variant).isEqualTo(bits(wantAlpha));
             }
         }
     }
@@ -124,7 +124,7 @@ class NativeRowLanesTest {
         return runnable.stream().map(v -> {
             try {
                 NativeAttention k = NativeAttention.load(v);
-                assertThat(k.rowLanes()).as(v.name()).isTrue();
+                assertThat(k.variant).isEqualTo(v);
                 return k;
             } catch (Throwable t) {
                 throw new AssertionError("loading the " + v + " image", t);

@@ -1,7 +1,6 @@
 package dgr.engine.kernel;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
