@@ -777,19 +777,20 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
 #define TILE_BLOCKS 16
 
 typedef struct {
-    __m256i q[TILE_BLOCKS][2][8];   /* block, half, chunk: unsigned 0..15 */
-    __m256 d[TILE_BLOCKS][2];       /* the halves' scales: Q4_0 d, Q4_K d * sc */
-    __m256 m[TILE_BLOCKS][2];       /* Q4_K: dmin * m */
+    __m256i q[TILE_BLOCKS][2][8];   /* block, half, chunk: unsigned 0..15 (Q6_K 0..63) */
+    __m256 d[TILE_BLOCKS][2];       /* the halves' scales: Q4_0 d, Q4_K d * sc, Q6_K the first 16 values' d * sc */
+    __m256 m[TILE_BLOCKS][2];       /* Q4_K: dmin * m; Q6_K: the last 16 values' d * sc */
 } q4_chunk;
 
-/* KIND 0: Q4_0 (288 bytes per block), 2: Q4_K (2368 per super-block of eight). */
+/* KIND 0: Q4_0 (288 bytes per block), 2: Q4_K (2368 per super-block of eight), 3: Q6_K (3360 per super-block). */
 INLINE void q4_unpack_chunk(int KIND, const uint8_t *gw, long c0, long cn, q4_chunk *u, long ahead) {
+    const int SB = KIND == 2 ? 2368 : 3360;
     for (long i = 0; i < cn; i++) {
         const long b = c0 + i;
-        const uint8_t *blk = KIND == 0 ? gw + 288 * b : gw + 2368 * (b >> 3);
+        const uint8_t *blk = KIND == 0 ? gw + 288 * b : gw + (long) SB * (b >> 3);
         const long j = b & 7;
         if (ahead > 0 && (KIND == 0 || j == 0)) {
-            for (int c = 0; c < (KIND == 0 ? 288 : 2368); c += 64) _mm_prefetch((const char *) blk + ahead + c, _MM_HINT_T2);
+            for (int c = 0; c < (KIND == 0 ? 288 : SB); c += 64) _mm_prefetch((const char *) blk + ahead + c, _MM_HINT_T2);
         }
         #pragma GCC unroll 2
         for (int h = 0; h < 2; h++) {
@@ -797,6 +798,11 @@ INLINE void q4_unpack_chunk(int KIND, const uint8_t *gw, long c0, long cn, q4_ch
             if (KIND == 0) {
                 u->d[i][h] = dv;
                 unpack_q4(blk + 32 + 32 * h, u->q[i][h]);
+            } else if (KIND == 3) {
+                /* as group_super: each 16-value sub-block's d * sc, the quants unsigned (their -32 is in the offsets) */
+                u->d[i][h] = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (blk + 32 + 32 * j + 8 * h)))));
+                u->m[i][h] = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (blk + 48 + 32 * j + 8 * h)))));
+                unpack_q6(blk + 288 + 384 * j + 32 * h, u->q[i][h]);
             } else {
                 __m256 mv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (blk + 32 + 16 * h)));
                 u->d[i][h] = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *) (blk + 64 + 16 * j + 8 * h)))));
@@ -871,11 +877,83 @@ INLINE void q4_tile(int KIND, int G, const q4_chunk *u, long c0, long cn, long n
 }
 
 /*
- * Q4_0 or Q4_K against nBatch rows (4 or more) for weight rows [o0, o1): weight groups outer, then
+ * Q6_K's tile: G (1, 2 or 4) batch rows from b0 over the chunk's blocks. Its quants reach 63, so two
+ * vpmaddubsw pairs fit an int16 sum where Q4's eight do: each pair of chunks is widened to int32 (isum_q6's
+ * sums). Each 16-value sub-block (chunks 0-3, then 4-7) has its own scale, so its float steps follow its
+ * chunks, as group_super's: only one sub-block's int32 sums are live at a time. Kernel A/B
+ * (tools/native-kernels/ab, AVX2, 64 batch rows): 98 GOPS in group_super, 140 in tiles of 2 rows, 155 of 4
+ * with both sub-blocks' sums live, 158 like this; the halves one after another (the activations broadcast
+ * twice) 113.
+ */
+INLINE void q6_tile(int G, const q4_chunk *u, long c0, long cn, long nb, const int8_t *aq, const int32_t *half,
+                    const float *ad, long ts, long b0, float *out, long outStride, const __m256i mask[2], int full) {
+    __m256 acc[4][2];
+    /* -32 * sum(a) of each 16-value sub-block: per batch row and block, the first and last 16 values */
+    int32_t off[4][2 * TILE_BLOCKS] __attribute__((aligned(32)));
+    #pragma GCC unroll 4
+    for (int k = 0; k < G; k++) {
+        #pragma GCC unroll 2
+        for (int h = 0; h < 2; h++) {
+            float *o = out + (b0 + k) * outStride + 8 * h;
+            acc[k][h] = c0 == 0 ? _mm256_setzero_ps() : full ? _mm256_loadu_ps(o) : _mm256_maskload_ps(o, mask[h]);
+        }
+        /* 2 * cn sums, a multiple of 8 as cn is (q4_tile) */
+        for (long i = 0; i < 2 * cn; i += 8) {
+            __m256i s = _mm256_loadu_si256((const __m256i *) (half + 2 * ((b0 + k) * nb + c0) + i));
+            _mm256_store_si256((__m256i *) (off[k] + i), _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(s, 5)));
+        }
+    }
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (long i = 0; i < cn; i++) {
+        const long b = c0 + i;
+        #pragma GCC unroll 2
+        for (int sub = 0; sub < 2; sub++) {
+            __m256i is[4][2];
+            #pragma GCC unroll 4
+            for (int c = 4 * sub; c < 4 * sub + 4; c += 2) {
+                __m256i w0 = u->q[i][0][c], w1 = u->q[i][1][c], v0 = u->q[i][0][c + 1], v1 = u->q[i][1][c + 1];
+                #pragma GCC unroll 4
+                for (int k = 0; k < G; k++) {
+                    const int32_t *a = (const int32_t *) (aq + 32 * ((b0 + k) * nb + b));
+                    __m256i x = _mm256_set1_epi32(a[c]), y = _mm256_set1_epi32(a[c + 1]);
+                    __m256i t0 = _mm256_add_epi16(_mm256_maddubs_epi16(w0, x), _mm256_maddubs_epi16(v0, y));
+                    __m256i t1 = _mm256_add_epi16(_mm256_maddubs_epi16(w1, x), _mm256_maddubs_epi16(v1, y));
+                    __m256i p0 = _mm256_madd_epi16(t0, ones), p1 = _mm256_madd_epi16(t1, ones);
+                    if (c == 4 * sub) {
+                        is[k][0] = _mm256_add_epi32(_mm256_set1_epi32(off[k][2 * i + sub]), p0);
+                        is[k][1] = _mm256_add_epi32(_mm256_set1_epi32(off[k][2 * i + sub]), p1);
+                    } else {
+                        is[k][0] = _mm256_add_epi32(is[k][0], p0);
+                        is[k][1] = _mm256_add_epi32(is[k][1], p1);
+                    }
+                }
+            }
+            #pragma GCC unroll 4
+            for (int k = 0; k < G; k++) {
+                const __m256 da = _mm256_set1_ps(ad[b * ts + b0 + k]);
+                #pragma GCC unroll 2
+                for (int h = 0; h < 2; h++)
+                    acc[k][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[k][h]), _mm256_mul_ps(sub == 0 ? u->d[i][h] : u->m[i][h], da), acc[k][h]);
+            }
+        }
+    }
+    #pragma GCC unroll 4
+    for (int k = 0; k < G; k++) {
+        #pragma GCC unroll 2
+        for (int h = 0; h < 2; h++) {
+            float *o = out + (b0 + k) * outStride + 8 * h;
+            if (full) _mm256_storeu_ps(o, acc[k][h]);
+            else _mm256_maskstore_ps(o, mask[h], acc[k][h]);
+        }
+    }
+}
+
+/*
+ * Q4_0, Q4_K or Q6_K against nBatch rows (4 or more) for weight rows [o0, o1): weight groups outer, then
  * chunks of blocks, then tiles of batch rows: of 4 while 4 remain, then at most one of 2 and one of 1.
  */
 INLINE void q4_tiles(int KIND, const uint8_t *w, long rowBytes, long o0, long o1, long nb, const int8_t *aq, const int32_t *asum,
-                     const float *ad, const float *dsum, long ts, long nBatch, float *out, long outStride, long ahead) {
+                     const int32_t *half, const float *ad, const float *dsum, long ts, long nBatch, float *out, long outStride, long ahead) {
     q4_chunk u __attribute__((aligned(32)));
     for (long g = o0 / 16; 16 * g < o1; g++) {
         long lo = o0 - 16 * g, hi = o1 - 16 * g;
@@ -892,6 +970,15 @@ INLINE void q4_tiles(int KIND, const uint8_t *w, long rowBytes, long o0, long o1
             const long cn = nb - c0 < TILE_BLOCKS ? nb - c0 : TILE_BLOCKS;
             q4_unpack_chunk(KIND, gw, c0, cn, &u, ahead);
             long b0 = 0;
+            if (KIND == 3) {
+                for (; b0 + 4 <= nBatch; b0 += 4) q6_tile(4, &u, c0, cn, nb, aq, half, ad, ts, b0, o, outStride, mask, full);
+                if (b0 + 2 <= nBatch) {
+                    q6_tile(2, &u, c0, cn, nb, aq, half, ad, ts, b0, o, outStride, mask, full);
+                    b0 += 2;
+                }
+                if (b0 < nBatch) q6_tile(1, &u, c0, cn, nb, aq, half, ad, ts, b0, o, outStride, mask, full);
+                continue;
+            }
             for (; b0 + 4 <= nBatch; b0 += 4) q4_tile(KIND, 4, &u, c0, cn, nb, aq, asum, ad, dsum, ts, b0, o, outStride, mask, full);
             if (b0 + 2 <= nBatch) {
                 q4_tile(KIND, 2, &u, c0, cn, nb, aq, asum, ad, dsum, ts, b0, o, outStride, mask, full);
@@ -936,7 +1023,7 @@ INLINE void group(int G, int kind, const uint8_t *gw, long nb, const int8_t *aq,
  * out[b * outStride + o] for batch rows b < nBatch and weight rows o in [o0, o1) of a matrix of
  * `type` (0: Q4_0, 1: Q8_0, 2: Q4_K, 3: Q6_K, 4: Q5_K, 5: IQ4_NL, 6: IQ4_XS, 7: MXFP4, 8: Q2_K, 9: Q3_K, 10: Q4_1, 11: Q5_0, 12: Q5_1)
  * with `rowBytes` per row. The order of the work:
- *  - AVX2 image, Q4_0 and Q4_K with 4 or more batch rows: q4_tiles (16-row weight groups outer,
+ *  - AVX2 image, Q4_0, Q4_K and Q6_K with 4 or more batch rows: q4_tiles (16-row weight groups outer,
  *    each chunk of blocks unpacked once, tiles of batch rows inner), nothing below;
  *  - otherwise batch groups outer: with AMX (type bit 8, not Q2_K or Q3_K) first one group of the
  *    nBatch / 16 * 16 leading rows, which amx_group takes 16 at a time; then groups of 8 rows while
@@ -969,13 +1056,17 @@ void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long n
 #endif
     type &= 255;
 #ifndef __AVX512VNNI__
-    /* prompt chunks of Q4_0 and Q4_K: tiles over weights unpacked once per call (q4_tiles) */
+    /* prompt chunks of Q4_0, Q4_K and Q6_K: tiles over weights unpacked once per call (q4_tiles) */
     if (type == 0 && nBatch >= 4) {
-        q4_tiles(0, w, rowBytes, o0, o1, nb, aq, asum, ad, dsum, ts, nBatch, out, outStride, ahead);
+        q4_tiles(0, w, rowBytes, o0, o1, nb, aq, asum, half, ad, dsum, ts, nBatch, out, outStride, ahead);
         return;
     }
     if (type == 2 && nBatch >= 4) {
-        q4_tiles(2, w, rowBytes, o0, o1, nb, aq, asum, ad, dsum, ts, nBatch, out, outStride, ahead);
+        q4_tiles(2, w, rowBytes, o0, o1, nb, aq, asum, half, ad, dsum, ts, nBatch, out, outStride, ahead);
+        return;
+    }
+    if (type == 3 && nBatch >= 4) {
+        q4_tiles(3, w, rowBytes, o0, o1, nb, aq, asum, half, ad, dsum, ts, nBatch, out, outStride, ahead);
         return;
     }
 #endif

@@ -3,14 +3,20 @@
 #   tools/native-kernels/ab/ab.sh A.c B.c TYPE AMX BATCH [REPS]
 # A.c and B.c are q8.c files, e.g. `git show HEAD~1:tools/native-kernels/q8.c > /tmp/a.c` and the working tree's.
 # TYPE 0 Q4_0, 2 Q4_K, 3 Q6_K, 4 Q5_K; AMX 1 takes the AMX path for 16 batch rows at a time where the CPU has it.
-# The AVX-512 VNNI image's compiler flags (flags.sh, as build.sh), so the code timed is the code the engine loads.
+# The AVX-512 VNNI image's compiler flags (flags.sh, as build.sh), so the code timed is the code the engine loads;
+# IMAGE=avx2 takes the AVX2 image's instead (a CPU without AVX-512).
 set -eu
 [ $# -ge 5 ] || { echo "usage: $0 A.c B.c TYPE AMX BATCH [REPS]" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$here/../flags.sh"
-gcc $common $q8_avx512vnni -Ddgr_q8=dgr_q8_a -c "$1" -o "$tmp/a.o"
-gcc $common $q8_avx512vnni -Ddgr_q8=dgr_q8_b -c "$2" -o "$tmp/b.o"
+case "${IMAGE:-avx512vnni}" in
+  avx512vnni) flags="$q8_avx512vnni" ;;
+  avx2) flags="$avx2" ;;
+  *) echo "IMAGE must be avx512vnni or avx2, not '$IMAGE'" >&2; exit 2 ;;
+esac
+gcc $common $flags -Ddgr_q8=dgr_q8_a -c "$1" -o "$tmp/a.o"
+gcc $common $flags -Ddgr_q8=dgr_q8_b -c "$2" -o "$tmp/b.o"
 gcc -O2 "$here/ab.c" "$tmp/a.o" "$tmp/b.o" -o "$tmp/ab"
 "$tmp/ab" "$3" "$4" "$5" "${6:-2000}"
