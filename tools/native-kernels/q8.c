@@ -822,19 +822,40 @@ INLINE void q4_unpack_chunk(int KIND, const uint8_t *gw, long c0, long cn, q4_ch
     }
 }
 
+/* A tile's float accumulators from `out` (zero for the first chunk), lanes in `mask` or all when full. */
+INLINE void tile_acc_load(int G, long c0, const float *out, long outStride, long b0, const __m256i mask[2], int full, __m256 acc[4][2]) {
+    #pragma GCC unroll 4
+    for (int k = 0; k < G; k++) {
+        #pragma GCC unroll 2
+        for (int h = 0; h < 2; h++) {
+            const float *o = out + (b0 + k) * outStride + 8 * h;
+            acc[k][h] = c0 == 0 ? _mm256_setzero_ps() : full ? _mm256_loadu_ps(o) : _mm256_maskload_ps(o, mask[h]);
+        }
+    }
+}
+
+/* ... and back to `out`, where they wait for the next chunk or are the result. */
+INLINE void tile_acc_store(int G, float *out, long outStride, long b0, const __m256i mask[2], int full, __m256 acc[4][2]) {
+    #pragma GCC unroll 4
+    for (int k = 0; k < G; k++) {
+        #pragma GCC unroll 2
+        for (int h = 0; h < 2; h++) {
+            float *o = out + (b0 + k) * outStride + 8 * h;
+            if (full) _mm256_storeu_ps(o, acc[k][h]);
+            else _mm256_maskstore_ps(o, mask[h], acc[k][h]);
+        }
+    }
+}
+
 /* G (1, 2 or 4) batch rows from b0 over the chunk's blocks; accumulators from and to out (lanes in `mask`, or all when full). */
 INLINE void q4_tile(int KIND, int G, const q4_chunk *u, long c0, long cn, long nb, const int8_t *aq, const int32_t *asum,
                     const float *ad, const float *dsum, long ts, long b0, float *out, long outStride, const __m256i mask[2], int full) {
     __m256 acc[4][2];
     /* Q4_0: the offset -8 * sum(a) per batch row and block, as broadcast operands (Q4_K's min takes dsum as it lies) */
     int32_t off[4][TILE_BLOCKS] __attribute__((aligned(32)));
+    tile_acc_load(G, c0, out, outStride, b0, mask, full, acc);
     #pragma GCC unroll 4
     for (int k = 0; k < G; k++) {
-        #pragma GCC unroll 2
-        for (int h = 0; h < 2; h++) {
-            float *o = out + (b0 + k) * outStride + 8 * h;
-            acc[k][h] = c0 == 0 ? _mm256_setzero_ps() : full ? _mm256_loadu_ps(o) : _mm256_maskload_ps(o, mask[h]);
-        }
         /*
          * Eight sums per load, so cn must be a multiple of 8, or the last load reads past this batch
          * row's sums (for the last row, past the caller's sums altogether): it is, as nb is (the Java
@@ -895,15 +916,7 @@ INLINE void q4_tile(int KIND, int G, const q4_chunk *u, long c0, long cn, long n
             }
         }
     }
-    #pragma GCC unroll 4
-    for (int k = 0; k < G; k++) {
-        #pragma GCC unroll 2
-        for (int h = 0; h < 2; h++) {
-            float *o = out + (b0 + k) * outStride + 8 * h;
-            if (full) _mm256_storeu_ps(o, acc[k][h]);
-            else _mm256_maskstore_ps(o, mask[h], acc[k][h]);
-        }
-    }
+    tile_acc_store(G, out, outStride, b0, mask, full, acc);
 }
 
 /*
@@ -920,13 +933,9 @@ INLINE void q6_tile(int G, const q4_chunk *u, long c0, long cn, long nb, const i
     __m256 acc[4][2];
     /* -32 * sum(a) of each 16-value sub-block: per batch row and block, the first and last 16 values */
     int32_t off[4][2 * TILE_BLOCKS] __attribute__((aligned(32)));
+    tile_acc_load(G, c0, out, outStride, b0, mask, full, acc);
     #pragma GCC unroll 4
     for (int k = 0; k < G; k++) {
-        #pragma GCC unroll 2
-        for (int h = 0; h < 2; h++) {
-            float *o = out + (b0 + k) * outStride + 8 * h;
-            acc[k][h] = c0 == 0 ? _mm256_setzero_ps() : full ? _mm256_loadu_ps(o) : _mm256_maskload_ps(o, mask[h]);
-        }
         /* 2 * cn sums, a multiple of 8 as cn is (q4_tile) */
         for (long i = 0; i < 2 * cn; i += 8) {
             __m256i s = _mm256_loadu_si256((const __m256i *) (half + 2 * ((b0 + k) * nb + c0) + i));
@@ -967,15 +976,7 @@ INLINE void q6_tile(int G, const q4_chunk *u, long c0, long cn, long nb, const i
             }
         }
     }
-    #pragma GCC unroll 4
-    for (int k = 0; k < G; k++) {
-        #pragma GCC unroll 2
-        for (int h = 0; h < 2; h++) {
-            float *o = out + (b0 + k) * outStride + 8 * h;
-            if (full) _mm256_storeu_ps(o, acc[k][h]);
-            else _mm256_maskstore_ps(o, mask[h], acc[k][h]);
-        }
-    }
+    tile_acc_store(G, out, outStride, b0, mask, full, acc);
 }
 
 /*

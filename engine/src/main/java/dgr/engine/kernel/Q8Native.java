@@ -46,7 +46,7 @@ final class Q8Native {
     enum Variant {
         AVX512_VNNI("q8-avx512vnni.bin", "ef915cb123afc8bab361d4cd09ca6c1c506a45a92ee920627ca8b8682dc909cf",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")),
-        AVX2("q8-avx2.bin", "370c821abcc3d5b1270e3fd4c6960ec0f0186d477f196a4720301af0edfde382",
+        AVX2("q8-avx2.bin", "3e1e734113352f95c64ee55d88da0fb7c6fcca7a29d4f61b5b42a595e685fe70",
                 List.of("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"));
 
         final String resource, sha256;
