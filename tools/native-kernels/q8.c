@@ -765,7 +765,7 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
 }
 
 /*
- * Prompt chunks (4 or more batch rows) of Q4_0, Q8_0, Q4_K, Q5_K and Q6_K: per group of 16 weight rows and chunk of
+ * Prompt chunks (4 or more batch rows) of Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K and IQ4_XS: per group of 16 weight rows and chunk of
  * TILE_BLOCKS 32-value blocks, the weights are unpacked once into L1 (eight 32-byte operands per
  * half and block, the scales as floats), then every tile of batch rows runs over them: per chunk of
  * four values each weight operand of both halves is loaded once for the tile's rows and each
@@ -782,12 +782,17 @@ typedef struct {
     __m256i q[TILE_BLOCKS][2][8];   /* block, half, chunk: unsigned 0..15 (Q5_K 0..31, Q6_K 0..63) */
     __m256 d[TILE_BLOCKS][2];       /* the halves' scales: Q4_0 d, Q4_K and Q5_K d * sc, Q6_K the first 16 values' d * sc */
     __m256 m[TILE_BLOCKS][2];       /* Q4_K, Q5_K: dmin * m; Q6_K: the last 16 values' d * sc */
-    __m256i sg[TILE_BLOCKS][2][8];  /* Q8_0: the signed quants (q holds their magnitudes) */
+    __m256i sg[TILE_BLOCKS][2][8];  /* Q8_0, IQ4_NL, IQ4_XS: the signed values (q holds their magnitudes) */
 } q4_chunk;
 
-/* KIND 0: Q4_0 (288 bytes per block), 1: Q8_0 (544), 2: Q4_K (2368 per super-block of eight), 3: Q6_K (3360), 4: Q5_K (2880). */
+/*
+ * KIND (dgr_q8's type): 0 Q4_0 (288 bytes per block), 1 Q8_0 (544), 5 IQ4_NL (288); per super-block of eight:
+ * 2 Q4_K (2368), 3 Q6_K (3360), 4 Q5_K (2880), 6 IQ4_XS (2208).
+ */
+#define TILE_SIGNED(KIND) ((KIND) == 1 || (KIND) == 5 || (KIND) == 6)
 INLINE void q4_unpack_chunk(int KIND, const uint8_t *gw, long c0, long cn, q4_chunk *u, long ahead) {
-    const int SB = KIND == 2 ? 2368 : KIND == 4 ? 2880 : 3360, BLOCK_BYTES = KIND == 0 ? 288 : 544, PER_BLOCK = KIND <= 1;
+    const int SB = KIND == 2 ? 2368 : KIND == 4 ? 2880 : KIND == 6 ? 2208 : 3360, BLOCK_BYTES = KIND == 1 ? 544 : 288,
+              PER_BLOCK = KIND <= 1 || KIND == 5;
     for (long i = 0; i < cn; i++) {
         const long b = c0 + i;
         const uint8_t *blk = PER_BLOCK ? gw + (long) BLOCK_BYTES * b : gw + (long) SB * (b >> 3);
@@ -801,9 +806,16 @@ INLINE void q4_unpack_chunk(int KIND, const uint8_t *gw, long c0, long cn, q4_ch
             if (KIND == 0) {
                 u->d[i][h] = dv;
                 unpack_q4(blk + 32 + 32 * h, u->q[i][h]);
-            } else if (KIND == 1) {
-                u->d[i][h] = dv;
-                unpack_q8(blk + 32 + 32 * h, u->sg[i][h]);
+            } else if (TILE_SIGNED(KIND)) {
+                /* as BLOCK (Q8_0, IQ4_NL) and group_super (IQ4_XS: d * (ls - 32), its 6-bit scales stored as int8) */
+                if (KIND == 6) {
+                    u->d[i][h] = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (blk + 32 + 16 * j + 8 * h)))));
+                    unpack_iq4(blk + 160 + 256 * j + 32 * h, u->sg[i][h]);
+                } else {
+                    u->d[i][h] = dv;
+                    if (KIND == 1) unpack_q8(blk + 32 + 32 * h, u->sg[i][h]);
+                    else unpack_iq4(blk + 32 + 32 * h, u->sg[i][h]);
+                }
                 #pragma GCC unroll 8
                 for (int c = 0; c < 8; c++) u->q[i][h][c] = _mm256_abs_epi8(u->sg[i][h][c]);
             } else if (KIND == 3) {
@@ -873,8 +885,8 @@ INLINE void q4_tile(int KIND, int G, const q4_chunk *u, long c0, long cn, long n
         #pragma GCC unroll 8
         for (int c = 0; c < 8; c++) {
             __m256i w0 = u->q[i][0][c], w1 = u->q[i][1][c];
-            if (KIND == 1) {
-                /* Q8_0: |w| times a with w's sign, as isum_q8; one chunk's pairs (up to 2 * 128 * 127) fill an int16 */
+            if (TILE_SIGNED(KIND)) {
+                /* signed values: |w| times a with w's sign, as isum_q8; one chunk's pairs (up to 2 * 128 * 127) fill an int16 */
                 __m256i g0 = u->sg[i][0][c], g1 = u->sg[i][1][c];
                 #pragma GCC unroll 4
                 for (int k = 0; k < G; k++) {
@@ -908,7 +920,7 @@ INLINE void q4_tile(int KIND, int G, const q4_chunk *u, long c0, long cn, long n
             const __m256 da = _mm256_set1_ps(ad[b * ts + b0 + k]);
             #pragma GCC unroll 2
             for (int h = 0; h < 2; h++) {
-                __m256i is = KIND == 1 ? t[k][h] : _mm256_madd_epi16(t[k][h], ones);
+                __m256i is = TILE_SIGNED(KIND) ? t[k][h] : _mm256_madd_epi16(t[k][h], ones);
                 if (KIND == 0) is = _mm256_add_epi32(_mm256_set1_epi32(off[k][i]), is);
                 if (KIND == 4) is = _mm256_add_epi32(lo[k][h], is);
                 acc[k][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(u->d[i][h], da), acc[k][h]);
@@ -980,7 +992,7 @@ INLINE void q6_tile(int G, const q4_chunk *u, long c0, long cn, long nb, const i
 }
 
 /*
- * Q4_0, Q8_0, Q4_K, Q5_K or Q6_K against nBatch rows (4 or more) for weight rows [o0, o1): weight groups outer, then
+ * Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K or IQ4_XS against nBatch rows (4 or more) for weight rows [o0, o1): weight groups outer, then
  * chunks of blocks, then tiles of batch rows: of 4 while 4 remain, then at most one of 2 and one of 1.
  */
 INLINE void q4_tiles(int KIND, const uint8_t *w, long rowBytes, long o0, long o1, long nb, const int8_t *aq, const int32_t *asum,
@@ -1054,7 +1066,7 @@ INLINE void group(int G, int kind, const uint8_t *gw, long nb, const int8_t *aq,
  * out[b * outStride + o] for batch rows b < nBatch and weight rows o in [o0, o1) of a matrix of
  * `type` (0: Q4_0, 1: Q8_0, 2: Q4_K, 3: Q6_K, 4: Q5_K, 5: IQ4_NL, 6: IQ4_XS, 7: MXFP4, 8: Q2_K, 9: Q3_K, 10: Q4_1, 11: Q5_0, 12: Q5_1)
  * with `rowBytes` per row. The order of the work:
- *  - AVX2 image, Q4_0, Q8_0, Q4_K, Q5_K and Q6_K with 4 or more batch rows: q4_tiles (16-row weight groups outer,
+ *  - AVX2 image, Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K and IQ4_XS with 4 or more batch rows: q4_tiles (16-row weight groups outer,
  *    each chunk of blocks unpacked once, tiles of batch rows inner), nothing below;
  *  - otherwise batch groups outer: with AMX (type bit 8, not Q2_K or Q3_K) first one group of the
  *    nBatch / 16 * 16 leading rows, which amx_group takes 16 at a time; then groups of 8 rows while
@@ -1087,13 +1099,21 @@ void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long n
 #endif
     type &= 255;
 #ifndef __AVX512VNNI__
-    /* prompt chunks of Q4_0, Q8_0, Q4_K, Q5_K and Q6_K: tiles over weights unpacked once per call (q4_tiles) */
+    /* prompt chunks of Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K and IQ4_XS: tiles over weights unpacked once per call (q4_tiles) */
     if (type == 0 && nBatch >= 4) {
         q4_tiles(0, w, rowBytes, o0, o1, nb, aq, asum, half, ad, dsum, ts, nBatch, out, outStride, ahead);
         return;
     }
     if (type == 1 && nBatch >= 4) {
         q4_tiles(1, w, rowBytes, o0, o1, nb, aq, asum, half, ad, dsum, ts, nBatch, out, outStride, ahead);
+        return;
+    }
+    if (type == 5 && nBatch >= 4) {
+        q4_tiles(5, w, rowBytes, o0, o1, nb, aq, asum, half, ad, dsum, ts, nBatch, out, outStride, ahead);
+        return;
+    }
+    if (type == 6 && nBatch >= 4) {
+        q4_tiles(6, w, rowBytes, o0, o1, nb, aq, asum, half, ad, dsum, ts, nBatch, out, outStride, ahead);
         return;
     }
     if (type == 2 && nBatch >= 4) {
