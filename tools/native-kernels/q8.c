@@ -1100,33 +1100,20 @@ void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long n
     type &= 255;
 #ifndef __AVX512VNNI__
     /* prompt chunks of Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K and IQ4_XS: tiles over weights unpacked once per call (q4_tiles) */
-    if (type == 0 && nBatch >= 4) {
-        q4_tiles(0, w, rowBytes, o0, o1, nb, aq, asum, half, ad, dsum, ts, nBatch, out, outStride, ahead);
-        return;
-    }
-    if (type == 1 && nBatch >= 4) {
-        q4_tiles(1, w, rowBytes, o0, o1, nb, aq, asum, half, ad, dsum, ts, nBatch, out, outStride, ahead);
-        return;
-    }
-    if (type == 5 && nBatch >= 4) {
-        q4_tiles(5, w, rowBytes, o0, o1, nb, aq, asum, half, ad, dsum, ts, nBatch, out, outStride, ahead);
-        return;
-    }
-    if (type == 6 && nBatch >= 4) {
-        q4_tiles(6, w, rowBytes, o0, o1, nb, aq, asum, half, ad, dsum, ts, nBatch, out, outStride, ahead);
-        return;
-    }
-    if (type == 2 && nBatch >= 4) {
-        q4_tiles(2, w, rowBytes, o0, o1, nb, aq, asum, half, ad, dsum, ts, nBatch, out, outStride, ahead);
-        return;
-    }
-    if (type == 3 && nBatch >= 4) {
-        q4_tiles(3, w, rowBytes, o0, o1, nb, aq, asum, half, ad, dsum, ts, nBatch, out, outStride, ahead);
-        return;
-    }
-    if (type == 4 && nBatch >= 4) {
-        q4_tiles(4, w, rowBytes, o0, o1, nb, aq, asum, half, ad, dsum, ts, nBatch, out, outStride, ahead);
-        return;
+    if (nBatch >= 4) {
+        /* one call per type, KIND a constant in each, so every tile kernel is compiled for its type */
+#define TILES(K) do { q4_tiles(K, w, rowBytes, o0, o1, nb, aq, asum, half, ad, dsum, ts, nBatch, out, outStride, ahead); return; } while (0)
+        switch (type) {
+        case 0: TILES(0);
+        case 1: TILES(1);
+        case 2: TILES(2);
+        case 3: TILES(3);
+        case 4: TILES(4);
+        case 5: TILES(5);
+        case 6: TILES(6);
+        default: break;
+        }
+#undef TILES
     }
 #endif
     /* AMX takes the first nAmx batch rows (a multiple of 16) in one pass, the rest go in groups of 8, 4, 2, 1. */
