@@ -783,14 +783,14 @@ typedef struct {
     __m256 d[TILE_BLOCKS][2];       /* the halves' scales: Q4_0 d, Q4_K and Q5_K d * sc, Q6_K the first 16 values' d * sc */
     __m256 m[TILE_BLOCKS][2];       /* Q4_K, Q5_K: dmin * m; Q6_K: the last 16 values' d * sc */
     __m256i sg[TILE_BLOCKS][2][8];  /* Q8_0, IQ4_NL, IQ4_XS: the signed values (q holds their magnitudes) */
-} q4_chunk;
+} tile_chunk;
 
 /*
  * KIND (dgr_q8's type): 0 Q4_0 (288 bytes per block), 1 Q8_0 (544), 5 IQ4_NL (288); per super-block of eight:
  * 2 Q4_K (2368), 3 Q6_K (3360), 4 Q5_K (2880), 6 IQ4_XS (2208).
  */
 #define TILE_SIGNED(KIND) ((KIND) == 1 || (KIND) == 5 || (KIND) == 6)
-INLINE void q4_unpack_chunk(int KIND, const uint8_t *gw, long c0, long cn, q4_chunk *u, long ahead) {
+INLINE void tile_unpack(int KIND, const uint8_t *gw, long c0, long cn, tile_chunk *u, long ahead) {
     const int SB = KIND == 2 ? 2368 : KIND == 4 ? 2880 : KIND == 6 ? 2208 : 3360, BLOCK_BYTES = KIND == 1 ? 544 : 288,
               PER_BLOCK = KIND <= 1 || KIND == 5;
     for (long i = 0; i < cn; i++) {
@@ -859,8 +859,11 @@ INLINE void tile_acc_store(int G, float *out, long outStride, long b0, const __m
     }
 }
 
-/* G (1, 2 or 4) batch rows from b0 over the chunk's blocks; accumulators from and to out (lanes in `mask`, or all when full). */
-INLINE void q4_tile(int KIND, int G, const q4_chunk *u, long c0, long cn, long nb, const int8_t *aq, const int32_t *asum,
+/*
+ * The tile of the types with one scale per 32-value block and weight row (all but Q6_K): G (1, 2 or 4) batch
+ * rows from b0 over the chunk's blocks; accumulators from and to out (lanes in `mask`, or all when full).
+ */
+INLINE void block_tile(int KIND, int G, const tile_chunk *u, long c0, long cn, long nb, const int8_t *aq, const int32_t *asum,
                     const float *ad, const float *dsum, long ts, long b0, float *out, long outStride, const __m256i mask[2], int full) {
     __m256 acc[4][2];
     /* Q4_0: the offset -8 * sum(a) per batch row and block, as broadcast operands (Q4_K's min takes dsum as it lies) */
@@ -940,7 +943,7 @@ INLINE void q4_tile(int KIND, int G, const q4_chunk *u, long c0, long cn, long n
  * with both sub-blocks' sums live, 158 like this; the halves one after another (the activations broadcast
  * twice) 113.
  */
-INLINE void q6_tile(int G, const q4_chunk *u, long c0, long cn, long nb, const int8_t *aq, const int32_t *half,
+INLINE void q6_tile(int G, const tile_chunk *u, long c0, long cn, long nb, const int8_t *aq, const int32_t *half,
                     const float *ad, long ts, long b0, float *out, long outStride, const __m256i mask[2], int full) {
     __m256 acc[4][2];
     /* -32 * sum(a) of each 16-value sub-block: per batch row and block, the first and last 16 values */
@@ -948,7 +951,7 @@ INLINE void q6_tile(int G, const q4_chunk *u, long c0, long cn, long nb, const i
     tile_acc_load(G, c0, out, outStride, b0, mask, full, acc);
     #pragma GCC unroll 4
     for (int k = 0; k < G; k++) {
-        /* 2 * cn sums, a multiple of 8 as cn is (q4_tile) */
+        /* 2 * cn sums, a multiple of 8 as cn is (block_tile) */
         for (long i = 0; i < 2 * cn; i += 8) {
             __m256i s = _mm256_loadu_si256((const __m256i *) (half + 2 * ((b0 + k) * nb + c0) + i));
             _mm256_store_si256((__m256i *) (off[k] + i), _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(s, 5)));
@@ -995,9 +998,9 @@ INLINE void q6_tile(int G, const q4_chunk *u, long c0, long cn, long nb, const i
  * Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K or IQ4_XS against nBatch rows (4 or more) for weight rows [o0, o1): weight groups outer, then
  * chunks of blocks, then tiles of batch rows: of 4 while 4 remain, then at most one of 2 and one of 1.
  */
-INLINE void q4_tiles(int KIND, const uint8_t *w, long rowBytes, long o0, long o1, long nb, const int8_t *aq, const int32_t *asum,
+INLINE void tiles(int KIND, const uint8_t *w, long rowBytes, long o0, long o1, long nb, const int8_t *aq, const int32_t *asum,
                      const int32_t *half, const float *ad, const float *dsum, long ts, long nBatch, float *out, long outStride, long ahead) {
-    q4_chunk u __attribute__((aligned(32)));
+    tile_chunk u __attribute__((aligned(32)));
     for (long g = o0 / 16; 16 * g < o1; g++) {
         long lo = o0 - 16 * g, hi = o1 - 16 * g;
         __m256i mask[2];
@@ -1011,7 +1014,7 @@ INLINE void q4_tiles(int KIND, const uint8_t *w, long rowBytes, long o0, long o1
         float *o = out + 16 * g;
         for (long c0 = 0; c0 < nb; c0 += TILE_BLOCKS) {
             const long cn = nb - c0 < TILE_BLOCKS ? nb - c0 : TILE_BLOCKS;
-            q4_unpack_chunk(KIND, gw, c0, cn, &u, ahead);
+            tile_unpack(KIND, gw, c0, cn, &u, ahead);
             long b0 = 0;
             if (KIND == 3) {
                 for (; b0 + 4 <= nBatch; b0 += 4) q6_tile(4, &u, c0, cn, nb, aq, half, ad, ts, b0, o, outStride, mask, full);
@@ -1022,12 +1025,12 @@ INLINE void q4_tiles(int KIND, const uint8_t *w, long rowBytes, long o0, long o1
                 if (b0 < nBatch) q6_tile(1, &u, c0, cn, nb, aq, half, ad, ts, b0, o, outStride, mask, full);
                 continue;
             }
-            for (; b0 + 4 <= nBatch; b0 += 4) q4_tile(KIND, 4, &u, c0, cn, nb, aq, asum, ad, dsum, ts, b0, o, outStride, mask, full);
+            for (; b0 + 4 <= nBatch; b0 += 4) block_tile(KIND, 4, &u, c0, cn, nb, aq, asum, ad, dsum, ts, b0, o, outStride, mask, full);
             if (b0 + 2 <= nBatch) {
-                q4_tile(KIND, 2, &u, c0, cn, nb, aq, asum, ad, dsum, ts, b0, o, outStride, mask, full);
+                block_tile(KIND, 2, &u, c0, cn, nb, aq, asum, ad, dsum, ts, b0, o, outStride, mask, full);
                 b0 += 2;
             }
-            if (b0 < nBatch) q4_tile(KIND, 1, &u, c0, cn, nb, aq, asum, ad, dsum, ts, b0, o, outStride, mask, full);
+            if (b0 < nBatch) block_tile(KIND, 1, &u, c0, cn, nb, aq, asum, ad, dsum, ts, b0, o, outStride, mask, full);
         }
     }
 }
@@ -1066,7 +1069,7 @@ INLINE void group(int G, int kind, const uint8_t *gw, long nb, const int8_t *aq,
  * out[b * outStride + o] for batch rows b < nBatch and weight rows o in [o0, o1) of a matrix of
  * `type` (0: Q4_0, 1: Q8_0, 2: Q4_K, 3: Q6_K, 4: Q5_K, 5: IQ4_NL, 6: IQ4_XS, 7: MXFP4, 8: Q2_K, 9: Q3_K, 10: Q4_1, 11: Q5_0, 12: Q5_1)
  * with `rowBytes` per row. The order of the work:
- *  - AVX2 image, Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K and IQ4_XS with 4 or more batch rows: q4_tiles (16-row weight groups outer,
+ *  - AVX2 image, Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K and IQ4_XS with 4 or more batch rows: tiles (16-row weight groups outer,
  *    each chunk of blocks unpacked once, tiles of batch rows inner), nothing below;
  *  - otherwise batch groups outer: with AMX (type bit 8, not Q2_K or Q3_K) first one group of the
  *    nBatch / 16 * 16 leading rows, which amx_group takes 16 at a time; then groups of 8 rows while
@@ -1099,10 +1102,10 @@ void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long n
 #endif
     type &= 255;
 #ifndef __AVX512VNNI__
-    /* prompt chunks of Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K and IQ4_XS: tiles over weights unpacked once per call (q4_tiles) */
+    /* prompt chunks of Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K and IQ4_XS: tiles over weights unpacked once per call (tiles) */
     if (nBatch >= 4) {
         /* one call per type, KIND a constant in each, so every tile kernel is compiled for its type */
-#define TILES(K) do { q4_tiles(K, w, rowBytes, o0, o1, nb, aq, asum, half, ad, dsum, ts, nBatch, out, outStride, ahead); return; } while (0)
+#define TILES(K) do { tiles(K, w, rowBytes, o0, o1, nb, aq, asum, half, ad, dsum, ts, nBatch, out, outStride, ahead); return; } while (0)
         switch (type) {
         case 0: TILES(0);
         case 1: TILES(1);
