@@ -765,7 +765,7 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
 }
 
 /*
- * Prompt chunks (4 or more batch rows) of Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K and IQ4_XS: per group of 16 weight rows and chunk of
+ * Prompt chunks (4 or more batch rows) of every type but Q2_K and Q3_K: per group of 16 weight rows and chunk of
  * TILE_BLOCKS 32-value blocks, the weights are unpacked once into L1 (eight 32-byte operands per
  * half and block, the scales as floats), then every tile of batch rows runs over them: per chunk of
  * four values each weight operand of both halves is loaded once for the tile's rows and each
@@ -779,20 +779,23 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
 #define TILE_BLOCKS 16
 
 typedef struct {
-    __m256i q[TILE_BLOCKS][2][8];   /* block, half, chunk: unsigned 0..15 (Q5_K 0..31, Q6_K 0..63) */
+    __m256i q[TILE_BLOCKS][2][8];   /* block, half, chunk: unsigned 0..15 (Q5_0, Q5_1, Q5_K 0..31, Q6_K 0..63) */
     __m256 d[TILE_BLOCKS][2];       /* the halves' scales: Q4_0 d, Q4_K and Q5_K d * sc, Q6_K the first 16 values' d * sc */
-    __m256 m[TILE_BLOCKS][2];       /* Q4_K, Q5_K: dmin * m; Q6_K: the last 16 values' d * sc */
-    __m256i sg[TILE_BLOCKS][2][8];  /* Q8_0, IQ4_NL, IQ4_XS: the signed values (q holds their magnitudes) */
+    __m256 m[TILE_BLOCKS][2];       /* Q4_1, Q5_1: m; Q4_K, Q5_K: dmin * m; Q6_K: the last 16 values' d * sc */
+    __m256i sg[TILE_BLOCKS][2][8];  /* Q8_0, IQ4_NL, IQ4_XS, MXFP4: the signed values (q holds their magnitudes) */
 } tile_chunk;
 
 /*
- * KIND (dgr_q8's type): 0 Q4_0 (288 bytes per block), 1 Q8_0 (544), 5 IQ4_NL (288); per super-block of eight:
- * 2 Q4_K (2368), 3 Q6_K (3360), 4 Q5_K (2880), 6 IQ4_XS (2208).
+ * KIND (dgr_q8's type): per 32-value block 0 Q4_0 (288 bytes), 1 Q8_0 (544), 5 IQ4_NL (288), 7 MXFP4 (272),
+ * 10 Q4_1 (320), 11 Q5_0 (352), 12 Q5_1 (384); per super-block of eight: 2 Q4_K (2368), 3 Q6_K (3360),
+ * 4 Q5_K (2880), 6 IQ4_XS (2208). TILE_SIGNED: the signed path of Q8_0; TILE_FIVE: quants up to 31.
  */
-#define TILE_SIGNED(KIND) ((KIND) == 1 || (KIND) == 5 || (KIND) == 6)
+#define TILE_SIGNED(KIND) ((KIND) == 1 || (KIND) == 5 || (KIND) == 6 || (KIND) == 7)
+#define TILE_FIVE(KIND) ((KIND) == 4 || (KIND) == 11 || (KIND) == 12)
 INLINE void tile_unpack(int KIND, const uint8_t *gw, long c0, long cn, tile_chunk *u, long ahead) {
-    const int SB = KIND == 2 ? 2368 : KIND == 4 ? 2880 : KIND == 6 ? 2208 : 3360, BLOCK_BYTES = KIND == 1 ? 544 : 288,
-              PER_BLOCK = KIND <= 1 || KIND == 5;
+    const int SB = KIND == 2 ? 2368 : KIND == 4 ? 2880 : KIND == 6 ? 2208 : 3360,
+              BLOCK_BYTES = KIND == 1 ? 544 : KIND == 7 ? 272 : KIND == 10 ? 320 : KIND == 11 ? 352 : KIND == 12 ? 384 : 288,
+              PER_BLOCK = KIND <= 1 || KIND == 5 || KIND == 7 || KIND >= 10;
     for (long i = 0; i < cn; i++) {
         const long b = c0 + i;
         const uint8_t *blk = PER_BLOCK ? gw + (long) BLOCK_BYTES * b : gw + (long) SB * (b >> 3);
@@ -802,18 +805,28 @@ INLINE void tile_unpack(int KIND, const uint8_t *gw, long c0, long cn, tile_chun
         }
         #pragma GCC unroll 2
         for (int h = 0; h < 2; h++) {
-            __m256 dv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (blk + 16 * h)));
-            if (KIND == 0) {
+            /* MXFP4: 2^(e - 128) from its E8M0 exponent bytes, as BLOCK */
+            __m256 dv = KIND == 7
+                ? _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *) (blk + 8 * h))), _mm256_set1_epi32(1)), 23))
+                : _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (blk + 16 * h)));
+            if (KIND == 0 || KIND == 11) {
                 u->d[i][h] = dv;
-                unpack_q4(blk + 32 + 32 * h, u->q[i][h]);
+                if (KIND == 0) unpack_q4(blk + 32 + 32 * h, u->q[i][h]);
+                else unpack_q5(blk + 32 + 32 * h, u->q[i][h]);
+            } else if (KIND == 10 || KIND == 12) {
+                u->d[i][h] = dv;
+                u->m[i][h] = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (blk + 32 + 16 * h)));
+                if (KIND == 10) unpack_q4(blk + 64 + 32 * h, u->q[i][h]);
+                else unpack_q5(blk + 64 + 32 * h, u->q[i][h]);
             } else if (TILE_SIGNED(KIND)) {
-                /* as BLOCK (Q8_0, IQ4_NL) and group_super (IQ4_XS: d * (ls - 32), its 6-bit scales stored as int8) */
+                /* as BLOCK (Q8_0, IQ4_NL, MXFP4) and group_super (IQ4_XS: d * (ls - 32), its 6-bit scales stored as int8) */
                 if (KIND == 6) {
                     u->d[i][h] = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (blk + 32 + 16 * j + 8 * h)))));
                     unpack_iq4(blk + 160 + 256 * j + 32 * h, u->sg[i][h]);
                 } else {
                     u->d[i][h] = dv;
                     if (KIND == 1) unpack_q8(blk + 32 + 32 * h, u->sg[i][h]);
+                    else if (KIND == 7) unpack_mxfp4(blk + 16 + 32 * h, u->sg[i][h]);
                     else unpack_iq4(blk + 32 + 32 * h, u->sg[i][h]);
                 }
                 #pragma GCC unroll 8
@@ -866,7 +879,7 @@ INLINE void tile_acc_store(int G, float *out, long outStride, long b0, const __m
 INLINE void block_tile(int KIND, int G, const tile_chunk *u, long c0, long cn, long nb, const int8_t *aq, const int32_t *asum,
                     const float *ad, const float *dsum, long ts, long b0, float *out, long outStride, const __m256i mask[2], int full) {
     __m256 acc[4][2];
-    /* Q4_0: the offset -8 * sum(a) per batch row and block, as broadcast operands (Q4_K's min takes dsum as it lies) */
+    /* Q4_0, Q5_0: the offset -8 or -16 times sum(a) per batch row and block, as broadcast operands (a min takes dsum as it lies) */
     int32_t off[4][TILE_BLOCKS] __attribute__((aligned(32)));
     tile_acc_load(G, c0, out, outStride, b0, mask, full, acc);
     #pragma GCC unroll 4
@@ -876,9 +889,9 @@ INLINE void block_tile(int KIND, int G, const tile_chunk *u, long c0, long cn, l
          * row's sums (for the last row, past the caller's sums altogether): it is, as nb is (the Java
          * side repacks only widths that are multiples of 256, Q8Rows.fits) and TILE_BLOCKS is.
          */
-        for (long i = 0; KIND == 0 && i < cn; i += 8) {
+        for (long i = 0; (KIND == 0 || KIND == 11) && i < cn; i += 8) {
             __m256i s = _mm256_loadu_si256((const __m256i *) (asum + (b0 + k) * nb + c0 + i));
-            _mm256_store_si256((__m256i *) (off[k] + i), _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(s, 3)));
+            _mm256_store_si256((__m256i *) (off[k] + i), _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(s, KIND == 0 ? 3 : 4)));
         }
     }
     const __m256i ones = _mm256_set1_epi16(1);
@@ -906,13 +919,13 @@ INLINE void block_tile(int KIND, int G, const tile_chunk *u, long c0, long cn, l
             for (int k = 0; k < G; k++) {
                 __m256i a = _mm256_set1_epi32(((const int32_t *) (aq + 32 * ((b0 + k) * nb + b)))[c]);
                 __m256i p0 = _mm256_maddubs_epi16(w0, a), p1 = _mm256_maddubs_epi16(w1, a);
-                /* Q5_K's quants reach 31: four chunks fit an int16 sum (isum_q5), so chunks 0-3 are widened apart */
-                const int start = c == 0 || (KIND == 4 && c == 4);
+                /* Q5_0, Q5_1 and Q5_K's quants reach 31: four chunks fit an int16 sum (isum_q5), so chunks 0-3 are widened apart */
+                const int start = c == 0 || (TILE_FIVE(KIND) && c == 4);
                 t[k][0] = start ? p0 : _mm256_add_epi16(t[k][0], p0);
                 t[k][1] = start ? p1 : _mm256_add_epi16(t[k][1], p1);
                 /* opaque to GCC: else it reassociates the sums, takes every product first and spills them */
                 __asm__("" : "+x"(t[k][0]), "+x"(t[k][1]));
-                if (KIND == 4 && c == 3) {
+                if (TILE_FIVE(KIND) && c == 3) {
                     lo[k][0] = _mm256_madd_epi16(t[k][0], ones);
                     lo[k][1] = _mm256_madd_epi16(t[k][1], ones);
                 }
@@ -924,10 +937,12 @@ INLINE void block_tile(int KIND, int G, const tile_chunk *u, long c0, long cn, l
             #pragma GCC unroll 2
             for (int h = 0; h < 2; h++) {
                 __m256i is = TILE_SIGNED(KIND) ? t[k][h] : _mm256_madd_epi16(t[k][h], ones);
-                if (KIND == 0) is = _mm256_add_epi32(_mm256_set1_epi32(off[k][i]), is);
-                if (KIND == 4) is = _mm256_add_epi32(lo[k][h], is);
+                if (KIND == 0 || KIND == 11) is = _mm256_add_epi32(_mm256_set1_epi32(off[k][i]), is);
+                if (TILE_FIVE(KIND)) is = _mm256_add_epi32(lo[k][h], is);
                 acc[k][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(u->d[i][h], da), acc[k][h]);
+                /* the K-quants' mins are subtracted, Q4_1's and Q5_1's added (BLOCK, group_super) */
                 if (KIND == 2 || KIND == 4) acc[k][h] = _mm256_fnmadd_ps(_mm256_broadcast_ss(dsum + b * ts + b0 + k), u->m[i][h], acc[k][h]);
+                if (KIND == 10 || KIND == 12) acc[k][h] = _mm256_fmadd_ps(_mm256_broadcast_ss(dsum + b * ts + b0 + k), u->m[i][h], acc[k][h]);
             }
         }
     }
@@ -995,7 +1010,7 @@ INLINE void q6_tile(int G, const tile_chunk *u, long c0, long cn, long nb, const
 }
 
 /*
- * Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K or IQ4_XS against nBatch rows (4 or more) for weight rows [o0, o1): weight groups outer, then
+ * Any type but Q2_K and Q3_K against nBatch rows (4 or more) for weight rows [o0, o1): weight groups outer, then
  * chunks of blocks, then tiles of batch rows: of 4 while 4 remain, then at most one of 2 and one of 1.
  */
 INLINE void tiles(int KIND, const uint8_t *w, long rowBytes, long o0, long o1, long nb, const int8_t *aq, const int32_t *asum,
@@ -1069,7 +1084,7 @@ INLINE void group(int G, int kind, const uint8_t *gw, long nb, const int8_t *aq,
  * out[b * outStride + o] for batch rows b < nBatch and weight rows o in [o0, o1) of a matrix of
  * `type` (0: Q4_0, 1: Q8_0, 2: Q4_K, 3: Q6_K, 4: Q5_K, 5: IQ4_NL, 6: IQ4_XS, 7: MXFP4, 8: Q2_K, 9: Q3_K, 10: Q4_1, 11: Q5_0, 12: Q5_1)
  * with `rowBytes` per row. The order of the work:
- *  - AVX2 image, Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K and IQ4_XS with 4 or more batch rows: tiles (16-row weight groups outer,
+ *  - AVX2 image, every type but Q2_K and Q3_K with 4 or more batch rows: tiles (16-row weight groups outer,
  *    each chunk of blocks unpacked once, tiles of batch rows inner), nothing below;
  *  - otherwise batch groups outer: with AMX (type bit 8, not Q2_K or Q3_K) first one group of the
  *    nBatch / 16 * 16 leading rows, which amx_group takes 16 at a time; then groups of 8 rows while
@@ -1102,7 +1117,7 @@ void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long n
 #endif
     type &= 255;
 #ifndef __AVX512VNNI__
-    /* prompt chunks of Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K and IQ4_XS: tiles over weights unpacked once per call (tiles) */
+    /* prompt chunks of every type but Q2_K and Q3_K: tiles over weights unpacked once per call (tiles) */
     if (nBatch >= 4) {
         /* one call per type, KIND a constant in each, so every tile kernel is compiled for its type */
 #define TILES(K) do { tiles(K, w, rowBytes, o0, o1, nb, aq, asum, half, ad, dsum, ts, nBatch, out, outStride, ahead); return; } while (0)
@@ -1114,6 +1129,10 @@ void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long n
         case 4: TILES(4);
         case 5: TILES(5);
         case 6: TILES(6);
+        case 7: TILES(7);
+        case 10: TILES(10);
+        case 11: TILES(11);
+        case 12: TILES(12);
         default: break;
         }
 #undef TILES
