@@ -765,7 +765,7 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
 }
 
 /*
- * Prompt chunks (4 or more batch rows) of every type but Q2_K and Q3_K: per group of 16 weight rows and chunk of
+ * Prompt chunks (4 or more batch rows) of every type: per group of 16 weight rows and chunk of
  * TILE_BLOCKS 32-value blocks, the weights are unpacked once into L1 (eight 32-byte operands per
  * half and block, the scales as floats), then every tile of batch rows runs over them: per chunk of
  * four values each weight operand of both halves is loaded once for the tile's rows and each
@@ -774,26 +774,29 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
  * the caller's). The integer sums and the float steps per output and block are BLOCK's (Q4_0) and
  * group_super's (the K-quants), in block order: same bits. Kernel A/B (tools/native-kernels/ab, 64
  * batch rows, 2026-12-04, AMD EPYC Zen 3): Q5_K 109 GOPS in group_super, 202 here (Q4_K 218); Q6_K
- * (q6_tile) 98 and 158; Q8_0 80 in BLOCK, 116 here.
+ * (sub_tile) 98 and 158; Q8_0 80 in BLOCK, 116 here.
  */
 #define TILE_BLOCKS 16
 
 typedef struct {
     __m256i q[TILE_BLOCKS][2][8];   /* block, half, chunk: unsigned 0..15 (Q5_0, Q5_1, Q5_K 0..31, Q6_K 0..63) */
     __m256 d[TILE_BLOCKS][2];       /* the halves' scales: Q4_0 d, Q4_K and Q5_K d * sc, Q6_K the first 16 values' d * sc */
-    __m256 m[TILE_BLOCKS][2];       /* Q4_1, Q5_1: m; Q4_K, Q5_K: dmin * m; Q6_K: the last 16 values' d * sc */
+    __m256 m[TILE_BLOCKS][2];       /* Q4_1, Q5_1: m; Q4_K, Q5_K: dmin * m; Q6_K, Q3_K, Q2_K: the last 16 values' d * sc */
+    __m256 mn[TILE_BLOCKS][2][2];   /* Q2_K: each 16-value sub-block's dmin * m */
     __m256i sg[TILE_BLOCKS][2][8];  /* Q8_0, IQ4_NL, IQ4_XS, MXFP4: the signed values (q holds their magnitudes) */
 } tile_chunk;
 
 /*
  * KIND (dgr_q8's type): per 32-value block 0 Q4_0 (288 bytes), 1 Q8_0 (544), 5 IQ4_NL (288), 7 MXFP4 (272),
  * 10 Q4_1 (320), 11 Q5_0 (352), 12 Q5_1 (384); per super-block of eight: 2 Q4_K (2368), 3 Q6_K (3360),
- * 4 Q5_K (2880), 6 IQ4_XS (2208). TILE_SIGNED: the signed path of Q8_0; TILE_FIVE: quants up to 31.
+ * 4 Q5_K (2880), 6 IQ4_XS (2208), 8 Q2_K (1344), 9 Q3_K (1824). TILE_SIGNED: the signed path of Q8_0;
+ * TILE_FIVE: quants up to 31; TILE_SUB: a scale per 16 values (sub_tile).
  */
 #define TILE_SIGNED(KIND) ((KIND) == 1 || (KIND) == 5 || (KIND) == 6 || (KIND) == 7)
 #define TILE_FIVE(KIND) ((KIND) == 4 || (KIND) == 11 || (KIND) == 12)
+#define TILE_SUB(KIND) ((KIND) == 3 || (KIND) == 8 || (KIND) == 9)
 INLINE void tile_unpack(int KIND, const uint8_t *gw, long c0, long cn, tile_chunk *u, long ahead) {
-    const int SB = KIND == 2 ? 2368 : KIND == 4 ? 2880 : KIND == 6 ? 2208 : 3360,
+    const int SB = KIND == 2 ? 2368 : KIND == 4 ? 2880 : KIND == 6 ? 2208 : KIND == 8 ? 1344 : KIND == 9 ? 1824 : 3360,
               BLOCK_BYTES = KIND == 1 ? 544 : KIND == 7 ? 272 : KIND == 10 ? 320 : KIND == 11 ? 352 : KIND == 12 ? 384 : 288,
               PER_BLOCK = KIND <= 1 || KIND == 5 || KIND == 7 || KIND >= 10;
     for (long i = 0; i < cn; i++) {
@@ -836,6 +839,21 @@ INLINE void tile_unpack(int KIND, const uint8_t *gw, long c0, long cn, tile_chun
                 u->d[i][h] = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (blk + 32 + 32 * j + 8 * h)))));
                 u->m[i][h] = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (blk + 48 + 32 * j + 8 * h)))));
                 unpack_q6(blk + 288 + 384 * j + 32 * h, u->q[i][h]);
+            } else if (KIND == 8) {
+                /* as group_super: each sub-block's scale-and-min byte, d * (low nibble) and dmin * (high nibble) */
+                __m256 mv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (blk + 32 + 16 * h)));
+                __m256i sm0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *) (blk + 64 + 32 * j + 8 * h)));
+                __m256i sm1 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *) (blk + 80 + 32 * j + 8 * h)));
+                u->d[i][h] = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_and_si256(sm0, _mm256_set1_epi32(15))));
+                u->mn[i][h][0] = _mm256_mul_ps(mv, _mm256_cvtepi32_ps(_mm256_srli_epi32(sm0, 4)));
+                u->m[i][h] = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_and_si256(sm1, _mm256_set1_epi32(15))));
+                u->mn[i][h][1] = _mm256_mul_ps(mv, _mm256_cvtepi32_ps(_mm256_srli_epi32(sm1, 4)));
+                unpack_q23(blk + 320 + 128 * j + 32 * h, 0, u->q[i][h]);
+            } else if (KIND == 9) {
+                /* as group_super: d * sc per sub-block (6-bit scales stored as int8), quants 0..7 (their -4 in the offsets) */
+                u->d[i][h] = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (blk + 32 + 32 * j + 8 * h)))));
+                u->m[i][h] = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (blk + 48 + 32 * j + 8 * h)))));
+                unpack_q23(blk + 288 + 192 * j + 32 * h, 1, u->q[i][h]);
             } else {
                 __m256 mv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (blk + 32 + 16 * h)));
                 u->d[i][h] = _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *) (blk + 64 + 16 * j + 8 * h)))));
@@ -950,26 +968,33 @@ INLINE void block_tile(int KIND, int G, const tile_chunk *u, long c0, long cn, l
 }
 
 /*
- * Q6_K's tile: G (1, 2 or 4) batch rows from b0 over the chunk's blocks. Its quants reach 63, so two
- * vpmaddubsw pairs fit an int16 sum where Q4's eight do: each pair of chunks is widened to int32 (isum_q6's
- * sums). Each 16-value sub-block (chunks 0-3, then 4-7) has its own scale, so its float steps follow its
- * chunks, as group_super's: only one sub-block's int32 sums are live at a time. Kernel A/B
- * (tools/native-kernels/ab, AVX2, 64 batch rows): 98 GOPS in group_super, 140 in tiles of 2 rows, 155 of 4
- * with both sub-blocks' sums live, 158 like this; the halves one after another (the activations broadcast
- * twice) 113.
+ * The tile of the types with a scale per 16 values (Q6_K, Q3_K, Q2_K): G (1, 2 or 4) batch rows from b0 over
+ * the chunk's blocks. Each 16-value sub-block (chunks 0-3, then 4-7) has its own scale, so its float steps
+ * follow its chunks, as group_super's: only one sub-block's int32 sums are live at a time. Q6_K's quants
+ * reach 63, so two vpmaddubsw pairs fit an int16 sum where Q4's eight do: each pair of chunks is widened to
+ * int32 (isum_q6's sums); Q3_K's (up to 7) and Q2_K's (up to 3) four chunks fit one (isum16). Kernel A/B
+ * (tools/native-kernels/ab, AVX2, 64 batch rows): Q6_K 98 GOPS in group_super, 140 in tiles of 2 rows,
+ * 155 of 4 with both sub-blocks' sums live, 158 like this; the halves one after another (the activations
+ * broadcast twice) 113.
  */
-INLINE void q6_tile(int G, const tile_chunk *u, long c0, long cn, long nb, const int8_t *aq, const int32_t *half,
-                    const float *ad, long ts, long b0, float *out, long outStride, const __m256i mask[2], int full) {
+INLINE void sub_tile(int KIND, int G, const tile_chunk *u, long c0, long cn, long nb, const int8_t *aq, const int32_t *half,
+                     const float *ad, long ts, long b0, float *out, long outStride, const __m256i mask[2], int full) {
     __m256 acc[4][2];
-    /* -32 * sum(a) of each 16-value sub-block: per batch row and block, the first and last 16 values */
+    /* per batch row, block and sub-block: Q6_K's offset -32 * sum(a), Q3_K's -4 * sum(a); Q2_K's min factor d_a * (float) sum(a) */
     int32_t off[4][2 * TILE_BLOCKS] __attribute__((aligned(32)));
+    float hm[4][2 * TILE_BLOCKS];
     tile_acc_load(G, c0, out, outStride, b0, mask, full, acc);
     #pragma GCC unroll 4
     for (int k = 0; k < G; k++) {
+        const int32_t *hs = half + 2 * ((b0 + k) * nb + c0);
+        if (KIND == 8) {
+            for (long i = 0; i < 2 * cn; i++) hm[k][i] = ad[(c0 + i / 2) * ts + b0 + k] * (float) hs[i];
+            continue;
+        }
         /* 2 * cn sums, a multiple of 8 as cn is (block_tile) */
         for (long i = 0; i < 2 * cn; i += 8) {
-            __m256i s = _mm256_loadu_si256((const __m256i *) (half + 2 * ((b0 + k) * nb + c0) + i));
-            _mm256_store_si256((__m256i *) (off[k] + i), _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(s, 5)));
+            __m256i s = _mm256_loadu_si256((const __m256i *) (hs + i));
+            _mm256_store_si256((__m256i *) (off[k] + i), _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(s, KIND == 3 ? 5 : 2)));
         }
     }
     const __m256i ones = _mm256_set1_epi16(1);
@@ -978,22 +1003,46 @@ INLINE void q6_tile(int G, const tile_chunk *u, long c0, long cn, long nb, const
         #pragma GCC unroll 2
         for (int sub = 0; sub < 2; sub++) {
             __m256i is[4][2];
-            #pragma GCC unroll 4
-            for (int c = 4 * sub; c < 4 * sub + 4; c += 2) {
-                __m256i w0 = u->q[i][0][c], w1 = u->q[i][1][c], v0 = u->q[i][0][c + 1], v1 = u->q[i][1][c + 1];
+            if (KIND == 3) {
+                #pragma GCC unroll 4
+                for (int c = 4 * sub; c < 4 * sub + 4; c += 2) {
+                    __m256i w0 = u->q[i][0][c], w1 = u->q[i][1][c], v0 = u->q[i][0][c + 1], v1 = u->q[i][1][c + 1];
+                    #pragma GCC unroll 4
+                    for (int k = 0; k < G; k++) {
+                        const int32_t *a = (const int32_t *) (aq + 32 * ((b0 + k) * nb + b));
+                        __m256i x = _mm256_set1_epi32(a[c]), y = _mm256_set1_epi32(a[c + 1]);
+                        __m256i t0 = _mm256_add_epi16(_mm256_maddubs_epi16(w0, x), _mm256_maddubs_epi16(v0, y));
+                        __m256i t1 = _mm256_add_epi16(_mm256_maddubs_epi16(w1, x), _mm256_maddubs_epi16(v1, y));
+                        __m256i p0 = _mm256_madd_epi16(t0, ones), p1 = _mm256_madd_epi16(t1, ones);
+                        if (c == 4 * sub) {
+                            is[k][0] = _mm256_add_epi32(_mm256_set1_epi32(off[k][2 * i + sub]), p0);
+                            is[k][1] = _mm256_add_epi32(_mm256_set1_epi32(off[k][2 * i + sub]), p1);
+                        } else {
+                            is[k][0] = _mm256_add_epi32(is[k][0], p0);
+                            is[k][1] = _mm256_add_epi32(is[k][1], p1);
+                        }
+                    }
+                }
+            } else {
+                __m256i t[4][2];
+                #pragma GCC unroll 4
+                for (int c = 4 * sub; c < 4 * sub + 4; c++) {
+                    __m256i w0 = u->q[i][0][c], w1 = u->q[i][1][c];
+                    #pragma GCC unroll 4
+                    for (int k = 0; k < G; k++) {
+                        __m256i a = _mm256_set1_epi32(((const int32_t *) (aq + 32 * ((b0 + k) * nb + b)))[c]);
+                        __m256i p0 = _mm256_maddubs_epi16(w0, a), p1 = _mm256_maddubs_epi16(w1, a);
+                        t[k][0] = c == 4 * sub ? p0 : _mm256_add_epi16(t[k][0], p0);
+                        t[k][1] = c == 4 * sub ? p1 : _mm256_add_epi16(t[k][1], p1);
+                        __asm__("" : "+x"(t[k][0]), "+x"(t[k][1])); /* keeps the chain, as block_tile's */
+                    }
+                }
                 #pragma GCC unroll 4
                 for (int k = 0; k < G; k++) {
-                    const int32_t *a = (const int32_t *) (aq + 32 * ((b0 + k) * nb + b));
-                    __m256i x = _mm256_set1_epi32(a[c]), y = _mm256_set1_epi32(a[c + 1]);
-                    __m256i t0 = _mm256_add_epi16(_mm256_maddubs_epi16(w0, x), _mm256_maddubs_epi16(v0, y));
-                    __m256i t1 = _mm256_add_epi16(_mm256_maddubs_epi16(w1, x), _mm256_maddubs_epi16(v1, y));
-                    __m256i p0 = _mm256_madd_epi16(t0, ones), p1 = _mm256_madd_epi16(t1, ones);
-                    if (c == 4 * sub) {
-                        is[k][0] = _mm256_add_epi32(_mm256_set1_epi32(off[k][2 * i + sub]), p0);
-                        is[k][1] = _mm256_add_epi32(_mm256_set1_epi32(off[k][2 * i + sub]), p1);
-                    } else {
-                        is[k][0] = _mm256_add_epi32(is[k][0], p0);
-                        is[k][1] = _mm256_add_epi32(is[k][1], p1);
+                    #pragma GCC unroll 2
+                    for (int h = 0; h < 2; h++) {
+                        is[k][h] = _mm256_madd_epi16(t[k][h], ones);
+                        if (KIND == 9) is[k][h] = _mm256_add_epi32(_mm256_set1_epi32(off[k][2 * i + sub]), is[k][h]);
                     }
                 }
             }
@@ -1001,8 +1050,10 @@ INLINE void q6_tile(int G, const tile_chunk *u, long c0, long cn, long nb, const
             for (int k = 0; k < G; k++) {
                 const __m256 da = _mm256_set1_ps(ad[b * ts + b0 + k]);
                 #pragma GCC unroll 2
-                for (int h = 0; h < 2; h++)
+                for (int h = 0; h < 2; h++) {
                     acc[k][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[k][h]), _mm256_mul_ps(sub == 0 ? u->d[i][h] : u->m[i][h], da), acc[k][h]);
+                    if (KIND == 8) acc[k][h] = _mm256_fnmadd_ps(_mm256_set1_ps(hm[k][2 * i + sub]), u->mn[i][h][sub], acc[k][h]);
+                }
             }
         }
     }
@@ -1010,7 +1061,7 @@ INLINE void q6_tile(int G, const tile_chunk *u, long c0, long cn, long nb, const
 }
 
 /*
- * Any type but Q2_K and Q3_K against nBatch rows (4 or more) for weight rows [o0, o1): weight groups outer, then
+ * Any type against nBatch rows (4 or more) for weight rows [o0, o1): weight groups outer, then
  * chunks of blocks, then tiles of batch rows: of 4 while 4 remain, then at most one of 2 and one of 1.
  */
 INLINE void tiles(int KIND, const uint8_t *w, long rowBytes, long o0, long o1, long nb, const int8_t *aq, const int32_t *asum,
@@ -1031,13 +1082,13 @@ INLINE void tiles(int KIND, const uint8_t *w, long rowBytes, long o0, long o1, l
             const long cn = nb - c0 < TILE_BLOCKS ? nb - c0 : TILE_BLOCKS;
             tile_unpack(KIND, gw, c0, cn, &u, ahead);
             long b0 = 0;
-            if (KIND == 3) {
-                for (; b0 + 4 <= nBatch; b0 += 4) q6_tile(4, &u, c0, cn, nb, aq, half, ad, ts, b0, o, outStride, mask, full);
+            if (TILE_SUB(KIND)) {
+                for (; b0 + 4 <= nBatch; b0 += 4) sub_tile(KIND, 4, &u, c0, cn, nb, aq, half, ad, ts, b0, o, outStride, mask, full);
                 if (b0 + 2 <= nBatch) {
-                    q6_tile(2, &u, c0, cn, nb, aq, half, ad, ts, b0, o, outStride, mask, full);
+                    sub_tile(KIND, 2, &u, c0, cn, nb, aq, half, ad, ts, b0, o, outStride, mask, full);
                     b0 += 2;
                 }
-                if (b0 < nBatch) q6_tile(1, &u, c0, cn, nb, aq, half, ad, ts, b0, o, outStride, mask, full);
+                if (b0 < nBatch) sub_tile(KIND, 1, &u, c0, cn, nb, aq, half, ad, ts, b0, o, outStride, mask, full);
                 continue;
             }
             for (; b0 + 4 <= nBatch; b0 += 4) block_tile(KIND, 4, &u, c0, cn, nb, aq, asum, ad, dsum, ts, b0, o, outStride, mask, full);
@@ -1084,7 +1135,7 @@ INLINE void group(int G, int kind, const uint8_t *gw, long nb, const int8_t *aq,
  * out[b * outStride + o] for batch rows b < nBatch and weight rows o in [o0, o1) of a matrix of
  * `type` (0: Q4_0, 1: Q8_0, 2: Q4_K, 3: Q6_K, 4: Q5_K, 5: IQ4_NL, 6: IQ4_XS, 7: MXFP4, 8: Q2_K, 9: Q3_K, 10: Q4_1, 11: Q5_0, 12: Q5_1)
  * with `rowBytes` per row. The order of the work:
- *  - AVX2 image, every type but Q2_K and Q3_K with 4 or more batch rows: tiles (16-row weight groups outer,
+ *  - AVX2 image, every type with 4 or more batch rows: tiles (16-row weight groups outer,
  *    each chunk of blocks unpacked once, tiles of batch rows inner), nothing below;
  *  - otherwise batch groups outer: with AMX (type bit 8, not Q2_K or Q3_K) first one group of the
  *    nBatch / 16 * 16 leading rows, which amx_group takes 16 at a time; then groups of 8 rows while
@@ -1117,7 +1168,7 @@ void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long n
 #endif
     type &= 255;
 #ifndef __AVX512VNNI__
-    /* prompt chunks of every type but Q2_K and Q3_K: tiles over weights unpacked once per call (tiles) */
+    /* prompt chunks of every type: tiles over weights unpacked once per call (tiles) */
     if (nBatch >= 4) {
         /* one call per type, KIND a constant in each, so every tile kernel is compiled for its type */
 #define TILES(K) do { tiles(K, w, rowBytes, o0, o1, nb, aq, asum, half, ad, dsum, ts, nBatch, out, outStride, ahead); return; } while (0)
@@ -1130,6 +1181,8 @@ void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long n
         case 5: TILES(5);
         case 6: TILES(6);
         case 7: TILES(7);
+        case 8: TILES(8);
+        case 9: TILES(9);
         case 10: TILES(10);
         case 11: TILES(11);
         case 12: TILES(12);
