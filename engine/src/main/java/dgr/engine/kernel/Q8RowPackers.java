@@ -15,8 +15,8 @@ final class Q8RowPackers {
     private Q8RowPackers() {}
 
     /*
-     * Q4_0, Q4_K, Q5_K and Q6_K, the types of most files, write four output bytes at a time from four-byte words of
-     * the file (their loads were 40% of a llama-1b Q4_K_M `dgr run`, value by value); the others go value by value.
+     * The packers write four output bytes at a time from four-byte words of the file: value by value, Q6_K and Q4_K's
+     * were 41% of a llama-1b Q4_K_M `dgr run`'s CPU. IQ4_XS, Q2_K and Q3_K still go value by value.
      */
     private static final VarHandle WORD = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
     private static final int LOW = 0x0F0F0F0F;
@@ -33,6 +33,11 @@ final class Q8RowPackers {
         return ((word(in, at) >>> shift) & LOW) | ((word(in, at + 4) >>> shift) & LOW) << 4;
     }
 
+    /** Row {@code r}'s 32 quants of a Q4_0-style block at {@code base}: values 0..15 the low nibbles of the 16 file bytes at {@code at}, 16..31 the high. */
+    private static void blockNibbles(byte[] in, int at, byte[] out, int base, int r) {
+        for (int k = 0; k < 4; k++) WORD.set(out, base + 64 * k + 4 * r, nibbleWord(in, at + 8 * (k & 1), k < 2 ? 0 : 4));
+    }
+
     /** Row {@code r}'s 32 quants of one block at {@code base}: four stretches, value {@code 8k + i} from file byte {@code at + 8k + i}. */
     private static void nibbleWords(byte[] in, int at, int shift, byte[] out, int base, int r) {
         for (int k = 0; k < 4; k++) WORD.set(out, base + 64 * k + 4 * r, nibbleWord(in, at + 8 * k, shift));
@@ -47,8 +52,7 @@ final class Q8RowPackers {
                 int src = 18 * (r * nb + b);
                 out[at + 2 * r] = in[src];
                 out[at + 2 * r + 1] = in[src + 1];
-                // values 0..15 are the low nibbles of the 16 bytes, 16..31 the high ones
-                for (int k = 0; k < 4; k++) WORD.set(out, at + 32 + 64 * k + 4 * r, nibbleWord(in, src + 2 + 8 * (k & 1), k < 2 ? 0 : 4));
+                blockNibbles(in, src + 2, out, at + 32, r);
             }
         }
     }
@@ -64,10 +68,7 @@ final class Q8RowPackers {
             for (int r = 0; r < Q8Rows.GROUP; r++) {
                 int src = 17 * (r * nb + b);
                 out[at + r] = in[src];
-                for (int i = 0; i < 32; i++) {
-                    int v = in[src + 1 + (i & 15)] & 0xFF, code = i < 16 ? v & 15 : v >>> 4;
-                    out[at + 16 + Q8Rows.nibbleAt(r, i)] |= (byte) (code << Q8Rows.nibbleShift(i));
-                }
+                blockNibbles(in, src + 1, out, at + 16, r);
             }
         }
     }
@@ -92,11 +93,15 @@ final class Q8RowPackers {
                     out[at + 2 * r + k] = in[src + k];
                     if (mins) out[at + 32 + 2 * r + k] = in[src + 2 + k];
                 }
-                int high = five ? (in[src + qh] & 0xFF) | (in[src + qh + 1] & 0xFF) << 8 | (in[src + qh + 2] & 0xFF) << 16 | (in[src + qh + 3] & 0xFF) << 24 : 0;
-                for (int i = 0; i < 32; i++) {
-                    int v = in[src + qs + (i & 15)] & 0xFF, nib = i < 16 ? v & 15 : v >>> 4;
-                    out[at + head + Q8Rows.nibbleAt(r, i)] |= (byte) (nib << Q8Rows.nibbleShift(i));
-                    if (five) out[at + head + 256 + 4 * r + (i & 3)] |= (byte) (((high >>> i) & 1) << (i / 4));
+                blockNibbles(in, src + qs, out, at + head, r);
+                if (five) {
+                    // byte 4r + i of the fifth bits holds, at bit u, bit 4u + i of qh: each nibble of qh spread over four bytes
+                    int high = word(in, src + qh), fifth = 0;
+                    for (int u = 0; u < 8; u++) {
+                        int n = (high >>> (4 * u)) & 15;
+                        fifth |= ((n & 1) | (n & 2) << 7 | (n & 4) << 14 | (n & 8) << 21) << u;
+                    }
+                    WORD.set(out, at + head + 256 + 4 * r, fifth);
                 }
             }
         }
@@ -110,7 +115,7 @@ final class Q8RowPackers {
                 int src = 34 * (r * nb + b);
                 out[at + 2 * r] = in[src];
                 out[at + 2 * r + 1] = in[src + 1];
-                for (int i = 0; i < 32; i++) out[at + 32 + 64 * (i / 4) + 4 * r + (i & 3)] = in[src + 2 + i];
+                for (int c = 0; c < 8; c++) WORD.set(out, at + 32 + 64 * c + 4 * r, word(in, src + 2 + 4 * c));
             }
         }
     }
