@@ -1,10 +1,6 @@
 package dgr.engine.kernel;
 
 import dgr.gguf.GgmlType;
-import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 
 /**
  * How each GGML block type becomes {@link Q8Rows}' interleaved layout: sixteen file rows per group,
@@ -16,13 +12,35 @@ final class Q8RowPackers {
 
     /*
      * The packers write four output bytes at a time from four-byte words of the file: value by value, Q6_K and Q4_K's
-     * were 41% of a llama-1b Q4_K_M `dgr run`'s CPU. IQ4_XS, Q2_K and Q3_K still go value by value.
+     * were 41% of a llama-1b Q4_K_M `dgr run`'s CPU. Plain byte reads and writes, not a VarHandle view: the packers
+     * run at load, much of it before the JIT compiles them, and the interpreter takes a VarHandle access as a chain
+     * of calls (Q3_K_M loaded slower with one than value by value).
      */
-    private static final VarHandle WORD = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
     private static final int LOW = 0x0F0F0F0F;
 
+    /** The little-endian four-byte word at {@code at}. */
     private static int word(byte[] a, int at) {
-        return (int) WORD.get(a, at);
+        return (a[at] & 0xFF) | (a[at + 1] & 0xFF) << 8 | (a[at + 2] & 0xFF) << 16 | a[at + 3] << 24;
+    }
+
+    /**
+     * Four bytes, each gathering a bit field from four file bytes: of byte {@code i} of the words at {@code at},
+     * {@code at + 4}, {@code at + 8}, {@code at + 12}, the bits {@code mask} selects after a shift right by {@code shift},
+     * placed at bit {@code 0}, {@code width}, {@code 2·width}, {@code 3·width} of output byte {@code i}. Straight-line:
+     * C2 kept deoptimizing the loop this was (profiled loop predicates), and Q3_K_M loaded slower than value by value.
+     */
+    private static int fields(byte[] in, int at, int shift, int mask, int width) {
+        return ((word(in, at) >>> shift) & mask)
+                | ((word(in, at + 4) >>> shift) & mask) << width
+                | ((word(in, at + 8) >>> shift) & mask) << 2 * width
+                | ((word(in, at + 12) >>> shift) & mask) << 3 * width;
+    }
+
+    private static void put(byte[] a, int at, int word) {
+        a[at] = (byte) word;
+        a[at + 1] = (byte) (word >>> 8);
+        a[at + 2] = (byte) (word >>> 16);
+        a[at + 3] = (byte) (word >>> 24);
     }
 
     /**
@@ -35,12 +53,12 @@ final class Q8RowPackers {
 
     /** Row {@code r}'s 32 quants of a Q4_0-style block at {@code base}: values 0..15 the low nibbles of the 16 file bytes at {@code at}, 16..31 the high. */
     private static void blockNibbles(byte[] in, int at, byte[] out, int base, int r) {
-        for (int k = 0; k < 4; k++) WORD.set(out, base + 64 * k + 4 * r, nibbleWord(in, at + 8 * (k & 1), k < 2 ? 0 : 4));
+        for (int k = 0; k < 4; k++) put(out, base + 64 * k + 4 * r, nibbleWord(in, at + 8 * (k & 1), k < 2 ? 0 : 4));
     }
 
     /** Row {@code r}'s 32 quants of one block at {@code base}: four stretches, value {@code 8k + i} from file byte {@code at + 8k + i}. */
     private static void nibbleWords(byte[] in, int at, int shift, byte[] out, int base, int r) {
-        for (int k = 0; k < 4; k++) WORD.set(out, base + 64 * k + 4 * r, nibbleWord(in, at + 8 * k, shift));
+        for (int k = 0; k < 4; k++) put(out, base + 64 * k + 4 * r, nibbleWord(in, at + 8 * k, shift));
     }
 
     /** Sixteen Q4_0 file rows (per block an f16 d and 16 bytes, value i low nibble, i+16 high; missing rows zero) into one group. */
@@ -101,7 +119,7 @@ final class Q8RowPackers {
                         int n = (high >>> (4 * u)) & 15;
                         fifth |= ((n & 1) | (n & 2) << 7 | (n & 4) << 14 | (n & 8) << 21) << u;
                     }
-                    WORD.set(out, at + head + 256 + 4 * r, fifth);
+                    put(out, at + head + 256 + 4 * r, fifth);
                 }
             }
         }
@@ -115,7 +133,7 @@ final class Q8RowPackers {
                 int src = 34 * (r * nb + b);
                 out[at + 2 * r] = in[src];
                 out[at + 2 * r + 1] = in[src + 1];
-                for (int c = 0; c < 8; c++) WORD.set(out, at + 32 + 64 * c + 4 * r, word(in, src + 2 + 4 * c));
+                for (int c = 0; c < 8; c++) put(out, at + 32 + 64 * c + 4 * r, word(in, src + 2 + 4 * c));
             }
         }
     }
@@ -128,7 +146,6 @@ final class Q8RowPackers {
      */
     static void packQ4_K(byte[] in, int nsb, byte[] out) {
         java.util.Arrays.fill(out, (byte) 0);
-        MemorySegment m = MemorySegment.ofArray(in);
         for (int sb = 0; sb < nsb; sb++) {
             int at = 2368 * sb;
             for (int r = 0; r < Q8Rows.GROUP; r++) {
@@ -138,8 +155,8 @@ final class Q8RowPackers {
                 out[at + 32 + 2 * r] = in[src + 2];
                 out[at + 32 + 2 * r + 1] = in[src + 3];
                 for (int j = 0; j < 8; j++) {
-                    out[at + 64 + 16 * j + r] = (byte) RowDecoder.scaleMinK4(m, src + 4, j, 0);
-                    out[at + 192 + 16 * j + r] = (byte) RowDecoder.scaleMinK4(m, src + 4, j, 1);
+                    out[at + 64 + 16 * j + r] = (byte) RowDecoder.scaleMinK4(in, src + 4, j, 0);
+                    out[at + 192 + 16 * j + r] = (byte) RowDecoder.scaleMinK4(in, src + 4, j, 1);
                     nibbleWords(in, src + 16 + 32 * (j / 2), 4 * (j & 1), out, at + 320 + 256 * j, r);
                 }
             }
@@ -163,10 +180,7 @@ final class Q8RowPackers {
                 for (int j = 0; j < 8; j++) {
                     int ls = (((in[src + 4 + j / 2] & 0xFF) >>> (4 * (j % 2))) & 0xF) | (((sh >>> (2 * j)) & 3) << 4);
                     out[at + 32 + 16 * j + r] = (byte) (ls - 32);
-                    for (int i = 0; i < 32; i++) {
-                        int v = in[src + 8 + 16 * j + (i & 15)] & 0xFF, index = i < 16 ? v & 15 : v >>> 4;
-                        out[at + 160 + 256 * j + Q8Rows.nibbleAt(r, i)] |= (byte) (index << Q8Rows.nibbleShift(i));
-                    }
+                    blockNibbles(in, src + 8 + 16 * j, out, at + 160 + 256 * j, r);
                 }
             }
         }
@@ -188,7 +202,6 @@ final class Q8RowPackers {
         java.util.Arrays.fill(out, (byte) 0);
         boolean three = type == GgmlType.Q3_K;
         int block = three ? 110 : 84, bytes = three ? 1824 : 1344, quants = three ? 288 : 320, per32 = three ? 192 : 128;
-        MemorySegment m = MemorySegment.ofArray(in);
         for (int sb = 0; sb < nsb; sb++) {
             int at = bytes * sb;
             for (int r = 0; r < Q8Rows.GROUP; r++) {
@@ -198,14 +211,17 @@ final class Q8RowPackers {
                     if (!three) out[at + 32 + 2 * r + k] = in[src + 82 + k];
                 }
                 for (int g = 0; g < 16; g++) {
-                    out[at + (three ? 32 : 64) + 16 * g + r] = three ? (byte) (RowDecoder.q3Scale(m, src + 96, g) - 32) : in[src + g];
-                    int n = g / 8, j = (g % 8) / 2, h = g % 2;
-                    for (int l = 0; l < 16; l++) {
-                        int v = 16 * g + l, i = v % 32, c = i / 4, base = at + quants + per32 * (v / 32) + 4 * r + (i & 3);
-                        int low = ((in[src + (three ? 32 : 16) + 32 * n + 16 * h + l] & 0xFF) >>> (2 * j)) & 3;
-                        out[base + 64 * (c / 4)] |= (byte) (low << (2 * (c % 4)));
-                        if (three) out[base + 128] |= (byte) ((((in[src + 16 * h + l] & 0xFF) >>> (4 * n + j)) & 1) << c);
-                    }
+                    out[at + (three ? 32 : 64) + 16 * g + r] = three ? (byte) (RowDecoder.q3Scale(in, src + 96, g) - 32) : in[src + g];
+                }
+                // value 16t + 4u + i of block b: its two low bits are bits 2(b % 4).. of qs[32(b / 4) + 16t + 4u + i], and go to
+                // bits 2u.. of byte 4r + i of stretch t; Q3_K's third bit is bit 4(b / 4) + b % 4 of hmask[16t + 4u + i], to bit
+                // 4t + u of byte 4r + i of the third-bit stretch
+                int qs = src + (three ? 32 : 16);
+                for (int b = 0; b < 8; b++) {
+                    int n = b / 4, j = b % 4, blk = at + quants + per32 * b;
+                    put(out, blk + 4 * r, fields(in, qs + 32 * n, 2 * j, 0x03030303, 2));
+                    put(out, blk + 64 + 4 * r, fields(in, qs + 32 * n + 16, 2 * j, 0x03030303, 2));
+                    if (three) put(out, blk + 128 + 4 * r, fields(in, src, 4 * n + j, 0x01010101, 1) | fields(in, src + 16, 4 * n + j, 0x01010101, 1) << 4);
                 }
             }
         }
@@ -219,7 +235,6 @@ final class Q8RowPackers {
      */
     static void packQ5_K(byte[] in, int nsb, byte[] out) {
         java.util.Arrays.fill(out, (byte) 0);
-        MemorySegment m = MemorySegment.ofArray(in);
         for (int sb = 0; sb < nsb; sb++) {
             int at = 2880 * sb;
             for (int r = 0; r < Q8Rows.GROUP; r++) {
@@ -229,14 +244,14 @@ final class Q8RowPackers {
                     out[at + 32 + 2 * r + k] = in[src + 2 + k];
                 }
                 for (int j = 0; j < 8; j++) {
-                    out[at + 64 + 16 * j + r] = (byte) RowDecoder.scaleMinK4(m, src + 4, j, 0);
-                    out[at + 192 + 16 * j + r] = (byte) RowDecoder.scaleMinK4(m, src + 4, j, 1);
+                    out[at + 64 + 16 * j + r] = (byte) RowDecoder.scaleMinK4(in, src + 4, j, 0);
+                    out[at + 192 + 16 * j + r] = (byte) RowDecoder.scaleMinK4(in, src + 4, j, 1);
                     int sub = at + 320 + 320 * j;
                     nibbleWords(in, src + 48 + 32 * (j / 2), 4 * (j & 1), out, sub, r);
                     // byte 4r + i of the fifth bits holds, at bit u, the fifth bit of value 4u + i: bit j of qh[4u + i]
                     int fifth = 0;
                     for (int u = 0; u < 8; u++) fifth |= ((word(in, src + 16 + 4 * u) >>> j) & 0x01010101) << u;
-                    WORD.set(out, sub + 256 + 4 * r, fifth);
+                    put(out, sub + 256 + 4 * r, fifth);
                 }
             }
         }
@@ -266,7 +281,7 @@ final class Q8RowPackers {
                     for (int s16 = 0; s16 < 2; s16++) {
                         int top = 0;
                         for (int u = 0; u < 4; u++) top |= ((word(in, qh + 16 * s16 + 4 * u) >>> (2 * t)) & 0x03030303) << (2 * u);
-                        WORD.set(out, blk + 256 + 64 * s16 + 4 * r, top);
+                        put(out, blk + 256 + 64 * s16 + 4 * r, top);
                     }
                 }
             }

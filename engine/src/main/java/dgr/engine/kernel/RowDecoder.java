@@ -162,6 +162,24 @@ public final class RowDecoder {
         return Float.float16ToFloat((short) ((b[i] & 0xFF) | (b[i + 1] << 8)));
     }
 
+    /**
+     * {@link #q3Scale(MemorySegment, long, int)} on a file block held in an array ({@link Q8RowPackers}): a heap
+     * segment's checks inside the packers' loops made C2 deoptimize them again and again (profiled predicates).
+     */
+    static int q3Scale(byte[] b, int sc, int i) {
+        int low = i < 8 ? b[sc + i] & 0xF : (b[sc + i - 8] & 0xFF) >> 4;
+        int high = ((b[sc + 8 + (i & 3)] & 0xFF) >> (2 * (i >> 2))) & 3;
+        return low | (high << 4);
+    }
+
+    /** {@link #scaleMinK4(MemorySegment, long, int, int)} on a file block held in an array, as {@link #q3Scale(byte[], int, int)}. */
+    static int scaleMinK4(byte[] b, int q, int j, int which) {
+        if (j < 4) return b[q + j + 4 * which] & 63;
+        return which == 0
+                ? (b[q + j + 4] & 0xF) | (((b[q + j - 4] & 0xFF) >> 6) << 4)
+                : ((b[q + j + 4] & 0xFF) >> 4) | (((b[q + j] & 0xFF) >> 6) << 4);
+    }
+
     /** ggml's get_scale_min_k4: the 6-bit scale (which=0) or min (which=1) of sub-block j. */
     static int scaleMinK4(MemorySegment s, long q, int j, int which) {
         if (j < 4) return u8(s, q + j + 4L * which) & 63;
