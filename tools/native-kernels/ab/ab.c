@@ -14,9 +14,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../activations.h"
+
 typedef void kernel(long, const uint8_t *, long, long, long, long, const int8_t *, const int32_t *, const int32_t *, const float *,
                     const float *, long, long, float *, long, long);
 kernel dgr_q8_a, dgr_q8_b;
+
+static unsigned rand_u(void) {
+    return (unsigned) rand();
+}
 
 static double cpu_now(void) {
     struct timespec t;
@@ -65,16 +71,7 @@ int main(int argc, char **argv) {
     int32_t *asum = calloc(nb * nBatch, 4), *half = calloc(2 * nb * nBatch, 4);
     float *ad = malloc(4 * nb * nBatch), *dsum = malloc(4 * nb * nBatch), *out = aligned_alloc(64, 4 * rows * nBatch);
     for (long b = 0; b < nb * nBatch; b++) {
-        int s = 0, h = 0;
-        for (int i = 0; i < 32; i++) {
-            int v = rand() % 255 - 127;
-            aq[32 * b + i] = (int8_t) v;
-            s += v;
-            if (i == 15) h = s;
-        }
-        asum[b] = s;
-        half[2 * b] = h;
-        half[2 * b + 1] = s - h;
+        const int32_t s = asum[b] = random_block(aq + 32 * b, half + 2 * b, rand_u);
         /* block-major, as Q8Input lays them out for the kernel: block j of batch row r at j * nBatch + r */
         const long t = (b % nb) * nBatch + b / nb;
         ad[t] = 0.01f * (float) (1 + (rand() & 15));

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../activations.h"
+
 typedef void kernel(long, const uint8_t *, long, long, long, long, const int8_t *, const int32_t *, const int32_t *, const float *,
                     const float *, long, long, float *, long, long);
 kernel dgr_q8_avx2, dgr_q8_emu;
@@ -40,7 +42,7 @@ static const layout TYPES[] = {
 };
 
 static uint32_t seed = 12345;
-static uint32_t next(void) {
+static unsigned next(void) {
     seed = seed * 1664525u + 1013904223u;
     return seed >> 8;
 }
@@ -76,16 +78,7 @@ int main(void) {
                 for (long r = 0; r < nBatch; r++) {
                     for (long j = 0; j < nb; j++) {
                         const long b = r * nb + j;
-                        int s = 0, h = 0;
-                        for (int i = 0; i < 32; i++) {
-                            int v = (int) (next() % 255) - 127;
-                            aq[32 * b + i] = (int8_t) v;
-                            s += v;
-                            if (i == 15) h = s;
-                        }
-                        asum[b] = s;
-                        half[2 * b] = h;
-                        half[2 * b + 1] = s - h;
+                        const int32_t s = asum[b] = random_block(aq + 32 * b, half + 2 * b, next);
                         ad[j * ts + r] = (float) (1 + next() % 1000) / 65536.0f;
                         dsum[j * ts + r] = ad[j * ts + r] * (float) s;
                     }

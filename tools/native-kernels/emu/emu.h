@@ -18,49 +18,34 @@
 #include <string.h>
 
 /* The AVX-512 intrinsics q8.c uses that SIMDe 0.7.4 lacks, lane by lane. */
-static inline simde__m512i emu_cvtepi8_epi32(simde__m128i a) {
-    int8_t x[16];
-    int32_t y[16];
-    memcpy(x, &a, 16);
-    for (int i = 0; i < 16; i++) y[i] = x[i];
-    simde__m512i r;
-    memcpy(&r, y, 64);
-    return r;
-}
-
-static inline simde__m512i emu_cvtepu8_epi32(simde__m128i a) {
+/* Sixteen bytes widened to int32, sign-extended or not. */
+static inline simde__m512i emu_widen(simde__m128i a, int sign) {
     uint8_t x[16];
     int32_t y[16];
     memcpy(x, &a, 16);
-    for (int i = 0; i < 16; i++) y[i] = x[i];
+    for (int i = 0; i < 16; i++) y[i] = sign ? (int8_t) x[i] : x[i];
     simde__m512i r;
     memcpy(&r, y, 64);
     return r;
 }
 
-/* int32 to f32 rounds to nearest, as vcvtdq2ps under the default MXCSR: AVX2's conversion of each half. */
-static inline simde__m512 emu_cvtepi32_ps(simde__m512i a) {
-    simde__m256i h[2];
-    simde__m256 f[2];
-    memcpy(h, &a, 64);
-    f[0] = simde_mm256_cvtepi32_ps(h[0]);
-    f[1] = simde_mm256_cvtepi32_ps(h[1]);
-    simde__m512 r;
-    memcpy(&r, f, 64);
-    return r;
-}
-
-/* f16 to f32 is exact: F16C's conversion of each half gives the bits vcvtph2ps gives. */
-static inline simde__m512 emu_cvtph_ps(simde__m256i a) {
-    simde__m128i h[2];
-    simde__m256 f[2];
-    memcpy(h, &a, 32);
-    f[0] = simde_mm256_cvtph_ps(h[0]);
-    f[1] = simde_mm256_cvtph_ps(h[1]);
-    simde__m512 r;
-    memcpy(&r, f, 64);
-    return r;
-}
+/*
+ * A conversion to 16 f32 as AVX2's conversion of each half: int32 to f32 rounds to nearest, as vcvtdq2ps under
+ * the default MXCSR; f16 to f32 is exact, so F16C's conversion gives the bits vcvtph2ps gives.
+ */
+#define EMU_BY_HALVES(NAME, IN, HALF, CONVERT)                \
+    static inline simde__m512 NAME(IN a) {                    \
+        HALF h[2];                                            \
+        simde__m256 f[2];                                     \
+        memcpy(h, &a, sizeof h);                              \
+        f[0] = CONVERT(h[0]);                                 \
+        f[1] = CONVERT(h[1]);                                 \
+        simde__m512 r;                                        \
+        memcpy(&r, f, 64);                                    \
+        return r;                                             \
+    }
+EMU_BY_HALVES(emu_cvtepi32_ps, simde__m512i, simde__m256i, simde_mm256_cvtepi32_ps)
+EMU_BY_HALVES(emu_cvtph_ps, simde__m256i, simde__m128i, simde_mm256_cvtph_ps)
 
 static inline void emu_mask_storeu_ps(void *p, simde__mmask16 k, simde__m512 a) {
     float x[16];
@@ -76,8 +61,8 @@ static inline simde__m512 emu_maskz_loadu_ps(simde__mmask16 k, const void *p) {
     return r;
 }
 
-#define _mm512_cvtepi8_epi32 emu_cvtepi8_epi32
-#define _mm512_cvtepu8_epi32 emu_cvtepu8_epi32
+#define _mm512_cvtepi8_epi32(a) emu_widen(a, 1)
+#define _mm512_cvtepu8_epi32(a) emu_widen(a, 0)
 #define _mm512_cvtph_ps emu_cvtph_ps
 #define _mm512_cvtepi32_ps emu_cvtepi32_ps
 #define _mm512_mask_storeu_ps emu_mask_storeu_ps
