@@ -36,13 +36,6 @@ final class Q8RowPackers {
                 | ((word(in, at + 12) >>> shift) & mask) << 3 * width;
     }
 
-    private static void put(byte[] a, int at, int word) {
-        a[at] = (byte) word;
-        a[at + 1] = (byte) (word >>> 8);
-        a[at + 2] = (byte) (word >>> 16);
-        a[at + 3] = (byte) (word >>> 24);
-    }
-
     /**
      * The four bytes at {@code 4r} of a 64-byte quant stretch ({@link Q8Rows#nibbleAt}): values {@code i..i+3} in the
      * low nibbles, {@code i+4..i+7} in the high, from eight file bytes at {@code at} holding them at bit {@code shift}.
@@ -53,12 +46,12 @@ final class Q8RowPackers {
 
     /** Row {@code r}'s 32 quants of a Q4_0-style block at {@code base}: values 0..15 the low nibbles of the 16 file bytes at {@code at}, 16..31 the high. */
     private static void blockNibbles(byte[] in, int at, byte[] out, int base, int r) {
-        for (int k = 0; k < 4; k++) put(out, base + 64 * k + 4 * r, nibbleWord(in, at + 8 * (k & 1), k < 2 ? 0 : 4));
+        for (int k = 0; k < 4; k++) SpanKernels.putInt(out, base + 64 * k + 4 * r, nibbleWord(in, at + 8 * (k & 1), k < 2 ? 0 : 4));
     }
 
     /** Row {@code r}'s 32 quants of one block at {@code base}: four stretches, value {@code 8k + i} from file byte {@code at + 8k + i}. */
     private static void nibbleWords(byte[] in, int at, int shift, byte[] out, int base, int r) {
-        for (int k = 0; k < 4; k++) put(out, base + 64 * k + 4 * r, nibbleWord(in, at + 8 * k, shift));
+        for (int k = 0; k < 4; k++) SpanKernels.putInt(out, base + 64 * k + 4 * r, nibbleWord(in, at + 8 * k, shift));
     }
 
     /** Sixteen Q4_0 file rows (per block an f16 d and 16 bytes, value i low nibble, i+16 high; missing rows zero) into one group. */
@@ -119,7 +112,7 @@ final class Q8RowPackers {
                         int n = (high >>> (4 * u)) & 15;
                         fifth |= ((n & 1) | (n & 2) << 7 | (n & 4) << 14 | (n & 8) << 21) << u;
                     }
-                    put(out, at + head + 256 + 4 * r, fifth);
+                    SpanKernels.putInt(out, at + head + 256 + 4 * r, fifth);
                 }
             }
         }
@@ -133,7 +126,7 @@ final class Q8RowPackers {
                 int src = 34 * (r * nb + b);
                 out[at + 2 * r] = in[src];
                 out[at + 2 * r + 1] = in[src + 1];
-                for (int c = 0; c < 8; c++) put(out, at + 32 + 64 * c + 4 * r, word(in, src + 2 + 4 * c));
+                for (int c = 0; c < 8; c++) SpanKernels.putInt(out, at + 32 + 64 * c + 4 * r, word(in, src + 2 + 4 * c));
             }
         }
     }
@@ -219,9 +212,9 @@ final class Q8RowPackers {
                 int qs = src + (three ? 32 : 16);
                 for (int b = 0; b < 8; b++) {
                     int n = b / 4, j = b % 4, blk = at + quants + per32 * b;
-                    put(out, blk + 4 * r, fields(in, qs + 32 * n, 2 * j, 0x03030303, 2));
-                    put(out, blk + 64 + 4 * r, fields(in, qs + 32 * n + 16, 2 * j, 0x03030303, 2));
-                    if (three) put(out, blk + 128 + 4 * r, fields(in, src, 4 * n + j, 0x01010101, 1) | fields(in, src + 16, 4 * n + j, 0x01010101, 1) << 4);
+                    SpanKernels.putInt(out, blk + 4 * r, fields(in, qs + 32 * n, 2 * j, 0x03030303, 2));
+                    SpanKernels.putInt(out, blk + 64 + 4 * r, fields(in, qs + 32 * n + 16, 2 * j, 0x03030303, 2));
+                    if (three) SpanKernels.putInt(out, blk + 128 + 4 * r, fields(in, src, 4 * n + j, 0x01010101, 1) | fields(in, src + 16, 4 * n + j, 0x01010101, 1) << 4);
                 }
             }
         }
@@ -251,7 +244,7 @@ final class Q8RowPackers {
                     // byte 4r + i of the fifth bits holds, at bit u, the fifth bit of value 4u + i: bit j of qh[4u + i]
                     int fifth = 0;
                     for (int u = 0; u < 8; u++) fifth |= ((word(in, src + 16 + 4 * u) >>> j) & 0x01010101) << u;
-                    put(out, sub + 256 + 4 * r, fifth);
+                    SpanKernels.putInt(out, sub + 256 + 4 * r, fifth);
                 }
             }
         }
@@ -281,7 +274,7 @@ final class Q8RowPackers {
                     for (int s16 = 0; s16 < 2; s16++) {
                         int top = 0;
                         for (int u = 0; u < 4; u++) top |= ((word(in, qh + 16 * s16 + 4 * u) >>> (2 * t)) & 0x03030303) << (2 * u);
-                        put(out, blk + 256 + 64 * s16 + 4 * r, top);
+                        SpanKernels.putInt(out, blk + 256 + 64 * s16 + 4 * r, top);
                     }
                 }
             }
