@@ -4,7 +4,8 @@
  * dgr_q8 called in claims of 128 rows as the engine's workers call it. Each repetition times A and B once, in turns
  * whose order alternates, by thread CPU time; prints each build's best, 25th-percentile and median GOPS and B/A of
  * the medians. The machine's speed moves by more than a kernel change in minutes, so only such interleaved figures
- * compare two builds; both must take dgr_q8's current arguments. Types: 0 Q4_0, 1 Q8_0, 2 Q4_K, 3 Q6_K, 4 Q5_K (the layouts whose scales this file knows how to keep finite).
+ * compare two builds; both must take dgr_q8's current arguments. TYPE is dgr_q8's type number; every type's layout and
+ * the ranges of its scales are in ../inputs.h.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -14,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../activations.h"
+#include "../inputs.h"
 
 typedef void kernel(long, const uint8_t *, long, long, long, long, const int8_t *, const int32_t *, const int32_t *, const float *,
                     const float *, long, long, float *, long, long);
@@ -37,13 +38,15 @@ static int by_value(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: ab TYPE(0|2|3|4) AMX(0|1) BATCH [REPS]\n");
+        fprintf(stderr, "usage: ab TYPE AMX(0|1) BATCH [REPS]\n");
         return 2;
     }
     const long type = atol(argv[1]), nBatch = atol(argv[3]), rows = 256, cols = 2048, nb = cols / 32, claim = 128;
     const int amx = atoi(argv[2]), reps = argc > 4 ? atoi(argv[4]) : 2000;
-    if ((type < 0 || type > 4) || nBatch < 1 || reps < 4) {
-        fprintf(stderr, "ab: TYPE must be 0 (Q4_0), 1 (Q8_0), 2 (Q4_K), 3 (Q6_K) or 4 (Q5_K); BATCH >= 1; REPS >= 4\n");
+    const layout *L = layout_of(type);
+    if (!L || nBatch < 1 || reps < 4) {
+        fprintf(stderr, "ab: TYPE must be dgr_q8's type number (0 Q4_0, 1 Q8_0, 2 Q4_K, 3 Q6_K, 4 Q5_K, 5 IQ4_NL, 6 IQ4_XS, "
+                        "7 MXFP4, 8 Q2_K, 9 Q3_K, 10 Q4_1, 11 Q5_0, 12 Q5_1); BATCH >= 1; REPS >= 4\n");
         return 2;
     }
     /* Linux grants the AMX tile state only on request (ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) */
@@ -51,22 +54,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "ab: the OS refused the AMX tile state\n");
         return 1;
     }
-    const long rowBytes = type == 0 ? 18 * nb : type == 1 ? 34 * nb : (type == 3 ? 210 : type == 4 ? 180 : 148) * (cols / 256);
-    const long superBytes = type == 3 ? 3360 : type == 4 ? 2880 : 2368, groupBytes = 16 * rowBytes;
+    const long groupBytes = group_bytes(L, nb), rowBytes = groupBytes / 16;
     uint8_t *w = aligned_alloc(64, groupBytes * (rows / 16));
     srand(7);
-    for (long i = 0; i < groupBytes * (rows / 16); i++) w[i] = (uint8_t) rand();
-    /* f16 scales (and Q4_K/Q5_K's dmin) small and normal: 0x2000.. is about 2^-7 */
-    for (long g = 0; g < rows / 16; g++) {
-        uint8_t *gw = w + g * groupBytes;
-        if (type <= 1) {
-            for (long b = 0; b < nb; b++)
-                for (int r = 0; r < 16; r++) ((uint16_t *) (gw + (type == 0 ? 288 : 544) * b))[r] = (uint16_t) (0x2000 + (rand() & 0xff));
-        } else {
-            for (long s = 0; s < nb / 8; s++)
-                for (int r = 0; r < (type == 3 ? 16 : 32); r++) ((uint16_t *) (gw + superBytes * s))[r] = (uint16_t) (0x2000 + (rand() & 0xff));
-        }
-    }
+    random_weights(L, nb, rows / 16, w, rand_u);
     int8_t *aq = aligned_alloc(64, 32 * nb * nBatch);
     int32_t *asum = calloc(nb * nBatch, 4), *half = calloc(2 * nb * nBatch, 4);
     float *ad = malloc(4 * nb * nBatch), *dsum = malloc(4 * nb * nBatch), *out = aligned_alloc(64, 4 * rows * nBatch);

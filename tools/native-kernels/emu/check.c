@@ -13,33 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../activations.h"
+#include "../inputs.h"
 
 typedef void kernel(long, const uint8_t *, long, long, long, long, const int8_t *, const int32_t *, const int32_t *, const float *,
                     const float *, long, long, float *, long, long);
 kernel dgr_q8_avx2, dgr_q8_emu;
-
-/*
- * A type's layout per group of 16 rows: `unit` bytes per 32 values (block types) or per 256 (super-block
- * types), of which the first `halfs` bytes are f16 scales (MXFP4: `e8m0` exponent bytes instead), and
- * bytes [ilo, ihi) of each unit are integer scales written as (rand & imask) + ioff.
- */
-typedef struct { int type; const char *name; int super, unit, halfs, e8m0, ilo, ihi, imask, ioff; } layout;
-static const layout TYPES[] = {
-    {0, "Q4_0", 0, 288, 32, 0, 0, 0, 0, 0},
-    {1, "Q8_0", 0, 544, 32, 0, 0, 0, 0, 0},
-    {5, "IQ4_NL", 0, 288, 32, 0, 0, 0, 0, 0},
-    {7, "MXFP4", 0, 272, 0, 16, 0, 0, 0, 0},
-    {10, "Q4_1", 0, 320, 64, 0, 0, 0, 0, 0},
-    {11, "Q5_0", 0, 352, 32, 0, 0, 0, 0, 0},
-    {12, "Q5_1", 0, 384, 64, 0, 0, 0, 0, 0},
-    {2, "Q4_K", 1, 2368, 64, 0, 64, 320, 63, 0},
-    {3, "Q6_K", 1, 3360, 32, 0, 32, 288, 255, 0},
-    {4, "Q5_K", 1, 2880, 64, 0, 64, 320, 63, 0},
-    {6, "IQ4_XS", 1, 2208, 32, 0, 32, 160, 63, -32},
-    {8, "Q2_K", 1, 1344, 64, 0, 64, 320, 255, 0},
-    {9, "Q3_K", 1, 1824, 32, 0, 32, 288, 63, -32},
-};
 
 static uint32_t seed = 12345;
 static unsigned next(void) {
@@ -52,24 +30,12 @@ int main(void) {
     const long ranges[][2] = {{0, 48}, {5, 43}, {16, 32}, {17, 18}};
     const long widths[] = {16, 40}; /* blocks per row: one and two of AMX's and the tiles' chunks */
     long checked = 0;
-    for (size_t ti = 0; ti < sizeof TYPES / sizeof *TYPES; ti++) {
+    for (int ti = 0; ti < N_TYPES; ti++) {
         const layout *L = &TYPES[ti];
         for (size_t wi = 0; wi < 2; wi++) {
-            const long nb = widths[wi], units = L->super ? nb / 8 : nb, groupBytes = L->unit * units, rowBytes = groupBytes / 16;
+            const long nb = widths[wi], groupBytes = group_bytes(L, nb), rowBytes = groupBytes / 16;
             uint8_t *w = aligned_alloc(64, groupBytes * (rows / 16));
-            for (long g = 0; g < rows / 16; g++) {
-                for (long u = 0; u < units; u++) {
-                    uint8_t *p = w + g * groupBytes + u * L->unit;
-                    for (int i = 0; i < L->unit; i++) p[i] = (uint8_t) next();
-                    /* f16 scales about 2^-8 .. 2^-6, either sign; E8M0 exponents 2^-8 .. 2^7 */
-                    for (int i = 0; i < L->halfs; i += 2) {
-                        uint16_t h = (uint16_t) (0x1c00 + (next() & 0x7ff)) | (uint16_t) (next() & 1 ? 0x8000 : 0);
-                        memcpy(p + i, &h, 2);
-                    }
-                    for (int i = 0; i < L->e8m0; i++) p[i] = (uint8_t) (119 + next() % 16);
-                    for (int i = L->ilo; i < L->ihi; i++) p[i] = (uint8_t) ((int) (next() & L->imask) + L->ioff);
-                }
-            }
+            random_weights(L, nb, rows / 16, w, next);
             for (size_t bi = 0; bi < sizeof batches / sizeof *batches; bi++) {
                 const long nBatch = batches[bi], ts = nBatch + 3, outStride = rows + 5;
                 int8_t *aq = malloc(32 * nb * nBatch);
