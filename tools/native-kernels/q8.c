@@ -780,7 +780,7 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
 
 typedef struct {
     __m256i q[TILE_BLOCKS][2][8];   /* block, half, chunk: unsigned 0..15 (Q5_0, Q5_1, Q5_K 0..31, Q6_K 0..63) */
-    __m256 d[TILE_BLOCKS][2];       /* the halves' scales: Q4_0 d, Q4_K and Q5_K d * sc, Q6_K the first 16 values' d * sc */
+    __m256 d[TILE_BLOCKS][2];       /* the halves' scales: d (MXFP4 2^(e - 128)), K-quants d * sc (Q6_K, Q3_K, Q2_K: of the first 16 values) */
     __m256 m[TILE_BLOCKS][2];       /* Q4_1, Q5_1: m; Q4_K, Q5_K: dmin * m; Q6_K, Q3_K, Q2_K: the last 16 values' d * sc */
     __m256 mn[TILE_BLOCKS][2][2];   /* Q2_K: each 16-value sub-block's dmin * m */
     __m256i sg[TILE_BLOCKS][2][8];  /* Q8_0, IQ4_NL, IQ4_XS, MXFP4: the signed values (q holds their magnitudes) */
