@@ -53,13 +53,12 @@ final class ByteSpanPackers {
      */
     static void packQ5_K(byte[] in, int[] q, byte[] out) {
         int nsb = q.length / 256, ng = q.length / 16;
-        MemorySegment packed = MemorySegment.ofArray(in);
         for (int blk = 0; blk < nsb; blk++) {
             int o = blk * ByteSpans.Q5_BLOCK;
             putInt(out, 4 * blk, Float.floatToRawIntBits(RowDecoder.f16le(in, o)));
             putInt(out, 4 * (nsb + blk), Float.floatToRawIntBits(RowDecoder.f16le(in, o + 2)));
             for (int j = 0; j < 8; j++) {
-                int sc = RowDecoder.scaleMinK4(packed, o + 4, j, 0), m = RowDecoder.scaleMinK4(packed, o + 4, j, 1);
+                int sc = RowDecoder.scaleMinK4(in, o + 4, j, 0), m = RowDecoder.scaleMinK4(in, o + 4, j, 1);
                 int g = 8 * nsb + 16 * blk + 2 * j;
                 out[g] = out[g + 1] = (byte) sc;
                 out[g + ng] = out[g + ng + 1] = (byte) m;
@@ -83,13 +82,12 @@ final class ByteSpanPackers {
      */
     static void packQ3_K(byte[] in, int[] q, byte[] out) {
         int nsb = q.length / 256;
-        MemorySegment packed = MemorySegment.ofArray(in);
         for (int blk = 0; blk < nsb; blk++) {
             int o = blk * ByteSpans.Q3_BLOCK;
             putInt(out, 4 * blk, Float.floatToRawIntBits(RowDecoder.f16le(in, o + 108)));
             for (int grp = 0; grp < 16; grp++) {
                 int n = grp / 8, j = (grp % 8) / 2, h = grp % 2;
-                out[4 * nsb + 16 * blk + grp] = (byte) (RowDecoder.q3Scale(packed, o + 96, grp) - 32);
+                out[4 * nsb + 16 * blk + grp] = (byte) (RowDecoder.q3Scale(in, o + 96, grp) - 32);
                 for (int l = 0; l < 16; l++) {
                     int low = ((in[o + 32 + 32 * n + 16 * h + l] & 0xFF) >>> (2 * j)) & 3;
                     int bit = ((in[o + 16 * h + l] & 0xFF) >>> (4 * n + j)) & 1;

@@ -54,9 +54,13 @@ final class Q8RowPackers {
         for (int k = 0; k < 4; k++) SpanKernels.putInt(out, base + 64 * k + 4 * r, nibbleWord(in, at + 8 * k, shift));
     }
 
+    /*
+     * Each packer writes every byte of its group (the caller's `out` is a fresh array; rows past the matrix's end are
+     * zeros in `in`), so none clears `out` first.
+     */
+
     /** Sixteen Q4_0 file rows (per block an f16 d and 16 bytes, value i low nibble, i+16 high; missing rows zero) into one group. */
     static void packQ4_0(byte[] in, int nb, byte[] out) {
-        java.util.Arrays.fill(out, (byte) 0);
         for (int b = 0; b < nb; b++) {
             int at = 288 * b;
             for (int r = 0; r < Q8Rows.GROUP; r++) {
@@ -73,7 +77,6 @@ final class Q8RowPackers {
      * i+16 high) into one group: per block the 16 exponent bytes, then the codes as Q4_0's quants.
      */
     static void packMXFP4(byte[] in, int nb, byte[] out) {
-        java.util.Arrays.fill(out, (byte) 0);
         for (int b = 0; b < nb; b++) {
             int at = 272 * b;
             for (int r = 0; r < Q8Rows.GROUP; r++) {
@@ -92,7 +95,6 @@ final class Q8RowPackers {
      * whose bit {@code u} of byte {@code 4r + i} is the fifth bit of row {@code r}'s value {@code 4u + i}.
      */
     static void packLegacy(GgmlType type, byte[] in, int nb, byte[] out) {
-        java.util.Arrays.fill(out, (byte) 0);
         boolean mins = type != GgmlType.Q5_0, five = type != GgmlType.Q4_1;
         int block = type == GgmlType.Q4_1 ? 20 : type == GgmlType.Q5_0 ? 22 : 24, head = mins ? 64 : 32;
         int stride = head + (five ? 320 : 256), qh = mins ? 4 : 2, qs = qh + (five ? 4 : 0);
@@ -138,7 +140,6 @@ final class Q8RowPackers {
      * quants as Q4_0's.
      */
     static void packQ4_K(byte[] in, int nsb, byte[] out) {
-        java.util.Arrays.fill(out, (byte) 0);
         for (int sb = 0; sb < nsb; sb++) {
             int at = 2368 * sb;
             for (int r = 0; r < Q8Rows.GROUP; r++) {
@@ -163,7 +164,6 @@ final class Q8RowPackers {
      * indices as Q4_0's quants.
      */
     static void packIQ4_XS(byte[] in, int nsb, byte[] out) {
-        java.util.Arrays.fill(out, (byte) 0);
         for (int sb = 0; sb < nsb; sb++) {
             int at = 2208 * sb;
             for (int r = 0; r < Q8Rows.GROUP; r++) {
@@ -192,7 +192,6 @@ final class Q8RowPackers {
      * from bit {@code 4n + j} of {@code hmask[16h + l]}, as ggml's dequantization reads them.)
      */
     static void packQ2Q3_K(GgmlType type, byte[] in, int nsb, byte[] out) {
-        java.util.Arrays.fill(out, (byte) 0);
         boolean three = type == GgmlType.Q3_K;
         int block = three ? 110 : 84, bytes = three ? 1824 : 1344, quants = three ? 288 : 320, per32 = three ? 192 : 128;
         for (int sb = 0; sb < nsb; sb++) {
@@ -227,7 +226,6 @@ final class Q8RowPackers {
      * value {@code 4u + i}.
      */
     static void packQ5_K(byte[] in, int nsb, byte[] out) {
-        java.util.Arrays.fill(out, (byte) 0);
         for (int sb = 0; sb < nsb; sb++) {
             int at = 2880 * sb;
             for (int r = 0; r < Q8Rows.GROUP; r++) {
@@ -242,9 +240,7 @@ final class Q8RowPackers {
                     int sub = at + 320 + 320 * j;
                     nibbleWords(in, src + 48 + 32 * (j / 2), 4 * (j & 1), out, sub, r);
                     // byte 4r + i of the fifth bits holds, at bit u, the fifth bit of value 4u + i: bit j of qh[4u + i]
-                    int fifth = 0;
-                    for (int u = 0; u < 8; u++) fifth |= ((word(in, src + 16 + 4 * u) >>> j) & 0x01010101) << u;
-                    SpanKernels.putInt(out, sub + 256 + 4 * r, fifth);
+                    SpanKernels.putInt(out, sub + 256 + 4 * r, fields(in, src + 16, j, 0x01010101, 1) | fields(in, src + 32, j, 0x01010101, 1) << 4);
                 }
             }
         }
@@ -258,7 +254,6 @@ final class Q8RowPackers {
      * two bits of row {@code r}'s value {@code 16t + 4u + i}.
      */
     static void packQ6_K(byte[] in, int nsb, byte[] out) {
-        java.util.Arrays.fill(out, (byte) 0);
         for (int sb = 0; sb < nsb; sb++) {
             int at = 3360 * sb;
             for (int r = 0; r < Q8Rows.GROUP; r++) {
@@ -271,11 +266,8 @@ final class Q8RowPackers {
                     // ones, top bits 2t..2t+1 of qh[32n + i]
                     int n = j / 4, t = j % 4, blk = at + 288 + 384 * j, qh = src + 128 + 32 * n;
                     nibbleWords(in, src + 64 * n + 32 * (t & 1), t < 2 ? 0 : 4, out, blk, r);
-                    for (int s16 = 0; s16 < 2; s16++) {
-                        int top = 0;
-                        for (int u = 0; u < 4; u++) top |= ((word(in, qh + 16 * s16 + 4 * u) >>> (2 * t)) & 0x03030303) << (2 * u);
-                        SpanKernels.putInt(out, blk + 256 + 64 * s16 + 4 * r, top);
-                    }
+                    SpanKernels.putInt(out, blk + 256 + 4 * r, fields(in, qh, 2 * t, 0x03030303, 2));
+                    SpanKernels.putInt(out, blk + 256 + 64 + 4 * r, fields(in, qh + 16, 2 * t, 0x03030303, 2));
                 }
             }
         }
