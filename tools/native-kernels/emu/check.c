@@ -28,7 +28,7 @@ static unsigned next(void) {
 int main(void) {
     const long rows = 48, batches[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 31, 32, 33, 48};
     const long ranges[][2] = {{0, 48}, {5, 43}, {16, 32}, {17, 18}};
-    const long widths[] = {16, 40}; /* blocks per row: one and two of AMX's and the tiles' chunks */
+    const long widths[] = {16, 40}; /* blocks per row: one tile chunk (16); past AMX's chunk (32), ending inside a tile chunk */
     long checked = 0;
     for (int ti = 0; ti < N_TYPES; ti++) {
         const layout *L = &TYPES[ti];

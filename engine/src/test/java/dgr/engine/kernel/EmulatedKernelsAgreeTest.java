@@ -36,6 +36,8 @@ class EmulatedKernelsAgreeTest {
             assertThat(p.exitValue()).as("check.sh: " + text).isZero();
             assertThat(text).as("check.sh's summary").contains("cases, no difference");
         } finally {
+            // the script's children (gcc, the check) too, should the wait give up while they run
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
             p.destroyForcibly();
         }
     }

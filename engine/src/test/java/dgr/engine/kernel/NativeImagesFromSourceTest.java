@@ -40,6 +40,8 @@ class NativeImagesFromSourceTest {
             assertThat(p.waitFor(10, TimeUnit.MINUTES)).as("build.sh finished").isTrue();
             assertThat(p.exitValue()).as("build.sh: " + Files.readString(log)).isZero();
         } finally {
+            // build.sh's children (gcc, ld) too, should the wait give up while they run
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
             p.destroyForcibly();
         }
         for (String image : List.of("q8-avx512vnni.bin", "q8-avx2.bin", "attn-avx512.bin", "attn-avx2.bin")) {
