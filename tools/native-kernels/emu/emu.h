@@ -47,6 +47,18 @@ static inline simde__m512i emu_widen(simde__m128i a, int sign) {
 EMU_BY_HALVES(emu_cvtepi32_ps, simde__m512i, simde__m256i, simde_mm256_cvtepi32_ps)
 EMU_BY_HALVES(emu_cvtph_ps, simde__m256i, simde__m128i, simde_mm256_cvtph_ps)
 
+/* f32 to int32 by truncation, as vcvttps2dq on each half (out of range or NaN: 0x80000000). */
+static inline simde__m512i emu_cvttps_epi32(simde__m512 a) {
+    simde__m256 h[2];
+    simde__m256i t[2];
+    memcpy(h, &a, 64);
+    t[0] = simde_mm256_cvttps_epi32(h[0]);
+    t[1] = simde_mm256_cvttps_epi32(h[1]);
+    simde__m512i r;
+    memcpy(&r, t, 64);
+    return r;
+}
+
 static inline void emu_mask_storeu_ps(void *p, simde__mmask16 k, simde__m512 a) {
     float x[16];
     memcpy(x, &a, 64);
@@ -61,10 +73,23 @@ static inline simde__m512 emu_maskz_loadu_ps(simde__mmask16 k, const void *p) {
     return r;
 }
 
+/* Sixteen unsigned 16-bit values widened to int32 (attn.c: bf16 cache values). */
+static inline simde__m512i emu_widen16(simde__m256i a) {
+    uint16_t x[16];
+    int32_t y[16];
+    memcpy(x, &a, 32);
+    for (int i = 0; i < 16; i++) y[i] = x[i];
+    simde__m512i r;
+    memcpy(&r, y, 64);
+    return r;
+}
+
 #define _mm512_cvtepi8_epi32(a) emu_widen(a, 1)
 #define _mm512_cvtepu8_epi32(a) emu_widen(a, 0)
+#define _mm512_cvtepu16_epi32 emu_widen16
 #define _mm512_cvtph_ps emu_cvtph_ps
 #define _mm512_cvtepi32_ps emu_cvtepi32_ps
+#define _mm512_cvttps_epi32 emu_cvttps_epi32
 #define _mm512_mask_storeu_ps emu_mask_storeu_ps
 #define _mm512_maskz_loadu_ps emu_maskz_loadu_ps
 

@@ -11,11 +11,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@link Q8RowsTest} holds only the image this CPU runs to the Java kernel; this holds the others' code to it.
- * {@code tools/native-kernels/emu/check.sh} builds {@code q8.c}'s AVX-512 VNNI and AMX code for this CPU (SIMDe for
- * the AVX-512 intrinsics, {@code emu.h} for AMX's) and its AVX2 code as the image is built, and fails at the first
- * output of any type, batch size or row range where they differ. So on an AVX2-only machine a change to the code
- * an Intel CPU runs is checked too. Skipped where the CPU lacks AVX2 or SIMDe's headers ({@code libsimde-dev}) or
+ * {@link Q8RowsTest}, {@code NativeAttentionTest} and {@code NativeRowLanesTest} hold only the images this CPU runs to
+ * the Java kernels; this holds the others' code to them. {@code tools/native-kernels/emu/check.sh} builds {@code q8.c}'s
+ * AVX-512 VNNI and AMX code and {@code attn.c}'s AVX-512 code for this CPU (SIMDe for the AVX-512 intrinsics,
+ * {@code emu.h} for AMX's and the few SIMDe lacks) beside their AVX2 code as the images are built, and fails at the
+ * first output of any type, batch size, row range or attention operation where they differ. So on an AVX2-only
+ * machine a change to the code an Intel CPU runs is checked too. Skipped where the CPU lacks AVX2 or SIMDe's headers ({@code libsimde-dev}) or
  * gcc are missing, and says which.
  */
 class EmulatedKernelsAgreeTest {
@@ -23,7 +24,7 @@ class EmulatedKernelsAgreeTest {
     private static final Path CHECK = ROOT.resolve("tools/native-kernels/emu/check.sh");
 
     @Test
-    void avx512AndAmxCodeWriteTheBitsOfTheAvx2Code(@TempDir Path out) throws Exception {
+    void avx512AndAmxCodeWritesTheBitsOfTheAvx2Code(@TempDir Path out) throws Exception {
         assumeTrue(CodePage.cpuFlags().containsAll(List.of("avx2", "fma", "f16c")), "this CPU cannot run the AVX2 code");
         assumeTrue(Files.exists(Path.of("/usr/include/simde/x86/avx512.h")), "SIMDe's headers are missing (apt-get install libsimde-dev)");
         assumeTrue(runs("gcc", "--version"), "gcc is missing");
@@ -34,7 +35,7 @@ class EmulatedKernelsAgreeTest {
             assertThat(p.waitFor(15, TimeUnit.MINUTES)).as("check.sh finished").isTrue();
             String text = Files.readString(log);
             assertThat(p.exitValue()).as("check.sh: " + text).isZero();
-            assertThat(text).as("check.sh's summary").contains("cases, no difference");
+            assertThat(text).as("check.sh's summaries").contains("cases, no difference").contains("attention cases, no difference");
         } finally {
             // the script's children (gcc, the check) too, should the wait give up while they run
             p.descendants().forEach(ProcessHandle::destroyForcibly);
