@@ -46,7 +46,7 @@ final class Q8Native {
     enum Variant {
         AVX512_VNNI("q8-avx512vnni.bin", "ef915cb123afc8bab361d4cd09ca6c1c506a45a92ee920627ca8b8682dc909cf",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")),
-        AVX2("q8-avx2.bin", "757569df6c270e9d4e127ac0be004418e2abc8cb75b85bdb7441be3fa140572a",
+        AVX2("q8-avx2.bin", "8dc1b9063e41e0c4a1b9d76eaced465a24f90ede58854e29af147f5b312d6b9b",
                 List.of("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"));
 
         final String resource, sha256;
