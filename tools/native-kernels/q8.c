@@ -1142,15 +1142,18 @@ INLINE void group(int G, int kind, const uint8_t *gw, long nb, const int8_t *aq,
  * out[b * outStride + o] for batch rows b < nBatch and weight rows o in [o0, o1) of a matrix of
  * `type` (0: Q4_0, 1: Q8_0, 2: Q4_K, 3: Q6_K, 4: Q5_K, 5: IQ4_NL, 6: IQ4_XS, 7: MXFP4, 8: Q2_K, 9: Q3_K, 10: Q4_1, 11: Q5_0, 12: Q5_1)
  * with `rowBytes` per row. The order of the work:
- *  - AVX2 image, every type with 4 or more batch rows: tiles (16-row weight groups outer,
+ *  - AVX2 image, every type with 4 or more batch rows (and 3, but Q8_0): tiles (16-row weight groups outer,
  *    each chunk of blocks unpacked once, tiles of batch rows inner), nothing below;
- *  - otherwise batch groups outer: with AMX (type bit 8, not Q2_K or Q3_K) first one group of the
- *    nBatch / 16 * 16 leading rows, which amx_group takes 16 at a time; then groups of 8 rows while
- *    8 remain, then at most one each of 4, 2 and 1 (15 rows: 8, 4, 2, 1). Inside a batch group the
- *    16-row weight groups of [o0, o1) go one after another: each batch group reads every weight of
- *    [o0, o1) once, and reads its own activations again for every weight group (about 40 bytes per
- *    batch row and block: 8 rows of a 2048-column matrix take 20 KiB), from L1 where they fit,
- *    else from L2. Only the first batch group prefetches, `ahead` bytes on.
+ *  - otherwise 16-row weight groups of [o0, o1) outer, batch groups inner: with AMX (type bit 8, not
+ *    Q2_K or Q3_K) first one group of the nBatch / 16 * 16 leading rows, which amx_group takes 16 at
+ *    a time; then groups of 8 rows while 8 remain, then at most one each of 4, 2 and 1 (15 rows: 8,
+ *    4, 2, 1). A weight group comes from memory once, for its first batch group (which alone
+ *    prefetches, `ahead` bytes on), and from L1 or L2 for the others (16 rows of an 8192-column Q6_K
+ *    matrix are 105 KiB); every batch group reads its activations again for every weight group
+ *    (about 40 bytes per batch row and block: 8 rows of a 2048-column matrix take 20 KiB), from L1
+ *    where they fit, else from L2. With batch groups outer, as before, each batch group streamed the
+ *    whole matrix from memory: llama-1b Q4_K_M decode at 3 rows (2 + 1) ran at 56 tok/s against 55 at
+ *    2 rows (AVX2, AMD Zen 3).
  */
 /* CALL(T, G) for the group's batch-row count G (8, 4, 2 or 1), so that every kernel is compiled for constant T and G. */
 #define ROWS(CALL, T) do { if (n == 8) CALL(T, 8); else if (n == 4) CALL(T, 4); else if (n == 2) CALL(T, 2); else CALL(T, 1); } while (0)
@@ -1175,8 +1178,14 @@ void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long n
 #endif
     type &= 255;
 #ifndef __AVX512VNNI__
-    /* prompt chunks of every type: tiles over weights unpacked once per call (tiles) */
-    if (nBatch >= 4) {
+    /*
+     * prompt chunks of every type, and decode steps of 3 batch rows but Q8_0's: tiles over weights unpacked once per
+     * call (tiles). At 3 rows a tile of 2 and one of 1 over the unpacked weights beat group_super's and BLOCK's
+     * groups of 2 and 1, each unpacking the weights for itself (llama-1b decode, 3 rows, AMD Zen 3: Q4_K_M 55.6 ->
+     * 60.8 tok/s, Q5_K_M 47.0 -> 55.1, Q3_K_M 50.8 -> 60.7, IQ4_XS 46.0 -> 53.7, Q2_K 55.9 -> 66.0, Q5_0 53.6 -> 60.8,
+     * Q4_0 equal); Q8_0's tile copies 544 bytes per block for 3 rows to read back (Q8_0 44-54 -> 37-39 tok/s).
+     */
+    if (nBatch >= 4 || (nBatch == 3 && type != 1)) {
         /* one call per type, KIND a constant in each, so every tile kernel is compiled for its type */
 #define TILES(K) do { tiles(K, w, rowBytes, o0, o1, nb, aq, asum, half, ad, dsum, ts, nBatch, out, outStride, ahead); return; } while (0)
         switch (type) {
@@ -1200,20 +1209,20 @@ void dgr_q8(long type, const uint8_t *w, long rowBytes, long o0, long o1, long n
 #endif
     /* AMX takes the first nAmx batch rows (a multiple of 16) in one pass, the rest go in groups of 8, 4, 2, 1. */
     const long nAmx = amx ? nBatch / 16 * 16 : 0;
-    for (long b0 = 0, n; b0 < nBatch; b0 += n) {
-        n = b0 < nAmx ? nAmx : nBatch - b0 >= 8 ? 8 : nBatch - b0 >= 4 ? 4 : nBatch - b0 >= 2 ? 2 : 1;
 #ifdef __AMX_INT8__
-        if (b0 < nAmx && !tiles) {
-            amx_configure(type == 3);
-            tiles = 1;
-        }
+    if (nAmx > 0) {
+        amx_configure(type == 3);
+        tiles = 1;
+    }
 #endif
-        long pf = b0 == 0 ? ahead : 0;
-        for (long g = o0 / 16; 16 * g < o1; g++) {
-            long lo = o0 - 16 * g, hi = o1 - 16 * g;
-            __mmask16 keep = (__mmask16) ((hi >= 16 ? 0xFFFF : (1u << hi) - 1) & (lo <= 0 ? 0xFFFF : ~((1u << lo) - 1)));
-            const uint8_t *gw = w + g * groupBytes;
-            float *o = out + 16 * g;
+    for (long g = o0 / 16; 16 * g < o1; g++) {
+        long lo = o0 - 16 * g, hi = o1 - 16 * g;
+        __mmask16 keep = (__mmask16) ((hi >= 16 ? 0xFFFF : (1u << hi) - 1) & (lo <= 0 ? 0xFFFF : ~((1u << lo) - 1)));
+        const uint8_t *gw = w + g * groupBytes;
+        float *o = out + 16 * g;
+        for (long b0 = 0, n; b0 < nBatch; b0 += n) {
+            n = b0 < nAmx ? nAmx : nBatch - b0 >= 8 ? 8 : nBatch - b0 >= 4 ? 4 : nBatch - b0 >= 2 ? 2 : 1;
+            long pf = b0 == 0 ? ahead : 0;
             switch (type) {
             case 1: ROWS16(BLOCKS, 1, 1); break;
             case 5: ROWS16(BLOCKS, 2, 2); break;

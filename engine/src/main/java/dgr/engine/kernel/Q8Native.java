@@ -44,9 +44,9 @@ import java.util.List;
 final class Q8Native {
     /** The two images, best first, with the CPU flags each needs. */
     enum Variant {
-        AVX512_VNNI("q8-avx512vnni.bin", "ef915cb123afc8bab361d4cd09ca6c1c506a45a92ee920627ca8b8682dc909cf",
+        AVX512_VNNI("q8-avx512vnni.bin", "6c623fbd0db22be84d55bad79d41084b3240b6eb95a8318a5ad5d207c72811df",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")),
-        AVX2("q8-avx2.bin", "8dc1b9063e41e0c4a1b9d76eaced465a24f90ede58854e29af147f5b312d6b9b",
+        AVX2("q8-avx2.bin", "fd073ce2b56e7046ee6cc21280d405c3cba42319fe0cc516052c50f1b4c14483",
                 List.of("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"));
 
         final String resource, sha256;
