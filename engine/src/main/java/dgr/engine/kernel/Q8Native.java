@@ -20,8 +20,8 @@ import java.util.List;
  * its float kernels are bound by two FMA/convert ports: llama-1b Q4_0 at batch 1, two threads,
  * 20.6 tok/s against llama.cpp's 35 with its int8 kernels. With the VNNI kernel dgr decodes it at
  * 37–40 tok/s (160 at batch 8, where llama.cpp gives 46). One call covers a worker's whole share
- * of a matrix (batch rows in groups of eight, four, two and one, or, in the AVX2 image for Q4_0 and Q4_K
- * from four rows on, row groups outer and tiles of four, two, one batch rows over weights unpacked once into L1; weights prefetched
+ * of a matrix (16-row weight groups outer, batch rows inner in groups of eight, four, two and one, or, in the AVX2
+ * image from four rows on (three, but Q8_0), tiles of four, two, one batch rows over weights unpacked once into L1; weights prefetched
  * {@link #AHEAD_BYTES} ahead into L2 with {@code prefetcht2}, which measured 39 against 33 tok/s
  * for {@code prefetcht0}; 4096 bytes against 2048: 39 against 37), so the call costs nothing
  * measurable.
