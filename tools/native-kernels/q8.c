@@ -565,6 +565,18 @@ INLINE void unpack_mxfp4(const uint8_t *q, __m256i w[8]) {
     for (int c = 0; c < 8; c++) w[c] = _mm256_shuffle_epi8(grid, w[c]);
 }
 
+/*
+ * MXFP4 plus 12: the doubled E2M1 values moved to 0..24, unsigned, so that vpmaddubsw takes them as Q5_0's quants
+ * (four chunks' pairs, each within 2 * 24 * 127, fit an int16 sum) and -12 * sum(a) restores the exact sum: the
+ * signed path's integer, fewer instructions (no vpabsb and vpsignb per chunk, one int16 sum per four chunks).
+ */
+INLINE void unpack_mxfp4u(const uint8_t *q, __m256i w[8]) {
+    const __m256i grid = _mm256_broadcastsi128_si256(_mm_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0));
+    unpack_q4(q, w);
+    #pragma GCC unroll 16
+    for (int c = 0; c < 8; c++) w[c] = _mm256_shuffle_epi8(grid, w[c]);
+}
+
 /* Per half (rows 0-7, then 8-15): its eight weight operands stay in registers for every batch row. KIND as above. */
 #define BLOCK(KIND, QBYTES)                                                                             \
     for (long b = 0; b < nb; b++) {                                                                     \
@@ -583,15 +595,16 @@ INLINE void unpack_mxfp4(const uint8_t *q, __m256i w[8]) {
             __m256i w[8];                                                                               \
             if (KIND == 1) unpack_q8(blk + HEAD + 32 * h, w);                                           \
             else if (KIND == 2) unpack_iq4(blk + HEAD + 32 * h, w);                                     \
-            else if (KIND == 3) unpack_mxfp4(blk + HEAD + 32 * h, w);                                   \
+            else if (KIND == 3) unpack_mxfp4u(blk + HEAD + 32 * h, w);                                  \
             else if (KIND == 5 || KIND == 6) unpack_q5(blk + HEAD + 32 * h, w);                         \
             else unpack_q4(blk + HEAD + 32 * h, w);                                                     \
             _Pragma("GCC unroll 16")                                                                    \
             for (int k = 0; k < G; k++) {                                                               \
                 long ab = (b0 + k) * nb + b, at = b * ts + b0 + k;                                      \
                 const int32_t *a = (const int32_t *) (aq + 32 * ab);                                    \
-                __m256i is = KIND == 1 || KIND == 2 || KIND == 3 ? isum_q8(w, a, asum[ab])              \
-                    : KIND == 5 || KIND == 6 ? _mm256_add_epi32(isum_q5(w, a), _mm256_set1_epi32(KIND == 5 ? -16 * asum[ab] : 0)) \
+                __m256i is = KIND == 1 || KIND == 2 ? isum_q8(w, a, asum[ab])                           \
+                    : KIND == 3 || KIND == 5 || KIND == 6                                                   \
+                    ? _mm256_add_epi32(isum_q5(w, a), _mm256_set1_epi32(KIND == 3 ? -12 * asum[ab] : KIND == 5 ? -16 * asum[ab] : 0)) \
                     : isum_q4(w, a, KIND == 0 ? asum[ab] : 0);                                          \
                 __m256 da = _mm256_set1_ps(ad[at]);                                                     \
                 __m256 *x = h == 0 ? &acc[k].lo : &acc[k].hi;                                           \
@@ -785,7 +798,7 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
 #define TILE_BLOCKS 16
 
 typedef struct {
-    __m256i q[TILE_BLOCKS][2][8];   /* block, half, chunk: unsigned 0..15 (Q5_0, Q5_1, Q5_K 0..31, Q6_K 0..63) */
+    __m256i q[TILE_BLOCKS][2][8];   /* block, half, chunk: unsigned 0..15 (Q5_0, Q5_1, Q5_K 0..31, MXFP4 0..24, Q6_K 0..63) */
     __m256 d[TILE_BLOCKS][2];       /* the halves' scales: d (MXFP4 2^(e - 128)), K-quants d * sc (Q6_K, Q3_K, Q2_K: of the first 16 values) */
     __m256 m[TILE_BLOCKS][2];       /* Q4_1, Q5_1: m; Q4_K, Q5_K: dmin * m; Q6_K, Q3_K, Q2_K: the last 16 values' d * sc */
     __m256 mn[TILE_BLOCKS][2][2];   /* Q2_K: each 16-value sub-block's dmin * m */
@@ -795,11 +808,13 @@ typedef struct {
 /*
  * KIND (dgr_q8's type): per 32-value block 0 Q4_0 (288 bytes), 1 Q8_0 (544), 5 IQ4_NL (288), 7 MXFP4 (272),
  * 10 Q4_1 (320), 11 Q5_0 (352), 12 Q5_1 (384); per super-block of eight: 2 Q4_K (2368), 3 Q6_K (3360),
- * 4 Q5_K (2880), 6 IQ4_XS (2208), 8 Q2_K (1344), 9 Q3_K (1824). TILE_SIGNED: the signed path of Q8_0;
- * TILE_FIVE: quants up to 31; TILE_SUB: a scale per 16 values (sub_tile).
+ * 4 Q5_K (2880), 6 IQ4_XS (2208), 8 Q2_K (1344), 9 Q3_K (1824). TILE_SIGNED: the signed path of Q8_0 (and the IQ4 grids);
+ * TILE_FIVE: quants up to 31 (MXFP4: unpack_mxfp4u's 0..24); TILE_SUB: a scale per 16 values (sub_tile).
  */
-#define TILE_SIGNED(KIND) ((KIND) == 1 || (KIND) == 5 || (KIND) == 6 || (KIND) == 7)
-#define TILE_FIVE(KIND) ((KIND) == 4 || (KIND) == 11 || (KIND) == 12)
+#define TILE_SIGNED(KIND) ((KIND) == 1 || (KIND) == 5 || (KIND) == 6)
+#define TILE_FIVE(KIND) ((KIND) == 4 || (KIND) == 7 || (KIND) == 11 || (KIND) == 12)
+/* Q4_0, Q5_0 and MXFP4 (unpack_mxfp4u): an offset times sum(a) per batch row and block, added to the integer sum */
+#define TILE_OFFSET(KIND) ((KIND) == 0 || (KIND) == 7 || (KIND) == 11)
 #define TILE_SUB(KIND) ((KIND) == 3 || (KIND) == 8 || (KIND) == 9)
 INLINE void tile_unpack(int KIND, const uint8_t *gw, long c0, long cn, tile_chunk *u, long ahead) {
     const int SB = KIND == 2 ? 2368 : KIND == 4 ? 2880 : KIND == 6 ? 2208 : KIND == 8 ? 1344 : KIND == 9 ? 1824 : 3360,
@@ -821,9 +836,10 @@ INLINE void tile_unpack(int KIND, const uint8_t *gw, long c0, long cn, tile_chun
             __m256 dv = KIND == 7
                 ? _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *) (blk + 8 * h))), _mm256_set1_epi32(1)), 23))
                 : _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (blk + 16 * h)));
-            if (KIND == 0 || KIND == 11) {
+            if (TILE_OFFSET(KIND)) {
                 u->d[i][h] = dv;
                 if (KIND == 0) unpack_q4(blk + 32 + 32 * h, u->q[i][h]);
+                else if (KIND == 7) unpack_mxfp4u(blk + 16 + 32 * h, u->q[i][h]);
                 else unpack_q5(blk + 32 + 32 * h, u->q[i][h]);
             } else if (KIND == 10 || KIND == 12) {
                 u->d[i][h] = dv;
@@ -838,7 +854,6 @@ INLINE void tile_unpack(int KIND, const uint8_t *gw, long c0, long cn, tile_chun
                 } else {
                     u->d[i][h] = dv;
                     if (KIND == 1) unpack_q8(blk + 32 + 32 * h, u->sg[i][h]);
-                    else if (KIND == 7) unpack_mxfp4(blk + 16 + 32 * h, u->sg[i][h]);
                     else unpack_iq4(blk + 32 + 32 * h, u->sg[i][h]);
                 }
                 #pragma GCC unroll 8
@@ -906,7 +921,7 @@ INLINE void tile_acc_store(int G, float *out, long outStride, long b0, const __m
 INLINE void block_tile(int KIND, int G, const tile_chunk *u, long c0, long cn, long nb, const int8_t *aq, const int32_t *asum,
                     const float *ad, const float *dsum, long ts, long b0, float *out, long outStride, const __m256i mask[2], int full) {
     __m256 acc[4][2];
-    /* Q4_0, Q5_0: the offset -8 or -16 times sum(a) per batch row and block, as broadcast operands (a min takes dsum as it lies) */
+    /* Q4_0, Q5_0, MXFP4: the offset -8, -16 or -12 times sum(a) per batch row and block, as broadcast operands (a min takes dsum as it lies) */
     int32_t off[4][TILE_BLOCKS] __attribute__((aligned(32)));
     tile_acc_load(G, c0, out, outStride, b0, mask, full, acc);
     #pragma GCC unroll 4
@@ -916,9 +931,10 @@ INLINE void block_tile(int KIND, int G, const tile_chunk *u, long c0, long cn, l
          * row's sums (for the last row, past the caller's sums altogether): it is, as nb is (the Java
          * side repacks only widths that are multiples of 256, Q8Rows.fits) and TILE_BLOCKS is.
          */
-        for (long i = 0; (KIND == 0 || KIND == 11) && i < cn; i += 8) {
+        for (long i = 0; TILE_OFFSET(KIND) && i < cn; i += 8) {
             __m256i s = _mm256_loadu_si256((const __m256i *) (asum + (b0 + k) * nb + c0 + i));
-            _mm256_store_si256((__m256i *) (off[k] + i), _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(s, KIND == 0 ? 3 : 4)));
+            __m256i t = KIND == 7 ? _mm256_add_epi32(_mm256_slli_epi32(s, 3), _mm256_slli_epi32(s, 2)) : _mm256_slli_epi32(s, KIND == 0 ? 3 : 4);
+            _mm256_store_si256((__m256i *) (off[k] + i), _mm256_sub_epi32(_mm256_setzero_si256(), t));
         }
     }
     const __m256i ones = _mm256_set1_epi16(1);
@@ -946,7 +962,7 @@ INLINE void block_tile(int KIND, int G, const tile_chunk *u, long c0, long cn, l
             for (int k = 0; k < G; k++) {
                 __m256i a = _mm256_set1_epi32(((const int32_t *) (aq + 32 * ((b0 + k) * nb + b)))[c]);
                 __m256i p0 = _mm256_maddubs_epi16(w0, a), p1 = _mm256_maddubs_epi16(w1, a);
-                /* Q5_0, Q5_1 and Q5_K's quants reach 31: four chunks fit an int16 sum (isum_q5), so chunks 0-3 are widened apart */
+                /* Q5_0, Q5_1 and Q5_K's quants reach 31, MXFP4's 24: four chunks fit an int16 sum (isum_q5), so chunks 0-3 are widened apart */
                 const int start = c == 0 || (TILE_FIVE(KIND) && c == 4);
                 t[k][0] = start ? p0 : _mm256_add_epi16(t[k][0], p0);
                 t[k][1] = start ? p1 : _mm256_add_epi16(t[k][1], p1);
@@ -964,7 +980,7 @@ INLINE void block_tile(int KIND, int G, const tile_chunk *u, long c0, long cn, l
             #pragma GCC unroll 2
             for (int h = 0; h < 2; h++) {
                 __m256i is = TILE_SIGNED(KIND) ? t[k][h] : _mm256_madd_epi16(t[k][h], ones);
-                if (KIND == 0 || KIND == 11) is = _mm256_add_epi32(_mm256_set1_epi32(off[k][i]), is);
+                if (TILE_OFFSET(KIND)) is = _mm256_add_epi32(_mm256_set1_epi32(off[k][i]), is);
                 if (TILE_FIVE(KIND)) is = _mm256_add_epi32(lo[k][h], is);
                 acc[k][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(u->d[i][h], da), acc[k][h]);
                 /* the K-quants' mins are subtracted, Q4_1's and Q5_1's added (BLOCK, group_super) */
