@@ -47,7 +47,7 @@ static float *floats(long n) {
     return p;
 }
 
-/* Both kernels from the same inputs: `outs` buffers of `sizes` floats each copied, run by each, then compared. */
+/* A call's outputs: n buffers of size[i] floats (each kernel runs on its own copy). */
 typedef struct {
     float *buf[3];
     long size[3];
@@ -86,6 +86,39 @@ static void release(outputs *o) {
     for (int i = 0; i < o->n; i++) free(o->buf[i]);
 }
 
+/* One dgr_attn call's arguments (element offsets 0). */
+typedef struct {
+    long op;
+    const uint16_t *kv;
+    float *x, *y;
+    const uint16_t *pf;
+    long pfOff, pfLines, nh, heads, hd, count, hs, tile;
+    const float *aux;
+} call;
+
+/*
+ * `c` through both kernels, each on its own copy of the outputs `a` (c's x, y and pf name a's buffers where they
+ * are outputs), then the copies compared and released.
+ */
+static int both(const char *what, call c, outputs *a) {
+    outputs b = twin(a);
+    kernel *k[2] = {dgr_attn_avx2, dgr_attn_emu};
+    for (int v = 0; v < 2; v++) {
+        const outputs *o = v ? &b : a;
+        call d = c;
+        for (int i = 0; i < a->n; i++) {
+            if (c.x == a->buf[i]) d.x = o->buf[i];
+            if (c.y == a->buf[i]) d.y = o->buf[i];
+            if ((const void *) c.pf == a->buf[i]) d.pf = (const uint16_t *) o->buf[i];
+        }
+        k[v](d.op, d.kv, 0, d.x, 0, d.y, 0, d.pf, d.pfOff, d.pfLines, d.nh, d.heads, d.hd, d.count, d.hs, d.tile, d.aux);
+    }
+    int bad = compare(what, a, &b);
+    release(a);
+    release(&b);
+    return bad;
+}
+
 /* Ops 0-3: nh K/V heads of `heads` query heads, pages of `tile` positions, `count` blocks (scores) or positions (weighted). */
 static int decode(long op, long nh, long heads, long hd, long tile, long count, long pfLines) {
     const int bf = (int) (op & 1);
@@ -94,15 +127,10 @@ static int decode(long op, long nh, long heads, long hd, long tile, long count, 
     for (long i = 0; i < page; i++) kv[i] = cached(bf);
     float *x = op < 2 ? floats(nh * heads * hd) : floats(nh * hs);
     outputs a = {{op < 2 ? floats(nh * hs) : floats(nh * heads * hd)}, {op < 2 ? nh * hs : nh * heads * hd}, 1};
-    outputs b = twin(&a);
-    dgr_attn_avx2(op, kv, 0, x, 0, a.buf[0], 0, kv, 0, pfLines, nh, heads, hd, count, hs, tile, NULL);
-    dgr_attn_emu(op, kv, 0, x, 0, b.buf[0], 0, kv, 0, pfLines, nh, heads, hd, count, hs, tile, NULL);
     char what[160];
     snprintf(what, sizeof what, "op %ld (nh %ld, heads %ld, hd %ld, tile %ld, count %ld, prefetch %ld)", op, nh, heads, hd, tile, count,
              pfLines);
-    int bad = compare(what, &a, &b);
-    release(&a);
-    release(&b);
+    int bad = both(what, (call) {op, kv, x, a.buf[0], kv, 0, pfLines, nh, heads, hd, count, hs, tile, NULL}, &a);
     free(kv);
     free(x);
     return bad;
@@ -113,17 +141,12 @@ static int laneScores(long heads, long hd, long tile, long p0, long p1) {
     const long stride = 8 * hd + 8;
     float *qT = floats(heads * hd * 16), *k = floats((tile / 8) * stride);
     outputs a = {{floats(heads * tile * 16)}, {heads * tile * 16}, 1};
-    outputs b = twin(&a);
     float scale = 0.125f + value() / 64;
     int32_t bits;
     memcpy(&bits, &scale, 4);
-    dgr_attn_avx2(4, (const uint16_t *) k, 0, qT, 0, a.buf[0], 0, NULL, bits, 0, stride, heads, hd, p0, p1, tile, NULL);
-    dgr_attn_emu(4, (const uint16_t *) k, 0, qT, 0, b.buf[0], 0, NULL, bits, 0, stride, heads, hd, p0, p1, tile, NULL);
     char what[160];
     snprintf(what, sizeof what, "op 4 (heads %ld, hd %ld, positions [%ld, %ld))", heads, hd, p0, p1);
-    int bad = compare(what, &a, &b);
-    release(&a);
-    release(&b);
+    int bad = both(what, (call) {4, (const uint16_t *) k, qT, a.buf[0], NULL, bits, 0, stride, heads, hd, p0, p1, tile, NULL}, &a);
     free(qT);
     free(k);
     return bad;
@@ -151,14 +174,10 @@ static int laneSoftmax(long heads, long tile, long p0, long p1, int masked) {
             a.buf[1][32 * g + 16 + r] = r % 3 == 0 ? 0 : 1 + fabsf(a.buf[1][32 * g + 16 + r]);
         }
     }
-    outputs b = twin(&a);
-    dgr_attn_avx2(6, (const uint16_t *) lo, 0, a.buf[0], 0, a.buf[1], 0, (const uint16_t *) a.buf[2], 0, 0, masked, heads, 0, p0, p1, tile, hi);
-    dgr_attn_emu(6, (const uint16_t *) lo, 0, b.buf[0], 0, b.buf[1], 0, (const uint16_t *) b.buf[2], 0, 0, masked, heads, 0, p0, p1, tile, hi);
     char what[160];
     snprintf(what, sizeof what, "op 6 (heads %ld, positions [%ld, %ld), masked %d)", heads, p0, p1, masked);
-    int bad = compare(what, &a, &b);
-    release(&a);
-    release(&b);
+    int bad = both(what, (call) {6, (const uint16_t *) lo, a.buf[0], a.buf[1], (const uint16_t *) a.buf[2], 0, 0, masked, heads, 0, p0, p1,
+                                 tile, hi}, &a);
     free(lo);
     free(hi);
     return bad;
@@ -169,14 +188,10 @@ static int laneWeighted(long heads, long hd, long tile, long p0, long p1) {
     const long stride = hd + 4;
     float *sT = floats(heads * tile * 16), *v = floats((p1 - p0) * stride), *alpha = floats(16 * heads);
     outputs a = {{floats(heads * hd * 16)}, {heads * hd * 16}, 1};
-    outputs b = twin(&a);
-    dgr_attn_avx2(5, (const uint16_t *) v, 0, sT, 0, a.buf[0], 0, (const uint16_t *) alpha, 0, 0, stride, heads, hd, p0, p1, tile, NULL);
-    dgr_attn_emu(5, (const uint16_t *) v, 0, sT, 0, b.buf[0], 0, (const uint16_t *) alpha, 0, 0, stride, heads, hd, p0, p1, tile, NULL);
     char what[160];
     snprintf(what, sizeof what, "op 5 (heads %ld, hd %ld, positions [%ld, %ld))", heads, hd, p0, p1);
-    int bad = compare(what, &a, &b);
-    release(&a);
-    release(&b);
+    int bad = both(what, (call) {5, (const uint16_t *) v, sT, a.buf[0], (const uint16_t *) alpha, 0, 0, stride, heads, hd, p0, p1, tile, NULL},
+                   &a);
     free(sT);
     free(v);
     free(alpha);
