@@ -46,9 +46,11 @@ public final class DecodeBench {
         int amxRounds = 0, roundingRounds = 0;
         EngineOptions.Kind kind = EngineOptions.Kind.AUTO;
         dgr.engine.KvCacheType cacheK = dgr.engine.KvCacheType.F32, cacheV = dgr.engine.KvCacheType.F32;
+        String synth = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--synth-1b" -> model = synth1b(Path.of("/tmp/dgr-synth-llama-1b-Q4_0.gguf"));
+                case "--synth" -> synth = args[++i];
                 case "--threads" -> threads = Integer.parseInt(args[++i]);
                 case "--steps" -> steps = Integer.parseInt(args[++i]);
                 case "--prompt" -> prompt = Integer.parseInt(args[++i]);
@@ -69,9 +71,10 @@ public final class DecodeBench {
                 default -> model = Path.of(args[i]);
             }
         }
-        if (model == null) throw new IllegalArgumentException("usage: DecodeBench MODEL.gguf|--synth-1b [--threads N] [--steps N] "
+        if (model == null) throw new IllegalArgumentException("usage: DecodeBench MODEL.gguf|--synth-1b [--synth PRESET:QUANT] [--threads N] [--steps N] "
                 + "[--batches 1,2,4,8,16] [--prompt N | --prompts N,N,..] [--depths N,N,..] [--chunk N] [--steady TOKENS] [--warmup STEPS] "
                 + "[--scalar | --simd | --q8] [--amx-ab ROUNDS] [--rounding-ab ROUNDS] [--cache-type-k TYPE] [--cache-type-v TYPE] [--cache-type TYPE]");
+        if (synth != null) synthesise(synth, model);
         if (prompts == null) prompts = prompt > 0 ? new int[] {prompt} : new int[0];
         int maxB = java.util.Arrays.stream(batches).max().orElse(1);
         int longest = Math.max(java.util.Arrays.stream(prompts).max().orElse(0), java.util.Arrays.stream(depths).max().orElse(0) + steps);
@@ -278,6 +281,21 @@ public final class DecodeBench {
     }
 
     /** Random Q4_0 weights in the llama-3.2-1B shape (tied embeddings), scale ≈ 0.02/8. */
+    /**
+     * {@code --synth PRESET:QUANT}: writes MODEL as {@code dgr synth --preset PRESET --quant QUANT} does (its default
+     * seed, so the same bytes) unless it exists: a machine with only a Java runtime and these classes (a device
+     * machine, tools/speed/device-kit.sh) makes its own files.
+     */
+    private static void synthesise(String presetAndQuant, Path model) {
+        int colon = presetAndQuant.indexOf(':');
+        if (colon < 0) throw new IllegalArgumentException("--synth wants PRESET:QUANT (llama-1b:Q4_K_M), not '" + presetAndQuant + "'");
+        if (Files.exists(model)) return;
+        long t0 = System.nanoTime();
+        var r = dgr.gguf.synth.Synth.write(dgr.gguf.synth.SynthPreset.byName(presetAndQuant.substring(0, colon)),
+                dgr.gguf.synth.QuantMix.parse(presetAndQuant.substring(colon + 1)), 42, model);
+        System.out.printf("wrote %s %d bytes in %.1f s%n", r.path(), r.bytes(), (System.nanoTime() - t0) / 1e9);
+    }
+
     static Path synth1b(Path out) {
         if (Files.exists(out)) return out;
         int e = 2048, layers = 16, ff = 8192, heads = 32, kv = 8, vocab = 128256, hd = 64;
