@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The AVX-512 intrinsics q8.c uses that SIMDe 0.7.4 lacks, lane by lane. */
+/* The AVX-512 intrinsics q8.c and attn.c use that SIMDe 0.7.4 lacks. */
 /* Sixteen bytes widened to int32, sign-extended or not. */
 static inline simde__m512i emu_widen(simde__m128i a, int sign) {
     uint8_t x[16];
@@ -30,34 +30,25 @@ static inline simde__m512i emu_widen(simde__m128i a, int sign) {
 }
 
 /*
- * A conversion to 16 f32 as AVX2's conversion of each half: int32 to f32 rounds to nearest, as vcvtdq2ps under
- * the default MXCSR; f16 to f32 is exact, so F16C's conversion gives the bits vcvtph2ps gives.
+ * A 16-lane conversion as AVX2's conversion of each half: int32 to f32 rounds to nearest, as vcvtdq2ps under
+ * the default MXCSR; f16 to f32 is exact, so F16C's conversion gives the bits vcvtph2ps gives; f32 to int32
+ * truncates, out of range or NaN 0x80000000, as vcvttps2dq; unsigned 16-bit to int32 (attn.c's bf16 values) is exact.
  */
-#define EMU_BY_HALVES(NAME, IN, HALF, CONVERT)                \
-    static inline simde__m512 NAME(IN a) {                    \
-        HALF h[2];                                            \
-        simde__m256 f[2];                                     \
-        memcpy(h, &a, sizeof h);                              \
-        f[0] = CONVERT(h[0]);                                 \
-        f[1] = CONVERT(h[1]);                                 \
-        simde__m512 r;                                        \
-        memcpy(&r, f, 64);                                    \
-        return r;                                             \
+#define EMU_BY_HALVES(NAME, OUT, OUT_HALF, IN, IN_HALF, CONVERT) \
+    static inline OUT NAME(IN a) {                              \
+        IN_HALF h[2];                                           \
+        OUT_HALF f[2];                                          \
+        memcpy(h, &a, sizeof h);                                \
+        f[0] = CONVERT(h[0]);                                   \
+        f[1] = CONVERT(h[1]);                                   \
+        OUT r;                                                  \
+        memcpy(&r, f, sizeof r);                                \
+        return r;                                               \
     }
-EMU_BY_HALVES(emu_cvtepi32_ps, simde__m512i, simde__m256i, simde_mm256_cvtepi32_ps)
-EMU_BY_HALVES(emu_cvtph_ps, simde__m256i, simde__m128i, simde_mm256_cvtph_ps)
-
-/* f32 to int32 by truncation, as vcvttps2dq on each half (out of range or NaN: 0x80000000). */
-static inline simde__m512i emu_cvttps_epi32(simde__m512 a) {
-    simde__m256 h[2];
-    simde__m256i t[2];
-    memcpy(h, &a, 64);
-    t[0] = simde_mm256_cvttps_epi32(h[0]);
-    t[1] = simde_mm256_cvttps_epi32(h[1]);
-    simde__m512i r;
-    memcpy(&r, t, 64);
-    return r;
-}
+EMU_BY_HALVES(emu_cvtepi32_ps, simde__m512, simde__m256, simde__m512i, simde__m256i, simde_mm256_cvtepi32_ps)
+EMU_BY_HALVES(emu_cvtph_ps, simde__m512, simde__m256, simde__m256i, simde__m128i, simde_mm256_cvtph_ps)
+EMU_BY_HALVES(emu_cvttps_epi32, simde__m512i, simde__m256i, simde__m512, simde__m256, simde_mm256_cvttps_epi32)
+EMU_BY_HALVES(emu_cvtepu16_epi32, simde__m512i, simde__m256i, simde__m256i, simde__m128i, simde_mm256_cvtepu16_epi32)
 
 static inline void emu_mask_storeu_ps(void *p, simde__mmask16 k, simde__m512 a) {
     float x[16];
@@ -73,20 +64,9 @@ static inline simde__m512 emu_maskz_loadu_ps(simde__mmask16 k, const void *p) {
     return r;
 }
 
-/* Sixteen unsigned 16-bit values widened to int32 (attn.c: bf16 cache values). */
-static inline simde__m512i emu_widen16(simde__m256i a) {
-    uint16_t x[16];
-    int32_t y[16];
-    memcpy(x, &a, 32);
-    for (int i = 0; i < 16; i++) y[i] = x[i];
-    simde__m512i r;
-    memcpy(&r, y, 64);
-    return r;
-}
-
 #define _mm512_cvtepi8_epi32(a) emu_widen(a, 1)
 #define _mm512_cvtepu8_epi32(a) emu_widen(a, 0)
-#define _mm512_cvtepu16_epi32 emu_widen16
+#define _mm512_cvtepu16_epi32 emu_cvtepu16_epi32
 #define _mm512_cvtph_ps emu_cvtph_ps
 #define _mm512_cvtepi32_ps emu_cvtepi32_ps
 #define _mm512_cvttps_epi32 emu_cvttps_epi32

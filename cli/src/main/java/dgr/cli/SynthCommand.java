@@ -18,7 +18,7 @@ final class SynthCommand implements Callable<Integer> {
             completionCandidates = Quants.class, description = "${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE})")
     String quant;
 
-    @Option(names = "--seed", defaultValue = "42", description = "weight seed (default ${DEFAULT-VALUE})")
+    @Option(names = "--seed", defaultValue = "" + Synth.DEFAULT_SEED, description = "weight seed (default ${DEFAULT-VALUE})")
     long seed;
 
     @Option(names = {"-o", "--output"}, required = true, description = "output GGUF file")

@@ -6,16 +6,10 @@ import dgr.engine.EngineOptions;
 import dgr.engine.Engines;
 import dgr.engine.ForwardResult;
 import dgr.engine.StateSlot;
-import dgr.gguf.GgmlType;
-import dgr.gguf.GgufWriter;
-import dgr.gguf.MetaValue;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.SplittableRandom;
 
 /**
  * Decode and prompt throughput of the llama engine, measured by hand (not a test: timings are not
@@ -26,7 +20,8 @@ import java.util.SplittableRandom;
  *      [--threads 2] [--steps 32] [--batches 1,2,4,8,16] [--prompt 128] [--chunk 32] [--steady 512] [--warmup 8] [--scalar | --simd | --q8]
  *      [--cache-type-k f32|f16|bf16|q8_0] [--cache-type-v ...] [--cache-type TYPE (both)]
  * </pre>
- * {@code --synth-1b} writes (once) a random Q4_0 model of the llama-3.2-1B shape to /tmp. Prints
+ * {@code --synth PRESET:QUANT} writes MODEL first unless it exists ({@link #synthesise}); {@code --synth-1b} is
+ * {@code /tmp/dgr-synth-llama-1b-Q4_0.gguf --synth llama-1b:Q4_0}. Prints
  * the load average, batch-1 decode tok/s, aggregate decode tok/s at each batch size, prompt tok/s
  * for one session's prompt fed {@code --chunk} rows per forward, and the GC count over 512 tokens
  * of steady-state decode ({@code --steady}; it should not move: the hot path allocates nothing).
@@ -49,7 +44,10 @@ public final class DecodeBench {
         String synth = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
-                case "--synth-1b" -> model = synth1b(Path.of("/tmp/dgr-synth-llama-1b-Q4_0.gguf"));
+                case "--synth-1b" -> {
+                    model = Path.of("/tmp/dgr-synth-llama-1b-Q4_0.gguf");
+                    synth = "llama-1b:Q4_0";
+                }
                 case "--synth" -> synth = args[++i];
                 case "--threads" -> threads = Integer.parseInt(args[++i]);
                 case "--steps" -> steps = Integer.parseInt(args[++i]);
@@ -280,7 +278,6 @@ public final class DecodeBench {
         return n;
     }
 
-    /** Random Q4_0 weights in the llama-3.2-1B shape (tied embeddings), scale ≈ 0.02/8. */
     /**
      * {@code --synth PRESET:QUANT}: writes MODEL as {@code dgr synth --preset PRESET --quant QUANT} does (its default
      * seed, so the same bytes) unless it exists: a machine with only a Java runtime and these classes (a device
@@ -292,65 +289,7 @@ public final class DecodeBench {
         if (Files.exists(model)) return;
         long t0 = System.nanoTime();
         var r = dgr.gguf.synth.Synth.write(dgr.gguf.synth.SynthPreset.byName(presetAndQuant.substring(0, colon)),
-                dgr.gguf.synth.QuantMix.parse(presetAndQuant.substring(colon + 1)), 42, model);
+                dgr.gguf.synth.QuantMix.parse(presetAndQuant.substring(colon + 1)), dgr.gguf.synth.Synth.DEFAULT_SEED, model);
         System.out.printf("wrote %s %d bytes in %.1f s%n", r.path(), r.bytes(), (System.nanoTime() - t0) / 1e9);
-    }
-
-    static Path synth1b(Path out) {
-        if (Files.exists(out)) return out;
-        int e = 2048, layers = 16, ff = 8192, heads = 32, kv = 8, vocab = 128256, hd = 64;
-        GgufWriter w = new GgufWriter()
-                .put("general.architecture", MetaValue.of("llama"))
-                .put("general.name", MetaValue.of("synthetic llama-1b Q4_0"))
-                .put("llama.embedding_length", MetaValue.u32(e))
-                .put("llama.block_count", MetaValue.u32(layers))
-                .put("llama.feed_forward_length", MetaValue.u32(ff))
-                .put("llama.attention.head_count", MetaValue.u32(heads))
-                .put("llama.attention.head_count_kv", MetaValue.u32(kv))
-                .put("llama.attention.layer_norm_rms_epsilon", MetaValue.f32(1e-5f))
-                .put("llama.rope.freq_base", MetaValue.f32(500000f))
-                .put("llama.rope.dimension_count", MetaValue.u32(hd))
-                .put("llama.context_length", MetaValue.u32(4096))
-                .put("llama.vocab_size", MetaValue.u32(vocab));
-        SplittableRandom rnd = new SplittableRandom(1);
-        w.tensor("token_embd.weight", GgmlType.Q4_0, new long[] {e, vocab}, sink -> q4(sink, (long) e * vocab, rnd));
-        w.tensor("output_norm.weight", GgmlType.F32, new long[] {e}, ones(e));
-        for (int l = 0; l < layers; l++) {
-            String p = "blk." + l + ".";
-            w.tensor(p + "attn_norm.weight", GgmlType.F32, new long[] {e}, ones(e));
-            w.tensor(p + "ffn_norm.weight", GgmlType.F32, new long[] {e}, ones(e));
-            long[][] shapes = {{e, e}, {e, kv * hd}, {e, kv * hd}, {e, e}, {e, ff}, {e, ff}, {ff, e}};
-            String[] names = {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"};
-            for (int i = 0; i < names.length; i++) {
-                long n = shapes[i][0] * shapes[i][1];
-                w.tensor(p + names[i] + ".weight", GgmlType.Q4_0, shapes[i], sink -> q4(sink, n, rnd));
-            }
-        }
-        System.out.println("writing " + out);
-        w.write(out);
-        return out;
-    }
-
-    private static byte[] ones(int n) {
-        ByteBuffer b = ByteBuffer.allocate(4 * n).order(ByteOrder.LITTLE_ENDIAN);
-        for (int i = 0; i < n; i++) b.putFloat(1f);
-        return b.array();
-    }
-
-    private static void q4(GgufWriter.ByteSink sink, long values, SplittableRandom rnd) throws java.io.IOException {
-        ByteBuffer buf = ByteBuffer.allocate(18 * 4096).order(ByteOrder.LITTLE_ENDIAN);
-        short d = Float.floatToFloat16(0.02f / 8);
-        for (long blocks = values / 32; blocks > 0; ) {
-            int nb = (int) Math.min(4096, blocks);
-            buf.clear();
-            for (int b = 0; b < nb; b++) {
-                buf.putShort(d);
-                buf.putLong(rnd.nextLong());
-                buf.putLong(rnd.nextLong());
-            }
-            buf.flip();
-            sink.put(buf);
-            blocks -= nb;
-        }
     }
 }

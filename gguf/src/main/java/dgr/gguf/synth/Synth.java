@@ -39,6 +39,9 @@ public final class Synth {
     /** Rows generated per slab: bounds memory to about SLAB_VALUES floats plus their bytes. */
     private static final int SLAB_VALUES = 1 << 22;
 
+    /** The weight seed of {@code dgr synth} without {@code --seed}: the files the docs' figures name. */
+    public static final long DEFAULT_SEED = 42;
+
     private Synth() {}
 
     public record Result(Path path, long parameters, long bytes) {}
