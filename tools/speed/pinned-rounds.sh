@@ -5,7 +5,9 @@
 #   ROUNDS (default 3), QUANTS (default "Q4_0 Q4_K_M"), PROMPTS (default 128,1024), DEPTH (default 0; e.g. 4096 adds a
 #   batch-1 decode at that depth on both sides, in the first round only), CPUS (default: the last CPU of each of the
 #   last two cores lscpu lists), MODELS (default /tmp/m; files made there with DecodeBench --synth, the bytes of
-#   `dgr synth --preset llama-1b --quant Q`). Writes its log to $OUT/rounds.txt when OUT is set (a device call), and
+#   `dgr synth --preset llama-1b --quant Q`), AMX_AB (default none; e.g. "Q6_K Q4_K all": after the rounds, one JVM per
+#   set on AMX_AB_QUANT (default Q4_K_M) times each prompt AMX_AB_ROUNDS times (default 5) with AMX and with those types'
+#   matrices on the VNNI path instead, alternating: DecodeBench --amx-ab, --amx-off; same bits). Writes its log to $OUT/rounds.txt when OUT is set (a device call), and
 #   ends with each figure's median over the rounds and the ratios of the medians.
 # About 2.5 minutes a round on a 2 GHz Xeon for the two default files (synthesis first: 30 s on 16 cores).
 set -euo pipefail
@@ -47,6 +49,13 @@ for r in $(seq 1 "$ROUNDS"); do
       --cache-type f16 2>&1 | grep -E '^(model|prompt|decode)' | tee -a "$LOG" \
       | awk -v q="$q" -v r="$r" '/^prompt [0-9]+ tokens/ {print "dgr", q, "pp" $2, $7, r} /^decode B= 1 at depth/ {print "dgr", q, "depth", $7, r}' >> "$RES"
   done
+done
+for set in ${AMX_AB:-}; do
+  q="${AMX_AB_QUANT:-Q4_K_M}"
+  say "## dgr $q: AMX against VNNI for $set $(t)"
+  off=(); [ "$set" = all ] || off=(--amx-off "$set")
+  taskset -c "$CPUS" "${JAVA[@]}" "$MODELS/$q.gguf" --threads 2 --batches 1 --steps 4 --steady 0 --prompts "$PROMPTS" --chunk 64 \
+    --cache-type f16 --amx-ab "${AMX_AB_ROUNDS:-5}" "${off[@]}" 2>&1 | grep -E '^(model|prompt [0-9]+ tokens)' | tee -a "$LOG" || true
 done
 # The median of a column of numbers, "-" for none.
 median() { sort -g | awk '{v[NR] = $1} END {if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }

@@ -1,5 +1,9 @@
 package dgr.engine.kernel;
 
+import java.util.Collection;
+import java.util.EnumSet;
+import java.util.Set;
+
 /**
  * {@code java-q8/1}: {@link SimdKernels} with one change, the Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
  * IQ4_NL, MXFP4, Q2_K to Q6_K and IQ4_XS matrices (width a multiple of 256, finite scales) multiply activations rounded
@@ -30,7 +34,26 @@ public final class Q8Kernels implements Kernels {
      * runs the VNNI path where AMX would run, true lets AMX run again where it can. Same bits.
      */
     public static void amxForBenchmark(boolean on) {
-        Q8Native.amxHeldOff = !on;
+        Q8Native.amxHeldOff = on ? Set.of() : EnumSet.allOf(WeightLayout.class);
+    }
+
+    /**
+     * As {@link #amxForBenchmark(boolean)}, for the matrices of the given GGML types only (names as
+     * GGUF writes them, e.g. {@code Q6_K}): which types gain from AMX, measured in one JVM.
+     *
+     * @throws IllegalArgumentException for a name that is no type the 8-bit kernels take
+     */
+    public static void amxForBenchmark(boolean on, Collection<String> ggmlTypes) {
+        EnumSet<WeightLayout> off = EnumSet.noneOf(WeightLayout.class);
+        for (String t : ggmlTypes) {
+            try {
+                off.add(WeightLayout.valueOf(t.toUpperCase(java.util.Locale.ROOT) + "_Q8"));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("no 8-bit kernel layout for type '" + t + "' (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_NL, "
+                        + "IQ4_XS, MXFP4, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K)");
+            }
+        }
+        Q8Native.amxHeldOff = on ? Set.of() : off;
     }
 
     /** One line for benchmark reports: whether the native kernel runs. */

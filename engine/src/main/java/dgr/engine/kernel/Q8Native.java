@@ -67,10 +67,11 @@ final class Q8Native {
     /** Whether the kernel may take 16 batch rows at a time through AMX tiles. */
     static final boolean AMX;
     /**
-     * Set by an A/B benchmark in one JVM ({@link Q8Kernels#amxForBenchmark}) to run the VNNI path
-     * where AMX would; the bits are the same either way. Volatile: the workers read it per call.
+     * The layouts whose matrices take the VNNI path where AMX would, set by an A/B benchmark in one
+     * JVM ({@link Q8Kernels#amxForBenchmark}); the bits are the same either way. Empty in serving.
+     * Volatile: the workers read it per call.
      */
-    static volatile boolean amxHeldOff;
+    static volatile java.util.Set<WeightLayout> amxHeldOff = java.util.Set.of();
     /** One line for benchmark reports. */
     static final String DESCRIPTION;
 
@@ -144,7 +145,7 @@ final class Q8Native {
             default -> 0;
         };
         try {
-            if (AMX && nRows >= 16 && !amxHeldOff) type |= 256;
+            if (AMX && nRows >= 16 && !amxHeldOff.contains(w.layout())) type |= 256;
             handle.invokeExact(type, w.data().address(), w.rowBytes(), (long) oStart, (long) oEnd, (long) (w.cols() / 32),
                     in.qSeg, in.sumSeg, in.halfSeg, in.dTSeg, in.dsumTSeg, (long) in.rows(), (long) nRows, s.segments.of(out), (long) w.rows(), ahead);
         } catch (Throwable t) {

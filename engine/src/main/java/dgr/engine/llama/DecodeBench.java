@@ -28,7 +28,8 @@ import java.nio.file.Path;
  * {@code --warmup} batch-1 steps run untimed first (8 by default; a model as small as dsv4-small
  * needs a few hundred before the JIT has compiled its steps, as a serving node's first requests do).
  * Before the prompts, untimed prompts of 128 tokens until the JIT is quiet ({@link #warmPrompts}).
- * {@code --amx-ab ROUNDS} times each prompt with AMX and without it, alternating in this JVM;
+ * {@code --amx-ab ROUNDS} times each prompt with AMX and without it, alternating in this JVM
+ * ({@code --amx-off Q6_K,...}: without it for those types' matrices only);
  * {@code --rounding-ab ROUNDS} with the input rounded once per dispatch and by each worker.
  */
 public final class DecodeBench {
@@ -42,6 +43,7 @@ public final class DecodeBench {
         EngineOptions.Kind kind = EngineOptions.Kind.AUTO;
         dgr.engine.KvCacheType cacheK = dgr.engine.KvCacheType.F32, cacheV = dgr.engine.KvCacheType.F32;
         String synth = null;
+        java.util.List<String> amxOff = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--synth-1b" -> {
@@ -59,6 +61,7 @@ public final class DecodeBench {
                 case "--warmup" -> warmup = Integer.parseInt(args[++i]);
                 case "--batches" -> batches = ints(args[++i]);
                 case "--amx-ab" -> amxRounds = Integer.parseInt(args[++i]);
+                case "--amx-off" -> amxOff = java.util.List.of(args[++i].split(","));
                 case "--rounding-ab" -> roundingRounds = Integer.parseInt(args[++i]);
                 case "--scalar" -> kind = EngineOptions.Kind.SCALAR;
                 case "--q8" -> kind = EngineOptions.Kind.Q8;
@@ -71,7 +74,8 @@ public final class DecodeBench {
         }
         if (model == null) throw new IllegalArgumentException("usage: DecodeBench MODEL.gguf|--synth-1b [--synth PRESET:QUANT] [--threads N] [--steps N] "
                 + "[--batches 1,2,4,8,16] [--prompt N | --prompts N,N,..] [--depths N,N,..] [--chunk N] [--steady TOKENS] [--warmup STEPS] "
-                + "[--scalar | --simd | --q8] [--amx-ab ROUNDS] [--rounding-ab ROUNDS] [--cache-type-k TYPE] [--cache-type-v TYPE] [--cache-type TYPE]");
+                + "[--scalar | --simd | --q8] [--amx-ab ROUNDS [--amx-off TYPE,..]] [--rounding-ab ROUNDS] [--cache-type-k TYPE] [--cache-type-v TYPE] [--cache-type TYPE]");
+        if (amxOff != null) dgr.engine.kernel.Q8Kernels.amxForBenchmark(true, amxOff);  // a misspelt type fails here, before the load
         if (synth != null) synthesise(synth, model);
         if (prompts == null) prompts = prompt > 0 ? new int[] {prompt} : new int[0];
         int maxB = java.util.Arrays.stream(batches).max().orElse(1);
@@ -95,7 +99,11 @@ public final class DecodeBench {
                 System.out.printf("prompt warm-up: %d untimed prompts of %d tokens, until the JIT compiled under %d ms in one%n", passes,
                         Math.min(128, prompts[0]), dgr.engine.WarmUp.QUIET_JIT_MS);
             }
-            if (amxRounds > 0) ab(e, prompts, chunk, amxRounds, "AMX", "VNNI", dgr.engine.kernel.Q8Kernels::amxForBenchmark);
+            if (amxRounds > 0 && amxOff == null) ab(e, prompts, chunk, amxRounds, "AMX", "VNNI", dgr.engine.kernel.Q8Kernels::amxForBenchmark);
+            if (amxRounds > 0 && amxOff != null) {
+                var off = amxOff;
+                ab(e, prompts, chunk, amxRounds, "AMX", "VNNI for " + String.join(",", off), on -> dgr.engine.kernel.Q8Kernels.amxForBenchmark(on, off));
+            }
             if (roundingRounds > 0) {
                 ab(e, prompts, chunk, roundingRounds, "rounding shared", "rounding per worker", dgr.engine.kernel.SharedRounding::shareForBenchmark);
             }

@@ -252,6 +252,21 @@ class Q8RowsTest {
     }
 
     @Test
+    void anAmxBenchmarkHoldsOffTheNamedTypesOnlyAndRefusesAnUnknownName() {
+        try {
+            Q8Kernels.amxForBenchmark(false, List.of("Q6_K", "q4_k"));
+            assertThat(Q8Native.amxHeldOff).containsExactlyInAnyOrder(WeightLayout.Q6_K_Q8, WeightLayout.Q4_K_Q8);
+            Q8Kernels.amxForBenchmark(false);
+            assertThat(Q8Native.amxHeldOff).contains(WeightLayout.Q4_0_Q8, WeightLayout.Q8_0_Q8, WeightLayout.MXFP4_Q8);
+            assertThatThrownBy(() -> Q8Kernels.amxForBenchmark(false, List.of("Q6_X")))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'Q6_X'");
+        } finally {
+            Q8Kernels.amxForBenchmark(true);
+        }
+        assertThat(Q8Native.amxHeldOff).isEmpty();
+    }
+
+    @Test
     void slicesStartAtARowGroupAndComputeWhatTheWholeDoes() {
         int rows = 40, cols = 512;
         WeightMatrix p = Q8Rows.repack(Q4SpansTest.randomQ4_0(rows, cols, 12), Arena.ofShared());
