@@ -2,9 +2,8 @@
 # v4-llamacpp.sh: the DeepSeek-V4 lane, dgr against llama.cpp, same files, same threads, same hour (issue 26, item 3).
 #   tools/speed/v4-llamacpp.sh [QUANT ...]     (default: Q8_0 Q4_K_M; each a dsv4-small file made once by `dgr synth`)
 # For each file, 2 threads (THREADS overrides):
-#   dgr <quant> batch 1 / aggregate at 8 / prompt 128: DecodeBench, java-q8, after 1000 untimed batch-1 steps, each figure
-#     three times (batch 1, 8) or five (prompt: one forward of 128 rows, about 0.1 s); read the median
-#     (measure-v4.sh's method: the engine alone, no HTTP; wall and CPU-time tok/s).
+#   dgr <quant> batch 1 / aggregate at 8 / prompt 128: java-q8 as v4-decodebench.sh runs it (the engine alone, no HTTP;
+#     wall and CPU-time tok/s; read the medians).
 #   llama.cpp <quant>: llama-batched-bench -nr with 128 prompt + 64 generated tokens per sequence at 1, 1 and 8
 #     sequences (the first row warms up): S_PP at B=1 is prompt 128, S_TG at B=1 generation at batch 1, S_TG at
 #     B=8 the aggregate at 8 sessions.
@@ -27,6 +26,7 @@ LLAMA_BATCHED_BENCH="${LLAMA_BATCHED_BENCH:-$LLAMACPP_BIN/llama-batched-bench}"
 QUANTS=("$@")
 [ ${#QUANTS[@]} -gt 0 ] || QUANTS=(Q8_0 Q4_K_M)
 source "$ROOT/cli/src/dist/bin/dgr"   # find_jdk (nothing runs when sourced)
+source "$ROOT/tools/speed/v4-decodebench.sh"
 JDK="$(find_jdk)" || { echo "v4-llamacpp: no Java 25 or newer found" >&2; exit 1; }
 "$ROOT/dgr" --version >/dev/null      # builds the jars when sources changed
 load() { cut -d' ' -f1-3 /proc/loadavg; }
@@ -40,9 +40,7 @@ fi
 for q in "${QUANTS[@]}"; do
   model="${TMPDIR:-/tmp}/dgr-measure-dsv4-small-$q.gguf"
   [ -f "$model" ] || "$ROOT/dgr" synth --preset dsv4-small --quant "$q" -o "$model" >/dev/null
-  "$JDK/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:ObjectAlignmentInBytes=32 \
-    -cp "$ROOT/cli/target/lib/*" dgr.engine.llama.DecodeBench "$model" --q8 --threads "$THREADS" \
-    --batches 1,1,1,8,8,8 --steps 128 --prompts 128,128,128,128,128 --chunk 128 --steady 0 --warmup 1000 2>&1 \
+  v4_decodebench "$JDK" "$ROOT" "$model" q8 "$THREADS" \
     | grep -E '^(decode|prompt)' | sed -e "s/^/dgr $q: /" -e 's/; activations.*//'
   if [ -x "$LLAMA_BATCHED_BENCH" ]; then
     "$LLAMA_BATCHED_BENCH" -m "$model" -t "$THREADS" -c 2048 -b 2048 -ub 512 -npp 128 -ntg 64 -npl 1,1,8 -nr 2>&1 \

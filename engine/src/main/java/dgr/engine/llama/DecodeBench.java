@@ -87,7 +87,9 @@ public final class DecodeBench {
             System.out.printf("model %s, engine %s, threads %d, cache %s, %d layers, n_embd %d, vocab %d; %s%n", model, e.id(), threads,
                     o.cacheTypes(), e.info().nLayers(), e.info().nEmbd(), e.info().vocabSize(), dgr.engine.Engines.kernelMemoryReport());
             System.out.println("resident after load: " + resident());
-            decode(e, 1, warmup); // warm-up: JIT compiles the kernels (a small model's first hundreds of steps run partly interpreted)
+            // warm-up: JIT compiles the kernels (a small model's first thousands of steps run partly compiled), in sessions
+            // of at most 512 steps so that any count fits the context
+            for (int done = 0; done < warmup; done += 512) decode(e, 1, Math.min(512, warmup - done));
             decode(e, Math.min(4, maxB), 4);
             for (int b : batches) {
                 Rate r = decode(e, b, steps);
