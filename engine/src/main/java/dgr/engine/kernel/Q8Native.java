@@ -46,7 +46,7 @@ final class Q8Native {
     enum Variant {
         AVX512_VNNI("q8-avx512vnni.bin", "6c623fbd0db22be84d55bad79d41084b3240b6eb95a8318a5ad5d207c72811df",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")),
-        AVX2("q8-avx2.bin", "1ef8784f054387fce3db3c4090e8738da50de9851a14fcd35f34a4e7a7bd058b",
+        AVX2("q8-avx2.bin", "896708d94c6c9cbb1434191ca19b30dd7ed631e6ec638aa4ebe947243ca2e90d",
                 List.of("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"));
 
         final String resource, sha256;
