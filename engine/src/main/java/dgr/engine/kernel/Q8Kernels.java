@@ -49,8 +49,9 @@ public final class Q8Kernels implements Kernels {
             try {
                 off.add(WeightLayout.valueOf(t.toUpperCase(java.util.Locale.ROOT) + "_Q8"));
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("no 8-bit kernel layout for type '" + t + "' (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_NL, "
-                        + "IQ4_XS, MXFP4, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K)");
+                throw new IllegalArgumentException("no 8-bit kernel layout for type '" + t + "' (" + String.join(", ",
+                        EnumSet.allOf(WeightLayout.class).stream().map(Enum::name).filter(n -> n.endsWith("_Q8"))
+                                .map(n -> n.substring(0, n.length() - 3)).toList()) + ")");
             }
         }
         Q8Native.amxHeldOff = on ? Set.of() : off;

@@ -26,7 +26,7 @@ import java.nio.file.Path;
  * for one session's prompt fed {@code --chunk} rows per forward, and the GC count over 512 tokens
  * of steady-state decode ({@code --steady}; it should not move: the hot path allocates nothing).
  * {@code --warmup} batch-1 steps run untimed first (8 by default; a model as small as dsv4-small
- * needs a few hundred before the JIT has compiled its steps, as a serving node's first requests do).
+ * needs about 3,000 before the JIT has compiled its steps, as a serving node's first requests do).
  * Before the prompts, untimed prompts of 128 tokens until the JIT is quiet ({@link #warmPrompts}).
  * {@code --amx-ab ROUNDS} times each prompt with AMX and without it, alternating in this JVM
  * ({@code --amx-off Q6_K,...}: without it for those types' matrices only);
@@ -101,10 +101,10 @@ public final class DecodeBench {
                 System.out.printf("prompt warm-up: %d untimed prompts of %d tokens, until the JIT compiled under %d ms in one%n", passes,
                         Math.min(128, prompts[0]), dgr.engine.WarmUp.QUIET_JIT_MS);
             }
-            if (amxRounds > 0 && amxOff == null) ab(e, prompts, chunk, amxRounds, "AMX", "VNNI", dgr.engine.kernel.Q8Kernels::amxForBenchmark);
-            if (amxRounds > 0 && amxOff != null) {
+            if (amxRounds > 0) {
                 var off = amxOff;
-                ab(e, prompts, chunk, amxRounds, "AMX", "VNNI for " + String.join(",", off), on -> dgr.engine.kernel.Q8Kernels.amxForBenchmark(on, off));
+                ab(e, prompts, chunk, amxRounds, "AMX", off == null ? "VNNI" : "VNNI for " + String.join(",", off),
+                        on -> { if (off == null) dgr.engine.kernel.Q8Kernels.amxForBenchmark(on); else dgr.engine.kernel.Q8Kernels.amxForBenchmark(on, off); });
             }
             if (roundingRounds > 0) {
                 ab(e, prompts, chunk, roundingRounds, "rounding shared", "rounding per worker", dgr.engine.kernel.SharedRounding::shareForBenchmark);
