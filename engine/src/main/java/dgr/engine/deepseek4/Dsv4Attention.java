@@ -24,6 +24,14 @@ final class Dsv4Attention {
     private Dsv4Weights.Layer layer;
     private float[] q, iq, iw, att;
     private int headGroups;
+    /**
+     * The sub-layer's buffers (row-major, one row per batch row), reused by every layer and pass and grown to
+     * the widest layer and most rows asked so far: the q latent and heads, the key, the compressor's and the
+     * indexer's values and scores, the indexer's weights and queries, the heads' outputs, each head group's
+     * input and output of the output LoRA, their join and the sub-layer's output.
+     */
+    private float[] qaBuf, qBuf, kvBuf, cvBuf, csBuf, icvBuf, icsBuf, iwBuf, iqBuf, attBuf, uBuf, outBuf;
+    private float[][] groupInBuf, groupOutBuf;
     /** Per batch row, from phase one: its layer state, its window rows, and how many window rows, entries and indexer keys it sees. */
     private Dsv4State.LayerState[] rowState = new Dsv4State.LayerState[0];
     private float[][] windowRows = new float[0][];
@@ -56,14 +64,17 @@ final class Dsv4Attention {
      */
     float[] add(Batch b, int n, List<Dsv4Forward.Run> runs, float[] x, Dsv4Weights.Layer L, int li, Dsv4Products p) {
         int d = c.headDim(), nh = c.nHead(), hd = nh * d, rq = c.qLoraRank();
-        float[] qa = new float[n * rq];
-        float[] q = new float[n * hd];
-        float[] kv = new float[n * d];
+        float[] qa = qaBuf = grow(qaBuf, n * rq);
+        float[] q = qBuf = grow(qBuf, n * hd);
+        float[] kv = kvBuf = grow(kvBuf, n * d);
         Dsv4Weights.Compressor cp = L.compressor();
         Dsv4Weights.Indexer ix = L.indexer();
-        float[] cv = cp == null ? null : new float[n * cp.kv().rows()], cs = cp == null ? null : new float[n * cp.gate().rows()];
-        float[] icv = ix == null ? null : new float[n * ix.keys().kv().rows()], ics = ix == null ? null : new float[n * ix.keys().gate().rows()];
-        float[] iw = ix == null ? null : new float[n * c.idxHeads()], iq = ix == null ? null : new float[n * c.idxHeads() * c.idxDim()];
+        float[] cv = cp == null ? null : (cvBuf = grow(cvBuf, n * cp.kv().rows()));
+        float[] cs = cp == null ? null : (csBuf = grow(csBuf, n * cp.gate().rows()));
+        float[] icv = ix == null ? null : (icvBuf = grow(icvBuf, n * ix.keys().kv().rows()));
+        float[] ics = ix == null ? null : (icsBuf = grow(icsBuf, n * ix.keys().gate().rows()));
+        float[] iw = ix == null ? null : (iwBuf = grow(iwBuf, n * c.idxHeads()));
+        float[] iq = ix == null ? null : (iqBuf = grow(iqBuf, n * c.idxHeads() * c.idxDim()));
         // Everything that reads the normed input, then (behind the gate that norms the q latent)
         // what reads the q latent.
         p.add(L.qa(), x, qa).add(L.kv(), x, kv);
@@ -76,7 +87,7 @@ final class Dsv4Attention {
         if (ix != null) p.add(ix.qb(), qa, iq);
         // Phase one, one worker, row by row in each session's order: norms and rope, then the state
         // writes (window row, compressor rings, the entries of blocks completed) and what each row may see.
-        float[] att = new float[n * hd];
+        float[] att = attBuf = grow(attBuf, n * hd);  // each head's rows zeroed before its sums (Dsv4Mixer.attendRow)
         int groups = n == 1 ? Math.min(mixers.length, nh) : 1;
         boolean shared = groups > 1 && ix != null && L.ratio() == 4;
         p.rows(n, (r0, r1) -> prepare(b, r0, r1, L, q, kv, iq, iw));
@@ -105,7 +116,15 @@ final class Dsv4Attention {
 
         // Output LoRA: group g's heads through its own R_o × (H·d/G) matrix, then one projection back.
         int g = c.oGroups(), ro = c.oLoraRank(), gd = hd / g;
-        float[][] groupIn = new float[g][n * gd], groupOut = new float[g][n * ro];
+        if (groupInBuf == null) {
+            groupInBuf = new float[g][];
+            groupOutBuf = new float[g][];
+        }
+        for (int gi = 0; gi < g; gi++) {
+            groupInBuf[gi] = grow(groupInBuf[gi], n * gd);
+            groupOutBuf[gi] = grow(groupOutBuf[gi], n * ro);
+        }
+        float[][] groupIn = groupInBuf, groupOut = groupOutBuf;
         p.gate(() -> {
             release(n);
             for (int gi = 0; gi < g; gi++) {
@@ -113,15 +132,34 @@ final class Dsv4Attention {
             }
         });
         for (int gi = 0; gi < g; gi++) p.add(L.outA()[gi], groupIn[gi], groupOut[gi]);
-        float[] u = new float[n * g * ro];
+        float[] u = uBuf = grow(uBuf, n * g * ro);
         p.gate(() -> {
             for (int gi = 0; gi < g; gi++) {
                 for (int r = 0; r < n; r++) System.arraycopy(groupOut[gi], r * ro, u, r * g * ro + gi * ro, ro);
             }
         });
-        float[] out = new float[n * nEmbd];
+        float[] out = outBuf = grow(outBuf, n * nEmbd);
         p.add(L.outB(), u, out);
         return out;
+    }
+
+    private static float[] grow(float[] a, int n) {
+        return a != null && a.length >= n ? a : new float[n];
+    }
+
+    /** Bytes of the sub-layer's buffers and its workers' ({@link Dsv4Mixer#bytes}); references at 4 bytes. */
+    long bytes() {
+        long floats = 0;
+        for (float[] a : new float[][] {qaBuf, qBuf, kvBuf, cvBuf, csBuf, icvBuf, icsBuf, iwBuf, iqBuf, attBuf, uBuf, outBuf}) {
+            floats += a == null ? 0 : a.length;
+        }
+        for (float[][] group : new float[][][] {groupInBuf, groupOutBuf}) {
+            if (group == null) continue;
+            for (float[] a : group) floats += a == null ? 0 : a.length;
+        }
+        long bytes = 4 * floats + 4L * (rowState.length + windowRows.length + visible.length + chosen.length) + 8L * order.length;
+        for (Dsv4Mixer m : mixers) bytes += m.bytes();
+        return bytes;
     }
 
     /** Per row: q's heads normed and roped, the key normed and roped, the indexer's queries roped and weights scaled. */

@@ -48,6 +48,7 @@ public final class Dsv4Engine implements Engine {
     private final int firstLayer, endLayer, contextLength, maxRows;
     private final Dsv4Rope ropeWindow, ropeCompressed;
     private final Dsv4Forward fwd;
+    private final Matmuls mats;
     private boolean closed;
 
     /** Builds the engine over an open artifact (closed by {@link #close()}); {@code sha256} is the artifact's hash. */
@@ -97,7 +98,7 @@ public final class Dsv4Engine implements Engine {
         Scratch[] scratch = new Scratch[threads];
         for (int i = 0; i < threads; i++) scratch[i] = new Scratch(Dsv4Weights.widestInput(c), 8);
         this.pool = new WorkerPool(threads, "dgr-v4-" + id.name());
-        Matmuls mats = new Matmuls(kernels, pool, scratch);
+        this.mats = new Matmuls(kernels, pool, scratch);
         boolean simd = kind != EngineOptions.Kind.SCALAR;
         this.fwd = new Dsv4Forward(c, w, mats, new Dsv4Attention(c, ropeWindow, ropeCompressed, threads, simd),
                 firstLayer, endLayer, maxRows);
@@ -174,6 +175,12 @@ public final class Dsv4Engine implements Engine {
                 throw new IllegalArgumentException("row " + r + ": a later stage takes boundary rows, not tokens");
             }
         }
+    }
+
+    /** The pass's, attention's, experts' and workers' buffers (Engine.workspaceBytes); they grow with the batches and contexts run. */
+    @Override
+    public long workspaceBytes() {
+        return fwd.bytes() + mats.scratchBytes();
     }
 
     @Override

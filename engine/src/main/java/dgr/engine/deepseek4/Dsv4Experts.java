@@ -106,6 +106,18 @@ final class Dsv4Experts implements WorkerPool.Job {
         input = null;
     }
 
+    /** Bytes of the router's, the shared expert's and the slots' buffers (the slots' grow with the largest groups seen). */
+    long bytes() {
+        long floats = routerScores.length + weights.length + prob.length + biased.length;
+        for (float[] a : new float[][] {sharedGate, sharedUp, sharedHb, sharedOut}) floats += a == null ? 0 : a.length;
+        for (float[][] slot : new float[][][] {in, gate, up, hb, out}) {
+            for (float[] a : slot) floats += a == null ? 0 : a.length;
+        }
+        long ints = (long) chosen.length + expertOf.length + rowsOf.length + filled.length + groupSize.length + slotOf.length
+                + choiceSlot.length + choiceRow.length + firstChunk.length;
+        return 4 * (floats + ints);
+    }
+
     /** Row {@code r}'s experts and weights (2.5): sqrt(softplus) probabilities, hash or biased top-k, normalised, scaled. */
     private void route(Batch b, int r, Dsv4Weights.Layer L) {
         int ne = c.nExpert(), ke = c.nExpertUsed(), o = r * ke;

@@ -9,7 +9,8 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * One forward pass over the span (DSV4-SPEC 2.0–2.5). Buffers are row-major, one row per batch row.
+ * One forward pass over the span (DSV4-SPEC 2.0–2.5). Buffers are row-major, one row per batch row,
+ * sized for the engine's most rows once and reused by every layer and pass (counted by {@link #bytes}).
  * The batch has been validated by the engine. Matrix products go through {@link Matmuls} (the
  * engine's kernels on its worker pool); attention is {@link Dsv4Attention}, the FFN {@link Dsv4Experts}.
  */
@@ -22,6 +23,12 @@ final class Dsv4Forward {
     private final int firstLayer, endLayer;
     private final int nEmbd, hcD, hc;
     private final Result result;
+    /**
+     * The residual streams (x), the streams mixed before their copy back (xt), a branch's input (y) and
+     * output (f), the normed streams (z), the mix's product (mix) and each row's pre, post and comb weights.
+     */
+    private final float[] x, xt, y, f, z, mix, pre, post, comb;
+    private final int[] outRows;
 
     Dsv4Forward(Dsv4Config c, Dsv4Weights w, Matmuls mats, Dsv4Attention attention, int firstLayer, int endLayer, int maxRows) {
         this.c = c;
@@ -36,6 +43,23 @@ final class Dsv4Forward {
         this.hcD = c.residualWidth();
         int width = endLayer == c.nLayer() ? c.vocab() : hcD;
         this.result = new Result(new float[Math.multiplyExact(maxRows, width)], new int[maxRows], width);
+        this.x = new float[Math.multiplyExact(maxRows, hcD)];
+        this.xt = new float[x.length];
+        this.z = new float[x.length];
+        this.y = new float[Math.multiplyExact(maxRows, nEmbd)];
+        this.f = new float[y.length];
+        this.mix = new float[Math.multiplyExact(maxRows, c.hcMix())];
+        this.pre = new float[maxRows * hc];
+        this.post = new float[maxRows * hc];
+        this.comb = new float[maxRows * hc * hc];
+        this.outRows = new int[maxRows];
+    }
+
+    /** Bytes of the working buffers: this pass's, the attention's and the experts' (which grow with the batches run). */
+    long bytes() {
+        long floats = (long) result.outputArray.length + x.length + xt.length + z.length + y.length + f.length + mix.length
+                + pre.length + post.length + comb.length;
+        return 4 * floats + 4L * (result.offsets.length + outRows.length) + attention.bytes() + experts.bytes();
     }
 
     /** Output of one pass; rows that asked for none have offset -1. */
@@ -60,7 +84,6 @@ final class Dsv4Forward {
             runs.add(new Run((Dsv4State) b.slot(r), r, e));
             r = e;
         }
-        float[] x = new float[n * hcD];
         if (firstLayer == 0) {
             for (int r = 0; r < n; r++) {
                 RowDecoder.decodeRow(w.tokenEmbd, b.token(r), x, r * hcD);
@@ -69,12 +92,12 @@ final class Dsv4Forward {
         } else {
             System.arraycopy(b.boundary(), 0, x, 0, n * hcD);
         }
-        for (int li = 0; li < w.layers.length; li++) layer(b, n, runs, x, w.layers[li], li);
+        for (int li = 0; li < w.layers.length; li++) layer(b, n, runs, w.layers[li], li);
         for (Run run : runs) run.state.advance(b.position(run.end - 1) + 1);
 
         Arrays.fill(result.offsets, 0, n, -1);
         if (endLayer == c.nLayer()) {
-            head(b, n, x);
+            head(b, n);
         } else {
             System.arraycopy(x, 0, result.outputArray, 0, n * hcD);
             for (int r = 0; r < n; r++) result.offsets[r] = r * hcD;
@@ -91,17 +114,14 @@ final class Dsv4Forward {
      * a gate its Sinkhorn mix and norm, then the router ({@link Dsv4Experts#run} adds it and runs the
      * dispatch before its own).
      */
-    private void layer(Batch b, int n, List<Run> runs, float[] x, Dsv4Weights.Layer L, int li) {
-        float[] y = new float[n * nEmbd], post = new float[n * hc], comb = new float[n * hc * hc];
+    private void layer(Batch b, int n, List<Run> runs, Dsv4Weights.Layer L, int li) {
         Dsv4Products p = products.begin(n);
-        hcPre(L.hcAttn(), x, n, y, post, comb, L.attnNorm(), p);
+        hcPre(L.hcAttn(), n, L.attnNorm(), p);
         float[] a = attention.add(b, n, runs, y, L, li, p);
-        p.rows(n, (r0, r1) -> hcPost(a, x, r0, r1, post, comb));
-        hcPre(L.hcFfn(), x, n, y, post, comb, L.ffnNorm(), p);
-
-        float[] f = new float[n * nEmbd];
+        p.rows(n, (r0, r1) -> hcPost(a, r0, r1));
+        hcPre(L.hcFfn(), n, L.ffnNorm(), p);
         experts.run(b, n, y, L, f, p);
-        hcPost(f, x, 0, n, post, comb);
+        hcPost(f, 0, n);
     }
 
     // ---------------------------------------------------------------- hyper-connections (2.1)
@@ -111,27 +131,24 @@ final class Dsv4Forward {
      * row's pre weights, post weights and Sinkhorn-normalised comb, its streams mixed into {@code y}
      * and {@code y} normed by {@code norm}.
      */
-    private void hcPre(Dsv4Weights.Hc h, float[] x, int n, float[] y, float[] post, float[] comb, float[] norm, Dsv4Products p) {
-        float[] z = new float[n * hcD];
-        float[] mix = new float[n * c.hcMix()];
+    private void hcPre(Dsv4Weights.Hc h, int n, float[] norm, Dsv4Products p) {
         p.rows(n, (r0, r1) -> {
             for (int r = r0; r < r1; r++) Dsv4Kernels.rmsNorm(x, r * hcD, z, r * hcD, hcD, null, c.eps());
         });
-        p.add(h.fn(), z, mix).rows(n, (r0, r1) -> hcMix(h, x, r0, r1, mix, y, post, comb, norm));
+        p.add(h.fn(), z, mix).rows(n, (r0, r1) -> hcMix(h, r0, r1, norm));
     }
 
-    private void hcMix(Dsv4Weights.Hc h, float[] x, int r0, int r1, float[] mix, float[] y, float[] post, float[] comb, float[] norm) {
+    private void hcMix(Dsv4Weights.Hc h, int r0, int r1, float[] norm) {
         int m = c.hcMix();
         float[] base = h.base(), scale = h.scale();
-        float[] pre = new float[hc];
         for (int r = r0; r < r1; r++) {
-            int o = r * m;
-            for (int s = 0; s < hc; s++) pre[s] = Dsv4Kernels.sigmoid(mix[o + s] * scale[0] + base[s]) + c.hcEps();
+            int o = r * m, po = r * hc;
+            for (int s = 0; s < hc; s++) pre[po + s] = Dsv4Kernels.sigmoid(mix[o + s] * scale[0] + base[s]) + c.hcEps();
             for (int s = 0; s < hc; s++) post[r * hc + s] = 2f * Dsv4Kernels.sigmoid(mix[o + hc + s] * scale[1] + base[hc + s]);
             int co = r * hc * hc;
             for (int i = 0; i < hc * hc; i++) comb[co + i] = mix[o + 2 * hc + i] * scale[2] + base[2 * hc + i];
             sinkhorn(comb, co);
-            Dsv4Kernels.mixStreams(x, r * hcD, nEmbd, hc, pre, 0, 1, y, r * nEmbd);
+            Dsv4Kernels.mixStreams(x, r * hcD, nEmbd, hc, pre, po, 1, y, r * nEmbd);
             Dsv4Kernels.rmsNorm(y, r * nEmbd, y, r * nEmbd, nEmbd, norm, c.eps());
         }
     }
@@ -168,28 +185,26 @@ final class Dsv4Forward {
     }
 
     /** X'[dst] = post_dst·f + Σ_src C[src][dst]·X[src] (the mix first, then the branch added in one FMA). */
-    private void hcPost(float[] f, float[] x, int r0, int r1, float[] post, float[] comb) {
-        float[] t = new float[hcD];
+    private void hcPost(float[] f, int r0, int r1) {
         for (int r = r0; r < r1; r++) {
             int xo = r * hcD, fo = r * nEmbd, co = r * hc * hc;
             for (int d = 0; d < hc; d++) {
-                Dsv4Kernels.mixStreams(x, xo, nEmbd, hc, comb, co + d, hc, t, d * nEmbd);
-                Dsv4Kernels.addScaled(f, fo, post[r * hc + d], t, d * nEmbd, nEmbd);
+                Dsv4Kernels.mixStreams(x, xo, nEmbd, hc, comb, co + d, hc, xt, xo + d * nEmbd);
+                Dsv4Kernels.addScaled(f, fo, post[r * hc + d], xt, xo + d * nEmbd, nEmbd);
             }
-            System.arraycopy(t, 0, x, xo, hcD);
+            System.arraycopy(xt, xo, x, xo, hcD);
         }
     }
 
     // ---------------------------------------------------------------- head
 
-    private void head(Batch b, int n, float[] x) {
+    private void head(Batch b, int n) {
         int m = 0;
-        int[] rows = new int[n];
+        int[] rows = outRows;
         for (int r = 0; r < n; r++) if (b.wantsOutput(r)) rows[m++] = r;
         if (m == 0) return;
-        float[] y = new float[m * nEmbd];
-        float[] z = new float[m * hcD];
-        float[] mix = new float[m * hc];
+        // y sums the streams below from zero; z and mix are written whole (the mix's product: m rows of hc)
+        Arrays.fill(y, 0, m * nEmbd, 0f);
         Dsv4Weights.Hc h = w.hcHead;
         for (int i = 0; i < m; i++) Dsv4Kernels.rmsNorm(x, rows[i] * hcD, z, i * hcD, hcD, null, c.eps());
         products.begin(m).add(h.fn(), z, mix).run();

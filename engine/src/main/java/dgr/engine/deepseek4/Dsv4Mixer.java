@@ -136,6 +136,7 @@ final class Dsv4Mixer {
             }
             float den = Dsv4Kernels.expSum(logit, 0, nk, mx, lanes) + dgr.engine.kernel.Exp.exp(sinks[h] - mx);
             int ao = r * hd + h * d;
+            Arrays.fill(att, ao, ao + d, 0f);  // the caller's buffer is reused from earlier rows and layers
             for (int j = 0; j < nk; j++) {
                 // Weights under e^-87 are 0 (Exp): they would be subnormal, an Intel microcode assist per multiply.
                 if (logit[j] != 0f) Dsv4Kernels.axpy(logit[j], keys[j], 0, att, ao, d);
@@ -145,6 +146,12 @@ final class Dsv4Mixer {
             rope.apply(att, ao, d, p, true);
         }
         java.util.Arrays.fill(keys, 0, nk, null);
+    }
+
+    /** Bytes of this worker's buffers (grown with the longest contexts seen; references at 4 bytes). */
+    long bytes() {
+        return 4L * (keys.length + logit.length + lanes.length + selected.length + rowIdx.length + rowOff.length + exps.length)
+                + 8L * order.length;
     }
 
     private static float[][] grow(float[][] a, int n) {

@@ -69,7 +69,7 @@ public final class Matmuls {
     public long nextEpoch() { return ++epochs; }
 
     /** Bytes the workers' scratch holds now. */
-    long scratchBytes() {
+    public long scratchBytes() {
         long bytes = 0;
         for (Scratch s : scratch) bytes += s.bytes();
         return bytes;
