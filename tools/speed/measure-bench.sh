@@ -3,13 +3,14 @@
 # (issue 26's serving figures: output and total token throughput, TTFT p95), then decode at depth 4096 with an f16
 # K/V cache against f32 in one JVM (CacheDepthBench: alternating rounds, so load falls on both alike).
 # Usage: tools/speed/measure-bench.sh [MODEL.gguf]   env: THREADS (2), CACHE (f32: the bench's --cache-type-k/-v),
-#   DEPTH (4096; 0 skips the depth A/B), DEPTH_TYPES (f32,f16)
+#   DEPTH (4096; 0 skips the depth A/B), DEPTH_TYPES (f32,f16), BENCH_OUT (a folder that keeps the bench's output)
 # Prints one line per level and per cache type. Runs about 4-5 minutes on an idle 2-core machine; stops what it starts.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 MODEL="${1:-/tmp/models/llama-1b-Q4_0.gguf}"
 THREADS="${THREADS:-2}" CACHE="${CACHE:-f32}" DEPTH="${DEPTH:-4096}" DEPTH_TYPES="${DEPTH_TYPES:-f32,f16}"
-OUT="$(mktemp -d /tmp/measure-bench.XXXXXX)"
+OUT="${BENCH_OUT:-$(mktemp -d /tmp/measure-bench.XXXXXX)}"
+mkdir -p "$OUT"
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 [ -f "$MODEL" ] || "$ROOT/dgr" synth --preset llama-1b --quant Q4_0 -o "$MODEL" >/dev/null
 
@@ -28,5 +29,5 @@ if [ "$DEPTH" -gt 0 ]; then
     -cp "engine/target/classes:gguf/target/classes" dgr.engine.llama.CacheDepthBench "$MODEL" --depth "$DEPTH" \
     --types "$DEPTH_TYPES" --threads "$THREADS" --steps 16 --rounds 3 2>&1 | grep -v WARNING | sed 's/^/dgr /'
 fi
-rm -rf "$OUT"
+[ -n "${BENCH_OUT:-}" ] || rm -rf "$OUT"  # BENCH_OUT=DIR keeps bench-result.json (its iteration samples)
 echo "# done $(date -u +%FT%TZ) [load $(load)]"
