@@ -1,6 +1,7 @@
 package dgr.engine.deepseek4;
 
 import dgr.engine.Batch;
+import dgr.engine.llama.ExpertGroups;
 import dgr.engine.kernel.WeightMatrix;
 import java.util.Arrays;
 import java.util.List;
@@ -64,17 +65,17 @@ final class Dsv4Attention {
      */
     float[] add(Batch b, int n, List<Dsv4Forward.Run> runs, float[] x, Dsv4Weights.Layer L, int li, Dsv4Products p) {
         int d = c.headDim(), nh = c.nHead(), hd = nh * d, rq = c.qLoraRank();
-        float[] qa = qaBuf = grow(qaBuf, n * rq);
-        float[] q = qBuf = grow(qBuf, n * hd);
-        float[] kv = kvBuf = grow(kvBuf, n * d);
+        float[] qa = qaBuf = ExpertGroups.grow(qaBuf, n * rq);
+        float[] q = qBuf = ExpertGroups.grow(qBuf, n * hd);
+        float[] kv = kvBuf = ExpertGroups.grow(kvBuf, n * d);
         Dsv4Weights.Compressor cp = L.compressor();
         Dsv4Weights.Indexer ix = L.indexer();
-        float[] cv = cp == null ? null : (cvBuf = grow(cvBuf, n * cp.kv().rows()));
-        float[] cs = cp == null ? null : (csBuf = grow(csBuf, n * cp.gate().rows()));
-        float[] icv = ix == null ? null : (icvBuf = grow(icvBuf, n * ix.keys().kv().rows()));
-        float[] ics = ix == null ? null : (icsBuf = grow(icsBuf, n * ix.keys().gate().rows()));
-        float[] iw = ix == null ? null : (iwBuf = grow(iwBuf, n * c.idxHeads()));
-        float[] iq = ix == null ? null : (iqBuf = grow(iqBuf, n * c.idxHeads() * c.idxDim()));
+        float[] cv = cp == null ? null : (cvBuf = ExpertGroups.grow(cvBuf, n * cp.kv().rows()));
+        float[] cs = cp == null ? null : (csBuf = ExpertGroups.grow(csBuf, n * cp.gate().rows()));
+        float[] icv = ix == null ? null : (icvBuf = ExpertGroups.grow(icvBuf, n * ix.keys().kv().rows()));
+        float[] ics = ix == null ? null : (icsBuf = ExpertGroups.grow(icsBuf, n * ix.keys().gate().rows()));
+        float[] iw = ix == null ? null : (iwBuf = ExpertGroups.grow(iwBuf, n * c.idxHeads()));
+        float[] iq = ix == null ? null : (iqBuf = ExpertGroups.grow(iqBuf, n * c.idxHeads() * c.idxDim()));
         // Everything that reads the normed input, then (behind the gate that norms the q latent)
         // what reads the q latent.
         p.add(L.qa(), x, qa).add(L.kv(), x, kv);
@@ -87,7 +88,7 @@ final class Dsv4Attention {
         if (ix != null) p.add(ix.qb(), qa, iq);
         // Phase one, one worker, row by row in each session's order: norms and rope, then the state
         // writes (window row, compressor rings, the entries of blocks completed) and what each row may see.
-        float[] att = attBuf = grow(attBuf, n * hd);  // each head's rows zeroed before its sums (Dsv4Mixer.attendRow)
+        float[] att = attBuf = ExpertGroups.grow(attBuf, n * hd);  // each head's rows zeroed before its sums (Dsv4Mixer.attendRow)
         int groups = n == 1 ? Math.min(mixers.length, nh) : 1;
         boolean shared = groups > 1 && ix != null && L.ratio() == 4;
         p.rows(n, (r0, r1) -> prepare(b, r0, r1, L, q, kv, iq, iw));
@@ -121,8 +122,8 @@ final class Dsv4Attention {
             groupOutBuf = new float[g][];
         }
         for (int gi = 0; gi < g; gi++) {
-            groupInBuf[gi] = grow(groupInBuf[gi], n * gd);
-            groupOutBuf[gi] = grow(groupOutBuf[gi], n * ro);
+            groupInBuf[gi] = ExpertGroups.grow(groupInBuf[gi], n * gd);
+            groupOutBuf[gi] = ExpertGroups.grow(groupOutBuf[gi], n * ro);
         }
         float[][] groupIn = groupInBuf, groupOut = groupOutBuf;
         p.gate(() -> {
@@ -132,19 +133,15 @@ final class Dsv4Attention {
             }
         });
         for (int gi = 0; gi < g; gi++) p.add(L.outA()[gi], groupIn[gi], groupOut[gi]);
-        float[] u = uBuf = grow(uBuf, n * g * ro);
+        float[] u = uBuf = ExpertGroups.grow(uBuf, n * g * ro);
         p.gate(() -> {
             for (int gi = 0; gi < g; gi++) {
                 for (int r = 0; r < n; r++) System.arraycopy(groupOut[gi], r * ro, u, r * g * ro + gi * ro, ro);
             }
         });
-        float[] out = outBuf = grow(outBuf, n * nEmbd);
+        float[] out = outBuf = ExpertGroups.grow(outBuf, n * nEmbd);
         p.add(L.outB(), u, out);
         return out;
-    }
-
-    private static float[] grow(float[] a, int n) {
-        return a != null && a.length >= n ? a : new float[n];
     }
 
     /** Bytes of the sub-layer's buffers and its workers' ({@link Dsv4Mixer#bytes}); references at 4 bytes. */
