@@ -103,6 +103,11 @@ class TwoArchitecturesInOneNodeTest {
             Set<String> recipes = models.stream().map(m -> m.engine().recipe().id()).collect(Collectors.toSet());
             assertThat(architectures).containsExactlyInAnyOrder("llama", "deepseek4");
             assertThat(recipes).hasSize(3);
+            // The capability report counts every model's working buffers, DeepSeek-V4's included.
+            com.fasterxml.jackson.databind.JsonNode c = Http.json(new Http(node).get("/v1/capabilities"));
+            assertThat(c.at("/memory/workspace_uncounted_models").asInt()).isZero();
+            assertThat(c.get("models")).hasSize(3).allSatisfy(m ->
+                    assertThat(m.at("/engine/workspace_bytes").asLong()).as(m.get("id").asText()).isPositive());
         }
     }
 
