@@ -23,7 +23,6 @@ final class Dsv4Attention {
     // What the attention chunks read (set by the gate step before them, cleared by the one after).
     private Batch batch;
     private Dsv4Weights.Layer layer;
-    private float[] q, iq, iw, att;
     private int headGroups;
     /**
      * The sub-layer's buffers (row-major, one row per batch row), reused by every layer and pass and grown to
@@ -32,7 +31,7 @@ final class Dsv4Attention {
      * input and output of the output LoRA, their join and the sub-layer's output.
      */
     private float[] qaBuf, qBuf, kvBuf, cvBuf, csBuf, icvBuf, icsBuf, iwBuf, iqBuf, attBuf, uBuf, outBuf;
-    private float[][] groupInBuf, groupOutBuf;
+    private final float[][] groupInBuf, groupOutBuf;
     /** Per batch row, from phase one: its layer state, its window rows, and how many window rows, entries and indexer keys it sees. */
     private Dsv4State.LayerState[] rowState = new Dsv4State.LayerState[0];
     private float[][] windowRows = new float[0][];
@@ -53,6 +52,8 @@ final class Dsv4Attention {
         this.nEmbd = c.nEmbd();
         this.mixers = new Dsv4Mixer[workers];
         for (int w = 0; w < workers; w++) mixers[w] = new Dsv4Mixer(c, ropeWindow, ropeCompressed, simd);
+        this.groupInBuf = new float[c.oGroups()][];
+        this.groupOutBuf = new float[c.oGroups()][];
     }
 
     /** A compressor's per-token values v and scores s (score includes ape[p mod ratio]). */
@@ -96,10 +97,6 @@ final class Dsv4Attention {
             store(b, n, runs, L, li, kv, cp == null ? null : withApe(b, n, cv, cs, cp), ix == null ? null : withApe(b, n, icv, ics, ix.keys()));
             this.batch = b;
             this.layer = L;
-            this.q = q;
-            this.iq = iq;
-            this.iw = iw;
-            this.att = att;
             this.headGroups = groups;
             this.sharedChoice = shared;
             if (order.length < visible[2]) order = new long[Math.max(visible[2], 2 * order.length)];
@@ -117,10 +114,6 @@ final class Dsv4Attention {
 
         // Output LoRA: group g's heads through its own R_o × (H·d/G) matrix, then one projection back.
         int g = c.oGroups(), ro = c.oLoraRank(), gd = hd / g;
-        if (groupInBuf == null) {
-            groupInBuf = new float[g][];
-            groupOutBuf = new float[g][];
-        }
         for (int gi = 0; gi < g; gi++) {
             groupInBuf[gi] = ExpertGroups.grow(groupInBuf[gi], n * gd);
             groupOutBuf[gi] = ExpertGroups.grow(groupOutBuf[gi], n * ro);
@@ -151,7 +144,6 @@ final class Dsv4Attention {
             floats += a == null ? 0 : a.length;
         }
         for (float[][] group : new float[][][] {groupInBuf, groupOutBuf}) {
-            if (group == null) continue;
             for (float[] a : group) floats += a == null ? 0 : a.length;
         }
         long bytes = 4 * floats + 4L * (rowState.length + windowRows.length + visible.length + chosen.length) + 8L * order.length;
@@ -212,7 +204,6 @@ final class Dsv4Attention {
     private void release(int n) {
         batch = null;
         layer = null;
-        q = iq = iw = att = null;
         Arrays.fill(rowState, 0, n, null);
         Arrays.fill(windowRows, 0, n * c.nSwa(), null);
     }
@@ -234,15 +225,16 @@ final class Dsv4Attention {
      */
     private void attend(int k, int worker) {
         int r = k / headGroups, hg = k % headGroups, nh = c.nHead(), nSwa = c.nSwa();
+        boolean indexer = layer.indexer() != null;  // the indexer's buffers hold another layer's rows where this one has none
         mixers[worker].attendRow(rowState[r], layer, r, batch.position(r), windowRows, r * nSwa, visible[3 * r], visible[3 * r + 1],
-                visible[3 * r + 2], q, iq, iw, att, nh * hg / headGroups, nh * (hg + 1) / headGroups,
-                sharedChoice ? chosen : null, chosenCount);
+                visible[3 * r + 2], qBuf, indexer ? iqBuf : null, indexer ? iwBuf : null, attBuf, nh * hg / headGroups,
+                nh * (hg + 1) / headGroups, sharedChoice ? chosen : null, chosenCount);
     }
 
     /** Chunk {@code k} of {@code headGroups}: the batch's one row's indexer scores of its share of the visible blocks. */
     private void scoreBlocks(int k, int worker) {
         int nvis = visible[2];
         if (nvis <= c.idxTopK()) return;
-        mixers[worker].scoreBlocks(rowState[0], nvis * k / headGroups, nvis * (k + 1) / headGroups, 0, iq, iw, order);
+        mixers[worker].scoreBlocks(rowState[0], nvis * k / headGroups, nvis * (k + 1) / headGroups, 0, iqBuf, iwBuf, order);
     }
 }
