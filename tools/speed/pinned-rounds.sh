@@ -7,7 +7,9 @@
 #   last two cores lscpu lists), MODELS (default /tmp/m; files made there with DecodeBench --synth, the bytes of
 #   `dgr synth --preset llama-1b --quant Q`), AMX_AB (default none; e.g. "Q6_K Q4_K all": after the rounds, one JVM per
 #   set on AMX_AB_QUANT (default Q4_K_M) times each prompt AMX_AB_ROUNDS times (default 5) with AMX and with those types'
-#   matrices on the VNNI path instead, alternating: DecodeBench --amx-ab, --amx-off; same bits). Writes its log to $OUT/rounds.txt when OUT is set (a device call), and
+#   matrices on the VNNI path instead, alternating: DecodeBench --amx-ab, --amx-off; same bits). In the first round dgr
+#   runs each prompt once more with --kernel-account: each weight type's share of the prompt's thread time and its
+#   kernel's rate, the rounding's share and the rest (attention, norms, barriers). Writes its log to $OUT/rounds.txt when OUT is set (a device call), and
 #   ends with each figure's median over the rounds and the ratios of the medians.
 # About 2.5 minutes a round on a 2 GHz Xeon for the two default files (synthesis first: 30 s on 16 cores).
 set -euo pipefail
@@ -44,9 +46,10 @@ for r in $(seq 1 "$ROUNDS"); do
         | awk -F'|' -v q="$q" -v r="$r" '{split($8, v, "±"); gsub(/ /, "", v[1]); print "llama.cpp", q, "depth", v[1], r}' >> "$RES"
       depth=(--depths "$DEPTH")
     fi
+    account=(); [ "$r" = 1 ] && account=(--kernel-account)
     say "## dgr $q $(t)"
     taskset -c "$CPUS" "${JAVA[@]}" "$f" --threads 2 --batches 1 --steps 16 --steady 0 --prompts "$PROMPTS" "${depth[@]}" --chunk 64 \
-      --cache-type f16 2>&1 | grep -E '^(model|prompt|decode)' | tee -a "$LOG" \
+      --cache-type f16 "${account[@]}" 2>&1 | grep -E '^(model|prompt|decode|kernel account)' | tee -a "$LOG" \
       | awk -v q="$q" -v r="$r" '/^prompt [0-9]+ tokens/ {print "dgr", q, "pp" $2, $7, r} /^decode B= 1 at depth/ {print "dgr", q, "depth", $7, r}' >> "$RES"
   done
 done

@@ -220,10 +220,18 @@ final class Q8Rows {
     }
 
     static void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
-        Q8Input shared = s.shared, in = shared != null && shared.holds(x, nRows, w.cols(), s.epoch)
-                ? shared : s.eightBit.prepare(x, nRows, w.cols(), s.epoch);
+        Q8Input shared = s.shared, in;
+        if (shared != null && shared.holds(x, nRows, w.cols(), s.epoch)) {
+            in = shared;
+        } else {
+            long r0 = KernelAccount.start();
+            in = s.eightBit.prepare(x, nRows, w.cols(), s.epoch);
+            KernelAccount.rounding(r0);
+        }
+        long t0 = KernelAccount.start();
         if (Q8Native.KERNEL != null && w.data().isNative()) Q8Native.KERNEL.rows(w, in, nRows, out, oStart, oEnd, s);
         else javaRows(w, in, nRows, out, oStart, oEnd);
+        KernelAccount.matrix(t0, w.layout(), (long) Math.max(0, oEnd - oStart) * w.cols() * nRows);
     }
 
     /**

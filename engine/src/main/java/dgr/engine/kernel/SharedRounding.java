@@ -61,6 +61,7 @@ public final class SharedRounding {
             s.shared = null;
             return;
         }
+        long t0 = KernelAccount.start();
         for (int r0 = next.getAndAdd(ROWS); r0 < rows; r0 = next.getAndAdd(ROWS)) {
             int r1 = Math.min(rows, r0 + ROWS);
             input.roundRows(x, cols, r0, r1);
@@ -70,6 +71,7 @@ public final class SharedRounding {
             if (spins < 2_000) Thread.onSpinWait();
             else Thread.yield();
         }
+        KernelAccount.rounding(t0);
         s.shared = input;
     }
 }

@@ -31,6 +31,9 @@ import java.nio.file.Path;
  * {@code --amx-ab ROUNDS} times each prompt with AMX and without it, alternating in this JVM
  * ({@code --amx-off Q6_K,...}: without it for those types' matrices only);
  * {@code --rounding-ab ROUNDS} with the input rounded once per dispatch and by each worker.
+ * {@code --kernel-account} then runs each prompt once more, counting where its thread time goes
+ * ({@link dgr.engine.kernel.KernelAccount}: the 8-bit matrix kernel per weight type, with its rate, the
+ * rounding, and the rest).
  */
 public final class DecodeBench {
     private DecodeBench() {}
@@ -40,6 +43,7 @@ public final class DecodeBench {
         int threads = 2, steps = 32, prompt = 128, chunk = 32, steady = 512, warmup = 8;
         int[] batches = {1, 2, 4, 8, 16}, prompts = null, depths = {};
         int amxRounds = 0, roundingRounds = 0;
+        boolean account = false;
         EngineOptions.Kind kind = EngineOptions.Kind.AUTO;
         dgr.engine.KvCacheType cacheK = dgr.engine.KvCacheType.F32, cacheV = dgr.engine.KvCacheType.F32;
         String synth = null;
@@ -63,6 +67,7 @@ public final class DecodeBench {
                 case "--amx-ab" -> amxRounds = Integer.parseInt(args[++i]);
                 case "--amx-off" -> amxOff = java.util.List.of(args[++i].split(","));
                 case "--rounding-ab" -> roundingRounds = Integer.parseInt(args[++i]);
+                case "--kernel-account" -> account = true;
                 case "--scalar" -> kind = EngineOptions.Kind.SCALAR;
                 case "--q8" -> kind = EngineOptions.Kind.Q8;
                 case "--simd" -> kind = EngineOptions.Kind.SIMD;
@@ -74,7 +79,7 @@ public final class DecodeBench {
         }
         if (model == null) throw new IllegalArgumentException("usage: DecodeBench MODEL.gguf|--synth-1b [--synth PRESET:QUANT] [--threads N] [--steps N] "
                 + "[--batches 1,2,4,8,16] [--prompt N | --prompts N,N,..] [--depths N,N,..] [--chunk N] [--steady TOKENS] [--warmup STEPS] "
-                + "[--scalar | --simd | --q8] [--amx-ab ROUNDS [--amx-off TYPE,..]] [--rounding-ab ROUNDS] [--cache-type-k TYPE] [--cache-type-v TYPE] [--cache-type TYPE]");
+                + "[--scalar | --simd | --q8] [--amx-ab ROUNDS [--amx-off TYPE,..]] [--rounding-ab ROUNDS] [--kernel-account] [--cache-type-k TYPE] [--cache-type-v TYPE] [--cache-type TYPE]");
         if (amxOff != null) dgr.engine.kernel.Q8Kernels.amxForBenchmark(true, amxOff);  // a misspelt type fails here, before the load
         if (synth != null) synthesise(synth, model);
         if (prompts == null) prompts = prompt > 0 ? new int[] {prompt} : new int[0];
@@ -109,12 +114,13 @@ public final class DecodeBench {
             if (roundingRounds > 0) {
                 ab(e, prompts, chunk, roundingRounds, "rounding shared", "rounding per worker", dgr.engine.kernel.SharedRounding::shareForBenchmark);
             }
-            if (amxRounds > 0 || roundingRounds > 0) prompts = new int[0];  // an A/B has measured the prompts
-            for (int n : prompts) {
+            int[] timed = amxRounds > 0 || roundingRounds > 0 ? new int[0] : prompts;  // an A/B has measured the prompts
+            for (int n : timed) {
                 Rate r = prefill(e, n, chunk);
                 System.out.printf("prompt %d tokens, %d per forward: %7.2f tok/s wall, %7.2f tok/s by CPU time  load %s%n",
                         n, chunk, r.wall(), r.cpu(), load());
             }
+            if (account) for (int n : prompts) System.out.println(accounted(e, n, chunk));
             for (int d : depths) {
                 Rate r = decodeAtDepth(e, d, chunk, steps);
                 System.out.printf("decode B= 1 at depth %d: %7.2f tok/s wall, %7.2f tok/s by CPU time  load %s%n",
@@ -212,6 +218,31 @@ public final class DecodeBench {
         } catch (java.io.IOException e) {
             return e.toString();
         }
+    }
+
+    /**
+     * One more {@code n}-token prompt with {@link dgr.engine.kernel.KernelAccount} counting: each weight type's share
+     * of the threads' time (wall time × threads) and its kernel's rate, the rounding's share, and the rest.
+     */
+    static String accounted(Engine e, int n, int chunk) {
+        dgr.engine.kernel.KernelAccount.count(true);
+        Rate r;
+        try {
+            r = prefill(e, n, chunk);
+        } finally {
+            dgr.engine.kernel.KernelAccount.count(false);
+        }
+        var t = dgr.engine.kernel.KernelAccount.totals();
+        double threadNanos = (double) r.wallNanos() * r.threads();
+        StringBuilder b = new StringBuilder(String.format("kernel account, prompt %d tokens, %d per forward: %.2f tok/s wall, %d threads;",
+                n, chunk, r.wall(), r.threads()));
+        for (var m : t.matrices()) {
+            String type = m.layout().name().replace("_Q8", "");
+            b.append(String.format(" %s %.1f%% (%.0f GOPS),", type, 100 * m.nanos() / threadNanos, m.gops()));
+        }
+        long rest = Math.round(threadNanos) - t.matrixNanos() - t.roundingNanos();
+        return b.append(String.format(" rounding %.1f%%, rest %.1f%%  load %s", 100 * t.roundingNanos() / threadNanos,
+                100 * rest / threadNanos, load())).toString();
     }
 
     static int[] ints(String csv) {
