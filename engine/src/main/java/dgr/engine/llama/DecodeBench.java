@@ -31,9 +31,9 @@ import java.nio.file.Path;
  * {@code --amx-ab ROUNDS} times each prompt with AMX and without it, alternating in this JVM
  * ({@code --amx-off Q6_K,...}: without it for those types' matrices only);
  * {@code --rounding-ab ROUNDS} with the input rounded once per dispatch and by each worker.
- * {@code --kernel-account} then runs each prompt once more, counting where its thread time goes
- * ({@link dgr.engine.kernel.KernelAccount}: the 8-bit matrix kernel per weight type, with its rate, the
- * rounding, and the rest).
+ * {@code --kernel-account} then runs each batch size's decode steps and each prompt once more, counting where
+ * their thread time goes ({@link dgr.engine.kernel.KernelAccount}: the 8-bit matrix kernel per weight type, with
+ * its rate, the rounding, and the rest).
  */
 public final class DecodeBench {
     private DecodeBench() {}
@@ -120,7 +120,11 @@ public final class DecodeBench {
                 System.out.printf("prompt %d tokens, %d per forward: %7.2f tok/s wall, %7.2f tok/s by CPU time  load %s%n",
                         n, chunk, r.wall(), r.cpu(), load());
             }
-            if (account) for (int n : prompts) System.out.println(accounted(e, n, chunk));
+            if (account) {
+                int steps1 = steps, chunk1 = chunk;  // the lambdas' copies
+                for (int b : batches) System.out.println(accounted("decode B=" + b, () -> decode(e, b, steps1)));
+                for (int n : prompts) System.out.println(accounted("prompt " + n + " tokens, " + chunk + " per forward", () -> prefill(e, n, chunk1)));
+            }
             for (int d : depths) {
                 Rate r = decodeAtDepth(e, d, chunk, steps);
                 System.out.printf("decode B= 1 at depth %d: %7.2f tok/s wall, %7.2f tok/s by CPU time  load %s%n",
@@ -221,21 +225,22 @@ public final class DecodeBench {
     }
 
     /**
-     * One more {@code n}-token prompt with {@link dgr.engine.kernel.KernelAccount} counting: each weight type's share
-     * of the threads' time (wall time × threads) and its kernel's rate, the rounding's share, and the rest.
+     * {@code work} once more with {@link dgr.engine.kernel.KernelAccount} counting: each weight type's share of the
+     * threads' time (wall time × threads) and its kernel's rate, the rounding's share, and the rest.
      */
-    static String accounted(Engine e, int n, int chunk) {
+    static String accounted(String what, java.util.function.Supplier<Rate> work) {
         dgr.engine.kernel.KernelAccount.count(true);
+        long t0 = System.nanoTime();
         Rate r;
         try {
-            r = prefill(e, n, chunk);
+            r = work.get();
         } finally {
             dgr.engine.kernel.KernelAccount.count(false);
         }
+        // the whole of work's time, its untimed set-up included (decode's sessions prefill first), as the counts are
+        double threadNanos = (double) (System.nanoTime() - t0) * r.threads();
         var t = dgr.engine.kernel.KernelAccount.totals();
-        double threadNanos = (double) r.wallNanos() * r.threads();
-        StringBuilder b = new StringBuilder(String.format("kernel account, prompt %d tokens, %d per forward: %.2f tok/s wall, %d threads;",
-                n, chunk, r.wall(), r.threads()));
+        StringBuilder b = new StringBuilder(String.format("kernel account, %s: %.2f tok/s wall, %d threads;", what, r.wall(), r.threads()));
         for (var m : t.matrices()) {
             String type = m.layout().name().replace("_Q8", "");
             b.append(String.format(" %s %.1f%% (%.0f GOPS),", type, 100 * m.nanos() / threadNanos, m.gops()));
