@@ -794,7 +794,9 @@ INLINE void group_super(int G, int T, const uint8_t *gw, long nb, const int8_t *
  * the caller's). The integer sums and the float steps per output and block are BLOCK's (Q4_0) and
  * group_super's (the K-quants), in block order: same bits. Kernel A/B (tools/native-kernels/ab, 64
  * batch rows, 2026-12-04, AMD EPYC Zen 3): Q5_K 109 GOPS in group_super, 202 here (Q4_K 218); Q6_K
- * (sub_tile) 98 and 158; Q8_0 80 in BLOCK, 116 here.
+ * (sub_tile) 98 and 158; Q8_0 80 in BLOCK, 116 here. The next chunk's weights are prefetched while this
+ * one's first tile works (tile_prefetch), one chunk ahead: decode steps of 4 to 16 batch rows read them
+ * from memory.
  */
 #define TILE_BLOCKS 16
 
@@ -817,6 +819,27 @@ typedef struct {
 /* Q4_0, Q5_0 and MXFP4 (unpack_mxfp4): an offset times sum(a) per batch row and block, added to the integer sum */
 #define TILE_OFFSET(KIND) ((KIND) == 0 || (KIND) == 7 || (KIND) == 11)
 #define TILE_SUB(KIND) ((KIND) == 3 || (KIND) == 8 || (KIND) == 9)
+/*
+ * Block b's lines `ahead` bytes on, as tile_unpack's blocks lie: issued by a chunk's first tile between its blocks'
+ * work, so that the next chunk's misses spread over this chunk's arithmetic instead of queueing in a burst while it
+ * is unpacked. Kernel A/B (ab.sh with weights from memory, 256 copies, AVX2, AMD Zen 3, 8 batch rows), against the
+ * burst at 4,096 bytes: Q4_0 +14-20%, Q8_0 +8-12%, Q4_K +9-11%, Q5_K +7%, Q6_K +3-5%, Q4_1, Q5_1, MXFP4 +14-17%;
+ * 4 rows +17%, 16 +12%, 64 +4% (Q4_0). Q2_K and Q3_K lost 3-6% so (their sub_tile has no registers to spare):
+ * TILE_SPREAD keeps their burst.
+ */
+#define TILE_SPREAD(KIND) ((KIND) != 8 && (KIND) != 9)
+INLINE void tile_prefetch(int KIND, const uint8_t *gw, long b, long ahead) {
+    const int SB = KIND == 2 ? 2368 : KIND == 4 ? 2880 : KIND == 6 ? 2208 : KIND == 8 ? 1344 : KIND == 9 ? 1824 : 3360,
+              BLOCK_BYTES = KIND == 1 ? 544 : KIND == 7 ? 272 : KIND == 10 ? 320 : KIND == 11 ? 352 : KIND == 12 ? 384 : 288,
+              PER_BLOCK = KIND <= 1 || KIND == 5 || KIND == 7 || KIND >= 10;
+    if (PER_BLOCK) {
+        const uint8_t *blk = gw + (long) BLOCK_BYTES * b;
+        for (int c = 0; c < BLOCK_BYTES; c += 64) _mm_prefetch((const char *) blk + ahead + c, _MM_HINT_T2);
+    } else {
+        prefetch_eighth(gw + (long) SB * (b >> 3), ahead, SB, b & 7);
+    }
+}
+
 INLINE void tile_unpack(int KIND, const uint8_t *gw, long c0, long cn, tile_chunk *u, long ahead) {
     const int SB = KIND == 2 ? 2368 : KIND == 4 ? 2880 : KIND == 6 ? 2208 : KIND == 8 ? 1344 : KIND == 9 ? 1824 : 3360,
               BLOCK_BYTES = KIND == 1 ? 544 : KIND == 7 ? 272 : KIND == 10 ? 320 : KIND == 11 ? 352 : KIND == 12 ? 384 : 288,
@@ -918,7 +941,8 @@ INLINE void tile_acc_store(int G, float *out, long outStride, long b0, const __m
  * rows from b0 over the chunk's blocks; accumulators from and to out (lanes in `mask`, or all when full).
  */
 INLINE void block_tile(int KIND, int G, const tile_chunk *u, long c0, long cn, long nb, const int8_t *aq, const int32_t *asum,
-                    const float *ad, const float *dsum, long ts, long b0, float *out, long outStride, const __m256i mask[2], int full) {
+                    const float *ad, const float *dsum, long ts, long b0, float *out, long outStride, const __m256i mask[2], int full,
+                    const uint8_t *gw, long ahead) {
     __m256 acc[4][2];
     /* Q4_0, Q5_0, MXFP4: the offset -8, -16 or -12 times sum(a) per batch row and block, as broadcast operands (a min takes dsum as it lies) */
     int32_t off[4][TILE_BLOCKS] __attribute__((aligned(32)));
@@ -938,6 +962,7 @@ INLINE void block_tile(int KIND, int G, const tile_chunk *u, long c0, long cn, l
     const __m256i ones = _mm256_set1_epi16(1);
     for (long i = 0; i < cn; i++) {
         const long b = c0 + i;
+        if (ahead > 0) tile_prefetch(KIND, gw, b, ahead);
         __m256i t[4][2], lo[4][2];
         #pragma GCC unroll 8
         for (int c = 0; c < 8; c++) {
@@ -1001,7 +1026,8 @@ INLINE void block_tile(int KIND, int G, const tile_chunk *u, long c0, long cn, l
  * broadcast twice) 113.
  */
 INLINE void sub_tile(int KIND, int G, const tile_chunk *u, long c0, long cn, long nb, const int8_t *aq, const int32_t *half,
-                     const float *ad, long ts, long b0, float *out, long outStride, const __m256i mask[2], int full) {
+                     const float *ad, long ts, long b0, float *out, long outStride, const __m256i mask[2], int full,
+                     const uint8_t *gw, long ahead) {
     __m256 acc[4][2];
     /*
      * per batch row, block and sub-block: Q6_K's offset -32 * sum(a), Q3_K's -4 * sum(a). Q2_K's min factor d_a * (float) sum(a)
@@ -1021,6 +1047,7 @@ INLINE void sub_tile(int KIND, int G, const tile_chunk *u, long c0, long cn, lon
     const __m256i ones = _mm256_set1_epi16(1);
     for (long i = 0; i < cn; i++) {
         const long b = c0 + i;
+        if (ahead > 0) tile_prefetch(KIND, gw, b, ahead);
         #pragma GCC unroll 2
         for (int sub = 0; sub < 2; sub++) {
             __m256i is[4][2];
@@ -1088,6 +1115,8 @@ INLINE void sub_tile(int KIND, int G, const tile_chunk *u, long c0, long cn, lon
 INLINE void tiles(int KIND, const uint8_t *w, long rowBytes, long o0, long o1, long nb, const int8_t *aq, const int32_t *asum,
                      const int32_t *half, const float *ad, const float *dsum, long ts, long nBatch, float *out, long outStride, long ahead) {
     tile_chunk u __attribute__((aligned(32)));
+    /* the first tile prefetches block b + TILE_BLOCKS's lines (or `ahead` bytes on, if more) as it works on block b */
+    const long chunkBytes = TILE_BLOCKS * (16 * rowBytes / nb), pf = ahead <= 0 ? 0 : ahead > chunkBytes ? ahead : chunkBytes;
     for (long g = o0 / 16; 16 * g < o1; g++) {
         long lo = o0 - 16 * g, hi = o1 - 16 * g;
         __m256i mask[2];
@@ -1101,23 +1130,23 @@ INLINE void tiles(int KIND, const uint8_t *w, long rowBytes, long o0, long o1, l
         float *o = out + 16 * g;
         for (long c0 = 0; c0 < nb; c0 += TILE_BLOCKS) {
             const long cn = nb - c0 < TILE_BLOCKS ? nb - c0 : TILE_BLOCKS;
-            tile_unpack(KIND, gw, c0, cn, &u, ahead);
+            tile_unpack(KIND, gw, c0, cn, &u, TILE_SPREAD(KIND) ? 0 : pf);
             long b0 = 0;
             if (TILE_SUB(KIND)) {
-                for (; b0 + 4 <= nBatch; b0 += 4) sub_tile(KIND, 4, &u, c0, cn, nb, aq, half, ad, ts, b0, o, outStride, mask, full);
+                for (; b0 + 4 <= nBatch; b0 += 4) sub_tile(KIND, 4, &u, c0, cn, nb, aq, half, ad, ts, b0, o, outStride, mask, full, gw, b0 == 0 && TILE_SPREAD(KIND) ? pf : 0);
                 if (b0 + 2 <= nBatch) {
-                    sub_tile(KIND, 2, &u, c0, cn, nb, aq, half, ad, ts, b0, o, outStride, mask, full);
+                    sub_tile(KIND, 2, &u, c0, cn, nb, aq, half, ad, ts, b0, o, outStride, mask, full, gw, b0 == 0 && TILE_SPREAD(KIND) ? pf : 0);
                     b0 += 2;
                 }
-                if (b0 < nBatch) sub_tile(KIND, 1, &u, c0, cn, nb, aq, half, ad, ts, b0, o, outStride, mask, full);
+                if (b0 < nBatch) sub_tile(KIND, 1, &u, c0, cn, nb, aq, half, ad, ts, b0, o, outStride, mask, full, gw, b0 == 0 && TILE_SPREAD(KIND) ? pf : 0);
                 continue;
             }
-            for (; b0 + 4 <= nBatch; b0 += 4) block_tile(KIND, 4, &u, c0, cn, nb, aq, asum, ad, dsum, ts, b0, o, outStride, mask, full);
+            for (; b0 + 4 <= nBatch; b0 += 4) block_tile(KIND, 4, &u, c0, cn, nb, aq, asum, ad, dsum, ts, b0, o, outStride, mask, full, gw, b0 == 0 && TILE_SPREAD(KIND) ? pf : 0);
             if (b0 + 2 <= nBatch) {
-                block_tile(KIND, 2, &u, c0, cn, nb, aq, asum, ad, dsum, ts, b0, o, outStride, mask, full);
+                block_tile(KIND, 2, &u, c0, cn, nb, aq, asum, ad, dsum, ts, b0, o, outStride, mask, full, gw, b0 == 0 && TILE_SPREAD(KIND) ? pf : 0);
                 b0 += 2;
             }
-            if (b0 < nBatch) block_tile(KIND, 1, &u, c0, cn, nb, aq, asum, ad, dsum, ts, b0, o, outStride, mask, full);
+            if (b0 < nBatch) block_tile(KIND, 1, &u, c0, cn, nb, aq, asum, ad, dsum, ts, b0, o, outStride, mask, full, gw, b0 == 0 && TILE_SPREAD(KIND) ? pf : 0);
         }
     }
 }

@@ -23,8 +23,8 @@ import java.util.List;
  * of a matrix (16-row weight groups outer, batch rows inner in groups of eight, four, two and one, or, in the AVX2
  * image from four rows on (three, but Q8_0), tiles of four, two, one batch rows over weights unpacked once into L1; weights prefetched
  * {@link #AHEAD_BYTES} ahead into L2 with {@code prefetcht2}, which measured 39 against 33 tok/s
- * for {@code prefetcht0}; 4096 bytes against 2048: 39 against 37), so the call costs nothing
- * measurable.
+ * for {@code prefetcht0}; 4096 bytes against 2048: 39 against 37; the tiles one chunk of blocks ahead, at least, spread
+ * over the chunk's work), so the call costs nothing measurable.
  *
  * <p>The AVX-512 image needs AVX-512 F/BW/VL/DQ and VNNI, the AVX2 one AVX2, FMA, F16C, BMI1/2,
  * LZCNT and MOVBE (x86-64-v3), both as {@code /proc/cpuinfo} lists them (only when the OS saves the
@@ -46,7 +46,7 @@ final class Q8Native {
     enum Variant {
         AVX512_VNNI("q8-avx512vnni.bin", "6c623fbd0db22be84d55bad79d41084b3240b6eb95a8318a5ad5d207c72811df",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")),
-        AVX2("q8-avx2.bin", "896708d94c6c9cbb1434191ca19b30dd7ed631e6ec638aa4ebe947243ca2e90d",
+        AVX2("q8-avx2.bin", "b250d27104a858ea47f3344792095d7c543c61bfe539256751c8ed703e013677",
                 List.of("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"));
 
         final String resource, sha256;
