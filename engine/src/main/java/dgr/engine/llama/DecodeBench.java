@@ -177,12 +177,14 @@ public final class DecodeBench {
     static Rate prefill(Engine e, int n, int chunk) {
         Batch batch = new Batch(e.features().maxRows(), e.boundarySchema().rowWidth());
         try (StateSlot slot = e.openSlot()) {
+            if (accounting) dgr.engine.kernel.KernelAccount.count(true);  // after the set-up: the counts cover the timed work
             long t0 = System.nanoTime(), c0 = cpuNanos();
             for (int p = 0; p < n; ) {
                 batch.clear();
                 for (int r = 0; r < chunk && p < n; r++, p++) batch.addToken(slot, p, token(e, p), p == n - 1);
                 e.forward(batch);
             }
+            if (accounting) dgr.engine.kernel.KernelAccount.count(false);
             return new Rate(n, System.nanoTime() - t0, cpuNanos() - c0, e.features().threads());
         }
     }
@@ -224,21 +226,23 @@ public final class DecodeBench {
         }
     }
 
+    /** Set by {@link #accounted}: {@link #prefill} and {@link #decode} count their timed work, not their set-up. */
+    private static boolean accounting;
+
     /**
-     * {@code work} once more with {@link dgr.engine.kernel.KernelAccount} counting: each weight type's share of the
-     * threads' time (wall time × threads) and its kernel's rate, the rounding's share, and the rest.
+     * {@code work} once more with {@link dgr.engine.kernel.KernelAccount} counting its timed part: each weight type's
+     * share of the threads' time (wall time × threads) and its kernel's rate, the rounding's share, and the rest.
      */
     static String accounted(String what, java.util.function.Supplier<Rate> work) {
-        dgr.engine.kernel.KernelAccount.count(true);
-        long t0 = System.nanoTime();
+        accounting = true;
         Rate r;
         try {
             r = work.get();
         } finally {
+            accounting = false;
             dgr.engine.kernel.KernelAccount.count(false);
         }
-        // the whole of work's time, its untimed set-up included (decode's sessions prefill first), as the counts are
-        double threadNanos = (double) (System.nanoTime() - t0) * r.threads();
+        double threadNanos = (double) r.wallNanos() * r.threads();
         var t = dgr.engine.kernel.KernelAccount.totals();
         StringBuilder b = new StringBuilder(String.format("kernel account, %s: %.2f tok/s wall, %d threads;", what, r.wall(), r.threads()));
         for (var m : t.matrices()) {
@@ -306,6 +310,7 @@ public final class DecodeBench {
             ForwardResult r = e.forward(batch);
             next[s] = dgr.engine.sampler.GreedySampler.argmax(r.outputArray(), r.outputOffset(3), r.outputWidth());
         }
+        if (accounting) dgr.engine.kernel.KernelAccount.count(true);  // after the set-up: the counts cover the timed work
         long t0 = System.nanoTime(), c0 = cpuNanos();
         for (int i = 0; i < steps; i++) {
             batch.clear();
@@ -314,6 +319,7 @@ public final class DecodeBench {
             for (int s = 0; s < b; s++) next[s] = dgr.engine.sampler.GreedySampler.argmax(r.outputArray(), r.outputOffset(s), r.outputWidth());
         }
         long t1 = System.nanoTime(), c1 = cpuNanos();
+        if (accounting) dgr.engine.kernel.KernelAccount.count(false);
         for (StateSlot s : slots) s.close();
         return new Rate(b * steps, t1 - t0, c1 - c0, e.features().threads());
     }
