@@ -819,6 +819,10 @@ typedef struct {
 /* Q4_0, Q5_0 and MXFP4 (unpack_mxfp4): an offset times sum(a) per batch row and block, added to the integer sum */
 #define TILE_OFFSET(KIND) ((KIND) == 0 || (KIND) == 7 || (KIND) == 11)
 #define TILE_SUB(KIND) ((KIND) == 3 || (KIND) == 8 || (KIND) == 9)
+/* The bytes above: a 32-value block's (TILE_PER_BLOCK types) or a super-block's (the others), all 16 rows */
+#define TILE_PER_BLOCK(KIND) ((KIND) <= 1 || (KIND) == 5 || (KIND) == 7 || (KIND) >= 10)
+#define TILE_BLOCK_BYTES(KIND) ((KIND) == 1 ? 544 : (KIND) == 7 ? 272 : (KIND) == 10 ? 320 : (KIND) == 11 ? 352 : (KIND) == 12 ? 384 : 288)
+#define TILE_SB(KIND) ((KIND) == 2 ? 2368 : (KIND) == 4 ? 2880 : (KIND) == 6 ? 2208 : (KIND) == 8 ? 1344 : (KIND) == 9 ? 1824 : 3360)
 /*
  * Block b's lines `ahead` bytes on, as tile_unpack's blocks lie: issued by a chunk's first tile between its blocks'
  * work, so that the next chunk's misses spread over this chunk's arithmetic instead of queueing in a burst while it
@@ -829,29 +833,21 @@ typedef struct {
  */
 #define TILE_SPREAD(KIND) ((KIND) != 8 && (KIND) != 9)
 INLINE void tile_prefetch(int KIND, const uint8_t *gw, long b, long ahead) {
-    const int SB = KIND == 2 ? 2368 : KIND == 4 ? 2880 : KIND == 6 ? 2208 : KIND == 8 ? 1344 : KIND == 9 ? 1824 : 3360,
-              BLOCK_BYTES = KIND == 1 ? 544 : KIND == 7 ? 272 : KIND == 10 ? 320 : KIND == 11 ? 352 : KIND == 12 ? 384 : 288,
-              PER_BLOCK = KIND <= 1 || KIND == 5 || KIND == 7 || KIND >= 10;
-    if (PER_BLOCK) {
-        const uint8_t *blk = gw + (long) BLOCK_BYTES * b;
-        for (int c = 0; c < BLOCK_BYTES; c += 64) _mm_prefetch((const char *) blk + ahead + c, _MM_HINT_T2);
+    if (TILE_PER_BLOCK(KIND)) {
+        const uint8_t *blk = gw + (long) TILE_BLOCK_BYTES(KIND) * b;
+        for (int c = 0; c < TILE_BLOCK_BYTES(KIND); c += 64) _mm_prefetch((const char *) blk + ahead + c, _MM_HINT_T2);
     } else {
-        prefetch_eighth(gw + (long) SB * (b >> 3), ahead, SB, b & 7);
+        prefetch_eighth(gw + (long) TILE_SB(KIND) * (b >> 3), ahead, TILE_SB(KIND), b & 7);
     }
 }
 
+/* The chunk's blocks [c0, c0 + cn) of group gw into u; `ahead` > 0: each block prefetches as tile_prefetch (the burst). */
 INLINE void tile_unpack(int KIND, const uint8_t *gw, long c0, long cn, tile_chunk *u, long ahead) {
-    const int SB = KIND == 2 ? 2368 : KIND == 4 ? 2880 : KIND == 6 ? 2208 : KIND == 8 ? 1344 : KIND == 9 ? 1824 : 3360,
-              BLOCK_BYTES = KIND == 1 ? 544 : KIND == 7 ? 272 : KIND == 10 ? 320 : KIND == 11 ? 352 : KIND == 12 ? 384 : 288,
-              PER_BLOCK = KIND <= 1 || KIND == 5 || KIND == 7 || KIND >= 10;
     for (long i = 0; i < cn; i++) {
         const long b = c0 + i;
-        const uint8_t *blk = PER_BLOCK ? gw + (long) BLOCK_BYTES * b : gw + (long) SB * (b >> 3);
+        const uint8_t *blk = TILE_PER_BLOCK(KIND) ? gw + (long) TILE_BLOCK_BYTES(KIND) * b : gw + (long) TILE_SB(KIND) * (b >> 3);
         const long j = b & 7;
-        if (ahead > 0 && PER_BLOCK) {
-            for (int c = 0; c < BLOCK_BYTES; c += 64) _mm_prefetch((const char *) blk + ahead + c, _MM_HINT_T2);
-        }
-        if (!PER_BLOCK) prefetch_eighth(blk, ahead, SB, j);
+        if (ahead > 0) tile_prefetch(KIND, gw, b, ahead);
         #pragma GCC unroll 2
         for (int h = 0; h < 2; h++) {
             /* MXFP4: 2^(e - 128) from its E8M0 exponent bytes, as BLOCK */
@@ -1116,7 +1112,8 @@ INLINE void tiles(int KIND, const uint8_t *w, long rowBytes, long o0, long o1, l
                      const int32_t *half, const float *ad, const float *dsum, long ts, long nBatch, float *out, long outStride, long ahead) {
     tile_chunk u __attribute__((aligned(32)));
     /* the first tile prefetches block b + TILE_BLOCKS's lines (or `ahead` bytes on, if more) as it works on block b */
-    const long chunkBytes = TILE_BLOCKS * (16 * rowBytes / nb), pf = ahead <= 0 ? 0 : ahead > chunkBytes ? ahead : chunkBytes;
+    const long chunkBytes = TILE_BLOCKS * (16 * rowBytes / nb), pf = ahead <= 0 ? 0 : ahead > chunkBytes ? ahead : chunkBytes,
+               tilePf = TILE_SPREAD(KIND) ? pf : 0, unpackPf = TILE_SPREAD(KIND) ? 0 : pf;
     for (long g = o0 / 16; 16 * g < o1; g++) {
         long lo = o0 - 16 * g, hi = o1 - 16 * g;
         __m256i mask[2];
@@ -1130,23 +1127,23 @@ INLINE void tiles(int KIND, const uint8_t *w, long rowBytes, long o0, long o1, l
         float *o = out + 16 * g;
         for (long c0 = 0; c0 < nb; c0 += TILE_BLOCKS) {
             const long cn = nb - c0 < TILE_BLOCKS ? nb - c0 : TILE_BLOCKS;
-            tile_unpack(KIND, gw, c0, cn, &u, TILE_SPREAD(KIND) ? 0 : pf);
+            tile_unpack(KIND, gw, c0, cn, &u, unpackPf);
             long b0 = 0;
             if (TILE_SUB(KIND)) {
-                for (; b0 + 4 <= nBatch; b0 += 4) sub_tile(KIND, 4, &u, c0, cn, nb, aq, half, ad, ts, b0, o, outStride, mask, full, gw, b0 == 0 && TILE_SPREAD(KIND) ? pf : 0);
+                for (; b0 + 4 <= nBatch; b0 += 4) sub_tile(KIND, 4, &u, c0, cn, nb, aq, half, ad, ts, b0, o, outStride, mask, full, gw, b0 == 0 ? tilePf : 0);
                 if (b0 + 2 <= nBatch) {
-                    sub_tile(KIND, 2, &u, c0, cn, nb, aq, half, ad, ts, b0, o, outStride, mask, full, gw, b0 == 0 && TILE_SPREAD(KIND) ? pf : 0);
+                    sub_tile(KIND, 2, &u, c0, cn, nb, aq, half, ad, ts, b0, o, outStride, mask, full, gw, b0 == 0 ? tilePf : 0);
                     b0 += 2;
                 }
-                if (b0 < nBatch) sub_tile(KIND, 1, &u, c0, cn, nb, aq, half, ad, ts, b0, o, outStride, mask, full, gw, b0 == 0 && TILE_SPREAD(KIND) ? pf : 0);
+                if (b0 < nBatch) sub_tile(KIND, 1, &u, c0, cn, nb, aq, half, ad, ts, b0, o, outStride, mask, full, gw, b0 == 0 ? tilePf : 0);
                 continue;
             }
-            for (; b0 + 4 <= nBatch; b0 += 4) block_tile(KIND, 4, &u, c0, cn, nb, aq, asum, ad, dsum, ts, b0, o, outStride, mask, full, gw, b0 == 0 && TILE_SPREAD(KIND) ? pf : 0);
+            for (; b0 + 4 <= nBatch; b0 += 4) block_tile(KIND, 4, &u, c0, cn, nb, aq, asum, ad, dsum, ts, b0, o, outStride, mask, full, gw, b0 == 0 ? tilePf : 0);
             if (b0 + 2 <= nBatch) {
-                block_tile(KIND, 2, &u, c0, cn, nb, aq, asum, ad, dsum, ts, b0, o, outStride, mask, full, gw, b0 == 0 && TILE_SPREAD(KIND) ? pf : 0);
+                block_tile(KIND, 2, &u, c0, cn, nb, aq, asum, ad, dsum, ts, b0, o, outStride, mask, full, gw, b0 == 0 ? tilePf : 0);
                 b0 += 2;
             }
-            if (b0 < nBatch) block_tile(KIND, 1, &u, c0, cn, nb, aq, asum, ad, dsum, ts, b0, o, outStride, mask, full, gw, b0 == 0 && TILE_SPREAD(KIND) ? pf : 0);
+            if (b0 < nBatch) block_tile(KIND, 1, &u, c0, cn, nb, aq, asum, ad, dsum, ts, b0, o, outStride, mask, full, gw, b0 == 0 ? tilePf : 0);
         }
     }
 }

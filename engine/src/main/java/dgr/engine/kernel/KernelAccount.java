@@ -22,11 +22,24 @@ public final class KernelAccount {
     /** Volatile: workers read it per call. */
     private static volatile boolean on;
 
-    private static final Map<WeightLayout, LongAdder[]> MATRIX = new EnumMap<>(WeightLayout.class);
+    /** One layout's counters, added to by every worker. */
+    private record Counters(LongAdder calls, LongAdder nanos, LongAdder multiplyAdds) {
+        Counters() {
+            this(new LongAdder(), new LongAdder(), new LongAdder());
+        }
+
+        void reset() {
+            calls.reset();
+            nanos.reset();
+            multiplyAdds.reset();
+        }
+    }
+
+    private static final Map<WeightLayout, Counters> MATRIX = new EnumMap<>(WeightLayout.class);
     private static final LongAdder ROUNDING = new LongAdder();
 
     static {
-        for (WeightLayout l : WeightLayout.values()) MATRIX.put(l, new LongAdder[] {new LongAdder(), new LongAdder(), new LongAdder()});
+        for (WeightLayout l : WeightLayout.values()) MATRIX.put(l, new Counters());
     }
 
     /** One layout's share: kernel calls, their thread time, and the multiply-adds they did. */
@@ -47,7 +60,7 @@ public final class KernelAccount {
     /** Clears the counts and starts counting ({@code true}), or stops ({@code false}, counts kept). */
     public static void count(boolean start) {
         if (start) {
-            for (LongAdder[] a : MATRIX.values()) for (LongAdder x : a) x.reset();
+            MATRIX.values().forEach(Counters::reset);
             ROUNDING.reset();
         }
         on = start;
@@ -56,8 +69,8 @@ public final class KernelAccount {
     /** The counts since {@link #count count(true)}. */
     public static Totals totals() {
         List<Matrix> ms = new ArrayList<>();
-        MATRIX.forEach((l, a) -> {
-            if (a[0].sum() > 0) ms.add(new Matrix(l, a[0].sum(), a[1].sum(), a[2].sum()));
+        MATRIX.forEach((l, k) -> {
+            if (k.calls().sum() > 0) ms.add(new Matrix(l, k.calls().sum(), k.nanos().sum(), k.multiplyAdds().sum()));
         });
         return new Totals(List.copyOf(ms), ROUNDING.sum());
     }
@@ -70,10 +83,10 @@ public final class KernelAccount {
     /** A kernel call on {@code layout} that began at {@code t0} ({@link #start}) did {@code rows × cols × batch} multiply-adds. */
     static void matrix(long t0, WeightLayout layout, long multiplyAdds) {
         if (t0 == 0) return;
-        LongAdder[] a = MATRIX.get(layout);
-        a[1].add(System.nanoTime() - t0);
-        a[0].increment();
-        a[2].add(multiplyAdds);
+        Counters k = MATRIX.get(layout);
+        k.nanos().add(System.nanoTime() - t0);
+        k.calls().increment();
+        k.multiplyAdds().add(multiplyAdds);
     }
 
     /** Rounding that began at {@code t0} ({@link #start}) is done. */

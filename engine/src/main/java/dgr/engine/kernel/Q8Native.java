@@ -46,7 +46,7 @@ final class Q8Native {
     enum Variant {
         AVX512_VNNI("q8-avx512vnni.bin", "6c623fbd0db22be84d55bad79d41084b3240b6eb95a8318a5ad5d207c72811df",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")),
-        AVX2("q8-avx2.bin", "b250d27104a858ea47f3344792095d7c543c61bfe539256751c8ed703e013677",
+        AVX2("q8-avx2.bin", "14f2f8aab61ad9d429ff88c5c7bc781421ba89c3e2c94ccd809c54e598138ac5",
                 List.of("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"));
 
         final String resource, sha256;
