@@ -66,6 +66,13 @@ public final class LlamaEngine implements Engine {
     /** Null for a model without latent attention / without experts. */
     private final LatentAttention latent;
     private final ExpertFfn experts;
+    private final RowSteps rowSteps;
+    // The current layer's arguments to the per-row steps below, set before each dispatch.
+    private int stepLayer;
+    private LlamaWeights.Layer stepL;
+    private boolean stepLocal, stepRotate;
+    private float[] stepWeight, stepBias;
+    private final RowSteps.Step normStep = this::normRow, qkvStep = this::qkvRow, residualStep = this::residualRow;
     private int nOut;
     private long stamp;
     private boolean closed;
@@ -159,6 +166,7 @@ public final class LlamaEngine implements Engine {
         this.attention = new Attention(cfg, mats, rows, q, att, scoreStride, kPages.codec(), vPages.codec());
         this.latent = cfg.mla() == null ? null : new LatentAttention(cfg, r, mats, norms, rope);
         this.experts = ex == null ? null : new ExpertFfn(cfg, r, mats);
+        this.rowSteps = new RowSteps(pool);
     }
 
     public LlamaConfig config() { return cfg; }
@@ -242,34 +250,44 @@ public final class LlamaEngine implements Engine {
 
     /** Q, K and V of every row, with their biases, norms and rotation; K and V into the rows' slots. */
     private void qkv(int l, LlamaWeights.Layer L, float[] in, int n, boolean local, boolean rotate) {
-        int qd = cfg.qDim(), kvd = cfg.kvDim(), hd = cfg.headDim();
         mats.begin(n).add(L.wq(), in, q).add(L.wk(), in, k).add(L.wv(), in, v).run();
-        for (int r = 0; r < n; r++) {
-            addBias(q, r * qd, L.bq());
-            addBias(k, r * kvd, L.bk());
-            addBias(v, r * kvd, L.bv());
-            boolean normAfter = cfg.variant().qkNormAfterRope();
-            if (!normAfter) qkNorms(L, r);
-            int pos = rows.pos[r];
-            if (rotate) {
-                Rope ro = local ? localRope : rope;
-                ro.apply(q, r * qd, cfg.nHead(), hd, pos);
-                ro.apply(k, r * kvd, cfg.nHeadKv(), hd, pos);
-            }
-            if (normAfter) qkNorms(L, r);
-            LlamaConfig.PositionTuning nr = cfg.tuning();
-            if (nr != null && rotate && nr.qkNorm()) {
-                // Llama 4's rotated layers: each head of Q and K RMS-normalised after the rotation, no weights.
-                for (int o = 0; o < qd; o += hd) norms.rmsUnweighted(q, r * qd + o, hd);
-                for (int o = 0; o < kvd; o += hd) norms.rmsUnweighted(k, r * kvd + o, hd);
-            }
-            if (nr != null && (!rotate || nr.everyLayer())) {
-                // Llama 4's unrotated layers (Mistral 3's all): Q times the position's temperature (1 below its floor).
-                float t = nr.temperature(pos);
-                if (t != 1f) for (int i = r * qd; i < (r + 1) * qd; i++) q[i] *= t;
-            }
-            rows.slot[r].store(l, pos, k, v, r * kvd);
+        stepLayer = l;
+        stepL = L;
+        stepLocal = local;
+        stepRotate = rotate;
+        rowSteps.run(n, qkvStep);
+        stepL = null;
+    }
+
+    /** Row {@code r}'s Q, K and V after their matrices (at the layer {@link #qkv} set): biases, norms, rotation, K and V stored. */
+    private void qkvRow(int r) {
+        int qd = cfg.qDim(), kvd = cfg.kvDim(), hd = cfg.headDim();
+        LlamaWeights.Layer L = stepL;
+        boolean rotate = stepRotate;
+        addBias(q, r * qd, L.bq());
+        addBias(k, r * kvd, L.bk());
+        addBias(v, r * kvd, L.bv());
+        boolean normAfter = cfg.variant().qkNormAfterRope();
+        if (!normAfter) qkNorms(L, r);
+        int pos = rows.pos[r];
+        if (rotate) {
+            Rope ro = stepLocal ? localRope : rope;
+            ro.apply(q, r * qd, cfg.nHead(), hd, pos);
+            ro.apply(k, r * kvd, cfg.nHeadKv(), hd, pos);
         }
+        if (normAfter) qkNorms(L, r);
+        LlamaConfig.PositionTuning nr = cfg.tuning();
+        if (nr != null && rotate && nr.qkNorm()) {
+            // Llama 4's rotated layers: each head of Q and K RMS-normalised after the rotation, no weights.
+            for (int o = 0; o < qd; o += hd) norms.rmsUnweighted(q, r * qd + o, hd);
+            for (int o = 0; o < kvd; o += hd) norms.rmsUnweighted(k, r * kvd + o, hd);
+        }
+        if (nr != null && (!rotate || nr.everyLayer())) {
+            // Llama 4's unrotated layers (Mistral 3's all): Q times the position's temperature (1 below its floor).
+            float t = nr.temperature(pos);
+            if (t != 1f) for (int i = r * qd; i < (r + 1) * qd; i++) q[i] *= t;
+        }
+        rows.slot[r].store(stepLayer, pos, k, v, r * kvd);
     }
 
     /** Row {@code r}'s Q and K normalised where the layer has Q/K norms (before the rotation, or after it for Hunyuan). */
@@ -303,8 +321,7 @@ public final class LlamaEngine implements Engine {
             System.arraycopy(tmp, 0, attnOut, 0, n * e);
             if (cfg.parallel() == LlamaVariant.Parallel.OWN_NORMS) in = preNorm(L.ffnNorm(), lb.ffnNorm(), n);
         } else {
-            addResidual(n * e);
-            in = preNorm(L.ffnNorm(), lb.ffnNorm(), n);
+            in = residualThenNorm(L.ffnNorm(), lb.ffnNorm(), n);
         }
         if (L.experts() != null) {
             experts.run(L.experts(), in, n, tmp);
@@ -316,7 +333,7 @@ public final class LlamaEngine implements Engine {
         }
         if (L.postFfnNorm() != null) for (int r = 0; r < n; r++) norms.rms(tmp, r * e, L.postFfnNorm(), tmp, r * e);
         if (parallel) for (int i = 0; i < n * e; i++) tmp[i] = attnOut[i] + tmp[i];
-        addResidual(n * e);
+        residualThenNorm(null, null, n);
     }
 
     /**
@@ -343,19 +360,38 @@ public final class LlamaEngine implements Engine {
      */
     private float[] preNorm(float[] weight, float[] bias, int n) {
         if (weight == null) return x;
-        int e = cfg.nEmbd();
-        for (int r = 0; r < n; r++) norms.block(x, r * e, weight, bias, xb, r * e);
+        stepWeight = weight;
+        stepBias = bias;
+        rowSteps.run(n, normStep);
         return xb;
     }
 
-    /** x += tmp, the branch output first scaled by Granite's residual multiplier where there is one. */
-    private void addResidual(int len) {
+    private void normRow(int r) {
+        int e = cfg.nEmbd();
+        norms.block(x, r * e, stepWeight, stepBias, xb, r * e);
+    }
+
+    /**
+     * x += tmp, the branch output first scaled by Granite's residual multiplier where there is one;
+     * then, given a norm's {@code weight}, {@link #preNorm}'s xb of the new x, in the same pass over each row.
+     * Returns the next branch's input (x where there is no norm).
+     */
+    private float[] residualThenNorm(float[] weight, float[] bias, int n) {
+        stepWeight = weight;
+        stepBias = bias;
+        rowSteps.run(n, residualStep);
+        return weight == null ? x : xb;
+    }
+
+    private void residualRow(int r) {
+        int e = cfg.nEmbd();
         float rs = cfg.multipliers().residual();
         if (rs == 1f) {
-            for (int i = 0; i < len; i++) x[i] += tmp[i];
+            for (int i = r * e; i < (r + 1) * e; i++) x[i] += tmp[i];
         } else {
-            for (int i = 0; i < len; i++) x[i] += tmp[i] * rs;
+            for (int i = r * e; i < (r + 1) * e; i++) x[i] += tmp[i] * rs;
         }
+        if (stepWeight != null) norms.block(x, r * e, stepWeight, stepBias, xb, r * e);
     }
 
     @Override
