@@ -143,12 +143,12 @@ public final class NativeAttention {
     /**
      * {@link RowLanes#scores}'s results in place: transposed queries at {@code qT[qo ..]}, a K page's
      * floats at {@code k[kBase ..]} with blocks {@code blockStride} apart, positions {@code [p0, p1)}
-     * (multiples of 8), scores into {@code sT}.
+     * (multiples of 8), scores into {@code sT} from {@code sb}.
      */
     public void laneScores(MemorySegment qT, int qo, int heads, int hd, MemorySegment k, int kBase, int blockStride, int p0, int p1,
-                           float scale, MemorySegment sT, int tile) {
+                           float scale, MemorySegment sT, int sb, int tile) {
         try {
-            handle.invokeExact(4L, k, (long) kBase, qT, (long) qo, sT, 0L, MemorySegment.NULL, (long) Float.floatToRawIntBits(scale), 0L,
+            handle.invokeExact(4L, k, (long) kBase, qT, (long) qo, sT, (long) sb, MemorySegment.NULL, (long) Float.floatToRawIntBits(scale), 0L,
                     (long) blockStride, (long) heads, (long) hd, (long) p0, (long) p1, (long) tile, MemorySegment.NULL);
         } catch (Throwable t) {
             throw new IllegalStateException("native attention call failed", t);
@@ -157,13 +157,13 @@ public final class NativeAttention {
 
     /**
      * {@link RowLanes#softmax} for {@code heads} query heads in place: head {@code g}'s scores at
-     * {@code sT[g·tile·16 ..]}, its running maximum and sum at {@code state[so + 32g ..]}, its rescale
+     * {@code sT[sb + g·tile·16 ..]}, its running maximum and sum at {@code state[so + 32g ..]}, its rescale
      * factors into {@code alpha[16g ..]}; the lanes' ranges {@code lo}, {@code hi} where {@code masked}.
      */
-    public void laneSoftmax(MemorySegment sT, int heads, int tile, int p0, int p1, boolean masked, MemorySegment lo, MemorySegment hi,
+    public void laneSoftmax(MemorySegment sT, int sb, int heads, int tile, int p0, int p1, boolean masked, MemorySegment lo, MemorySegment hi,
                             MemorySegment state, int so, MemorySegment alpha) {
         try {
-            handle.invokeExact(6L, lo, 0L, sT, 0L, state, (long) so, alpha, 0L, 0L, masked ? 1L : 0L, (long) heads, 0L, (long) p0, (long) p1,
+            handle.invokeExact(6L, lo, 0L, sT, (long) sb, state, (long) so, alpha, 0L, 0L, masked ? 1L : 0L, (long) heads, 0L, (long) p0, (long) p1,
                     (long) tile, hi);
         } catch (Throwable t) {
             throw new IllegalStateException("native attention call failed", t);
@@ -171,13 +171,13 @@ public final class NativeAttention {
     }
 
     /**
-     * {@link RowLanes#weightedVT}'s results in place: weights {@code sT}, V floats from {@code v[vBase ..]}
+     * {@link RowLanes#weightedVT}'s results in place: weights {@code sT} from {@code sb}, V floats from {@code v[vBase ..]}
      * ({@code vStride} apart), transposed outputs at {@code outT[ob ..]} rescaled by {@code alpha} first.
      */
-    public void laneWeighted(MemorySegment sT, int tile, int heads, int p0, int p1, MemorySegment v, int vBase, int vStride,
+    public void laneWeighted(MemorySegment sT, int sb, int tile, int heads, int p0, int p1, MemorySegment v, int vBase, int vStride,
                              MemorySegment outT, int ob, int hd, MemorySegment alpha) {
         try {
-            handle.invokeExact(5L, v, (long) vBase, sT, 0L, outT, (long) ob, alpha, 0L, 0L, (long) vStride, (long) heads, (long) hd,
+            handle.invokeExact(5L, v, (long) vBase, sT, (long) sb, outT, (long) ob, alpha, 0L, 0L, (long) vStride, (long) heads, (long) hd,
                     (long) p0, (long) p1, (long) tile, MemorySegment.NULL);
         } catch (Throwable t) {
             throw new IllegalStateException("native attention call failed", t);

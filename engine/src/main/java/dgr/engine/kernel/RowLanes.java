@@ -16,8 +16,11 @@ import jdk.incubator.vector.VectorSpecies;
  *
  * <p>Layouts, {@code R = }{@link #LANES}: transposed queries {@code qT[(g·hd + d)·R + r]} (query head
  * {@code g} of the run's K/V heads in order, row {@code r}); a tile's scores and then weights
- * {@code sT[(g·tile + p)·R + r]} (position {@code p} of the tile); running maxima and sums
- * {@code state[o + r]} and {@code state[o + R + r]} per head.
+ * {@code sT[sb + (g·tile + p)·R + r]} (position {@code p} of the tile); running maxima and sums
+ * {@code state[o + r]} and {@code state[o + R + r]} per head. Callers start {@code qT}, {@code sT} and the
+ * outputs at {@link HeapAlignment#FLOAT_PAD} (so {@code sb}): these layouts' 256-bit loads and stores are then
+ * 32-byte aligned, where from element 0 every other one crossed a cache line (the AVX2 image's prompt
+ * scores ran at 53 GFLOP/s in the engine, 77 with the same arrays aligned).
  */
 public final class RowLanes {
     private RowLanes() {}
@@ -54,20 +57,20 @@ public final class RowLanes {
      * Scores of every lane's row for {@code heads} query heads (four at a time, then one), their queries at
      * {@code qT[qo ..]}, against tile positions {@code [p0, p1)} (multiples of 8) of a K page laid out
      * position-minor (position {@code p}'s element {@code d} at {@code kBase + (p/8)·blockStride + 8d + p%8}),
-     * times {@code scale}, into {@code sT}.
+     * times {@code scale}, into {@code sT} from {@code sb} (head {@code g}, position {@code p} at {@code sb + (g·tile + p)·R}).
      */
     public static void scores(float[] qT, int qo, int heads, int hd, float[] k, int kBase, int blockStride, int p0, int p1,
-                              float scale, float[] sT, int tile) {
+                              float scale, float[] sT, int sb, int tile) {
         int g = 0;
         for (; g + 4 <= heads; g += 4) {
             for (int p = p0; p < p1; p += 4) {
                 scores4x4(qT, qo + g * hd * LANES, hd, k, kBase + (p >> 3) * blockStride + (p & 7), scale, sT,
-                        (g * tile + p) * LANES, tile * LANES);
+                        sb + (g * tile + p) * LANES, tile * LANES);
             }
         }
         for (; g < heads; g++) {
             for (int p = p0; p < p1; p += 8) {
-                scores1x8(qT, qo + g * hd * LANES, hd, k, kBase + (p >> 3) * blockStride, scale, sT, (g * tile + p) * LANES);
+                scores1x8(qT, qo + g * hd * LANES, hd, k, kBase + (p >> 3) * blockStride, scale, sT, sb + (g * tile + p) * LANES);
             }
         }
     }
@@ -228,26 +231,26 @@ public final class RowLanes {
      * {@link Kernels#weightedV} for every lane's row at once, the outputs transposed like the queries:
      * {@code outT[ob + (g·hd + d)·R + r]} (head {@code g}, element {@code d}, row {@code r}) first times
      * {@code alpha[g·R + r]} (the tile's rescale factor; exact where it is 1), then plus
-     * {@code sT[(g·tile + p)·R + r] · v[vBase + (p − p0)·vStride + d]} for {@code p} in {@code [p0, p1)} in
+     * {@code sT[sb + (g·tile + p)·R + r] · v[vBase + (p − p0)·vStride + d]} for {@code p} in {@code [p0, p1)} in
      * order, one FMA each. Position {@code p}'s weights are one vector for the 16 rows and its V
      * values broadcast, where one row at a time loaded each V row 16 times and each weight alone. A
      * row's positions outside its own range carry weight 0 ({@link #softmax} masked them), so its FMAs
      * there add exact zeros and its bits are the one-row path's, as long as the V values those positions
      * hold are finite (0 · ∞ would be NaN): they are values of the run's own rows.
      */
-    public static void weightedVT(float[] sT, int tile, int heads, int p0, int p1, float[] v, int vBase, int vStride,
+    public static void weightedVT(float[] sT, int sb, int tile, int heads, int p0, int p1, float[] v, int vBase, int vStride,
                                   float[] outT, int ob, int hd, float[] alpha) {
         int g = 0;
         for (; g + 4 <= heads; g += 4) {
-            for (int d = 0; d < hd; d += 4) weighted4x4(sT, tile, g, p0, p1, v, vBase + d, vStride, outT, ob + (g * hd + d) * LANES, hd, alpha);
+            for (int d = 0; d < hd; d += 4) weighted4x4(sT, sb, tile, g, p0, p1, v, vBase + d, vStride, outT, ob + (g * hd + d) * LANES, hd, alpha);
         }
         for (; g < heads; g++) {
-            for (int d = 0; d < hd; d += 4) weighted1x4(sT, tile, g, p0, p1, v, vBase + d, vStride, outT, ob + (g * hd + d) * LANES, alpha);
+            for (int d = 0; d < hd; d += 4) weighted1x4(sT, sb, tile, g, p0, p1, v, vBase + d, vStride, outT, ob + (g * hd + d) * LANES, alpha);
         }
     }
 
     /** Four heads × four elements (16 chains): per position four weight vectors and four broadcast V values. */
-    private static void weighted4x4(float[] sT, int tile, int g, int p0, int p1, float[] v, int vb, int vStride, float[] outT,
+    private static void weighted4x4(float[] sT, int sb, int tile, int g, int p0, int p1, float[] v, int vb, int vStride, float[] outT,
                                     int o, int hd, float[] alpha) {
         int hs = hd * LANES, ws = tile * LANES;
         FloatVector al = FloatVector.fromArray(W, alpha, g * LANES);
@@ -262,7 +265,7 @@ public final class RowLanes {
         al = FloatVector.fromArray(W, alpha, (g + 3) * LANES);
         FloatVector a30 = FloatVector.fromArray(W, outT, o + 3 * hs).mul(al), a31 = FloatVector.fromArray(W, outT, o + 3 * hs + LANES).mul(al);
         FloatVector a32 = FloatVector.fromArray(W, outT, o + 3 * hs + 2 * LANES).mul(al), a33 = FloatVector.fromArray(W, outT, o + 3 * hs + 3 * LANES).mul(al);
-        for (int p = p0, vo = vb, wo = (g * tile + p0) * LANES; p < p1; p++, vo += vStride, wo += LANES) {
+        for (int p = p0, vo = vb, wo = sb + (g * tile + p0) * LANES; p < p1; p++, vo += vStride, wo += LANES) {
             FloatVector v0 = FloatVector.broadcast(W, v[vo]), v1 = FloatVector.broadcast(W, v[vo + 1]);
             FloatVector v2 = FloatVector.broadcast(W, v[vo + 2]), v3 = FloatVector.broadcast(W, v[vo + 3]);
             FloatVector w = FloatVector.fromArray(W, sT, wo);
@@ -305,12 +308,12 @@ public final class RowLanes {
     }
 
     /** One head × four elements: the heads left over from groups of four. */
-    private static void weighted1x4(float[] sT, int tile, int g, int p0, int p1, float[] v, int vb, int vStride, float[] outT, int o,
+    private static void weighted1x4(float[] sT, int sb, int tile, int g, int p0, int p1, float[] v, int vb, int vStride, float[] outT, int o,
                                     float[] alpha) {
         FloatVector al = FloatVector.fromArray(W, alpha, g * LANES);
         FloatVector a0 = FloatVector.fromArray(W, outT, o).mul(al), a1 = FloatVector.fromArray(W, outT, o + LANES).mul(al);
         FloatVector a2 = FloatVector.fromArray(W, outT, o + 2 * LANES).mul(al), a3 = FloatVector.fromArray(W, outT, o + 3 * LANES).mul(al);
-        for (int p = p0, vo = vb, wo = (g * tile + p0) * LANES; p < p1; p++, vo += vStride, wo += LANES) {
+        for (int p = p0, vo = vb, wo = sb + (g * tile + p0) * LANES; p < p1; p++, vo += vStride, wo += LANES) {
             FloatVector w = FloatVector.fromArray(W, sT, wo);
             a0 = w.fma(FloatVector.broadcast(W, v[vo]), a0);
             a1 = w.fma(FloatVector.broadcast(W, v[vo + 1]), a1);

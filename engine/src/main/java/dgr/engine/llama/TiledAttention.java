@@ -1,6 +1,7 @@
 package dgr.engine.llama;
 
 import dgr.engine.kernel.ArrayPrefetch;
+import dgr.engine.kernel.HeapAlignment;
 import dgr.engine.kernel.HeapSegments;
 import dgr.engine.kernel.Kernels;
 import dgr.engine.kernel.NativeAttention;
@@ -42,6 +43,8 @@ final class TiledAttention {
      * from memory (and a compact type's widened) once for all of them.
      */
     static final int SEGMENT_RUNS = 4;
+    /** Where the row-lanes arrays' data start: a 32-byte boundary ({@link RowLanes} says why). */
+    private static final int PAD = HeapAlignment.FLOAT_PAD;
 
     private final Kernels kernels;
     private final LlamaConfig cfg;
@@ -129,12 +132,12 @@ final class TiledAttention {
         this.laneKernel = lanes ? nk : null;
         this.oneRowClaim = Math.max(1, (nHeadKv + 1) / 2);
         this.segmentClaim = Math.max(1, nHeadKv / 4);
-        this.laneQ = lanes ? new float[n][SEGMENT_RUNS * segmentClaim * heads * hd * R] : null;
-        this.laneOut = lanes ? new float[n][SEGMENT_RUNS * segmentClaim * heads * hd * R] : null;
+        this.laneQ = lanes ? new float[n][PAD + SEGMENT_RUNS * segmentClaim * heads * hd * R] : null;
+        this.laneOut = lanes ? new float[n][PAD + SEGMENT_RUNS * segmentClaim * heads * hd * R] : null;
         this.segLo = lanes ? new float[n][SEGMENT_RUNS * R] : null;
         this.segHi = lanes ? new float[n][SEGMENT_RUNS * R] : null;
         this.segRange = lanes ? new int[n][SEGMENT_RUNS * 3] : null;
-        this.laneScores = lanes ? new float[n][heads * TILE * R] : null;
+        this.laneScores = lanes ? new float[n][PAD + heads * TILE * R] : null;
         this.laneState = lanes ? new float[n][SEGMENT_RUNS * segmentClaim * heads * 2 * R] : null;
         this.laneAlpha = lanes ? new float[n][heads * R] : null;
         this.laneLo = lanes ? new float[n][R] : null;
@@ -312,13 +315,13 @@ final class TiledAttention {
         }
         for (int u = u0; u < u1; u++) {
             int ru = u - u0;
-            RowLanes.transpose(q, qd, runStart[u], runStart[u + 1] - runStart[u], kh0 * heads * hd, nk * heads * hd, qT, ru * qs);
+            RowLanes.transpose(q, qd, runStart[u], runStart[u + 1] - runStart[u], kh0 * heads * hd, nk * heads * hd, qT, PAD + ru * qs);
             for (int i = 0; i < nk * heads; i++) {
                 java.util.Arrays.fill(ls, ru * ss + i * 2 * R, ru * ss + i * 2 * R + R, Float.NEGATIVE_INFINITY);
                 java.util.Arrays.fill(ls, ru * ss + i * 2 * R + R, ru * ss + (i + 1) * 2 * R, 0f);
             }
         }
-        java.util.Arrays.fill(oT, 0, (u1 - u0) * qs, 0f);
+        java.util.Arrays.fill(oT, PAD, PAD + (u1 - u0) * qs, 0f);
         int first = firstVisible(window, rowPos, r0, r1);
         int last = rowPos[r1 - 1];
         for (int ta = first - first % TILE; ta <= last; ta += TILE) {
@@ -359,18 +362,18 @@ final class TiledAttention {
                     if (vLo >= vHi) continue;
                     System.arraycopy(runLo, ru * R, lo, 0, R);
                     System.arraycopy(runHi, ru * R, hi, 0, R);
-                    int pLo = vLo & ~7, pHi = (vHi + 7) & ~7, qo = ru * qs + (kh - kh0) * heads * hd * R;
+                    int pLo = vLo & ~7, pHi = (vHi + 7) & ~7, qo = PAD + ru * qs + (kh - kh0) * heads * hd * R;
                     int vBase = KvSlot.pageOffset(ta + vLo, t.vStride) + t.vHead, so = ru * ss + (kh - kh0) * heads * 2 * R;
                     boolean masked = range[ru * 3 + 2] != 0;
                     if (laneKernel != null) {
                         MemorySegment kSeg = seg.of(t.k), vSeg = seg.of(t.v);
-                        laneKernel.laneScores(qTSeg, qo, heads, hd, kSeg, t.kHead, 8 * t.kStride, pLo, pHi, scale, sTSeg, TILE);
-                        laneKernel.laneSoftmax(sTSeg, heads, TILE, pLo, pHi, masked, loSeg, hiSeg, lsSeg, so, alphaSeg);
-                        laneKernel.laneWeighted(sTSeg, TILE, heads, vLo, vHi, vSeg, vBase, t.vStride, oTSeg, qo, hd, alphaSeg);
+                        laneKernel.laneScores(qTSeg, qo, heads, hd, kSeg, t.kHead, 8 * t.kStride, pLo, pHi, scale, sTSeg, PAD, TILE);
+                        laneKernel.laneSoftmax(sTSeg, PAD, heads, TILE, pLo, pHi, masked, loSeg, hiSeg, lsSeg, so, alphaSeg);
+                        laneKernel.laneWeighted(sTSeg, PAD, TILE, heads, vLo, vHi, vSeg, vBase, t.vStride, oTSeg, qo, hd, alphaSeg);
                     } else {
-                        RowLanes.scores(qT, qo, heads, hd, t.k, t.kHead, 8 * t.kStride, pLo, pHi, scale, sT, TILE);
-                        for (int g = 0; g < heads; g++) RowLanes.softmax(sT, g * TILE * R, pLo, pHi, masked, lo, hi, ls, so + g * 2 * R, alpha, g * R, sums);
-                        RowLanes.weightedVT(sT, TILE, heads, vLo, vHi, t.v, vBase, t.vStride, oT, qo, hd, alpha);
+                        RowLanes.scores(qT, qo, heads, hd, t.k, t.kHead, 8 * t.kStride, pLo, pHi, scale, sT, PAD, TILE);
+                        for (int g = 0; g < heads; g++) RowLanes.softmax(sT, PAD + g * TILE * R, pLo, pHi, masked, lo, hi, ls, so + g * 2 * R, alpha, g * R, sums);
+                        RowLanes.weightedVT(sT, PAD, TILE, heads, vLo, vHi, t.v, vBase, t.vStride, oT, qo, hd, alpha);
                     }
                 }
             }
@@ -379,7 +382,7 @@ final class TiledAttention {
         float[] st = state[worker];
         for (int u = u0; u < u1; u++) {
             int ru = u - u0, n = runStart[u + 1] - runStart[u];
-            RowLanes.untranspose(oT, ru * qs, n, nk * heads * hd, att, qd, runStart[u], kh0 * heads * hd);
+            RowLanes.untranspose(oT, PAD + ru * qs, n, nk * heads * hd, att, qd, runStart[u], kh0 * heads * hd);
             for (int r = 0; r < n; r++) {
                 int sr = runStart[u] + r - r0;
                 for (int i = 0; i < nk * heads; i++) {

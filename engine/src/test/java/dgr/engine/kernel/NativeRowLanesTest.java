@@ -31,13 +31,14 @@ class NativeRowLanesTest {
             float[] qT = randomFloats(rnd, 5 * R + heads * hd * R);
             int qo = 5 * R;
             float scale = 0.125f + (float) rnd.nextDouble();
+            int sb = 4;  // the scores from an offset, as the engine's start on a 32-byte boundary
             for (int p0 = 0; p0 < TILE; p0 += 8) {
                 for (int p1 = p0 + 8; p1 <= TILE; p1 += 8 * (1 + p1 / 24)) {
-                    float[] got = new float[heads * TILE * R], want = new float[heads * TILE * R];
+                    float[] got = new float[sb + heads * TILE * R], want = new float[sb + heads * TILE * R];
                     Arrays.fill(got, Float.NaN);
                     Arrays.fill(want, Float.NaN);
-                    RowLanes.scores(qT, qo, heads, hd, k, kBase, blockStride, p0, p1, scale, want, TILE);
-                    kernel.laneScores(seg(qT), qo, heads, hd, seg(k), kBase, blockStride, p0, p1, scale, seg(got), TILE);
+                    RowLanes.scores(qT, qo, heads, hd, k, kBase, blockStride, p0, p1, scale, want, sb, TILE);
+                    kernel.laneScores(seg(qT), qo, heads, hd, seg(k), kBase, blockStride, p0, p1, scale, seg(got), sb, TILE);
                     assertThat(bits(got)).as("%s, positions [%d, %d)", kernel.variant, p0, p1).isEqualTo(bits(want));
                 }
             }
@@ -51,7 +52,8 @@ class NativeRowLanesTest {
             SplittableRandom rnd = new SplittableRandom(heads * 57L + hd);
             int vStride = pageInPlace ? 3 * hd : hd, vHead = pageInPlace ? hd : 0;
             float[] v = randomFloats(rnd, TILE * vStride + 4);
-            float[] sT = randomFloats(rnd, heads * TILE * R);
+            int sb = 12;
+            float[] sT = randomFloats(rnd, sb + heads * TILE * R);
             for (int i = 0; i < sT.length; i += 7) sT[i] = 0f;
             float[] alpha = randomFloats(rnd, heads * R);
             alpha[0] = 1f;
@@ -61,8 +63,8 @@ class NativeRowLanesTest {
                 for (int p1 = p0; p1 <= TILE; p1 += 1 + p1 / 5) {
                     float[] want = randomFloats(rnd, ob + heads * hd * R + R), got = want.clone();
                     int vBase = p0 * vStride + vHead;
-                    RowLanes.weightedVT(sT, TILE, heads, p0, p1, v, vBase, vStride, want, ob, hd, alpha);
-                    kernel.laneWeighted(seg(sT), TILE, heads, p0, p1, seg(v), vBase, vStride, seg(got), ob, hd, seg(alpha));
+                    RowLanes.weightedVT(sT, sb, TILE, heads, p0, p1, v, vBase, vStride, want, ob, hd, alpha);
+                    kernel.laneWeighted(seg(sT), sb, TILE, heads, p0, p1, seg(v), vBase, vStride, seg(got), ob, hd, seg(alpha));
                     assertThat(bits(got)).as("%s, positions [%d, %d)", kernel.variant, p0, p1).isEqualTo(bits(want));
                 }
             }
@@ -77,7 +79,8 @@ class NativeRowLanesTest {
             for (int round = 0; round < 40; round++) {
                 int p0 = 8 * rnd.nextInt(8), p1 = p0 + 8 * (1 + rnd.nextInt((TILE - p0) / 8));
                 // Scores as attention gives them: spread out, some far below the rest (weights under e^-87 are 0), some ±0.
-                float[] sT = new float[heads * TILE * R];
+                int sb = 4;
+                float[] sT = new float[sb + heads * TILE * R];
                 for (int i = 0; i < sT.length; i++) {
                     int kind = rnd.nextInt(60);
                     sT[i] = kind == 0 ? 0f : kind == 1 ? -0f : kind == 2 ? -200f : (float) (rnd.nextGaussian() * 8);
@@ -100,10 +103,10 @@ class NativeRowLanesTest {
                 }
                 float[] wantS = sT.clone(), wantState = state.clone(), wantAlpha = new float[heads * R], sums = new float[9 * R];
                 for (int g = 0; g < heads; g++) {
-                    RowLanes.softmax(wantS, g * TILE * R, p0, p1, masked, lo, hi, wantState, so + g * 2 * R, wantAlpha, g * R, sums);
+                    RowLanes.softmax(wantS, sb + g * TILE * R, p0, p1, masked, lo, hi, wantState, so + g * 2 * R, wantAlpha, g * R, sums);
                 }
                 float[] alpha = new float[heads * R];
-                kernel.laneSoftmax(seg(sT), heads, TILE, p0, p1, masked, seg(lo), seg(hi), seg(state), so, seg(alpha));
+                kernel.laneSoftmax(seg(sT), sb, heads, TILE, p0, p1, masked, seg(lo), seg(hi), seg(state), so, seg(alpha));
                 assertThat(bits(sT)).as("%s, weights, positions [%d, %d)", kernel.variant, p0, p1).isEqualTo(bits(wantS));
                 assertThat(bits(state)).as("%s, running maxima and sums", kernel.variant).isEqualTo(bits(wantState));
                 assertThat(bits(alpha)).as("%s, rescale factors", kernel.variant).isEqualTo(bits(wantAlpha));

@@ -22,16 +22,17 @@ class RowLanesTest {
                 for (int[] span : new int[][] {{0, 64}, {8, 24}, {56, 64}}) {
                     int rows = 13, qd = heads * hd + 5, kvd = hd * 2;
                     float[] q = random(rnd, rows * qd), k = random(rnd, TILE * kvd + hd), qT = new float[heads * hd * R];
-                    float[] sT = new float[heads * TILE * R];
+                    int sb = 4;
+                    float[] sT = new float[sb + heads * TILE * R];
                     float scale = 0.125f;
                     RowLanes.transpose(q, qd, 0, rows, 5, heads * hd, qT, 0);
-                    RowLanes.scores(qT, 0, heads, hd, k, hd, 8 * kvd, span[0], span[1], scale, sT, TILE);
+                    RowLanes.scores(qT, 0, heads, hd, k, hd, 8 * kvd, span[0], span[1], scale, sT, sb, TILE);
                     for (int r = 0; r < rows; r++) {
                         for (int g = 0; g < heads; g++) {
                             for (int p = span[0]; p < span[1]; p++) {
                                 float s = 0f;
                                 for (int d = 0; d < hd; d++) s = Math.fma(q[r * qd + 5 + g * hd + d], k[hd + p / 8 * 8 * kvd + 8 * d + p % 8], s);
-                                assertThat(bits(sT[(g * TILE + p) * R + r])).as("hd %d heads %d row %d head %d position %d", hd, heads, r, g, p)
+                                assertThat(bits(sT[sb + (g * TILE + p) * R + r])).as("hd %d heads %d row %d head %d position %d", hd, heads, r, g, p)
                                         .isEqualTo(bits(s * scale));
                             }
                         }
@@ -93,17 +94,17 @@ class RowLanesTest {
         SplittableRandom rnd = new SplittableRandom(9);
         for (int hd : new int[] {8, 64, 80}) {
             for (int heads = 1; heads <= 5; heads++) {
-                int kvd = hd * 2, p0 = 3, p1 = 50, ob = 7;
-                float[] sT = random(rnd, heads * TILE * R), v = random(rnd, TILE * kvd), alpha = random(rnd, heads * R);
+                int kvd = hd * 2, p0 = 3, p1 = 50, ob = 7, sb = 5;
+                float[] sT = random(rnd, sb + heads * TILE * R), v = random(rnd, TILE * kvd), alpha = random(rnd, heads * R);
                 alpha[0] = 1f;
                 alpha[R - 1] = 0f;
                 float[] outT = random(rnd, ob + heads * hd * R), expect = outT.clone();
-                RowLanes.weightedVT(sT, TILE, heads, p0, p1, v, 3 * kvd + hd, kvd, outT, ob, hd, alpha);
+                RowLanes.weightedVT(sT, sb, TILE, heads, p0, p1, v, 3 * kvd + hd, kvd, outT, ob, hd, alpha);
                 for (int r = 0; r < R; r++) {
                     for (int g = 0; g < heads; g++) {
                         for (int i = 0; i < hd; i++) {
                             float a = expect[ob + (g * hd + i) * R + r] * alpha[g * R + r];
-                            for (int p = p0; p < p1; p++) a = Math.fma(v[3 * kvd + hd + (p - p0) * kvd + i], sT[(g * TILE + p) * R + r], a);
+                            for (int p = p0; p < p1; p++) a = Math.fma(v[3 * kvd + hd + (p - p0) * kvd + i], sT[sb + (g * TILE + p) * R + r], a);
                             assertThat(bits(outT[ob + (g * hd + i) * R + r])).as("hd %d heads %d row %d head %d value %d", hd, heads, r, g, i)
                                     .isEqualTo(bits(a));
                         }
