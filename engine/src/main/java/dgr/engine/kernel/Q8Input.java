@@ -69,7 +69,13 @@ final class Q8Input {
 
     /** Rounds batch rows {@code [r0, r1)} of {@code x} into the arrays {@link #reserve} sized, as {@link #prepare} does. */
     void roundRows(float[] x, int cols, int r0, int r1) {
-        for (int b = r0 * cols / 32, end = r1 * cols / 32; b < end; b++) roundBlock(x, 32 * b, b);
+        int perRow = cols / 32;
+        for (int r = r0; r < r1; r++) {
+            for (int j = 0, b = r * perRow; j < perRow; j++, b++) {
+                roundBlock(x, 32 * b, b);
+                blockMajor(b, j * rows + r);
+            }
+        }
     }
 
     /** Whether these arrays hold {@code x} ({@code nRows × cols}) under {@code epoch}. */
@@ -83,7 +89,10 @@ final class Q8Input {
         size(blocks);
         rows = nRows;
         this.cols = cols;
-        for (int b = 0; b < blocks; b++) roundScalar(x, 32 * b, b);
+        for (int b = 0, perRow = cols / 32; b < blocks; b++) {
+            roundScalar(x, 32 * b, b);
+            blockMajor(b, (b % perRow) * nRows + b / perRow);
+        }
         from = null;
         return this;
     }
@@ -132,25 +141,29 @@ final class Q8Input {
         }
         float scale = amax / 127f, inv = 1f / scale;
         d[b] = scale;
-        int first = 0, total = 0;
+        // Each half's quants added lane-wise, then across lanes once: two reductions a block, not four
+        // (integer sums, so the order is free).
+        IntVector lo = IntVector.zero(IntVector.SPECIES_256), hi = lo;
         for (int c = 0; c < 32; c += 8) {
             FloatVector s = FloatVector.fromArray(F, x, at + c).mul(inv);
             // copySign(0.5, s): the sign bit of s on 0.5's bits.
             FloatVector h = s.reinterpretAsInts().and(0x80000000).or(0x3F000000).reinterpretAsFloats();
             IntVector r = ((IntVector) s.add(h).convert(VectorOperators.F2I, 0)).max(-127).min(127);
             r.convertShape(VectorOperators.I2B, ByteVector.SPECIES_64, 0).reinterpretAsBytes().intoArray(q, at + c);
-            total += r.reduceLanes(VectorOperators.ADD);
-            if (c == 8) first = total;
+            if (c < 16) lo = lo.add(r);
+            else hi = hi.add(r);
         }
+        int first = lo.reduceLanes(VectorOperators.ADD), total = first + hi.reduceLanes(VectorOperators.ADD);
         sum[b] = total;
         half[2 * b] = first;
         half[2 * b + 1] = total - first;
-        blockMajor(b);
     }
 
-    /** Block {@code b}'s scale and {@code d·(float) Σq} into the block-major arrays. */
-    private void blockMajor(int b) {
-        int perRow = cols / 32, t = (b % perRow) * rows + b / perRow;
+    /**
+     * Block {@code b}'s scale and {@code d·(float) Σq} into the block-major arrays at {@code t} (its block in
+     * its row times the rows, plus its row): the callers walk rows and blocks, so no division per block.
+     */
+    private void blockMajor(int b, int t) {
         dT[t] = d[b];
         dsumT[t] = d[b] * (float) sum[b];
     }
@@ -169,7 +182,6 @@ final class Q8Input {
             sum[b] = 0;
             half[2 * b] = half[2 * b + 1] = 0;
             d[b] = amax != amax ? Float.NaN : 0f;
-            blockMajor(b);
             return;
         }
         float scale = amax / 127f, inv = 1f / scale;
@@ -185,6 +197,5 @@ final class Q8Input {
         sum[b] = total;
         half[2 * b] = first;
         half[2 * b + 1] = total - first;
-        blockMajor(b);
     }
 }
