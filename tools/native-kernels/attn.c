@@ -458,7 +458,8 @@ INLINE lvec java_max(lvec a, lvec b) {
 /* Exp.lanes16 of x - sub. */
 INLINE lvec lane_exp(lvec a, lvec sub) {
     const lvec floor = L_SET1(-87.0f), magic = L_SET1(12582912.0f);
-    lvec x = L_SUB(a, sub), xc = java_max(x, floor);
+    /* Java's max(x, -87) in one max: on a NaN the instruction returns its second operand, x; -87 is never ±0 */
+    lvec x = L_SUB(a, sub), xc = L_MAX(floor, x);
     lvec k = L_SUB(L_FMA(xc, L_SET1(1.44269504088896341f), magic), magic);
     lvec r = L_FMA(k, L_SET1(-0.693359375f), xc);
     r = L_FMA(k, L_SET1(2.12194440e-4f), r);

@@ -41,9 +41,9 @@ import java.util.List;
 public final class NativeAttention {
     /** The two images, best first, with the CPU flags each needs. */
     enum Variant {
-        AVX512("attn-avx512.bin", "73399023665d675938ed566f1dce4b9d38189293d5559d100653bf6963a071c2",
+        AVX512("attn-avx512.bin", "9579ecb8b332c274e46ae693e4f087fc5f0c1b9376c1cbf20915d8acfdf1d27d",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "f16c", "fma", "avx2")),
-        AVX2("attn-avx2.bin", "b635fb2d9289c4d18c5f4b389cb7e2a5ef629bf0d1eded21e79814f5b174818c", List.of("avx2", "fma", "f16c"));
+        AVX2("attn-avx2.bin", "81a85613e7af8af287102fe4ed685c9a8906c3c7fa38a15615821fa58bced54d", List.of("avx2", "fma", "f16c"));
 
         final String resource, sha256;
         final List<String> flags;

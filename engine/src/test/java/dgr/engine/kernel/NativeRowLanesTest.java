@@ -85,6 +85,8 @@ class NativeRowLanesTest {
                     int kind = rnd.nextInt(60);
                     sT[i] = kind == 0 ? 0f : kind == 1 ? -0f : kind == 2 ? -200f : (float) (rnd.nextGaussian() * 8);
                 }
+                // Now and then a NaN score (its lane's weights and sums become NaN the same way on both sides).
+                if (round % 8 == 7) sT[sb + (p0 + rnd.nextInt(p1 - p0)) * R + rnd.nextInt(R)] = Float.NaN;
                 float[] lo = new float[R], hi = new float[R];
                 for (int r = 0; r < R; r++) {
                     int a = rnd.nextInt(TILE + 1), b = rnd.nextInt(TILE + 1);
