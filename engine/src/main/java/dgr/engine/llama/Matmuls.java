@@ -45,6 +45,18 @@ public final class Matmuls {
     private final AtomicIntegerArray cursor;
     /** Segment ends: written in {@link #run()} before the pool publishes the job, then only read. */
     private final int[] segEnd;
+    /**
+     * Each claimable chunk's product and output rows {@code [from, to)}, in segment order; written in {@link #run()}
+     * like {@link #segEnd}. Grown, never shrunk, when a dispatch has more chunks than any before it.
+     */
+    private int[] chunkProduct = new int[0], chunkFrom = new int[0], chunkTo = new int[0];
+    /**
+     * Each segment's last chunk is claimed in this many pieces (of 16 rows at least): the dispatch ends when
+     * the last claim does, and a worker that finishes first waits for the other's, about half a claim
+     * on average, so the claims near the end are made small. Near the start they stay large, as a
+     * claim's weights are one prefetched stream.
+     */
+    static final int TAIL_PIECES = 4;
     private long epoch;
     /** A prompt chunk's input rounded to 8 bits once for all workers rather than by each. */
     private final SharedRounding rounding = new SharedRounding();
@@ -117,9 +129,27 @@ public final class Matmuls {
             firstChunk[j + 1] = firstChunk[j] + c;
         }
         int total = firstChunk[3], ws = scratch.length;
+        if (chunkProduct.length < total + ws * (TAIL_PIECES - 1)) {
+            int size = total + ws * (TAIL_PIECES - 1);
+            chunkProduct = new int[size];
+            chunkFrom = new int[size];
+            chunkTo = new int[size];
+        }
+        int claims = 0;
         for (int w = 0; w < ws; w++) {
-            cursor.set(w, (int) ((long) total * w / ws));
-            segEnd[w] = (int) ((long) total * (w + 1) / ws);
+            cursor.set(w, claims);
+            for (int c = (int) ((long) total * w / ws), end = (int) ((long) total * (w + 1) / ws); c < end; c++) {
+                int j = c < firstChunk[1] ? 0 : c < firstChunk[2] ? 1 : 2;
+                int o0 = (c - firstChunk[j]) * chunkRows[j], o1 = Math.min(m[j].rows(), o0 + chunkRows[j]);
+                // The segment's last chunk in at most TAIL_PIECES pieces, each a multiple of 16 rows (so pieces start at row groups too).
+                int piece = c == end - 1 ? (chunkRows[j] + TAIL_PIECES - 1) / TAIL_PIECES + 15 & ~15 : o1 - o0;
+                for (int p = o0; p < o1; p += piece, claims++) {
+                    chunkProduct[claims] = j;
+                    chunkFrom[claims] = p;
+                    chunkTo[claims] = Math.min(o1, p + piece);
+                }
+            }
+            segEnd[w] = claims;
         }
         pool.run(job);
     }
@@ -153,8 +183,7 @@ public final class Matmuls {
         s.epoch = epoch;
         rounding.round(s);
         for (int c = claim(worker); c >= 0; c = claim(worker)) {
-            int j = c < firstChunk[1] ? 0 : c < firstChunk[2] ? 1 : 2;
-            int rows = m[j].rows(), o0 = (c - firstChunk[j]) * chunkRows[j], o1 = Math.min(rows, o0 + chunkRows[j]);
+            int j = chunkProduct[c], rows = m[j].rows(), o0 = chunkFrom[c], o1 = chunkTo[c];
             kernels.matmul(m[j], in[j], n, out[j], o0, o1, s);
             if (swiglu) {
                 kernels.matmul(m[1], in[1], n, out[1], o0, o1, s);
