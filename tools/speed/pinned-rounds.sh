@@ -9,7 +9,7 @@
 #   set on AMX_AB_QUANT (default Q4_K_M) times each prompt AMX_AB_ROUNDS times (default 5) with AMX and with those types'
 #   matrices on the VNNI path instead, alternating: DecodeBench --amx-ab, --amx-off; same bits). In the first round dgr
 #   runs each prompt once more with --kernel-account: each weight type's share of the prompt's thread time and its
-#   kernel's rate, the rounding's share and the rest (attention, norms, barriers). Writes its log to $OUT/rounds.txt when OUT is set (a device call), and
+#   kernel's rate, the rounding's share, the workers' waits and the rest (attention, norms, RoPE). Writes its log to $OUT/rounds.txt when OUT is set (a device call), and
 #   ends with each figure's median over the rounds and the ratios of the medians.
 # About 2.5 minutes a round on a 2 GHz Xeon for the two default files (synthesis first: 30 s on 16 cores).
 set -euo pipefail

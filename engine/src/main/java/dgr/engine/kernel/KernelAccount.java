@@ -9,8 +9,9 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * Where a benchmark's thread time goes in the 8-bit kernels: time and multiply-adds per weight layout
  * in the matrix kernel, and time rounding activations to 8 bits (waits for another worker's rows
- * included). The rest of a pass (attention, norms, the workers' barriers) is what is left of its
- * wall time times its threads. {@code DecodeBench --kernel-account} prints it per prompt length; on
+ * included); and time the workers wait on one another ({@link WorkerPool}: the caller for the others at
+ * a job's end, a worker for the next job while the caller works alone). The rest of a pass (attention,
+ * norms, RoPE, the calls around the kernels) is what is left of its wall time times its threads. {@code DecodeBench --kernel-account} prints it per prompt length; on
  * a machine lent for minutes it says which matrices a prompt's time goes to, without a profiler.
  *
  * <p>Off unless a benchmark turns it on: then each kernel call reads the clock twice (a few tens of
@@ -36,7 +37,7 @@ public final class KernelAccount {
     }
 
     private static final Map<WeightLayout, Counters> MATRIX = new EnumMap<>(WeightLayout.class);
-    private static final LongAdder ROUNDING = new LongAdder();
+    private static final LongAdder ROUNDING = new LongAdder(), WAITING = new LongAdder();
 
     static {
         for (WeightLayout l : WeightLayout.values()) MATRIX.put(l, new Counters());
@@ -50,8 +51,8 @@ public final class KernelAccount {
         }
     }
 
-    /** A snapshot: the layouts that ran, in declaration order, and the rounding time. */
-    public record Totals(List<Matrix> matrices, long roundingNanos) {
+    /** A snapshot: the layouts that ran, in declaration order, the rounding time and the workers' waits. */
+    public record Totals(List<Matrix> matrices, long roundingNanos, long waitingNanos) {
         public long matrixNanos() {
             return matrices.stream().mapToLong(Matrix::nanos).sum();
         }
@@ -62,6 +63,7 @@ public final class KernelAccount {
         if (start) {
             MATRIX.values().forEach(Counters::reset);
             ROUNDING.reset();
+            WAITING.reset();
         }
         on = start;
     }
@@ -72,7 +74,7 @@ public final class KernelAccount {
         MATRIX.forEach((l, k) -> {
             if (k.calls().sum() > 0) ms.add(new Matrix(l, k.calls().sum(), k.nanos().sum(), k.multiplyAdds().sum()));
         });
-        return new Totals(List.copyOf(ms), ROUNDING.sum());
+        return new Totals(List.copyOf(ms), ROUNDING.sum(), WAITING.sum());
     }
 
     /** {@code System.nanoTime()} while counting, else 0 (the caller passes it back unread). */
@@ -92,5 +94,10 @@ public final class KernelAccount {
     /** Rounding that began at {@code t0} ({@link #start}) is done. */
     static void rounding(long t0) {
         if (t0 != 0) ROUNDING.add(System.nanoTime() - t0);
+    }
+
+    /** A wait for another worker (or for the next job) that began at {@code t0} ({@link #start}) is over. */
+    static void waiting(long t0) {
+        if (t0 != 0) WAITING.add(System.nanoTime() - t0);
     }
 }

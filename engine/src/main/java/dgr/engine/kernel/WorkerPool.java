@@ -79,12 +79,14 @@ public final class WorkerPool implements AutoCloseable {
         } catch (RuntimeException e) {
             mine = e;
         }
+        long t0 = KernelAccount.start();
         // Spin briefly, then yield: on a machine shared with other work the worker being waited for
         // may be off its core, and a caller that only spins keeps that core from it.
         for (int spins = 0; pending.get() != 0; spins++) {
             if (spins < SPINS_BEFORE_YIELD) Thread.onSpinWait();
             else Thread.yield();
         }
+        KernelAccount.waiting(t0);
         job = null;
         if (mine != null) throw mine;
         if (failure != null) throw failure;
@@ -93,7 +95,7 @@ public final class WorkerPool implements AutoCloseable {
     private void loop(int w) {
         int seen = 0;
         while (true) {
-            long yieldUntil = 0;
+            long t0 = KernelAccount.start(), yieldUntil = 0;
             for (int spins = 0; generation == seen && !closed; spins++) {
                 boolean rested = resting;
                 if (!rested) {  // resting: nothing comes soon, straight to the park below
@@ -114,6 +116,7 @@ public final class WorkerPool implements AutoCloseable {
                 spins = -1;  // woken ahead of a job (wake) or spuriously: spin and yield for it again before parking
             }
             if (closed) return;
+            KernelAccount.waiting(t0);
             seen = generation;
             try {
                 job.run(w, size);

@@ -33,7 +33,7 @@ import java.nio.file.Path;
  * {@code --rounding-ab ROUNDS} with the input rounded once per dispatch and by each worker.
  * {@code --kernel-account} then runs each batch size's decode steps and each prompt once more, counting where
  * their thread time goes ({@link dgr.engine.kernel.KernelAccount}: the 8-bit matrix kernel per weight type, with
- * its rate, the rounding, and the rest).
+ * its rate, the rounding, the workers' waits on one another, and the rest).
  */
 public final class DecodeBench {
     private DecodeBench() {}
@@ -231,7 +231,7 @@ public final class DecodeBench {
 
     /**
      * {@code work} once more with {@link dgr.engine.kernel.KernelAccount} counting its timed part: each weight type's
-     * share of the threads' time (wall time × threads) and its kernel's rate, the rounding's share, and the rest.
+     * share of the threads' time (wall time × threads) and its kernel's rate, the rounding's share, the workers' waits, and the rest.
      */
     static String accounted(String what, java.util.function.Supplier<Rate> work) {
         accounting = true;
@@ -249,9 +249,9 @@ public final class DecodeBench {
             String type = m.layout().name().replace("_Q8", "");
             b.append(String.format(" %s %.1f%% (%.0f GOPS),", type, 100 * m.nanos() / threadNanos, m.gops()));
         }
-        long rest = Math.round(threadNanos) - t.matrixNanos() - t.roundingNanos();
-        return b.append(String.format(" rounding %.1f%%, rest %.1f%%  load %s", 100 * t.roundingNanos() / threadNanos,
-                100 * rest / threadNanos, load())).toString();
+        long rest = Math.round(threadNanos) - t.matrixNanos() - t.roundingNanos() - t.waitingNanos();
+        return b.append(String.format(" rounding %.1f%%, waits %.1f%%, rest %.1f%%  load %s", 100 * t.roundingNanos() / threadNanos,
+                100 * t.waitingNanos() / threadNanos, 100 * rest / threadNanos, load())).toString();
     }
 
     static int[] ints(String csv) {

@@ -5,9 +5,10 @@ import dgr.engine.kernel.WorkerPool;
 /**
  * A forward pass's per-row steps between its matrices (norms, RoPE, K/V stores, residual adds)
  * split across the workers by rows. Run by the caller alone, they left the other workers spinning:
- * 2.5% of a 128-token prompt's wall time on 2 threads (llama-1b Q4_K_M, AMD Zen 3), as much as
- * a fifth of the attention's share there, and a larger share where the matrices are faster (AMX).
- * A row's step is the same sequence whichever worker runs it, so the bits do not change.
+ * 2.5% of a 128-token prompt's wall time on 2 threads (llama-1b Q4_K_M, AMD Zen 3; its attention
+ * took 3.2%), and a larger share where the matrices run faster (AMX). A row's step is the same
+ * sequence whichever worker runs it, and rows write only their own elements (K/V stores included),
+ * so the bits do not change.
  */
 final class RowSteps implements WorkerPool.Job {
     /** One row's step; steps are created once per engine, so a pass allocates nothing. */
@@ -17,8 +18,8 @@ final class RowSteps implements WorkerPool.Job {
     }
 
     /**
-     * Fewer rows than this run on the caller alone: a dispatch costs a few microseconds, one row's
-     * steps about as much (a 2,048-wide norm), so a decode step of one or two rows would only pay it.
+     * Fewer rows than this run on the caller alone: a dispatch (a wake-up and a wait for the other
+     * workers) costs about what one row's steps do, so a decode step of one or two rows would only pay it.
      */
     static final int PARALLEL_FROM_ROWS = 4;
 

@@ -49,5 +49,33 @@ class KernelAccountTest {
         KernelAccount.count(true);
         assertThat(KernelAccount.totals().matrices()).isEmpty();
         assertThat(KernelAccount.totals().roundingNanos()).isZero();
+        assertThat(KernelAccount.totals().waitingNanos()).isZero();
+    }
+
+    @Test
+    void countsTheCallersWaitForASlowWorkerOnlyWhileOn() throws Exception {
+        try (WorkerPool pool = new WorkerPool(2, "account-test")) {
+            WorkerPool.Job slowSecond = (w, n) -> {
+                if (w == 1) sleep(30);
+            };
+            KernelAccount.count(true);
+            KernelAccount.count(false);  // counts cleared, then off
+            pool.run(slowSecond);
+            assertThat(KernelAccount.totals().waitingNanos()).as("not counting").isZero();
+
+            KernelAccount.count(true);
+            pool.run(slowSecond);
+            // The caller (worker 0) finished at once and waited at least the 30 ms worker 1 slept.
+            assertThat(KernelAccount.totals().waitingNanos()).isGreaterThanOrEqualTo(30_000_000L);
+            KernelAccount.count(false);
+        }
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }
