@@ -1,5 +1,5 @@
-# Compiler flags of the native images, sourced by build.sh (which builds them) and ab/ab.sh (which times
-# q8.c with the same flags, so that the code it times is the code the engine loads). -ffp-contract=off and
+# Compiler flags of the native images, sourced by build.sh (which builds them) and ab/ab.sh, ab/attn-ab.sh (which time
+# q8.c and attn.c with the same flags, so that the code they time is the code the engine loads). -ffp-contract=off and
 # no fast-math keep each kernel's stated order of operations.
 common="-O2 -std=gnu11 -ffp-contract=off -fno-fast-math -fPIC -ffreestanding -fno-stack-protector
   -fno-asynchronous-unwind-tables -fno-exceptions -fcf-protection=none -fno-builtin"

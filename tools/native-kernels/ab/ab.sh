@@ -13,12 +13,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$here/../flags.sh"
+. "$here/pair.sh"
 case "${IMAGE:-avx512vnni}" in
   avx512vnni) flags="$q8_avx512vnni" ;;
   avx2) flags="$avx2" ;;
   *) echo "IMAGE must be avx512vnni or avx2, not '$IMAGE'" >&2; exit 2 ;;
 esac
-gcc $common $flags -Ddgr_q8=dgr_q8_a -c "$1" -o "$tmp/a.o"
-gcc $common $flags -Ddgr_q8=dgr_q8_b -c "$2" -o "$tmp/b.o"
-gcc -O2 "$here/ab.c" "$tmp/a.o" "$tmp/b.o" -o "$tmp/ab"
+ab_pair "$1" "$2" dgr_q8 "$flags" "$here/ab.c" "$tmp/ab"
 "$tmp/ab" "$3" "$4" "$5" "${6:-2000}" "${7:-1}" "${8:-0}"

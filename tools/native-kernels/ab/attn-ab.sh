@@ -11,14 +11,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$here/../flags.sh"
+. "$here/pair.sh"
 image="${IMAGE:-$(grep -qw avx512f /proc/cpuinfo && echo avx512 || echo avx2)}"
 case "$image" in
   avx512) flags="$attn_avx512" ;;
   avx2) flags="$avx2" ;;
   *) echo "IMAGE must be avx512 or avx2, not '$image'" >&2; exit 2 ;;
 esac
-gcc $common $flags -Ddgr_attn=dgr_attn_a -c "$1" -o "$tmp/a.o"
-gcc $common $flags -Ddgr_attn=dgr_attn_b -c "$2" -o "$tmp/b.o"
-gcc -O2 "$here/attn-ab.c" "$tmp/a.o" "$tmp/b.o" -o "$tmp/attn-ab"
+ab_pair "$1" "$2" dgr_attn "$flags" "$here/attn-ab.c" "$tmp/attn-ab"
 echo "image $image"
 "$tmp/attn-ab" "${3:-200}" "${4:-0}"
