@@ -9,11 +9,7 @@
 # engine's prefetch distance) time weights read from memory, as a decode step reads them (ab.c).
 set -eu
 [ $# -ge 5 ] || { echo "usage: $0 A.c B.c TYPE AMX BATCH [REPS [COPIES [AHEAD]]]" >&2; exit 2; }
-here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-. "$here/../flags.sh"
-. "$here/pair.sh"
+. "$(dirname "$0")/pair.sh"
 case "${IMAGE:-avx512vnni}" in
   avx512vnni) flags="$q8_avx512vnni" ;;
   avx2) flags="$avx2" ;;

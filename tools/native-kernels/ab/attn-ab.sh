@@ -7,11 +7,7 @@
 # array's element 0). Exits 1 when the two builds' outputs differ in any bit.
 set -eu
 [ $# -ge 2 ] || { echo "usage: $0 A.c B.c [REPS [OFF]]" >&2; exit 2; }
-here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-. "$here/../flags.sh"
-. "$here/pair.sh"
+. "$(dirname "$0")/pair.sh"
 image="${IMAGE:-$(grep -qw avx512f /proc/cpuinfo && echo avx512 || echo avx2)}"
 case "$image" in
   avx512) flags="$attn_avx512" ;;
