@@ -11,8 +11,9 @@ import java.util.concurrent.atomic.LongAdder;
  * in the matrix kernel, and time rounding activations to 8 bits (waits for another worker's rows
  * included); and time the workers wait on one another ({@link WorkerPool}: the caller for the others at
  * a job's end, a worker for the next job while the caller works alone). The rest of a pass (attention,
- * norms, RoPE, the calls around the kernels) is what is left of its wall time times its threads. {@code DecodeBench --kernel-account} prints it per prompt length; on
- * a machine lent for minutes it says which matrices a prompt's time goes to, without a profiler.
+ * norms, RoPE, the calls around the kernels) is what is left of its wall time times its threads.
+ * {@code DecodeBench --kernel-account} prints it per prompt length; on a machine lent for minutes it
+ * says which matrices a prompt's time goes to, without a profiler.
  *
  * <p>Off unless a benchmark turns it on: then each kernel call reads the clock twice (a few tens of
  * nanoseconds against calls of tens of microseconds and more). Serving never turns it on.
