@@ -14,6 +14,8 @@ import jdk.incubator.vector.VectorSpecies;
  * {@code Σq} (the native kernels' offsets: Q4_0's {@code −8·Σq}); for the native kernels also the scales again
  * and {@code d·Σq} (a weight min's factor, {@link Q8Rows}), block-major. Like {@link SpanInput},
  * prepared once per input array, shape and job epoch, and kept while the same input comes back.
+ * Where a native 8-bit image runs, it rounds ({@link Q8Native#round}: the same f32 steps, so the same
+ * bytes); else the Vector API does ({@link #roundBlock}).
  *
  * <p>Rounding: a block whose largest magnitude is below 2^-100 becomes all zero (its products
  * could not reach a logit, and its scale would be subnormal); a NaN anywhere in a block makes its
@@ -37,7 +39,11 @@ final class Q8Input {
     float[] dT = new float[0], dsumT = new float[0];
     /** Heap segments over the arrays above, for the native kernel; remade when an array grows. */
     MemorySegment qSeg = MemorySegment.ofArray(q), sumSeg = MemorySegment.ofArray(sum), halfSeg = MemorySegment.ofArray(half),
-            dTSeg = MemorySegment.ofArray(dT), dsumTSeg = MemorySegment.ofArray(dsumT);
+            dSeg = MemorySegment.ofArray(d), dTSeg = MemorySegment.ofArray(dT), dsumTSeg = MemorySegment.ofArray(dsumT);
+    /** A heap segment over the input being rounded, for the native rounding. */
+    MemorySegment xSeg = MemorySegment.ofArray(new float[0]);
+    /** The inputs' segments, made once per array: a decode step rounds a few arrays in turn, and must not allocate. */
+    private final HeapSegments xSegments = new HeapSegments();
     private Object from;
     private int rows, cols;
     private long epoch = -1;
@@ -49,9 +55,14 @@ final class Q8Input {
 
     /** Rounds {@code x} ({@code nRows × cols}, cols a multiple of 32) unless already held. */
     Q8Input prepare(float[] x, int nRows, int cols, long epoch) {
+        return prepare(Q8Native.KERNEL, x, nRows, cols, epoch);
+    }
+
+    /** {@link #prepare}, rounding with {@code kernel} (null: the Vector API; tests take each path). */
+    Q8Input prepare(Q8Native kernel, float[] x, int nRows, int cols, long epoch) {
         if (holds(x, nRows, cols, epoch)) return this;
         reserve(x, nRows, cols, epoch);
-        roundRows(x, cols, 0, nRows);
+        roundRows(kernel, x, cols, 0, nRows);
         return this;
     }
 
@@ -61,6 +72,8 @@ final class Q8Input {
      */
     void reserve(float[] x, int nRows, int cols, long epoch) {
         size(nRows * cols / 32);
+        // Here, before a dispatch, not in roundRows, which several workers run at once.
+        xSeg = xSegments.of(x);
         from = x;
         rows = nRows;
         this.cols = cols;
@@ -69,7 +82,16 @@ final class Q8Input {
 
     /** Rounds batch rows {@code [r0, r1)} of {@code x} into the arrays {@link #reserve} sized, as {@link #prepare} does. */
     void roundRows(float[] x, int cols, int r0, int r1) {
+        roundRows(Q8Native.KERNEL, x, cols, r0, r1);
+    }
+
+    /** {@link #roundRows(float[], int, int, int)} natively where {@code kernel} is not null, else with the Vector API: the same bytes. */
+    private void roundRows(Q8Native kernel, float[] x, int cols, int r0, int r1) {
         int perRow = cols / 32;
+        if (kernel != null) {
+            kernel.round(this, perRow, r0, r1);
+            return;
+        }
         for (int r = r0; r < r1; r++) {
             for (int j = 0, b = r * perRow; j < perRow; j++, b++) {
                 roundBlock(x, 32 * b, b);
@@ -112,7 +134,10 @@ final class Q8Input {
             half = new int[2 * blocks];
             halfSeg = MemorySegment.ofArray(half);
         }
-        if (d.length < blocks) d = new float[blocks];
+        if (d.length < blocks) {
+            d = new float[blocks];
+            dSeg = MemorySegment.ofArray(d);
+        }
         if (dT.length < blocks) {
             dT = new float[blocks];
             dsumT = new float[blocks];

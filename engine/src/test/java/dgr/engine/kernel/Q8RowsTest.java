@@ -150,14 +150,15 @@ class Q8RowsTest {
         }
     }
 
-    @Test
-    void roundingKeepsNaNAndZeroesTinyBlocks() {
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("roundings")
+    void roundingKeepsNaNAndZeroesTinyBlocks(String name, Q8Native kernel) {
         float[] x = new float[96];
         x[5] = Float.NaN;
         x[40] = 1e-31f;
         x[70] = -2.54f;
         x[71] = 1.0f;
-        Q8Input in = new Q8Input().prepare(x, 1, 96, 1);
+        Q8Input in = new Q8Input().prepare(kernel, x, 1, 96, 1);
         assertThat(in.d[0]).isNaN();
         assertThat(in.d[1]).isZero();
         assertThat(in.q[40]).isZero();
@@ -167,8 +168,17 @@ class Q8RowsTest {
         assertThat(in.sum[2]).isEqualTo(-127 + 50);
     }
 
-    @Test
-    void vectorRoundingEqualsTheScalarReference() {
+    /** The roundings to test: the Vector API's and each native image's this CPU runs. */
+    static Stream<Arguments> roundings() {
+        List<Arguments> out = new ArrayList<>();
+        out.add(Arguments.of("java", null));
+        for (Q8Native n : natives()) out.add(Arguments.of(n.variant.name(), n));
+        return out.stream();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("roundings")
+    void roundingEqualsTheScalarReference(String name, Q8Native kernel) {
         SplittableRandom rnd = new SplittableRandom(21);
         int cols = 4096;
         float[] x = activations(3, cols, 22);
@@ -179,12 +189,19 @@ class Q8RowsTest {
         x[2000] = Float.NaN;
         x[3000] = Float.MAX_VALUE;
         x[4000] = -Float.MIN_VALUE;
-        Q8Input v = new Q8Input().prepare(x, 3, cols, 1), r = new Q8Input().reference(x, 3, cols);
+        // Whole blocks: all tiny (zeros), one infinity among finite values, all zero, and the largest finite.
+        java.util.Arrays.fill(x, 4096, 4128, 3e-31f);
+        java.util.Arrays.fill(x, 4128, 4160, 1.5f);
+        x[4140] = Float.POSITIVE_INFINITY;
+        java.util.Arrays.fill(x, 4160, 4192, 0f);
+        java.util.Arrays.fill(x, 4192, 4224, -Float.MAX_VALUE);
+        Q8Input v = new Q8Input().prepare(kernel, x, 3, cols, 1), r = new Q8Input().reference(x, 3, cols);
         for (int b = 0; b < 3 * cols / 32; b++) {
             assertThat(Float.floatToRawIntBits(v.d[b])).as("block %d scale", b).isEqualTo(Float.floatToRawIntBits(r.d[b]));
             assertThat(v.sum[b]).as("block %d sum", b).isEqualTo(r.sum[b]);
             int t = (b % (cols / 32)) * 3 + b / (cols / 32);
             assertThat(Float.floatToRawIntBits(v.dT[t])).as("block %d, block-major", b).isEqualTo(Float.floatToRawIntBits(v.d[b]));
+            assertThat(v.half[2 * b + 1]).isEqualTo(r.half[2 * b + 1]);
             assertThat(Float.floatToRawIntBits(v.dsumT[t])).as("block %d d·sum", b).isEqualTo(Float.floatToRawIntBits(v.d[b] * (float) v.sum[b]));
             assertThat(Float.floatToRawIntBits(r.dsumT[t])).isEqualTo(Float.floatToRawIntBits(v.dsumT[t]));
             assertThat(v.half[2 * b]).isEqualTo(r.half[2 * b]);
