@@ -15,14 +15,22 @@
 # refuses any op whose weight sits in a non-host buffer. -nr keeps every weight in plain CPU buffers; llama-bench
 # has no such flag at this tag (its -ot X=CPU still picks the AMX buffer), so it still aborts. What -nr costs
 # llama.cpp: Q8_0 has no x86 repack, so only AMX (prompt); Q4_K_M also loses its AVX2 8x8 repack (q4_K_8x8).
-# The llama.cpp tools are built from the source bundle node-llama-cpp ships (CPU only, native), see the
-# bottom of this file; LLAMACPP_BIN (default /work/llamacpp-build/build/bin) says where they are.
+# llama-batched-bench comes from LLAMACPP_BIN (default /work/llamacpp-build/build/bin) where a source build is there
+# (CPU only, native: the bottom of this file, about an hour), else from tools/llamacpp/llama-bench.sh, which
+# links its source against node-llama-cpp's prebuilt libraries in seconds (their best CPU variant for this CPU;
+# with -nr they run deepseek4 files too: twenty-third session, Intel Xeon with AMX).
 # About 3-4 minutes on a quiet 2-core machine; one process at a time, each exits before the next starts.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 THREADS="${THREADS:-2}"
 LLAMACPP_BIN="${LLAMACPP_BIN:-/work/llamacpp-build/build/bin}"
-LLAMA_BATCHED_BENCH="${LLAMA_BATCHED_BENCH:-$LLAMACPP_BIN/llama-batched-bench}"
+if [ -z "${LLAMA_BATCHED_BENCH:-}" ]; then
+  LLAMA_BATCHED_BENCH="$LLAMACPP_BIN/llama-batched-bench"
+  if [ ! -x "$LLAMA_BATCHED_BENCH" ] && [ -d "$ROOT/tools/llamacpp/node_modules" ]; then
+    LLAMACPP_TOOL=llama-batched-bench "$ROOT/tools/llamacpp/llama-bench.sh" --help >/dev/null 2>&1 || true   # builds on first use
+    LLAMA_BATCHED_BENCH="${LLAMA_BENCH_DIR:-$ROOT/tools/llamacpp/build}/llama-batched-bench"
+  fi
+fi
 QUANTS=("$@")
 [ ${#QUANTS[@]} -gt 0 ] || QUANTS=(Q8_0 Q4_K_M)
 source "$ROOT/cli/src/dist/bin/dgr"   # find_jdk (nothing runs when sourced)
