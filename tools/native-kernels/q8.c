@@ -1191,7 +1191,7 @@ INLINE int32_t lanes_sum8(__m256i v) {
  * [r0, r1) of x (perRow blocks a row) the scale d = amax / 127, q = trunc(x * (1 / d) + copysign(1/2, .))
  * clamped to +-127, the sums of q (whole and halves), and block-major (block j of row r at j * rows + r) d and
  * d * (float) sum(q). Every step is the Java code's f32 operation, so the bits are its bits (Q8RowsTest).
- * AVX2 in both images: the Java code ran 8 lanes too, at about 2 ns a value, 5% of a prompt on AMX.
+ * AVX2 in both images, as the Java code's 8 lanes: 0.57 ns a value where the Java code takes 1.2.
  */
 static void round_rows(const float *x, long perRow, long rows, long r0, long r1, int8_t *q, int32_t *sum, int32_t *half,
                        float *d, float *dT, float *dsumT) {

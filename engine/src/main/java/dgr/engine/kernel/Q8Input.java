@@ -85,7 +85,10 @@ final class Q8Input {
         roundRows(Q8Native.KERNEL, x, cols, r0, r1);
     }
 
-    /** {@link #roundRows(float[], int, int, int)} natively where {@code kernel} is not null, else with the Vector API: the same bytes. */
+    /**
+     * {@link #roundRows(float[], int, int, int)} natively where {@code kernel} is not null (reading the input through
+     * {@link #xSeg}, the array {@link #reserve} was given), else with the Vector API: the same bytes.
+     */
     private void roundRows(Q8Native kernel, float[] x, int cols, int r0, int r1) {
         int perRow = cols / 32;
         if (kernel != null) {
