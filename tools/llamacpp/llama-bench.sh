@@ -4,13 +4,14 @@
 #   LLAMACPP_TOOL=llama-batched-bench runs llama-batched-bench instead (built beside it, the same way; with -nr it
 #   runs deepseek4 files, which tools/speed/v4-llamacpp.sh measures).
 #
-# The first call builds it (about 30 seconds, needs g++ and git): the two llama-bench sources come from the
+# The first call builds both (about 30 seconds, needs g++ and git): each tool's two sources come from the
 # llama.cpp tree node-llama-cpp bundles (gitRelease.bundle, release v0.4.0, the tree the prebuilt libraries were
 # built from), and they are linked against the prebuilt libllama, libllama-common, libggml and libggml-base. Those
 # load the best CPU variant the machine runs (libggml-cpu-sapphirerapids.so with AMX, -zen4, -icelake, -haswell,
 # ...) from the directory of the binary, so llama.cpp gets its best kernels without a build for this CPU (the
-# source build in tools/speed/v4-llamacpp.sh takes about an hour on 2 cores; it is still needed for deepseek4
-# files, where the prebuilt scheduler aborts). The binary and the libraries go to LLAMA_BENCH_DIR
+# source build in tools/speed/v4-llamacpp.sh takes about an hour on 2 cores; deepseek4 files need neither: the
+# prebuilt scheduler aborts on them unless weights stay unrepacked, which llama-batched-bench's -nr does and
+# llama-bench cannot). The binaries and the libraries go to LLAMA_BENCH_DIR
 # (default tools/llamacpp/build, git-ignored): a self-contained directory that can be copied to another machine
 # of the same architecture.
 set -euo pipefail

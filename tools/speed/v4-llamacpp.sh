@@ -26,7 +26,7 @@ THREADS="${THREADS:-2}"
 LLAMACPP_BIN="${LLAMACPP_BIN:-/work/llamacpp-build/build/bin}"
 if [ -z "${LLAMA_BATCHED_BENCH:-}" ]; then
   LLAMA_BATCHED_BENCH="$LLAMACPP_BIN/llama-batched-bench"
-  if [ ! -x "$LLAMA_BATCHED_BENCH" ] && [ -d "$ROOT/tools/llamacpp/node_modules" ]; then
+  if [ ! -x "$LLAMA_BATCHED_BENCH" ] && [ -d "${LLAMACPP_DIR:-$ROOT/tools/llamacpp}/node_modules" ]; then
     LLAMACPP_TOOL=llama-batched-bench "$ROOT/tools/llamacpp/llama-bench.sh" --help >/dev/null 2>&1 || true   # builds on first use
     LLAMA_BATCHED_BENCH="${LLAMA_BENCH_DIR:-$ROOT/tools/llamacpp/build}/llama-batched-bench"
   fi
