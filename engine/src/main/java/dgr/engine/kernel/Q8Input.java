@@ -9,13 +9,15 @@ import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Activations rounded to 8 bits for {@link Q8Rows} (one worker's, or a dispatch's shared by all its
- * workers: {@link SharedRounding}): per 32-value block a scale
- * {@code d = amax / 127}, {@code q = trunc(x·(1/d) + ½·sign x)} (nearest, halves away from zero, in f32), and
+ * workers: {@link SharedRounding}): per scale span ({@link #NARROW}: each 32-value block; {@link #WIDE}: 256 values,
+ * eight blocks, for the kernels that sum a super-block in integers, {@link Q8Rows#span}) a scale
+ * {@code d = amax / 127} over the span, per block {@code q = trunc(x·(1/d) + ½·sign x)} (nearest, halves away from
+ * zero, in f32), and
  * {@code Σq} (the native kernels' offsets: Q4_0's {@code −8·Σq}); for the native kernels also the scales again
  * and {@code d·Σq} (a weight min's factor, {@link Q8Rows}), block-major. Like {@link SpanInput},
  * prepared once per input array, shape and job epoch, and kept while the same input comes back.
  * Where a native 8-bit image runs, it rounds ({@link Q8Native#round}: the same f32 steps, so the same
- * bytes); else the Vector API does ({@link #roundBlock}).
+ * bytes); else the Vector API does ({@link #roundSpan}).
  *
  * <p>Rounding: a block whose largest magnitude is below 2^-100 becomes all zero (its products
  * could not reach a logit, and its scale would be subnormal); a NaN anywhere in a block makes its
@@ -24,6 +26,8 @@ import jdk.incubator.vector.VectorSpecies;
 final class Q8Input {
     /** Blocks below this largest magnitude round to zero. */
     private static final float TINY = 0x1p-100f;
+    /** Values per scale: one per 32-value block, or one per 256 values (every block of the eight carries it in {@link #d}). */
+    static final int NARROW = 32, WIDE = 256;
 
     byte[] q = new byte[0];
     int[] sum = new int[0];
@@ -45,7 +49,7 @@ final class Q8Input {
     /** The inputs' segments, made once per array: a decode step rounds a few arrays in turn, and must not allocate. */
     private final HeapSegments xSegments = new HeapSegments();
     private Object from;
-    private int rows, cols;
+    private int rows, cols, span = NARROW;
     private long epoch = -1;
 
     /** Bytes held. */
@@ -53,30 +57,34 @@ final class Q8Input {
         return q.length + 4L * sum.length + 4L * half.length + 4L * d.length + 8L * dT.length;
     }
 
-    /** Rounds {@code x} ({@code nRows × cols}, cols a multiple of 32) unless already held. */
-    Q8Input prepare(float[] x, int nRows, int cols, long epoch) {
-        return prepare(Q8Native.KERNEL, x, nRows, cols, epoch);
+    /** Rounds {@code x} ({@code nRows × cols}, cols a multiple of 32, of {@code span} if wide) per {@code span} values unless already held. */
+    Q8Input prepare(float[] x, int nRows, int cols, int span, long epoch) {
+        return prepare(Q8Native.KERNEL, x, nRows, cols, span, epoch);
     }
 
     /** {@link #prepare}, rounding with {@code kernel} (null: the Vector API; tests take each path). */
-    Q8Input prepare(Q8Native kernel, float[] x, int nRows, int cols, long epoch) {
-        if (holds(x, nRows, cols, epoch)) return this;
-        reserve(x, nRows, cols, epoch);
+    Q8Input prepare(Q8Native kernel, float[] x, int nRows, int cols, int span, long epoch) {
+        if (holds(x, nRows, cols, span, epoch)) return this;
+        reserve(x, nRows, cols, span, epoch);
         roundRows(kernel, x, cols, 0, nRows);
         return this;
     }
 
     /**
-     * Sizes the arrays for {@code x} ({@code nRows × cols}) and marks them as holding it under
-     * {@code epoch}, before {@link #roundRows} fills them ({@link SharedRounding}: rows by several workers).
+     * Sizes the arrays for {@code x} ({@code nRows × cols}) and marks them as holding it rounded per {@code span}
+     * values under {@code epoch}, before {@link #roundRows} fills them ({@link SharedRounding}: rows by several workers).
      */
-    void reserve(float[] x, int nRows, int cols, long epoch) {
+    void reserve(float[] x, int nRows, int cols, int span, long epoch) {
+        if (span != NARROW && (span != WIDE || cols % WIDE != 0)) {
+            throw new IllegalArgumentException("activations of " + cols + " columns cannot be rounded per " + span + " values");
+        }
         size(nRows * cols / 32);
         // Here, before a dispatch, not in roundRows, which several workers run at once.
         xSeg = xSegments.of(x);
         from = x;
         rows = nRows;
         this.cols = cols;
+        this.span = span;
         this.epoch = epoch;
     }
 
@@ -90,33 +98,39 @@ final class Q8Input {
      * {@link #xSeg}, the array {@link #reserve} was given), else with the Vector API: the same bytes.
      */
     private void roundRows(Q8Native kernel, float[] x, int cols, int r0, int r1) {
-        int perRow = cols / 32;
+        int perRow = cols / 32, blocks = span / 32;
         if (kernel != null) {
             kernel.round(this, perRow, r0, r1);
             return;
         }
         for (int r = r0; r < r1; r++) {
-            for (int j = 0, b = r * perRow; j < perRow; j++, b++) {
-                roundBlock(x, 32 * b, b);
-                blockMajor(b, j * rows + r);
+            for (int j = 0, b = r * perRow; j < perRow; j += blocks, b += blocks) {
+                roundSpan(x, b, blocks);
+                for (int i = 0; i < blocks; i++) blockMajor(b + i, (j + i) * rows + r);
             }
         }
     }
 
-    /** Whether these arrays hold {@code x} ({@code nRows × cols}) under {@code epoch}. */
-    boolean holds(float[] x, int nRows, int cols, long epoch) {
-        return from == x && rows == nRows && this.cols == cols && this.epoch == epoch;
+    /** Whether these arrays hold {@code x} ({@code nRows × cols}) rounded per {@code span} values under {@code epoch}. */
+    boolean holds(float[] x, int nRows, int cols, int span, long epoch) {
+        return from == x && rows == nRows && this.cols == cols && this.span == span && this.epoch == epoch;
     }
 
-    /** {@code x} rounded block by block in plain Java: the reference {@link #prepare}'s vector path must equal. */
-    Q8Input reference(float[] x, int nRows, int cols) {
-        int blocks = nRows * cols / 32;
+    /** Values per scale of the input held. */
+    int span() {
+        return span;
+    }
+
+    /** {@code x} rounded per {@code span} values in plain Java: the reference {@link #prepare}'s vector path must equal. */
+    Q8Input reference(float[] x, int nRows, int cols, int span) {
+        int blocks = nRows * cols / 32, per = span / 32;
         size(blocks);
         rows = nRows;
         this.cols = cols;
-        for (int b = 0, perRow = cols / 32; b < blocks; b++) {
-            roundScalar(x, 32 * b, b);
-            blockMajor(b, (b % perRow) * nRows + b / perRow);
+        this.span = span;
+        for (int b = 0, perRow = cols / 32; b < blocks; b += per) {
+            roundScalar(x, b, per);
+            for (int i = 0; i < per; i++) blockMajor(b + i, ((b + i) % perRow) * nRows + (b + i) / perRow);
         }
         from = null;
         return this;
@@ -152,22 +166,29 @@ final class Q8Input {
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
 
     /**
-     * {@link #roundScalar}'s results with the Vector API for blocks whose largest magnitude is
-     * finite and at least {@link #TINY}: the same f32 products and additions lane by lane, the
-     * same truncation (Java's cast), so the same bytes ({@code Q8RowsTest}).
+     * {@link #roundScalar}'s results with the Vector API, blocks {@code [b, b + blocks)} under one scale, where
+     * their largest magnitude is finite and at least {@link #TINY}: the same f32 products and additions lane by
+     * lane, the same truncation (Java's cast), so the same bytes ({@code Q8RowsTest}).
      */
-    private void roundBlock(float[] x, int at, int b) {
+    private void roundSpan(float[] x, int b, int blocks) {
         // Every vector stays inside this method: no vector crosses a call (Exp says why; here it would
         // be an allocation per block).
-        FloatVector m = FloatVector.fromArray(F, x, at).abs();
-        for (int c = 8; c < 32; c += 8) m = m.max(FloatVector.fromArray(F, x, at + c).abs());
+        int at0 = 32 * b;
+        FloatVector m = FloatVector.fromArray(F, x, at0).abs();
+        for (int c = 8; c < 32 * blocks; c += 8) m = m.max(FloatVector.fromArray(F, x, at0 + c).abs());
         // MAX keeps a NaN, as Math.max does; max is exact, so its order does not matter.
         float amax = m.reduceLanes(VectorOperators.MAX);
         if (!(amax >= TINY) || amax == Float.POSITIVE_INFINITY) {
-            roundScalar(x, at, b);
+            roundScalar(x, b, blocks);
             return;
         }
         float scale = amax / 127f, inv = 1f / scale;
+        for (int i = 0; i < blocks; i++) roundBlock(x, b + i, scale, inv);
+    }
+
+    /** Block {@code b} under {@code scale} (finite, at least {@link #TINY} / 127) and its f32 inverse {@code inv}. */
+    private void roundBlock(float[] x, int b, float scale, float inv) {
+        int at = 32 * b;
         d[b] = scale;
         // Each half's quants added lane-wise, then across lanes once: two reductions a block, not four
         // (integer sums, so the order is free).
@@ -201,29 +222,32 @@ final class Q8Input {
         return rows;
     }
 
-    private void roundScalar(float[] x, int at, int b) {
+    /** Blocks {@code [b, b + blocks)} under one scale, value by value: the reference. */
+    private void roundScalar(float[] x, int b, int blocks) {
         float amax = 0f;
-        // Math.max keeps a NaN, so a NaN block gets a NaN scale.
-        for (int i = 0; i < 32; i++) amax = Math.max(amax, Math.abs(x[at + i]));
-        if (!(amax >= TINY)) {
-            java.util.Arrays.fill(q, at, at + 32, (byte) 0);
-            sum[b] = 0;
-            half[2 * b] = half[2 * b + 1] = 0;
-            d[b] = amax != amax ? Float.NaN : 0f;
-            return;
+        // Math.max keeps a NaN, so a NaN span gets a NaN scale.
+        for (int i = 32 * b; i < 32 * (b + blocks); i++) amax = Math.max(amax, Math.abs(x[i]));
+        for (int k = b; k < b + blocks; k++) {
+            if (!(amax >= TINY)) {
+                java.util.Arrays.fill(q, 32 * k, 32 * k + 32, (byte) 0);
+                sum[k] = 0;
+                half[2 * k] = half[2 * k + 1] = 0;
+                d[k] = amax != amax ? Float.NaN : 0f;
+                continue;
+            }
+            float scale = amax / 127f, inv = 1f / scale;
+            d[k] = scale;
+            int first = 0, total = 0;
+            for (int i = 32 * k; i < 32 * k + 32; i++) {
+                float v = x[i] * inv;
+                int r = Math.max(-127, Math.min(127, (int) (v + Math.copySign(0.5f, v))));
+                q[i] = (byte) r;
+                total += r;
+                if (i == 32 * k + 15) first = total;
+            }
+            sum[k] = total;
+            half[2 * k] = first;
+            half[2 * k + 1] = total - first;
         }
-        float scale = amax / 127f, inv = 1f / scale;
-        d[b] = scale;
-        int first = 0, total = 0;
-        for (int i = 0; i < 32; i++) {
-            float v = x[at + i] * inv;
-            int r = Math.max(-127, Math.min(127, (int) (v + Math.copySign(0.5f, v))));
-            q[at + i] = (byte) r;
-            total += r;
-            if (i == 15) first = total;
-        }
-        sum[b] = total;
-        half[2 * b] = first;
-        half[2 * b + 1] = total - first;
     }
 }

@@ -36,17 +36,17 @@ import java.util.List;
  * load), the AVX-512 image takes the batch rows in multiples of 16 through one tile multiply per
  * 32-value block ({@code tdpbssd}/{@code tdpbsud}: the block's exact integer sums for 16 batch rows
  * and 16 weight rows), each weight block unpacked once per call for all of them, for every type but
- * Q2_K and Q3_K (Q6_K: two tile multiplies of 16 values per block, one per scale); the integers are the ones {@code vpdpbusd} forms and the float steps after
- * them are the same, so the bits are too ({@code Q8RowsTest} runs batches past 16). About 1.7 times
+ * Q2_K and Q3_K (Q6_K: a super-block's sums at once, its scales in the weights, over activations rounded per 256 values); the integers
+ * are the ones {@code vpdpbusd} forms and the float steps after them are the same, so the bits are too ({@code Q8RowsTest} runs batches past 16). About 1.7 times
  * the VNNI kernel's rate at 64 rows (docs/engine.md, "Prompt chunks on AMX").
  * {@code -Ddgr.amx=false} keeps it off.
  */
 final class Q8Native {
     /** The two images, best first, with the CPU flags each needs. */
     enum Variant {
-        AVX512_VNNI("q8-avx512vnni.bin", "aea9e4708aab3a26004095ec484abff983fa47ec11c764bd79c314986a298ca2",
+        AVX512_VNNI("q8-avx512vnni.bin", "b8828211d91dd0c51f5951861ff31293cf158442ad8fd507d68e69d1d39ca758",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")),
-        AVX2("q8-avx2.bin", "a7ec6dd09da5d086854a9a07b89691ccdbb5fd899ea17e6b339c765fea50b1f2",
+        AVX2("q8-avx2.bin", "e7a7b70d67ab2a59feaf3b42a3e91624be30062dfa6ae3d006b4180a20101779",
                 List.of("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"));
 
         final String resource, sha256;
@@ -133,12 +133,12 @@ final class Q8Native {
 
     /**
      * {@link Q8Input#roundRows}'s bytes for batch rows {@code [r0, r1)} of the input {@code in} holds
-     * ({@link Q8Input#reserve}), natively: the entry's type 512, the Java code's f32 steps in C (AVX2 in both
-     * images), about twice as fast (0.57 against 1.2 ns a value, docs/engine.md).
+     * ({@link Q8Input#reserve}), natively: the entry's type 512 (513 per 256 values), the Java code's f32 steps in C
+     * (AVX2 in both images), about twice as fast (0.57 against 1.2 ns a value, docs/engine.md).
      */
     void round(Q8Input in, int perRow, int r0, int r1) {
         try {
-            roundHandle.invokeExact(512L, in.xSeg, 0L, (long) r0, (long) r1, (long) perRow, in.qSeg, in.sumSeg, in.halfSeg, in.dSeg,
+            roundHandle.invokeExact(in.span() == Q8Input.WIDE ? 513L : 512L, in.xSeg, 0L, (long) r0, (long) r1, (long) perRow, in.qSeg, in.sumSeg, in.halfSeg, in.dSeg,
                     in.dTSeg, (long) in.rows(), 0L, in.dsumTSeg, 0L, 0L);
         } catch (Throwable t) {
             throw new IllegalStateException("native 8-bit rounding call failed", t);

@@ -8,8 +8,8 @@ import java.util.stream.IntStream;
 
 /**
  * Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4 and the K-quants (Q2_K to Q6_K, IQ4_XS) against activations rounded to 8 bits per 32 values
- * ({@link Q8Input}): integer dot products as llama.cpp's (which rounds K-quant activations per 256
- * values instead), in an order dgr fixes. The K-quants: see {@link KQuants}.
+ * (Q6_K: per 256, {@link #span}; {@link Q8Input}): integer dot products as llama.cpp's (which rounds every K-quant's
+ * activations per 256 values), in an order dgr fixes. The K-quants: see {@link KQuants}.
  * Engine {@code java-q8/1} runs every such matrix whose width is a multiple of 256 here;
  * {@link Q8Native} does it with AVX-512 VNNI or AVX2 where the CPU has them, {@link #javaRows}
  * everywhere else, with the same bits.
@@ -219,13 +219,22 @@ final class Q8Rows {
         return layout.rowGroup() == GROUP;
     }
 
+    /**
+     * Values per activation scale that {@code layout}'s kernels take ({@link Q8Input}): Q6_K 256, whose kernels sum
+     * a super-block in integers and scale it once ({@link KQuants}); the others 32.
+     */
+    static int span(WeightLayout layout) {
+        return layout == WeightLayout.Q6_K_Q8 ? Q8Input.WIDE : Q8Input.NARROW;
+    }
+
     static void matmul(WeightMatrix w, float[] x, int nRows, float[] out, int oStart, int oEnd, Scratch s) {
         Q8Input shared = s.shared, in;
-        if (shared != null && shared.holds(x, nRows, w.cols(), s.epoch)) {
+        int span = span(w.layout());
+        if (shared != null && shared.holds(x, nRows, w.cols(), span, s.epoch)) {
             in = shared;
         } else {
             long r0 = KernelAccount.start();
-            in = s.eightBit.prepare(x, nRows, w.cols(), s.epoch);
+            in = (span == Q8Input.WIDE ? s.eightBitWide : s.eightBit).prepare(x, nRows, w.cols(), span, s.epoch);
             KernelAccount.rounding(r0);
         }
         long t0 = KernelAccount.start();
@@ -268,8 +277,10 @@ final class Q8Rows {
      * {@code acc = fma((float) Σ v·a, (d·(ls−32))·d_a, acc)} over grid values {@code v}; Q4_K and
      * Q5_K per 32-value sub-block {@code j}, with
      * {@code isum = Σ q·a} over unsigned quants, {@code acc = fma((float) isum, (d·sc_j)·d_a, acc)},
-     * then {@code acc = fma(−(d_a·(float) Σa), dmin·m_j, acc)}; Q6_K per 16-value sub-block
-     * {@code k}, {@code isum = Σ (q−32)·a}, {@code acc = fma((float) isum, (d·sc_k)·d_a, acc)}.
+     * then {@code acc = fma(−(d_a·(float) Σa), dmin·m_j, acc)}; Q6_K, over activations with one scale {@code d_a}
+     * per 256 values, per super-block {@code isum = Σ_k sc_k·Σ (q−32)·a} over its 16-value sub-blocks {@code k} (an exact
+     * int32: at most 16·127·16·32·127 in magnitude), then {@code acc = fma((float) isum, d·d_a, acc)}: one float step per
+     * super-block, so the AMX kernel takes a super-block's whole sum out of its tiles (the scales folded into the weights).
      * ({@code d·sc} and {@code dmin·m} are exact in f32. A min's term takes {@code d_a·Σa}, one product per batch
      * row and block that all 16 rows of a weight group share, where {@code (dmin·m)·d_a} was one per weight row: the
      * native kernels' min is one FMA per row and block.)
@@ -365,6 +376,18 @@ final class Q8Rows {
             int offset = l == WeightLayout.Q3_K_Q8 ? 4 : l == WeightLayout.Q6_K_Q8 ? 32 : 0;
             boolean mins = withMins(w) || l == WeightLayout.Q2_K_Q8;
             float acc = 0f;
+            if (l == WeightLayout.Q6_K_Q8) {
+                for (int sb = 0; sb < nb / 8; sb++) {
+                    int ab = b * nb + 8 * sb, isum = 0;
+                    for (int k = 0; k < 16; k++) {
+                        int part = 0;
+                        for (int i = 16 * k; i < 16 * k + 16; i++) part += (quant(w, o, sb, i) - 32) * in.q[32 * ab + i];
+                        isum += scale(w, o, sb, k) * part;
+                    }
+                    acc = Math.fma((float) isum, d(w, o, sb) * in.d[ab], acc);
+                }
+                return acc;
+            }
             for (int sb = 0; sb < nb / 8; sb++) {
                 float d = d(w, o, sb), dmin = mins ? dmin(w, o, sb) : 0f;
                 for (int k = 0; k < 256 / sub; k++) {

@@ -18,8 +18,8 @@ public final class Scratch {
     public long epoch;
     /** Activations prepared for the 4-bit ({@link Q4Spans}) and byte ({@link ByteSpans}) span layouts. */
     final SpanInput nibbles = new SpanInput(), bytes = new SpanInput();
-    /** Activations rounded to 8 bits for {@link Q8Rows}. */
-    final Q8Input eightBit = new Q8Input();
+    /** Activations rounded to 8 bits for {@link Q8Rows}: per 32 values, and per 256 for the layouts that take that ({@link Q8Rows#span}). */
+    final Q8Input eightBit = new Q8Input(), eightBitWide = new Q8Input();
     /** The current dispatch's input rounded once for all workers ({@link SharedRounding}), or null. */
     Q8Input shared;
     /** Heap segments over the output arrays {@link Q8Native} writes (a forward pass has about ten). */
@@ -35,7 +35,7 @@ public final class Scratch {
     /** Bytes held by these buffers now (they grow to the widest input seen, then stay). */
     public long bytes() {
         long floats = row.length + scores.length + lanes.length + (spanAcc == null ? 0 : spanAcc.length);
-        return 4 * floats + nibbles.bytes() + bytes.bytes() + plain.bytes() + eightBit.bytes();
+        return 4 * floats + nibbles.bytes() + bytes.bytes() + plain.bytes() + eightBit.bytes() + eightBitWide.bytes();
     }
 
     public Scratch(int maxCols, int maxContext) {

@@ -8,7 +8,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * every worker first claims rows of it to round, a few at a time, and waits until all rows are
  * rounded ({@link #round}). A worker that starts late finds the rows already done, so the one that
  * runs never waits for a descheduled one longer than its last claimed rows. Rounding is per
- * 32-value block, so who rounds which rows never changes a bit.
+ * 32 or 256 values of a row (as the dispatch's first matrix takes them, {@link Q8Rows#span}; a matrix that takes the
+ * other span rounds for itself), so who rounds which rows never changes a bit.
  */
 public final class SharedRounding {
     /**
@@ -39,7 +40,7 @@ public final class SharedRounding {
         this.x = x;
         this.rows = nRows;
         this.cols = w.cols();
-        input.reserve(x, nRows, cols, epoch);
+        input.reserve(x, nRows, cols, Q8Rows.span(w.layout()), epoch);
         next.set(0);
         done.set(0);
         return true;

@@ -131,7 +131,7 @@ class Q8RowsTest {
         WeightMatrix w = random(type, rows, cols, 5);
         WeightMatrix p = Q8Rows.repack(w, Arena.ofAuto());
         float[] x = activations(batch, cols, 6), out = new float[batch * rows], file = new float[cols];
-        Q8Input in = new Q8Input().prepare(x, batch, cols, 1);
+        Q8Input in = new Q8Input().prepare(x, batch, cols, Q8Rows.span(p.layout()), 1);
         Q8Rows.javaRows(p, in, batch, out, 0, rows);
         for (int b = 0; b < batch; b++) {
             for (int r = 0; r < rows; r++) {
@@ -158,7 +158,7 @@ class Q8RowsTest {
         x[40] = 1e-31f;
         x[70] = -2.54f;
         x[71] = 1.0f;
-        Q8Input in = new Q8Input().prepare(kernel, x, 1, 96, 1);
+        Q8Input in = new Q8Input().prepare(kernel, x, 1, 96, Q8Input.NARROW, 1);
         assertThat(in.d[0]).isNaN();
         assertThat(in.d[1]).isZero();
         assertThat(in.q[40]).isZero();
@@ -166,6 +166,27 @@ class Q8RowsTest {
         assertThat(in.q[70]).isEqualTo((byte) -127);
         assertThat(in.q[71]).isEqualTo((byte) 50);
         assertThat(in.sum[2]).isEqualTo(-127 + 50);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("roundings")
+    void wideRoundingGivesEightBlocksOneScale(String name, Q8Native kernel) {
+        float[] x = new float[768];
+        x[5] = Float.NaN;
+        java.util.Arrays.fill(x, 256, 512, 1e-31f);
+        x[600] = -2.54f;
+        x[601] = 1.0f;
+        x[700] = 0.5f;
+        Q8Input in = new Q8Input().prepare(kernel, x, 1, 768, Q8Input.WIDE, 1);
+        for (int b = 0; b < 8; b++) assertThat(in.d[b]).as("block %d", b).isNaN();
+        for (int b = 8; b < 16; b++) assertThat(in.d[b]).as("block %d", b).isZero();
+        for (int b = 16; b < 24; b++) assertThat(in.d[b]).as("block %d", b).isEqualTo(2.54f / 127f);
+        assertThat(in.q[600]).isEqualTo((byte) -127);
+        assertThat(in.q[601]).isEqualTo((byte) 50);
+        assertThat(in.q[700]).isEqualTo((byte) 25);
+        assertThat(in.sum[18]).isEqualTo(-127 + 50);
+        assertThat(in.sum[21]).isEqualTo(25);
+        assertThatThrownBy(() -> new Q8Input().prepare(kernel, x, 1, 96, Q8Input.WIDE, 2)).hasMessageContaining("cannot be rounded per 256 values");
     }
 
     /** The roundings to test: the Vector API's and each native image's this CPU runs. */
@@ -179,6 +200,10 @@ class Q8RowsTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("roundings")
     void roundingEqualsTheScalarReference(String name, Q8Native kernel) {
+        for (int span : new int[] {Q8Input.NARROW, Q8Input.WIDE}) roundingEqualsTheScalarReference(kernel, span);
+    }
+
+    private static void roundingEqualsTheScalarReference(Q8Native kernel, int span) {
         SplittableRandom rnd = new SplittableRandom(21);
         int cols = 4096;
         float[] x = activations(3, cols, 22);
@@ -195,9 +220,10 @@ class Q8RowsTest {
         x[4140] = Float.POSITIVE_INFINITY;
         java.util.Arrays.fill(x, 4160, 4192, 0f);
         java.util.Arrays.fill(x, 4192, 4224, -Float.MAX_VALUE);
-        Q8Input v = new Q8Input().prepare(kernel, x, 3, cols, 1), r = new Q8Input().reference(x, 3, cols);
+        Q8Input v = new Q8Input().prepare(kernel, x, 3, cols, span, 1), r = new Q8Input().reference(x, 3, cols, span);
         for (int b = 0; b < 3 * cols / 32; b++) {
-            assertThat(Float.floatToRawIntBits(v.d[b])).as("block %d scale", b).isEqualTo(Float.floatToRawIntBits(r.d[b]));
+            assertThat(Float.floatToRawIntBits(v.d[b])).as("span %d block %d scale", span, b).isEqualTo(Float.floatToRawIntBits(r.d[b]));
+            if (span == Q8Input.WIDE) assertThat(Float.floatToRawIntBits(v.d[b])).isEqualTo(Float.floatToRawIntBits(v.d[b & ~7]));
             assertThat(v.sum[b]).as("block %d sum", b).isEqualTo(r.sum[b]);
             int t = (b % (cols / 32)) * 3 + b / (cols / 32);
             assertThat(Float.floatToRawIntBits(v.dT[t])).as("block %d, block-major", b).isEqualTo(Float.floatToRawIntBits(v.d[b]));
@@ -324,7 +350,7 @@ class Q8RowsTest {
     }
 
     private static void run(WeightMatrix p, float[] x, int batch, float[] out, int o0, int o1, String kernel) {
-        Q8Input in = new Q8Input().prepare(x, batch, p.cols(), 1);
+        Q8Input in = new Q8Input().prepare(x, batch, p.cols(), Q8Rows.span(p.layout()), 1);
         if (kernel.equals("java")) {
             Q8Rows.javaRows(p, in, batch, out, o0, o1);
             return;
