@@ -19,8 +19,8 @@ import jdk.incubator.vector.VectorSpecies;
  * Where a native 8-bit image runs, it rounds ({@link Q8Native#round}: the same f32 steps, so the same
  * bytes); else the Vector API does ({@link #roundSpan}).
  *
- * <p>Rounding: a block whose largest magnitude is below 2^-100 becomes all zero (its products
- * could not reach a logit, and its scale would be subnormal); a NaN anywhere in a block makes its
+ * <p>Rounding: a span whose largest magnitude is below 2^-100 becomes all zero (its products
+ * could not reach a logit, and its scale would be subnormal); a NaN anywhere in a span makes its
  * scale NaN, so a NaN input still gives NaN outputs; infinities likewise.
  */
 final class Q8Input {
