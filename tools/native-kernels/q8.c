@@ -343,6 +343,17 @@ INLINE void amx_configure(int wide) {
 /* AMX kinds: BLOCK's KIND 0..6, and 10 + T for the super-block types T = 2 (Q4_K), 4 (Q5_K), 6 (IQ4_XS); Q6_K: amx_wide. */
 #define AMX_SIGNED(K) ((K) == 0 || (K) == 1 || (K) == 2 || (K) == 3 || (K) == 5 || (K) == 16)
 
+/* 16 batch rows' accumulators between chunks: zero for the first, else what `out` holds (lanes in `keep`). */
+INLINE void amx_acc_load(__m512 acc[16], int first, const float *out, long outStride, __mmask16 keep) {
+    #pragma GCC unroll 16
+    for (int k = 0; k < 16; k++) acc[k] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(keep, out + k * outStride);
+}
+
+INLINE void amx_acc_store(const __m512 acc[16], float *out, long outStride, __mmask16 keep) {
+    #pragma GCC unroll 16
+    for (int k = 0; k < 16; k++) _mm512_mask_storeu_ps(out + k * outStride, keep, acc[k]);
+}
+
 /*
  * Block b's B tile bytes (in bt, or Q8_0's own quants) and its scales d (and m: the mins' scales,
  * or the super-block's d * min bytes), prefetching `ahead` bytes on.
@@ -465,8 +476,7 @@ INLINE void amx_group(int K, const uint8_t *gw, long nb, const int8_t *aq, const
         for (long b0 = 0; b0 < nRows; b0 += 16) {
             __m512 acc[16];
             const int8_t *a0 = aq + 32 * b0 * nb;
-            #pragma GCC unroll 16
-            for (int k = 0; k < 16; k++) acc[k] = c0 == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(keep, out + (b0 + k) * outStride);
+            amx_acc_load(acc, c0 == 0, out + b0 * outStride, outStride, keep);
             /* block i's sums go to ct[i % 4], its float steps run AMX_LAG blocks later (its tile store long done) */
             for (long i = 0; i < cn; i += 4) {
                 if (b0 == 0 && ahead > 0) {
@@ -484,8 +494,7 @@ INLINE void amx_group(int K, const uint8_t *gw, long nb, const int8_t *aq, const
                 if (i + 3 >= AMX_LAG) amx_epilogue(K, ct[(i + 3 - AMX_LAG) & 3], dc[i + 3 - AMX_LAG], mc[i + 3 - AMX_LAG], c0 + i + 3 - AMX_LAG, nb, ad, dsum, ts, b0, acc);
             }
             for (long j = cn - AMX_LAG; j < cn; j++) amx_epilogue(K, ct[j & 3], dc[j], mc[j], c0 + j, nb, ad, dsum, ts, b0, acc);
-            #pragma GCC unroll 16
-            for (int k = 0; k < 16; k++) _mm512_mask_storeu_ps(out + (b0 + k) * outStride, keep, acc[k]);
+            amx_acc_store(acc, out + b0 * outStride, outStride, keep);
         }
     }
 }
@@ -496,13 +505,13 @@ INLINE void amx_group(int K, const uint8_t *gw, long nb, const int8_t *aq, const
  * comes out of the tiles, and its float step runs once per super-block instead of twice per 32 values.
  * sc * (q - 32) lies within +-4096, beyond a byte: it is split into its low byte (unsigned, tdpbsud) and the
  * rest (signed, tdpbssd), two B tiles summed as C_low + 256 * C_high. With all tiles 64 bytes wide (amx_configure(1))
- * a super-block is four A tiles (two blocks of 16 batch rows each), eight B tiles, eight multiplies and two stores,
+ * a super-block is four A tiles (16 batch rows, two blocks each), eight B tiles, eight multiplies and two stores,
  * where the 16-value tiles took sixteen multiplies, sixteen stores and sixteen float steps a row.
  * Kernel A/B against those (ab.sh, 64 batch rows, Intel Xeon model 207 with AMX): 1.8 to 2.2 times the rate.
  */
 #define AMX_WIDE_CHUNK 4 /* super-blocks unpacked at a time: 32 KiB of B tiles, read back from L1 by every batch group */
 
-/* Super-block sb's sixteen B tiles' bytes, low then high, for 16 weight rows (two blocks of 32 values per tile). */
+/* Super-block sb's eight B tiles' bytes, four low then four high, for 16 weight rows (two blocks of 32 values per tile). */
 INLINE void amx_wide_operand(const uint8_t *sb, uint8_t *low, uint8_t *high) {
     const __mmask64 odd = 0xAAAAAAAAAAAAAAAAull;
     #pragma GCC unroll 1
@@ -576,8 +585,7 @@ INLINE void amx_wide(const uint8_t *gw, long nb, const int8_t *aq, const float *
         for (long b0 = 0; b0 < nRows; b0 += 16) {
             __m512 acc[16];
             const int8_t *a0 = aq + 32 * b0 * nb;
-            #pragma GCC unroll 16
-            for (int k = 0; k < 16; k++) acc[k] = c0 == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(keep, out + (b0 + k) * outStride);
+            amx_acc_load(acc, c0 == 0, out + b0 * outStride, outStride, keep);
             for (long i = 0; i < cn; i += 2) {
                 AMX_WIDE_STAGE(0, 1, 2, c0 + i, i, 0);
                 if (i > 0) amx_wide_epilogue(ct[1], dc[i - 1], c0 + i - 1, ad, ts, b0, acc);
@@ -587,8 +595,7 @@ INLINE void amx_wide(const uint8_t *gw, long nb, const int8_t *aq, const float *
                 }
             }
             amx_wide_epilogue(ct[(cn - 1) & 1], dc[cn - 1], c0 + cn - 1, ad, ts, b0, acc);
-            #pragma GCC unroll 16
-            for (int k = 0; k < 16; k++) _mm512_mask_storeu_ps(out + (b0 + k) * outStride, keep, acc[k]);
+            amx_acc_store(acc, out + b0 * outStride, outStride, keep);
         }
     }
 }

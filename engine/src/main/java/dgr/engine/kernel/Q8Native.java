@@ -44,7 +44,7 @@ import java.util.List;
 final class Q8Native {
     /** The two images, best first, with the CPU flags each needs. */
     enum Variant {
-        AVX512_VNNI("q8-avx512vnni.bin", "b8828211d91dd0c51f5951861ff31293cf158442ad8fd507d68e69d1d39ca758",
+        AVX512_VNNI("q8-avx512vnni.bin", "b603c64608e5544ce5a90dab18923031804f08867a96cd3cf19a5ca1cdaa7552",
                 List.of("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")),
         AVX2("q8-avx2.bin", "e7a7b70d67ab2a59feaf3b42a3e91624be30062dfa6ae3d006b4180a20101779",
                 List.of("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"));
