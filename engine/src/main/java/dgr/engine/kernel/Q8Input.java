@@ -98,11 +98,11 @@ final class Q8Input {
      * {@link #xSeg}, the array {@link #reserve} was given), else with the Vector API: the same bytes.
      */
     private void roundRows(Q8Native kernel, float[] x, int cols, int r0, int r1) {
-        int perRow = cols / 32, blocks = span / 32;
         if (kernel != null) {
-            kernel.round(this, perRow, r0, r1);
+            kernel.round(this, r0, r1);
             return;
         }
+        int perRow = cols / 32, blocks = span / 32;
         for (int r = r0; r < r1; r++) {
             for (int j = 0, b = r * perRow; j < perRow; j += blocks, b += blocks) {
                 roundSpan(x, b, blocks);
@@ -119,6 +119,11 @@ final class Q8Input {
     /** Values per scale of the input held. */
     int span() {
         return span;
+    }
+
+    /** Values per batch row of the input held. */
+    int cols() {
+        return cols;
     }
 
     /** {@code x} rounded per {@code span} values in plain Java: the reference {@link #prepare}'s vector path must equal. */
@@ -227,15 +232,15 @@ final class Q8Input {
         float amax = 0f;
         // Math.max keeps a NaN, so a NaN span gets a NaN scale.
         for (int i = 32 * b; i < 32 * (b + blocks); i++) amax = Math.max(amax, Math.abs(x[i]));
+        if (!(amax >= TINY)) {
+            java.util.Arrays.fill(q, 32 * b, 32 * (b + blocks), (byte) 0);
+            java.util.Arrays.fill(sum, b, b + blocks, 0);
+            java.util.Arrays.fill(half, 2 * b, 2 * (b + blocks), 0);
+            java.util.Arrays.fill(d, b, b + blocks, amax != amax ? Float.NaN : 0f);
+            return;
+        }
+        float scale = amax / 127f, inv = 1f / scale;
         for (int k = b; k < b + blocks; k++) {
-            if (!(amax >= TINY)) {
-                java.util.Arrays.fill(q, 32 * k, 32 * k + 32, (byte) 0);
-                sum[k] = 0;
-                half[2 * k] = half[2 * k + 1] = 0;
-                d[k] = amax != amax ? Float.NaN : 0f;
-                continue;
-            }
-            float scale = amax / 127f, inv = 1f / scale;
             d[k] = scale;
             int first = 0, total = 0;
             for (int i = 32 * k; i < 32 * k + 32; i++) {

@@ -136,9 +136,9 @@ final class Q8Native {
      * ({@link Q8Input#reserve}), natively: the entry's type 512 (513 per 256 values), the Java code's f32 steps in C
      * (AVX2 in both images), about twice as fast (0.57 against 1.2 ns a value, docs/engine.md).
      */
-    void round(Q8Input in, int perRow, int r0, int r1) {
+    void round(Q8Input in, int r0, int r1) {
         try {
-            roundHandle.invokeExact(in.span() == Q8Input.WIDE ? 513L : 512L, in.xSeg, 0L, (long) r0, (long) r1, (long) perRow, in.qSeg, in.sumSeg, in.halfSeg, in.dSeg,
+            roundHandle.invokeExact(in.span() == Q8Input.WIDE ? 513L : 512L, in.xSeg, 0L, (long) r0, (long) r1, (long) (in.cols() / 32), in.qSeg, in.sumSeg, in.halfSeg, in.dSeg,
                     in.dTSeg, (long) in.rows(), 0L, in.dsumTSeg, 0L, 0L);
         } catch (Throwable t) {
             throw new IllegalStateException("native 8-bit rounding call failed", t);

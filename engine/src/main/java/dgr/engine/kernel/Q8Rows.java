@@ -367,27 +367,16 @@ final class Q8Rows {
         }
 
         /**
-         * Row {@code o} against batch row {@code b}: per sub-block (16 values for Q2_K, Q3_K, Q6_K;
-         * 32 for the others) the scale term, then (Q2_K, Q4_K, Q5_K) the min term.
+         * Row {@code o} against batch row {@code b}: Q6_K per super-block ({@link #dotQ6_K}); the others per
+         * sub-block (16 values for Q2_K, Q3_K; 32 for the rest) the scale term, then (Q2_K, Q4_K, Q5_K) the min term.
          */
         static float dot(WeightMatrix w, Q8Input in, int o, int b) {
             WeightLayout l = w.layout();
-            int nb = w.cols() / 32, sub = l == WeightLayout.Q2_K_Q8 || l == WeightLayout.Q3_K_Q8 || l == WeightLayout.Q6_K_Q8 ? 16 : 32;
-            int offset = l == WeightLayout.Q3_K_Q8 ? 4 : l == WeightLayout.Q6_K_Q8 ? 32 : 0;
+            if (l == WeightLayout.Q6_K_Q8) return dotQ6_K(w, in, o, b);
+            int nb = w.cols() / 32, sub = l == WeightLayout.Q2_K_Q8 || l == WeightLayout.Q3_K_Q8 ? 16 : 32;
+            int offset = l == WeightLayout.Q3_K_Q8 ? 4 : 0;
             boolean mins = withMins(w) || l == WeightLayout.Q2_K_Q8;
             float acc = 0f;
-            if (l == WeightLayout.Q6_K_Q8) {
-                for (int sb = 0; sb < nb / 8; sb++) {
-                    int ab = b * nb + 8 * sb, isum = 0;
-                    for (int k = 0; k < 16; k++) {
-                        int part = 0;
-                        for (int i = 16 * k; i < 16 * k + 16; i++) part += (quant(w, o, sb, i) - 32) * in.q[32 * ab + i];
-                        isum += scale(w, o, sb, k) * part;
-                    }
-                    acc = Math.fma((float) isum, d(w, o, sb) * in.d[ab], acc);
-                }
-                return acc;
-            }
             for (int sb = 0; sb < nb / 8; sb++) {
                 float d = d(w, o, sb), dmin = mins ? dmin(w, o, sb) : 0f;
                 for (int k = 0; k < 256 / sub; k++) {
@@ -397,6 +386,22 @@ final class Q8Rows {
                     acc = Math.fma((float) isum, d * scale(w, o, sb, k) * da, acc);
                     if (mins) acc = Math.fma(-(da * (float) (sub == 16 ? in.half[2 * ab + first / 16] : in.sum[ab])), dmin * min(w, o, sb, k), acc);
                 }
+            }
+            return acc;
+        }
+
+        /** Q6_K over activations rounded per 256 values: per super-block {@code Σ_k sc_k·Σ (q−32)·a} in integers, then one float step. */
+        private static float dotQ6_K(WeightMatrix w, Q8Input in, int o, int b) {
+            int nb = w.cols() / 32;
+            float acc = 0f;
+            for (int sb = 0; sb < nb / 8; sb++) {
+                int ab = b * nb + 8 * sb, isum = 0;
+                for (int k = 0; k < 16; k++) {
+                    int part = 0;
+                    for (int i = 16 * k; i < 16 * k + 16; i++) part += (quant(w, o, sb, i) - 32) * in.q[32 * ab + i];
+                    isum += scale(w, o, sb, k) * part;
+                }
+                acc = Math.fma((float) isum, d(w, o, sb) * in.d[ab], acc);
             }
             return acc;
         }
